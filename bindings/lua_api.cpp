@@ -1,0 +1,563 @@
+// The binding toolkit: tensor userdata, GC accounting, argument parsing, conversion of Lua
+// tables to tensors and back, and the registry that wraps bindings as Lua functions.
+#include "lua_api.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+
+namespace tide::lua {
+
+// ---------------------------------------------------------------------------------------
+// Tensor userdata
+
+namespace {
+
+// Tensor bytes not yet reported to the collector, per thread (each interpreter runs on one
+// thread at a time; a shared counter only shifts when a step happens).
+thread_local size_t t_gc_debt = 0;
+constexpr size_t kGcStepBytes = 256 * 1024;
+
+}  // namespace
+
+void gc_account(lua_State* L, size_t nbytes) {
+  t_gc_debt += nbytes;
+  if (t_gc_debt >= kGcStepBytes) {
+    int kb = int(std::min<size_t>(t_gc_debt / 1024, 1 << 30));
+    t_gc_debt = 0;
+    lua_gc(L, LUA_GCSTEP, kb);
+  }
+}
+
+void push_tensor(lua_State* L, Tensor t) {
+  size_t bytes = t.defined() ? t.nbytes() + sizeof(TensorImpl) : 0;
+  void* ud = lua_newuserdatauv(L, sizeof(Tensor), 0);
+  new (ud) Tensor(std::move(t));
+  luaL_setmetatable(L, kTensorMeta);
+  gc_account(L, bytes);
+}
+
+Tensor* to_tensor(lua_State* L, int idx) {
+  void* p = luaL_testudata(L, idx, kTensorMeta);
+  if (!p) return nullptr;
+  Tensor* t = static_cast<Tensor*>(p);
+  TIDE_CHECK(t->defined(), "tensor: this tensor was freed (x:free() or <close>) and cannot be used");
+  return t;
+}
+
+void push_scalar(lua_State* L, const Scalar& s) {
+  switch (s.kind) {
+    case Scalar::Bool: lua_pushboolean(L, s.i != 0); break;
+    case Scalar::Int: lua_pushinteger(L, s.i); break;
+    default: lua_pushnumber(L, s.f); break;
+  }
+}
+
+// Nested tables for dims [d, ndim) starting at element offset `off` (in elements).
+static void push_list_rec(lua_State* L, const Tensor& t, int d, int64_t off) {
+  lua_createtable(L, int(t.size(d)), 0);
+  for (int64_t i = 0; i < t.size(d); ++i) {
+    int64_t o = off + i * t.stride(d);
+    if (d + 1 < t.dim()) {
+      push_list_rec(L, t, d + 1, o);
+    } else {
+      TIDE_DISPATCH_ALL(t.dtype(), "tolist", [&] {
+        scalar_t v = static_cast<const scalar_t*>(t.storage()->data())[o];
+        if constexpr (std::is_same_v<scalar_t, bool>) lua_pushboolean(L, v);
+        else if constexpr (std::is_integral_v<scalar_t>) lua_pushinteger(L, lua_Integer(v));
+        else lua_pushnumber(L, double(compute_t<scalar_t>(v)));
+      });
+    }
+    lua_rawseti(L, -2, i + 1);
+  }
+}
+
+void push_tolist(lua_State* L, const Tensor& t) {
+  check_cpu(t, "tolist");
+  if (t.dim() == 0) {
+    push_scalar(L, t.item());
+    return;
+  }
+  TIDE_CHECK(lua_checkstack(L, t.dim() + 4), "tolist: too many dims");
+  push_list_rec(L, t, 0, t.offset());
+}
+
+namespace {
+
+// Walks a nested Lua table: records the shape from the first element of each level, checks
+// every level is rectangular, and collects the leaves.
+struct TableReader {
+  lua_State* L;
+  const char* op;
+  Dims shape;
+  std::vector<double> fvals;
+  std::vector<int64_t> ivals;
+  bool any_float = false, all_bool = true, any_value = false;
+
+  void read(int idx, int depth) {
+    if (lua_istable(L, idx) && !luaL_testudata(L, idx, kTensorMeta)) {
+      lua_Integer n = lua_Integer(lua_rawlen(L, idx));
+      TIDE_CHECK(lua_checkstack(L, 4), op, ": table nested too deeply");
+      if (depth == shape.size()) {
+        TIDE_CHECK(depth < kMaxDims, op, ": table nested deeper than ", kMaxDims, " levels");
+        TIDE_CHECK(fvals.empty() && !any_value, op, ": ragged nested table (a number next to a table at depth ", depth + 1, ")");
+        shape.push_back(n);
+      } else if (depth > shape.size() || shape[depth] != n) {
+        TIDE_FAIL(op, ": ragged nested table: expected ", depth < shape.size() ? shape[depth] : 0,
+                  " elements at depth ", depth + 1, ", got ", n);
+      }
+      for (lua_Integer i = 1; i <= n; ++i) {
+        lua_rawgeti(L, idx, i);
+        read(lua_gettop(L), depth + 1);
+        lua_pop(L, 1);
+      }
+      return;
+    }
+    TIDE_CHECK(depth == shape.size(), op, ": ragged nested table (a value where a table of ",
+               depth < shape.size() ? shape[depth] : 0, " was expected at depth ", depth + 1, ")");
+    any_value = true;
+    int ty = lua_type(L, idx);
+    if (ty == LUA_TBOOLEAN) {
+      bool b = lua_toboolean(L, idx);
+      fvals.push_back(b);
+      ivals.push_back(b);
+    } else if (ty == LUA_TNUMBER) {
+      all_bool = false;
+      if (lua_isinteger(L, idx)) {
+        lua_Integer v = lua_tointeger(L, idx);
+        ivals.push_back(v);
+        fvals.push_back(double(v));
+      } else {
+        any_float = true;
+        double v = lua_tonumber(L, idx);
+        fvals.push_back(v);
+        ivals.push_back(0);
+      }
+    } else if (Tensor* t = to_tensor(L, idx)) {
+      TIDE_CHECK(t->numel() == 1 && t->dim() == 0, op, ": a tensor inside a table must be 0-dim, got shape ",
+                 t->sizes().str());
+      Scalar s = t->item();
+      all_bool = all_bool && s.kind == Scalar::Bool;
+      any_float = any_float || s.kind == Scalar::Float;
+      fvals.push_back(s.to_double());
+      ivals.push_back(s.kind == Scalar::Float ? 0 : s.i);
+    } else {
+      TIDE_FAIL(op, ": expected numbers or booleans in the table, got a ", lua_typename(L, ty));
+    }
+  }
+};
+
+}  // namespace
+
+Tensor tensor_from_lua(lua_State* L, int idx, std::optional<DType> dtype, DType float_default,
+                       const char* op) {
+  idx = lua_absindex(L, idx);
+  if (Tensor* t = to_tensor(L, idx)) return dtype ? t->to(*dtype, true) : t->clone();
+  TableReader r{L, op, {}, {}, {}};
+  r.read(idx, 0);
+  DType inferred = r.any_float ? float_default : (r.all_bool && r.any_value) ? DType::Bool : DType::Int64;
+  if (!r.any_value && r.fvals.empty()) inferred = float_default;  // torch.tensor{} is float
+  DType dt = dtype.value_or(inferred);
+  Tensor out = Tensor::empty(r.shape, dt);
+  int64_t n = out.numel();
+  TIDE_DISPATCH_ALL(dt, op, [&] {
+    scalar_t* p = out.data<scalar_t>();
+    for (int64_t i = 0; i < n; ++i) {
+      if (r.any_float || is_floating(dt)) {
+        if constexpr (std::is_same_v<scalar_t, bool>) p[i] = r.fvals[i] != 0;
+        else if constexpr (std::is_integral_v<scalar_t>) {
+          double v = r.fvals[i];
+          TIDE_CHECK(std::isfinite(v), op, ": cannot convert ", v, " to ", dtype_name(dt));
+          p[i] = scalar_t(int64_t(v));
+        } else if (!r.any_float) p[i] = scalar_t(double(r.ivals[i]));
+        else p[i] = scalar_t(r.fvals[i]);
+      } else {
+        if constexpr (std::is_same_v<scalar_t, bool>) p[i] = r.ivals[i] != 0;
+        else p[i] = scalar_t(r.ivals[i]);
+      }
+    }
+  });
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// Args
+
+Args::Args(lua_State* L_, const char* op_, Style style_) : L(L_), op(op_), style(style_) {
+  int n = lua_gettop(L);
+  if (n >= 1 && lua_type(L, n) == LUA_TTABLE && !lua_getmetatable(L, n)) {
+    bool kw = lua_rawgeti(L, n, 1) == LUA_TNIL;
+    lua_pop(L, 1);
+    if (kw) {
+      lua_pushnil(L);
+      if (lua_next(L, n)) {
+        lua_pop(L, 2);
+        kw_ = n;
+        --n;
+      }
+    }
+  } else if (n >= 1 && lua_type(L, n) == LUA_TTABLE) {
+    lua_pop(L, 1);  // the metatable pushed by lua_getmetatable
+  }
+  npos_ = n;
+}
+
+void Args::error(const std::string& msg) const { TIDE_FAIL(op, ": ", msg); }
+
+bool Args::has(int i) const { return i >= 1 && i <= npos_ && !lua_isnil(L, i); }
+int Args::lua_type_at(int i) const { return i >= 1 && i <= npos_ ? lua_type(L, i) : LUA_TNONE; }
+bool Args::is_tensor(int i) const { return i >= 1 && i <= npos_ && luaL_testudata(L, i, kTensorMeta); }
+bool Args::is_number(int i) const { return lua_type_at(i) == LUA_TNUMBER; }
+bool Args::is_table(int i) const { return lua_type_at(i) == LUA_TTABLE; }
+bool Args::is_string(int i) const { return lua_type_at(i) == LUA_TSTRING; }
+
+static const char* describe(lua_State* L, int idx) {
+  if (luaL_testudata(L, idx, kTensorMeta)) return "tensor";
+  return lua_typename(L, lua_type(L, idx));
+}
+
+Tensor& Args::tensor(int i) const {
+  Tensor* t = i <= npos_ ? to_tensor(L, i) : nullptr;
+  if (!t) TIDE_FAIL(op, ": expected a tensor as argument ", i, ", got ", i <= npos_ ? describe(L, i) : "nothing");
+  return *t;
+}
+
+Tensor Args::tensor_like(int i) const {
+  if (Tensor* t = i <= npos_ ? to_tensor(L, i) : nullptr) return *t;
+  int ty = lua_type_at(i);
+  if (ty == LUA_TNUMBER || ty == LUA_TBOOLEAN) {
+    Scalar s = scalar(i);
+    Tensor t = Tensor::empty({}, s.kind == Scalar::Float ? default_float() : s.natural_dtype());
+    ops::fill_(t, s);
+    return t;
+  }
+  if (ty == LUA_TTABLE) return tensor_from_lua(L, i, std::nullopt, default_float(), op);
+  TIDE_FAIL(op, ": expected a tensor, a number or a table as argument ", i, ", got ",
+            i <= npos_ ? describe(L, i) : "nothing");
+}
+
+Scalar Args::scalar(int i) const {
+  int ty = lua_type_at(i);
+  if (ty == LUA_TBOOLEAN) return Scalar(bool(lua_toboolean(L, i)));
+  if (ty == LUA_TNUMBER) {
+    if (lua_isinteger(L, i)) return Scalar(int64_t(lua_tointeger(L, i)));
+    return Scalar(double(lua_tonumber(L, i)));
+  }
+  TIDE_FAIL(op, ": expected a number as argument ", i, ", got ", i <= npos_ ? describe(L, i) : "nothing");
+}
+
+TensorOrScalar Args::tensor_or_scalar(int i) const {
+  if (Tensor* t = i <= npos_ ? to_tensor(L, i) : nullptr) return TensorOrScalar(*t);
+  int ty = lua_type_at(i);
+  if (ty == LUA_TNUMBER || ty == LUA_TBOOLEAN) return TensorOrScalar(scalar(i));
+  TIDE_FAIL(op, ": expected a tensor or a number as argument ", i, ", got ", i <= npos_ ? describe(L, i) : "nothing");
+}
+
+static bool integral_value(lua_State* L, int idx, int64_t& out) {
+  if (lua_type(L, idx) != LUA_TNUMBER) return false;
+  if (lua_isinteger(L, idx)) {
+    out = lua_tointeger(L, idx);
+    return true;
+  }
+  double d = lua_tonumber(L, idx);
+  if (std::floor(d) != d || !(std::fabs(d) < 9.2e18)) return false;
+  out = int64_t(d);
+  return true;
+}
+
+int64_t Args::integer(int i) const {
+  int64_t v;
+  if (i <= npos_ && integral_value(L, i, v)) return v;
+  if (is_number(i)) TIDE_FAIL(op, ": expected an integer as argument ", i, ", got ", lua_tonumber(L, i));
+  TIDE_FAIL(op, ": expected an integer as argument ", i, ", got ", i <= npos_ ? describe(L, i) : "nothing");
+}
+
+double Args::number(int i) const {
+  if (is_number(i)) return lua_tonumber(L, i);
+  TIDE_FAIL(op, ": expected a number as argument ", i, ", got ", i <= npos_ ? describe(L, i) : "nothing");
+}
+
+bool Args::boolean(int i) const {
+  if (lua_type_at(i) == LUA_TBOOLEAN) return lua_toboolean(L, i);
+  TIDE_FAIL(op, ": expected a boolean as argument ", i, ", got ", i <= npos_ ? describe(L, i) : "nothing");
+}
+
+std::string Args::string(int i) const {
+  if (is_string(i)) return lua_tostring(L, i);
+  TIDE_FAIL(op, ": expected a string as argument ", i, ", got ", i <= npos_ ? describe(L, i) : "nothing");
+}
+
+static DType parse_dtype_or_fail(const char* op, const std::string& s) {
+  DType dt;
+  std::string name = s;
+  if (name.rfind("torch.", 0) == 0) name = name.substr(6);
+  TIDE_CHECK(parse_dtype(name, dt), op, ": unknown dtype '", s,
+             "' (expected bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32 or float64)");
+  return dt;
+}
+
+DType Args::dtype(int i) const { return parse_dtype_or_fail(op, string(i)); }
+
+Dims Args::shape_from(int i, bool allow_infer) const {
+  Dims shape;
+  auto add = [&](int idx, int pos) {
+    int64_t v;
+    if (!integral_value(L, idx, v)) {
+      if (lua_type(L, idx) == LUA_TNUMBER)
+        TIDE_FAIL(op, ": sizes must be integers, got ", lua_tonumber(L, idx), " at position ", pos);
+      TIDE_FAIL(op, ": sizes must be integers, got a ", describe(L, idx), " at position ", pos);
+    }
+    TIDE_CHECK(v >= 0 || (allow_infer && v == -1), op, ": sizes must be non-negative, got ", v,
+               " at position ", pos);
+    shape.push_back(v);
+  };
+  if (is_table(i) && !is_tensor(i)) {
+    TIDE_CHECK(npos_ == i, op, ": give the shape either as one table or as numbers, not both");
+    int n = int(lua_rawlen(L, i));
+    for (int k = 1; k <= n; ++k) {
+      lua_rawgeti(L, i, k);
+      try {
+        add(lua_gettop(L), k);
+      } catch (...) {
+        lua_pop(L, 1);
+        throw;
+      }
+      lua_pop(L, 1);
+    }
+    return shape;
+  }
+  for (int k = i; k <= npos_; ++k) add(k, k - i + 1);
+  return shape;
+}
+
+std::vector<int64_t> Args::int_list_from(int i) const {
+  std::vector<int64_t> out;
+  if (is_table(i)) {
+    int n = int(lua_rawlen(L, i));
+    for (int k = 1; k <= n; ++k) {
+      lua_rawgeti(L, i, k);
+      int64_t v;
+      bool ok = integral_value(L, -1, v);
+      lua_pop(L, 1);
+      TIDE_CHECK(ok, op, ": expected a list of integers, element ", k, " is not an integer");
+      out.push_back(v);
+    }
+    return out;
+  }
+  for (int k = i; k <= npos_; ++k) out.push_back(integer(k));
+  return out;
+}
+
+int Args::dim_value(int64_t d, int ndim) const {
+  int n = std::max(ndim, 1);
+  if (d >= 1 && d <= n) return int(d - 1);
+  if (d <= -1 && d >= -n) return int(n + d);
+  if (d == 0)
+    TIDE_FAIL(op, ": dim 0 is out of range: dims are 1-based (valid 1..", n, " or -", n, "..-1)");
+  TIDE_FAIL(op, ": dim ", d, " is out of range for a tensor of ", ndim, " dims (valid 1..", n, " or -", n, "..-1)");
+}
+
+int Args::dim(int i, int ndim) const { return dim_value(integer(i), ndim); }
+
+// Pushes kw[name] and returns its type (LUA_TNIL when there is no keyword table).
+static int push_kw(lua_State* L, int kw, const char* name) {
+  if (!kw) {
+    lua_pushnil(L);
+    return LUA_TNIL;
+  }
+  return lua_getfield(L, kw, name);
+}
+
+bool Args::has_kw(const char* name) const {
+  int t = push_kw(L, kw_, name);
+  lua_pop(L, 1);
+  return t != LUA_TNIL;
+}
+
+std::optional<int64_t> Args::kw_integer(const char* name) const {
+  int t = push_kw(L, kw_, name);
+  int64_t v = 0;
+  bool ok = integral_value(L, -1, v);
+  lua_pop(L, 1);
+  if (t == LUA_TNIL) return std::nullopt;
+  TIDE_CHECK(ok, op, ": keyword '", name, "' must be an integer");
+  return v;
+}
+
+std::optional<double> Args::kw_number(const char* name) const {
+  int t = push_kw(L, kw_, name);
+  double v = lua_tonumber(L, -1);
+  lua_pop(L, 1);
+  if (t == LUA_TNIL) return std::nullopt;
+  TIDE_CHECK(t == LUA_TNUMBER, op, ": keyword '", name, "' must be a number, got a ", lua_typename(L, t));
+  return v;
+}
+
+std::optional<bool> Args::kw_bool(const char* name) const {
+  int t = push_kw(L, kw_, name);
+  bool v = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  if (t == LUA_TNIL) return std::nullopt;
+  TIDE_CHECK(t == LUA_TBOOLEAN, op, ": keyword '", name, "' must be a boolean, got a ", lua_typename(L, t));
+  return v;
+}
+
+std::optional<std::string> Args::kw_string(const char* name) const {
+  int t = push_kw(L, kw_, name);
+  std::string v = t == LUA_TSTRING ? lua_tostring(L, -1) : "";
+  lua_pop(L, 1);
+  if (t == LUA_TNIL) return std::nullopt;
+  TIDE_CHECK(t == LUA_TSTRING, op, ": keyword '", name, "' must be a string, got a ", lua_typename(L, t));
+  return v;
+}
+
+std::optional<DType> Args::kw_dtype(const char* name) const {
+  auto s = kw_string(name);
+  if (!s) return std::nullopt;
+  return parse_dtype_or_fail(op, *s);
+}
+
+std::optional<Device> Args::kw_device(const char* name) const {
+  auto s = kw_string(name);
+  if (!s) return std::nullopt;
+  return Device::parse(*s);
+}
+
+std::optional<Scalar> Args::kw_scalar(const char* name) const {
+  int t = push_kw(L, kw_, name);
+  std::optional<Scalar> out;
+  if (t == LUA_TBOOLEAN) out = Scalar(bool(lua_toboolean(L, -1)));
+  else if (t == LUA_TNUMBER) out = lua_isinteger(L, -1) ? Scalar(int64_t(lua_tointeger(L, -1))) : Scalar(lua_tonumber(L, -1));
+  lua_pop(L, 1);
+  TIDE_CHECK(t == LUA_TNIL || out, op, ": keyword '", name, "' must be a number, got a ", lua_typename(L, t));
+  return out;
+}
+
+std::optional<TensorOrScalar> Args::kw_tensor_or_scalar(const char* name) const {
+  int t = push_kw(L, kw_, name);
+  std::optional<TensorOrScalar> out;
+  if (Tensor* x = t == LUA_TUSERDATA ? to_tensor(L, -1) : nullptr) out = TensorOrScalar(*x);
+  lua_pop(L, 1);
+  if (out) return out;
+  if (auto s = kw_scalar(name)) return TensorOrScalar(*s);
+  return std::nullopt;
+}
+
+Tensor* Args::kw_tensor(const char* name) const {
+  int t = push_kw(L, kw_, name);
+  Tensor* x = t == LUA_TUSERDATA ? to_tensor(L, -1) : nullptr;
+  lua_pop(L, 1);  // the userdata stays alive: it is referenced by the keyword table
+  TIDE_CHECK(t == LUA_TNIL || x, op, ": keyword '", name, "' must be a tensor, got a ", lua_typename(L, t));
+  return x;
+}
+
+std::vector<int> Args::dims_arg(int i, int ndim) const {
+  const char* key = has_kw("dim") ? "dim" : has_kw("axis") ? "axis" : nullptr;
+  int idx;
+  bool pushed = false;
+  if (key) {
+    lua_getfield(L, kw_, key);
+    idx = lua_gettop(L);
+    pushed = true;
+  } else if (has(i)) {
+    idx = i;
+  } else {
+    return {};
+  }
+  std::vector<int> dims;
+  auto add = [&](int vidx) {
+    int64_t d;
+    if (!integral_value(L, vidx, d)) {
+      if (pushed) lua_pop(L, 1);
+      TIDE_FAIL(op, ": dim must be an integer or a table of integers, got a ", describe(L, vidx));
+    }
+    int dd;
+    try {
+      dd = dim_value(d, ndim);
+    } catch (...) {
+      if (pushed) lua_pop(L, 1);
+      throw;
+    }
+    if (std::find(dims.begin(), dims.end(), dd) != dims.end()) {
+      if (pushed) lua_pop(L, 1);
+      TIDE_FAIL(op, ": dim ", d, " appears more than once");
+    }
+    dims.push_back(dd);
+  };
+  if (lua_type(L, idx) == LUA_TTABLE) {
+    int n = int(lua_rawlen(L, idx));
+    for (int k = 1; k <= n; ++k) {
+      lua_rawgeti(L, idx, k);
+      int top = lua_gettop(L);
+      try {
+        add(top);
+      } catch (...) {
+        lua_settop(L, top - 1);
+        throw;
+      }
+      lua_pop(L, 1);
+    }
+  } else {
+    add(idx);
+  }
+  if (pushed) lua_pop(L, 1);
+  std::sort(dims.begin(), dims.end());
+  return dims;
+}
+
+bool Args::keepdim() const {
+  if (auto v = kw_bool("keepdim")) return *v;
+  if (auto v = kw_bool("keepdims")) return *v;
+  return false;
+}
+
+DType Args::default_float() const { return style == Style::Numpy ? DType::Float64 : default_float_dtype(); }
+
+// ---------------------------------------------------------------------------------------
+// Registry
+
+namespace {
+std::vector<const Binding*>& registry() {
+  static std::vector<const Binding*> r;
+  return r;
+}
+}  // namespace
+
+void register_bindings(const Binding* table, size_t n) {
+  for (size_t i = 0; i < n; ++i) registry().push_back(&table[i]);
+}
+
+const std::vector<const Binding*>& all_bindings() { return registry(); }
+
+const Binding* find_binding(std::string_view name) {
+  for (const Binding* b : registry())
+    if (name == b->name) return b;
+  return nullptr;
+}
+
+// The lua_CFunction behind every binding: C++ exceptions become Lua errors here, after the
+// try block has destroyed every C++ object of the call.
+static int call_binding(lua_State* L) {
+  auto* b = static_cast<const Binding*>(lua_touserdata(L, lua_upvalueindex(2)));
+  Style style = Style(lua_tointeger(L, lua_upvalueindex(1)));
+  int nret = 0;
+  bool failed = false;
+  try {
+    Args a(L, b->name, style);
+    nret = b->fn(L, a);
+  } catch (const std::exception& e) {
+    lua_pushstring(L, e.what());
+    failed = true;
+  }
+  if (failed) return lua_error(L);
+  return nret;
+}
+
+void push_binding(lua_State* L, const Binding& b, Style style) {
+  lua_pushinteger(L, lua_Integer(style));
+  lua_pushlightuserdata(L, const_cast<Binding*>(&b));
+  lua_pushcclosure(L, call_binding, 2);
+}
+
+}  // namespace tide::lua

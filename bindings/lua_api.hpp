@@ -1,0 +1,148 @@
+// The binding toolkit: the only header that sees both Lua and the engine.
+//
+// Rules every binding follows:
+// - A binding is `int fn(lua_State*, Args&)`, registered in a Binding table; the registry
+//   wraps it so that C++ exceptions (tide::Error) become Lua errors only after every C++
+//   object of the call is destroyed. Bindings never call luaL_check*/luaL_error/lua_error
+//   themselves (a longjmp across C++ frames would leak): they use Args and throw.
+// - Error messages start with the op's name (Args::op) and name the offending values.
+// - Dims and indices given by scripts are 1-based (negative counts from the end); Args::dim
+//   converts to the engine's 0-based dims.
+#pragma once
+#include <lua.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "../tensor/ops/elementwise.hpp"
+#include "../tensor/tensor.hpp"
+
+namespace tide::lua {
+
+constexpr const char* kTensorMeta = "tide.Tensor";
+
+// Pushes a tensor as a new userdata (and tells the GC about its bytes).
+void push_tensor(lua_State* L, Tensor t);
+// The tensor at idx, or nullptr if the value is not a tensor. Throws if it was freed.
+Tensor* to_tensor(lua_State* L, int idx);
+// Reports tensor bytes to Lua's garbage collector (called by push_tensor).
+void gc_account(lua_State* L, size_t nbytes);
+// A Lua value (number, boolean, nested table of them, or tensor) as a tensor; used by
+// torch.tensor / np.array and wherever an op accepts "array-like" input. Without `dtype`,
+// Lua integers give int64, booleans bool, and any float gives `float_default`.
+Tensor tensor_from_lua(lua_State* L, int idx, std::optional<DType> dtype, DType float_default,
+                       const char* op);
+// Pushes x:tolist() / x:item() values.
+void push_tolist(lua_State* L, const Tensor& t);
+void push_scalar(lua_State* L, const Scalar& s);
+
+// Which module a function was reached through: it decides NumPy spellings and defaults
+// (np: float64 default, `axis`, reductions return values only).
+enum class Style : uint8_t { Torch, Numpy };
+
+// Arguments of one call: positional arguments 1..count() and an optional trailing keyword
+// table (a table whose [1] is nil and that has at least one key).
+class Args {
+ public:
+  Args(lua_State* L, const char* op, Style style);
+  lua_State* L;
+  const char* op;
+  Style style;
+
+  int count() const { return npos_; }
+  bool has(int i) const;  // positional i present and not nil
+  int lua_type_at(int i) const;
+  bool is_tensor(int i) const;
+  bool is_number(int i) const;
+  bool is_table(int i) const;   // a plain table (not a tensor)
+  bool is_string(int i) const;
+
+  Tensor& tensor(int i) const;                   // error if not a tensor
+  Tensor tensor_like(int i) const;               // tensor, number or nested table
+  Scalar scalar(int i) const;                    // number or boolean
+  TensorOrScalar tensor_or_scalar(int i) const;  // tensor or number/boolean
+  int64_t integer(int i) const;
+  double number(int i) const;
+  bool boolean(int i) const;
+  std::string string(int i) const;
+  DType dtype(int i) const;                      // "float32" or a torch.float32 constant
+  // A shape given as varargs from position i (torch.zeros(2, 3)) or as one table at i
+  // (torch.zeros{2, 3}); sizes must be >= 0 (or -1 where allow_infer, for view/reshape).
+  Dims shape_from(int i, bool allow_infer = false) const;
+  // A list of integers in a table at i, or varargs from i (permute, dims lists).
+  std::vector<int64_t> int_list_from(int i) const;
+  // A user dim (1-based, negative from the end) checked against ndim; returns 0-based.
+  int dim(int i, int ndim) const;
+  int dim_value(int64_t d, int ndim) const;
+
+  // Keyword arguments (nil when absent).
+  bool has_kw(const char* name) const;
+  std::optional<int64_t> kw_integer(const char* name) const;
+  std::optional<double> kw_number(const char* name) const;
+  std::optional<bool> kw_bool(const char* name) const;
+  std::optional<std::string> kw_string(const char* name) const;
+  std::optional<DType> kw_dtype(const char* name = "dtype") const;
+  std::optional<Device> kw_device(const char* name = "device") const;
+  std::optional<Scalar> kw_scalar(const char* name) const;
+  std::optional<TensorOrScalar> kw_tensor_or_scalar(const char* name) const;
+  Tensor* kw_tensor(const char* name) const;  // nullptr when absent; error if not a tensor
+  // Reduction dims from `dim` (torch) or `axis` (numpy) keyword or positional i:
+  // a number or a table of numbers; empty = all dims. Returns 0-based, sorted, unique.
+  std::vector<int> dims_arg(int i, int ndim) const;
+  bool keepdim() const;  // `keepdim` or `keepdims`
+  // The `out` keyword (NumPy's out=): nullptr when absent.
+  Tensor* out() const { return kw_tensor("out"); }
+  // Default float dtype for creation in this style (np: float64; torch: the default).
+  DType default_float() const;
+
+  [[noreturn]] void error(const std::string& msg) const;  // throws "<op>: msg"
+  int kw_index() const { return kw_; }
+
+ private:
+  int npos_ = 0;
+  int kw_ = 0;  // absolute stack index of the keyword table, 0 if none
+  int base_ = 1;
+};
+
+using BindFn = int (*)(lua_State* L, Args& a);
+
+// Where a function is registered.
+enum Where : unsigned {
+  METHOD = 1,     // x:name(...)
+  TORCH = 2,      // torch.name(...)
+  NUMPY = 4,      // np.name(...)  (under np_name if given)
+  OPERATOR = 8,   // also used for a metamethod (set by the tensor metatable code)
+};
+
+struct Binding {
+  const char* name;
+  BindFn fn;
+  unsigned where;
+  const char* doc;               // "sum(x[, dim][, {keepdim=}]) -> Tensor: ..." for help()
+  const char* np_name = nullptr;  // NumPy's spelling when it differs (clip for clamp)
+};
+
+// Each family of ops adds its bindings here (called once per lua_State at module open).
+void register_bindings(const Binding* table, size_t n);
+// Every registered binding (for the modules, the metatable and help()).
+const std::vector<const Binding*>& all_bindings();
+// The binding registered under this name (nullptr if none).
+const Binding* find_binding(std::string_view name);
+
+// Wraps a binding as a lua_CFunction with the style in upvalue 1 and the Binding* in
+// upvalue 2. Used by the module builders.
+void push_binding(lua_State* L, const Binding& b, Style style);
+
+// The per-family registration functions (one per bindings/*.cpp file).
+void register_elementwise_bindings();
+void register_creation_bindings();
+void register_reduction_bindings();
+void register_linalg_bindings();
+void register_shape_bindings();
+void register_index_bindings();
+void register_io_bindings();
+void register_tensor_bindings();  // conversions, properties, misc methods
+
+}  // namespace tide::lua

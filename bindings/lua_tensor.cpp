@@ -1,0 +1,368 @@
+// The Tensor metatable: methods (from the registry), properties (shape, dtype, T, ...),
+// indexing, operators, tostring, __gc/__close/__len; and the tensor-level methods that
+// belong to no op family (size, item, tolist, conversions, free).
+#include <cstring>
+
+#include "../tensor/print.hpp"
+#include "indexing.hpp"
+#include "lua_api.hpp"
+
+namespace tide::lua {
+
+namespace {
+
+// -------- misc methods
+
+int size_fn(lua_State* L, Args& a) {
+  Tensor& x = a.tensor(1);
+  if (a.has(2)) {
+    lua_pushinteger(L, x.size(a.dim(2, x.dim())));
+    return 1;
+  }
+  lua_createtable(L, x.dim(), 0);
+  for (int d = 0; d < x.dim(); ++d) {
+    lua_pushinteger(L, x.size(d));
+    lua_rawseti(L, -2, d + 1);
+  }
+  return 1;
+}
+
+int stride_fn(lua_State* L, Args& a) {
+  Tensor& x = a.tensor(1);
+  if (a.has(2)) {
+    lua_pushinteger(L, x.stride(a.dim(2, x.dim())));
+    return 1;
+  }
+  lua_createtable(L, x.dim(), 0);
+  for (int d = 0; d < x.dim(); ++d) {
+    lua_pushinteger(L, x.stride(d));
+    lua_rawseti(L, -2, d + 1);
+  }
+  return 1;
+}
+
+int dim_fn(lua_State* L, Args& a) {
+  lua_pushinteger(L, a.tensor(1).dim());
+  return 1;
+}
+
+int numel_fn(lua_State* L, Args& a) {
+  lua_pushinteger(L, a.tensor(1).numel());
+  return 1;
+}
+
+int item_fn(lua_State* L, Args& a) {
+  push_scalar(L, a.tensor(1).item());
+  return 1;
+}
+
+int tolist_fn(lua_State* L, Args& a) {
+  push_tolist(L, a.tensor(1));
+  return 1;
+}
+
+int is_contiguous_fn(lua_State* L, Args& a) {
+  lua_pushboolean(L, a.tensor(1).is_contiguous());
+  return 1;
+}
+
+int element_size_fn(lua_State* L, Args& a) {
+  lua_pushinteger(L, lua_Integer(a.tensor(1).itemsize()));
+  return 1;
+}
+
+int clone_fn(lua_State* L, Args& a) {
+  push_tensor(L, a.tensor(1).clone());
+  return 1;
+}
+
+int contiguous_fn(lua_State* L, Args& a) {
+  push_tensor(L, a.tensor(1).contiguous());
+  return 1;
+}
+
+int copy_fn(lua_State* L, Args& a) {
+  Tensor& dst = a.tensor(1);
+  ops::copy_(dst, a.tensor_like(2));
+  lua_settop(L, 1);
+  return 1;
+}
+
+// x:free() releases this handle's memory now; a later use is an error.
+int free_fn(lua_State* L, Args& a) {
+  Tensor* t = static_cast<Tensor*>(luaL_testudata(L, 1, kTensorMeta));
+  if (!t) a.error("expected a tensor");
+  t->reset();
+  return 0;
+}
+
+// x:to("float64"), x:to("cpu"), x:to{device=, dtype=}, x:to(other_tensor)
+int to_fn(lua_State* L, Args& a) {
+  Tensor x = a.tensor(1);
+  std::optional<DType> dtype = a.kw_dtype();
+  std::optional<Device> device = a.kw_device();
+  bool copy = a.kw_bool("copy").value_or(false);
+  for (int i = 2; i <= a.count(); ++i) {
+    if (a.is_tensor(i)) {
+      dtype = a.tensor(i).dtype();
+      device = a.tensor(i).device();
+    } else {
+      std::string s = a.string(i);
+      DType dt;
+      if (parse_dtype(s.rfind("torch.", 0) == 0 ? s.substr(6) : s, dt)) dtype = dt;
+      else device = Device::parse(s);
+    }
+  }
+  if (device && *device != x.device()) {
+    check_cpu(Tensor::empty({0}, x.dtype(), *device), "to");
+  }
+  push_tensor(L, dtype ? x.to(*dtype, copy) : (copy ? x.clone() : x));
+  return 1;
+}
+
+template <DType DT>
+int convert_fn(lua_State* L, Args& a) {
+  push_tensor(L, a.tensor(1).to(DT));
+  return 1;
+}
+
+// x:type() -> "torch.FloatTensor"-free spelling: the dtype name; x:type("float64") converts.
+int type_fn(lua_State* L, Args& a) {
+  Tensor& x = a.tensor(1);
+  if (a.has(2)) {
+    push_tensor(L, x.to(a.dtype(2)));
+    return 1;
+  }
+  std::string_view n = dtype_name(x.dtype());
+  lua_pushlstring(L, n.data(), n.size());
+  return 1;
+}
+
+int astype_fn(lua_State* L, Args& a) {
+  Tensor& x = a.tensor(1);
+  push_tensor(L, x.to(a.dtype(2), a.kw_bool("copy").value_or(true)));
+  return 1;
+}
+
+int cpu_fn(lua_State* L, Args& a) {
+  push_tensor(L, a.tensor(1));
+  return 1;
+}
+
+int cuda_fn(lua_State*, Args& a) {
+  Tensor& x = a.tensor(1);
+  check_cpu(Tensor::empty({0}, x.dtype(), Device{DeviceType::CUDA, 0}), "cuda");
+  return 0;
+}
+
+int is_tensor_fn(lua_State* L, Args& a) {
+  lua_pushboolean(L, a.is_tensor(1));
+  return 1;
+}
+
+int numel_np_fn(lua_State* L, Args& a) {
+  lua_pushinteger(L, a.tensor_like(1).numel());
+  return 1;
+}
+
+int shape_np_fn(lua_State* L, Args& a) {
+  Tensor x = a.tensor_like(1);
+  lua_createtable(L, x.dim(), 0);
+  for (int d = 0; d < x.dim(); ++d) {
+    lua_pushinteger(L, x.size(d));
+    lua_rawseti(L, -2, d + 1);
+  }
+  return 1;
+}
+
+int asarray_fn(lua_State* L, Args& a) {
+  if (a.is_tensor(1)) {
+    Tensor& x = a.tensor(1);
+    auto dt = a.kw_dtype();
+    push_tensor(L, dt ? x.to(*dt) : x);
+    return 1;
+  }
+  push_tensor(L, tensor_from_lua(L, 1, a.kw_dtype(), a.default_float(), a.op));
+  return 1;
+}
+
+const Binding kTensorBindings[] = {
+    {"size", size_fn, METHOD, "size([dim]) -> table or integer: the shape, or one dim's size."},
+    {"stride", stride_fn, METHOD, "stride([dim]) -> table or integer: strides in elements."},
+    {"dim", dim_fn, METHOD, "dim() -> integer: number of dims."},
+    {"ndimension", dim_fn, METHOD, "ndimension() -> integer: number of dims."},
+    {"numel", numel_fn, METHOD | TORCH, "numel(x) -> integer: number of elements."},
+    {"nelement", numel_fn, METHOD, "nelement() -> integer: number of elements."},
+    {"item", item_fn, METHOD, "item() -> number: the value of a one-element tensor."},
+    {"tolist", tolist_fn, METHOD, "tolist() -> table: nested tables of the values."},
+    {"is_contiguous", is_contiguous_fn, METHOD, "is_contiguous() -> boolean."},
+    {"element_size", element_size_fn, METHOD, "element_size() -> integer: bytes per element."},
+    {"clone", clone_fn, METHOD | TORCH, "clone(x) -> Tensor: a contiguous copy."},
+    {"copy", clone_fn, METHOD | NUMPY, "copy(x) -> Tensor: a contiguous copy (NumPy)."},
+    {"contiguous", contiguous_fn, METHOD, "contiguous() -> Tensor: x itself if contiguous, else a copy."},
+    {"copy_", copy_fn, METHOD, "copy_(src) -> x: copies src (broadcast, converted) into x."},
+    {"free", free_fn, METHOD, "free() -> nil: releases the tensor's memory now; later use is an error."},
+    {"to", to_fn, METHOD, "to(dtype | device | {dtype=, device=, copy=}) -> Tensor."},
+    {"type", type_fn, METHOD, "type([dtype]) -> string or Tensor: the dtype name, or a converted tensor."},
+    {"astype", astype_fn, METHOD | NUMPY, "astype(x, dtype) -> Tensor: a converted copy (NumPy)."},
+    {"float", convert_fn<DType::Float32>, METHOD, "float() -> Tensor: as float32."},
+    {"double", convert_fn<DType::Float64>, METHOD, "double() -> Tensor: as float64."},
+    {"half", convert_fn<DType::Float16>, METHOD, "half() -> Tensor: as float16."},
+    {"bfloat16", convert_fn<DType::BFloat16>, METHOD, "bfloat16() -> Tensor: as bfloat16."},
+    {"long", convert_fn<DType::Int64>, METHOD, "long() -> Tensor: as int64."},
+    {"int", convert_fn<DType::Int32>, METHOD, "int() -> Tensor: as int32."},
+    {"short", convert_fn<DType::Int16>, METHOD, "short() -> Tensor: as int16."},
+    {"byte", convert_fn<DType::UInt8>, METHOD, "byte() -> Tensor: as uint8."},
+    {"char", convert_fn<DType::Int8>, METHOD, "char() -> Tensor: as int8."},
+    {"bool", convert_fn<DType::Bool>, METHOD, "bool() -> Tensor: as bool."},
+    {"cpu", cpu_fn, METHOD, "cpu() -> Tensor: the tensor on the CPU."},
+    {"cuda", cuda_fn, METHOD, "cuda() -> Tensor: the tensor on the GPU."},
+    {"is_tensor", is_tensor_fn, TORCH, "is_tensor(v) -> boolean."},
+    {"size", numel_np_fn, NUMPY, "np.size(x) -> integer: number of elements."},
+    {"shape", shape_np_fn, NUMPY, "np.shape(x) -> table: the shape."},
+    {"asarray", asarray_fn, NUMPY, "asarray(x[, {dtype=}]) -> Tensor: x itself, or a new tensor from a table."},
+};
+
+// -------- metamethods (plain lua_CFunctions guarded like bindings)
+
+template <int (*F)(lua_State*, Args&)>
+int guarded(lua_State* L) {
+  bool failed = false;
+  int n = 0;
+  try {
+    Args a(L, "tensor", Style::Torch);
+    n = F(L, a);
+  } catch (const std::exception& e) {
+    lua_pushstring(L, e.what());
+    failed = true;
+  }
+  if (failed) return lua_error(L);
+  return n;
+}
+
+void push_shape(lua_State* L, const Dims& d) {
+  lua_createtable(L, d.size(), 0);
+  for (int i = 0; i < d.size(); ++i) {
+    lua_pushinteger(L, d[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+}
+
+// __index(x, key): methods first (one hash lookup), then properties, then indexing.
+int index_mm(lua_State* L, Args&) {
+  if (lua_type(L, 2) == LUA_TSTRING) {
+    lua_pushvalue(L, 2);
+    if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
+    lua_pop(L, 1);
+    Tensor* x = to_tensor(L, 1);
+    const char* k = lua_tostring(L, 2);
+    if (!std::strcmp(k, "shape")) return push_shape(L, x->sizes()), 1;
+    if (!std::strcmp(k, "ndim")) return lua_pushinteger(L, x->dim()), 1;
+    if (!std::strcmp(k, "dtype")) return lua_pushstring(L, std::string(dtype_name(x->dtype())).c_str()), 1;
+    if (!std::strcmp(k, "device")) return lua_pushstring(L, x->device().str().c_str()), 1;
+    if (!std::strcmp(k, "itemsize")) return lua_pushinteger(L, lua_Integer(x->itemsize())), 1;
+    if (!std::strcmp(k, "T")) {
+      Dims sizes, strides;
+      for (int d = x->dim() - 1; d >= 0; --d) {
+        sizes.push_back(x->size(d));
+        strides.push_back(x->stride(d));
+      }
+      push_tensor(L, x->as_strided(sizes, strides, x->offset()));
+      return 1;
+    }
+    if (!std::strcmp(k, "requires_grad") || !std::strcmp(k, "is_leaf")) {
+      lua_pushboolean(L, !std::strcmp(k, "is_leaf"));  // no autograd yet: every tensor is a leaf
+      return 1;
+    }
+    if (!std::strcmp(k, "grad")) return lua_pushnil(L), 1;
+    TIDE_FAIL("tensor: no method or property named '", k, "'");
+  }
+  Tensor* x = to_tensor(L, 1);
+  Args a(L, "index", Style::Torch);
+  return tensor_index_get(L, a, *x, 2);
+}
+
+int newindex_mm(lua_State* L, Args&) {
+  Tensor* x = to_tensor(L, 1);
+  if (lua_type(L, 2) == LUA_TSTRING) {
+    const char* k = lua_tostring(L, 2);
+    TIDE_FAIL("tensor: cannot set the property '", k, "'");
+  }
+  Args a(L, "index", Style::Torch);
+  tensor_index_set(L, a, *x, 2, 3);
+  return 0;
+}
+
+int tostring_mm(lua_State* L, Args&) {
+  Tensor* t = static_cast<Tensor*>(luaL_testudata(L, 1, kTensorMeta));
+  if (t && !t->defined()) {
+    lua_pushliteral(L, "tensor(<freed>)");
+    return 1;
+  }
+  std::string s = format_tensor(*to_tensor(L, 1), default_float_dtype());
+  lua_pushlstring(L, s.data(), s.size());
+  return 1;
+}
+
+int len_mm(lua_State* L, Args&) {
+  Tensor* x = to_tensor(L, 1);
+  TIDE_CHECK(x->dim() > 0, "len: a 0-dim tensor has no length");
+  lua_pushinteger(L, x->size(0));
+  return 1;
+}
+
+int gc_mm(lua_State* L) {
+  Tensor* t = static_cast<Tensor*>(luaL_testudata(L, 1, kTensorMeta));
+  if (t) t->~Tensor();
+  return 0;
+}
+
+int close_mm(lua_State* L) {
+  Tensor* t = static_cast<Tensor*>(luaL_testudata(L, 1, kTensorMeta));
+  if (t) t->reset();
+  return 0;
+}
+
+}  // namespace
+
+void register_tensor_bindings() { register_bindings(kTensorBindings, std::size(kTensorBindings)); }
+
+// Builds the metatable; `methods` (a table of method closures) is at the top of the stack
+// and is consumed.
+void build_tensor_metatable(lua_State* L) {
+  int methods = lua_gettop(L);
+  luaL_newmetatable(L, kTensorMeta);
+  int mt = lua_gettop(L);
+  lua_pushvalue(L, methods);
+  lua_pushcclosure(L, guarded<index_mm>, 1);
+  lua_setfield(L, mt, "__index");
+  lua_pushcfunction(L, guarded<newindex_mm>);
+  lua_setfield(L, mt, "__newindex");
+  lua_pushcfunction(L, guarded<tostring_mm>);
+  lua_setfield(L, mt, "__tostring");
+  lua_pushcfunction(L, guarded<len_mm>);
+  lua_setfield(L, mt, "__len");
+  lua_pushcfunction(L, gc_mm);
+  lua_setfield(L, mt, "__gc");
+  lua_pushcfunction(L, close_mm);
+  lua_setfield(L, mt, "__close");
+  lua_pushliteral(L, "Tensor");
+  lua_setfield(L, mt, "__name");
+  // Operators are the bindings of the same ops.
+  static const struct {
+    const char* mm;
+    const char* op;
+  } ops[] = {{"__add", "add"},          {"__sub", "sub"},          {"__mul", "mul"},
+             {"__div", "div"},          {"__pow", "pow"},          {"__idiv", "floor_divide"},
+             {"__mod", "remainder"},    {"__unm", "neg"},          {"__band", "bitwise_and"},
+             {"__bor", "bitwise_or"},   {"__bxor", "bitwise_xor"}, {"__bnot", "bitwise_not"}};
+  for (auto& o : ops) {
+    const Binding* b = find_binding(o.op);
+    TIDE_ASSERT(b != nullptr);
+    push_binding(L, *b, Style::Torch);
+    lua_setfield(L, mt, o.mm);
+  }
+  lua_settop(L, methods - 1);
+}
+
+}  // namespace tide::lua

@@ -1,0 +1,227 @@
+// The torch and numpy modules: built from the binding registry (one registration per op),
+// plus dtype constants and the Lua-written parts embedded from bindings/lua/.
+#include "modules.hpp"
+
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "../tensor/parallel.hpp"
+#include "../tensor/backend.hpp"
+#include "lua_api.hpp"
+#include "lua_embedded.hpp"
+
+namespace tide::lua {
+
+void build_tensor_metatable(lua_State* L);
+
+namespace {
+
+// Registers every family once per process (the registry is process-wide and immutable after).
+void ensure_registered() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    register_elementwise_bindings();
+    register_creation_bindings();
+    register_reduction_bindings();
+    register_linalg_bindings();
+    register_shape_bindings();
+    register_index_bindings();
+    register_io_bindings();
+    register_tensor_bindings();
+  });
+}
+
+// Sets t[name] = value at the top, creating sub-tables for dotted names ("linalg.solve").
+void set_dotted(lua_State* L, int t, const char* name) {
+  int value = lua_gettop(L);
+  lua_pushvalue(L, t);
+  const char* p = name;
+  while (const char* dot = std::strchr(p, '.')) {
+    std::string part(p, dot);
+    if (lua_getfield(L, -1, part.c_str()) != LUA_TTABLE) {
+      lua_pop(L, 1);
+      lua_newtable(L);
+      lua_pushvalue(L, -1);
+      lua_setfield(L, -3, part.c_str());
+    }
+    lua_remove(L, -2);
+    p = dot + 1;
+  }
+  lua_pushvalue(L, value);
+  lua_setfield(L, -2, p);
+  lua_settop(L, value - 1);
+}
+
+// The metatable is created by whichever module opens first.
+void ensure_metatable(lua_State* L) {
+  if (luaL_getmetatable(L, kTensorMeta) != LUA_TNIL) {
+    lua_pop(L, 1);
+    return;
+  }
+  lua_pop(L, 1);
+  lua_newtable(L);
+  int methods = lua_gettop(L);
+  for (const Binding* b : all_bindings()) {
+    if (!(b->where & METHOD)) continue;
+    push_binding(L, *b, Style::Torch);
+    lua_setfield(L, methods, b->name);
+  }
+  build_tensor_metatable(L);
+}
+
+void set_dtype_constants(lua_State* L, int t, bool numpy) {
+  static const char* names[] = {"bool", "uint8", "int8", "int16", "int32", "int64",
+                                "float16", "bfloat16", "float32", "float64"};
+  for (const char* n : names) {
+    lua_pushstring(L, n);
+    lua_setfield(L, t, std::strcmp(n, "bool") == 0 && numpy ? "bool_" : n);
+  }
+  static const struct {
+    const char* alias;
+    const char* name;
+  } torch_aliases[] = {{"float", "float32"}, {"double", "float64"}, {"half", "float16"},
+                       {"long", "int64"},    {"int", "int32"},      {"short", "int16"},
+                       {"uint8", "uint8"}},
+    np_aliases[] = {{"float_", "float64"}, {"int_", "int64"}, {"half", "float16"},
+                    {"single", "float32"}, {"double", "float64"}, {"bool", "bool"}};
+  if (numpy)
+    for (auto& a : np_aliases) lua_pushstring(L, a.name), lua_setfield(L, t, a.alias);
+  else
+    for (auto& a : torch_aliases) lua_pushstring(L, a.name), lua_setfield(L, t, a.alias);
+}
+
+// Module-level functions that are not ops.
+int set_default_dtype(lua_State* L, Args& a) {
+  DType dt = a.dtype(1);
+  TIDE_CHECK(is_floating(dt), "set_default_dtype: expected a floating-point dtype, got ", dtype_name(dt));
+  set_default_float_dtype(dt);
+  (void)L;
+  return 0;
+}
+
+int get_default_dtype(lua_State* L, Args&) {
+  lua_pushstring(L, std::string(dtype_name(default_float_dtype())).c_str());
+  return 1;
+}
+
+int set_num_threads_fn(lua_State*, Args& a) {
+  int64_t n = a.integer(1);
+  TIDE_CHECK(n >= 1 && n <= 1024, "set_num_threads: expected a thread count from 1 to 1024, got ", n);
+  set_num_threads(int(n));
+  return 0;
+}
+
+int get_num_threads_fn(lua_State* L, Args&) {
+  lua_pushinteger(L, get_num_threads());
+  return 1;
+}
+
+int promote_types_fn(lua_State* L, Args& a) {
+  lua_pushstring(L, std::string(dtype_name(promote_types(a.dtype(1), a.dtype(2)))).c_str());
+  return 1;
+}
+
+int result_type_fn(lua_State* L, Args& a) {
+  lua_pushstring(L, std::string(dtype_name(ops::result_type(a.tensor_or_scalar(1), a.tensor_or_scalar(2)))).c_str());
+  return 1;
+}
+
+int is_floating_point_fn(lua_State* L, Args& a) {
+  lua_pushboolean(L, is_floating(a.tensor(1).dtype()));
+  return 1;
+}
+
+int cuda_is_available(lua_State* L, Args&) {
+  lua_pushboolean(L, cuda_available());
+  return 1;
+}
+
+int cuda_device_count_fn(lua_State* L, Args&) {
+  lua_pushinteger(L, cuda_device_count());
+  return 1;
+}
+
+int cuda_synchronize(lua_State*, Args&) {
+  backend_for(DeviceType::CUDA);  // says why CUDA is unavailable
+  return 0;
+}
+
+const Binding kModuleBindings[] = {
+    {"set_default_dtype", set_default_dtype, TORCH, "set_default_dtype(dtype): the dtype of new float tensors."},
+    {"get_default_dtype", get_default_dtype, TORCH, "get_default_dtype() -> string."},
+    {"set_num_threads", set_num_threads_fn, TORCH, "set_num_threads(n): threads for the engine and BLAS together."},
+    {"get_num_threads", get_num_threads_fn, TORCH, "get_num_threads() -> integer."},
+    {"promote_types", promote_types_fn, TORCH | NUMPY, "promote_types(a, b) -> dtype: PyTorch's promotion of two dtypes."},
+    {"result_type", result_type_fn, TORCH | NUMPY, "result_type(a, b) -> dtype of a binary op on a and b."},
+    {"is_floating_point", is_floating_point_fn, TORCH | METHOD, "is_floating_point(x) -> boolean."},
+    {"cuda.is_available", cuda_is_available, TORCH, "cuda.is_available() -> boolean."},
+    {"cuda.device_count", cuda_device_count_fn, TORCH, "cuda.device_count() -> integer."},
+    {"cuda.synchronize", cuda_synchronize, TORCH, "cuda.synchronize(): waits for the GPU."},
+};
+
+struct ModuleSpec {
+  const char* name;
+  Style style;
+  unsigned flag;
+};
+
+int open_module(lua_State* L, const ModuleSpec& spec) {
+  ensure_registered();
+  ensure_metatable(L);
+  lua_newtable(L);
+  int t = lua_gettop(L);
+  bool numpy = spec.style == Style::Numpy;
+  for (const Binding* b : all_bindings()) {
+    if (!(b->where & spec.flag)) continue;
+    push_binding(L, *b, spec.style);
+    set_dotted(L, t, numpy && b->np_name ? b->np_name : b->name);
+  }
+  for (const Binding& b : kModuleBindings) {
+    if (!(b.where & spec.flag)) continue;
+    push_binding(L, b, spec.style);
+    set_dotted(L, t, b.name);
+  }
+  set_dtype_constants(L, t, numpy);
+  lua_pushstring(L, "0.1.0");
+  lua_setfield(L, t, "__version__");
+  // The Lua-written part of the module gets the table and fills in the rest.
+  for (const auto& src : embedded::sources) {
+    if (std::strcmp(src.name, spec.name) != 0) continue;
+    std::string chunk = std::string("=[tide ") + spec.name + "]";
+    if (luaL_loadbuffer(L, src.code, std::strlen(src.code), chunk.c_str()) != LUA_OK) return lua_error(L);
+    lua_pushvalue(L, t);
+    lua_call(L, 1, 0);
+  }
+  return 1;
+}
+
+}  // namespace
+
+void open_tide(lua_State* L, bool globals) {
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  lua_pushcfunction(L, luaopen_torch);
+  lua_setfield(L, -2, "torch");
+  lua_pushcfunction(L, luaopen_numpy);
+  lua_setfield(L, -2, "numpy");
+  lua_pop(L, 1);
+  if (!globals) return;
+  luaL_requiref(L, "torch", luaopen_torch, 1);
+  lua_getfield(L, -1, "nn");
+  lua_setglobal(L, "nn");
+  lua_getfield(L, -1, "optim");
+  lua_setglobal(L, "optim");
+  lua_pop(L, 1);
+  luaL_requiref(L, "numpy", luaopen_numpy, 0);
+  lua_setglobal(L, "np");
+}
+
+}  // namespace tide::lua
+
+extern "C" int luaopen_torch(lua_State* L) {
+  return tide::lua::open_module(L, {"torch", tide::lua::Style::Torch, tide::lua::TORCH});
+}
+
+extern "C" int luaopen_numpy(lua_State* L) {
+  return tide::lua::open_module(L, {"numpy", tide::lua::Style::Numpy, tide::lua::NUMPY});
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Sets tide up on a Debian machine and runs it:
+#   bash setup.sh demo   install what is missing, configure, build, run the main demo
+#   bash setup.sh test   the same set-up, then every test (what CI runs)
+#   bash setup.sh build  set-up and build only
+# Run as root on a fresh machine (it uses apt-get); as another user it only builds.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+# Debian packages: the build (meson, ninja, g++, pkg-config), the libraries tide links
+# (Lua 5.4, OpenBLAS with LAPACKE, zlib, doctest for the C++ tests) and, for the tests and
+# benchmarks, NumPy (and PyTorch for benchmarks only).
+packages=(g++ meson ninja-build pkg-config liblua5.4-dev lua5.4 libopenblas-dev liblapacke-dev
+          zlib1g-dev doctest-dev python3 python3-numpy)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup: missing Debian packages (run as root to install): ${missing[*]}" >&2
+    exit 1
+  fi
+  echo "setup: installing ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ ! -f build/build.ninja ]; then
+  meson setup build --buildtype=release >/dev/null
+fi
+ninja -C build
+
+case "${1:-demo}" in
+  demo) exec build/tide scripts/demo.lua ;;
+  test) exec bash tests/run_all.sh ;;
+  build) ;;
+  *) echo "usage: bash setup.sh [demo|test|build]" >&2; exit 2 ;;
+esac

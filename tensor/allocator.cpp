@@ -1,0 +1,132 @@
+// Caching CPU allocator. Small requests (< 1 MiB) are rounded to a multiple of 64 bytes
+// below 4 KiB and to a quarter-power-of-two above; large ones to a quarter power of two too,
+// so that the waste is at most 25%. Freed blocks wait on a free list of their exact size
+// class; the cache is capped so that it never holds more than what was in use at the peak.
+#include "allocator.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iomanip>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "error.hpp"
+
+namespace tide {
+
+namespace {
+
+struct Cache {
+  std::mutex mu;
+  std::unordered_map<size_t, std::vector<void*>> free_lists;
+  CpuAllocatorStats stats{};
+};
+
+Cache& cache() {
+  static Cache* c = new Cache();  // never destroyed: tensors may die during static teardown
+  return *c;
+}
+
+size_t physical_memory_bytes() {
+  static const size_t total = [] {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? size_t(pages) * size_t(page) : size_t(1) << 62;
+  }();
+  return total;
+}
+
+// Cached bytes above this are given back to the system at once.
+constexpr size_t kMaxCachedBytes = size_t(2) << 30;
+
+std::string human_bytes(size_t n) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = double(n);
+  int u = 0;
+  while (v >= 1024 && u < 6) v /= 1024, ++u;
+  std::ostringstream os;
+  os << n << " bytes";
+  if (u > 0) os << " (" << std::fixed << std::setprecision(1) << v << " " << units[u] << ")";
+  return os.str();
+}
+
+}  // namespace
+
+size_t cpu_size_class(size_t nbytes) {
+  if (nbytes == 0) nbytes = 1;
+  if (nbytes <= 4096) return (nbytes + kAlignment - 1) & ~(kAlignment - 1);
+  size_t p = size_t(1) << (63 - __builtin_clzll(nbytes - 1));  // largest power of two < nbytes
+  size_t step = p / 4;
+  return (nbytes + step - 1) / step * step;
+}
+
+void* cpu_allocate(size_t nbytes) {
+  size_t cls = cpu_size_class(nbytes);
+  Cache& c = cache();
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    auto it = c.free_lists.find(cls);
+    if (it != c.free_lists.end() && !it->second.empty()) {
+      void* p = it->second.back();
+      it->second.pop_back();
+      c.stats.cached_bytes -= cls;
+      c.stats.allocated_bytes += cls;
+      if (c.stats.allocated_bytes > c.stats.peak_allocated_bytes)
+        c.stats.peak_allocated_bytes = c.stats.allocated_bytes;
+      ++c.stats.cache_hits;
+      return p;
+    }
+  }
+  if (nbytes > physical_memory_bytes())
+    throw OutOfMemory("out of memory: cannot allocate " + human_bytes(nbytes) + ", more than this machine's " +
+                      human_bytes(physical_memory_bytes()) + " of memory");
+  void* p = std::aligned_alloc(kAlignment, cls);
+  if (!p) {
+    cpu_empty_cache();
+    p = std::aligned_alloc(kAlignment, cls);
+  }
+  if (!p) throw OutOfMemory("out of memory: cannot allocate " + human_bytes(nbytes));
+  std::lock_guard<std::mutex> lock(c.mu);
+  c.stats.allocated_bytes += cls;
+  if (c.stats.allocated_bytes > c.stats.peak_allocated_bytes)
+    c.stats.peak_allocated_bytes = c.stats.allocated_bytes;
+  ++c.stats.cache_misses;
+  return p;
+}
+
+void cpu_free(void* ptr, size_t nbytes) {
+  if (!ptr) return;
+  size_t cls = cpu_size_class(nbytes);
+  Cache& c = cache();
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    c.stats.allocated_bytes -= cls;
+    if (c.stats.cached_bytes + cls <= kMaxCachedBytes) {
+      c.free_lists[cls].push_back(ptr);
+      c.stats.cached_bytes += cls;
+      return;
+    }
+  }
+  std::free(ptr);
+}
+
+CpuAllocatorStats cpu_allocator_stats() {
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  return c.stats;
+}
+
+void cpu_empty_cache() {
+  Cache& c = cache();
+  std::unordered_map<size_t, std::vector<void*>> lists;
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    lists.swap(c.free_lists);
+    c.stats.cached_bytes = 0;
+  }
+  for (auto& [cls, v] : lists)
+    for (void* p : v) std::free(p);
+}
+
+}  // namespace tide

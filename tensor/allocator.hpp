@@ -1,0 +1,28 @@
+// The caching CPU allocator: blocks are rounded up to size classes and kept on free lists
+// when released, so that a loop allocating the same shapes reuses warm pages instead of
+// paying for page faults on every step.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace tide {
+
+constexpr size_t kAlignment = 64;
+
+// 64-byte aligned block of at least nbytes; throws tide::OutOfMemory naming the size.
+void* cpu_allocate(size_t nbytes);
+void cpu_free(void* ptr, size_t nbytes);
+
+struct CpuAllocatorStats {
+  size_t allocated_bytes;  // handed out and not yet freed (rounded sizes)
+  size_t cached_bytes;     // kept on free lists
+  size_t peak_allocated_bytes;
+  uint64_t cache_hits, cache_misses;
+};
+CpuAllocatorStats cpu_allocator_stats();
+// Returns every cached block to the system.
+void cpu_empty_cache();
+// Size class a request is rounded up to (exposed for tests).
+size_t cpu_size_class(size_t nbytes);
+
+}  // namespace tide

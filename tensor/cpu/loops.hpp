@@ -1,0 +1,62 @@
+// cpu_kernel: runs a scalar functor over a TensorIter. Half types are loaded into float,
+// computed, and stored back. The contiguous and scalar-broadcast cases get loops over plain
+// pointers that the compiler vectorises.
+#pragma once
+#include <tuple>
+#include <utility>
+
+#include "../iterator.hpp"
+#include "../parallel.hpp"
+
+namespace tide {
+
+namespace detail {
+
+template <typename T>
+inline compute_t<T> load(const char* p) {
+  return compute_t<T>(*reinterpret_cast<const T*>(p));
+}
+
+template <typename Out, typename... In, typename F, size_t... I>
+inline void kernel_loop(char** data, const int64_t* strides, int64_t n, const F& f,
+                        std::index_sequence<I...>) {
+  bool contiguous = strides[0] == sizeof(Out) && ((strides[I + 1] == sizeof(In)) && ...);
+  if (contiguous) {
+    Out* out = reinterpret_cast<Out*>(data[0]);
+    std::tuple<const In*...> in{reinterpret_cast<const In*>(data[I + 1])...};
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = Out(f(compute_t<In>(std::get<I>(in)[i])...));
+    return;
+  }
+  // Output contiguous, exactly one input broadcast (a tensor-op-scalar-like layout).
+  if constexpr (sizeof...(In) == 2) {
+    if (strides[0] == sizeof(Out) && strides[1] == sizeof(std::tuple_element_t<0, std::tuple<In...>>) &&
+        strides[2] == 0) {
+      using A = std::tuple_element_t<0, std::tuple<In...>>;
+      using B = std::tuple_element_t<1, std::tuple<In...>>;
+      Out* out = reinterpret_cast<Out*>(data[0]);
+      const A* a = reinterpret_cast<const A*>(data[1]);
+      const compute_t<B> b = load<B>(data[2]);
+      for (int64_t i = 0; i < n; ++i) out[i] = Out(f(compute_t<A>(a[i]), b));
+      return;
+    }
+  }
+  char* ptrs[sizeof...(In) + 1] = {data[0], data[I + 1]...};
+  for (int64_t i = 0; i < n; ++i) {
+    *reinterpret_cast<Out*>(ptrs[0]) = Out(f(load<In>(ptrs[I + 1])...));
+    ptrs[0] += strides[0];
+    ((ptrs[I + 1] += strides[I + 1]), ...);
+  }
+}
+
+}  // namespace detail
+
+// f takes compute_t<In>... and returns a value convertible to Out.
+template <typename Out, typename... In, typename F>
+void cpu_kernel(const TensorIter& iter, const F& f) {
+  iter.for_each([&f](char** data, const int64_t* strides, int64_t n) {
+    detail::kernel_loop<Out, In...>(data, strides, n, f, std::index_sequence_for<In...>{});
+  });
+}
+
+}  // namespace tide

@@ -1,0 +1,145 @@
+// Element types, their names, and PyTorch's type promotion.
+#pragma once
+#include <complex>
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+
+#include "half.hpp"
+
+namespace tide {
+
+enum class DType : uint8_t { Bool, UInt8, Int8, Int16, Int32, Int64, Float16, BFloat16, Float32, Float64 };
+constexpr int kNumDTypes = 10;
+
+size_t dtype_size(DType t);
+std::string_view dtype_name(DType t);
+// Parses "float32", the aliases "float" "double" "half" "long" "int" "short" "byte" and a
+// leading "torch." is not accepted: names only. Returns false for an unknown name.
+bool parse_dtype(std::string_view name, DType& out);
+inline bool is_floating(DType t) { return t >= DType::Float16; }
+inline bool is_integral(DType t) { return t >= DType::UInt8 && t <= DType::Int64; }
+inline bool is_bool(DType t) { return t == DType::Bool; }
+
+// Binary promotion of two tensor dtypes (torch.promote_types).
+DType promote_types(DType a, DType b);
+
+// The dtype of a default float (torch.set_default_dtype); float32 unless changed.
+DType default_float_dtype();
+void set_default_float_dtype(DType t);
+
+// A scalar from Lua: a boolean, an integer or a float. It takes part in promotion with a
+// lower priority than tensors (f32 * 2.5 stays float32).
+struct Scalar {
+  enum Kind : uint8_t { Bool, Int, Float } kind = Float;
+  union {
+    double f;
+    int64_t i;
+  };
+  Scalar() : f(0) {}
+  Scalar(double v) : kind(Float), f(v) {}
+  Scalar(int64_t v) : kind(Int), i(v) {}
+  Scalar(int v) : kind(Int), i(v) {}
+  Scalar(bool v) : kind(Bool), i(v) {}
+  double to_double() const { return kind == Float ? f : double(i); }
+  int64_t to_int() const { return kind == Float ? int64_t(f) : i; }
+  template <typename T>
+  T to() const {
+    if constexpr (std::is_same_v<T, bool>) return kind == Float ? f != 0 : i != 0;
+    else if constexpr (std::is_integral_v<T>) return kind == Float ? T(int64_t(f)) : T(i);
+    else return kind == Float ? T(f) : T(double(i));
+  }
+  // The dtype a scalar alone would get: bool, int64 or the default float.
+  DType natural_dtype() const;
+};
+
+// The dtype a scalar of this kind takes next to a tensor of dtype t (PyTorch rules).
+DType promote_with_scalar(DType t, const Scalar& s);
+
+// Type-level helpers: C++ type of each dtype, and the type arithmetic is done in.
+template <DType D> struct CType;
+template <> struct CType<DType::Bool> { using type = bool; };
+template <> struct CType<DType::UInt8> { using type = uint8_t; };
+template <> struct CType<DType::Int8> { using type = int8_t; };
+template <> struct CType<DType::Int16> { using type = int16_t; };
+template <> struct CType<DType::Int32> { using type = int32_t; };
+template <> struct CType<DType::Int64> { using type = int64_t; };
+template <> struct CType<DType::Float16> { using type = Half; };
+template <> struct CType<DType::BFloat16> { using type = BFloat16; };
+template <> struct CType<DType::Float32> { using type = float; };
+template <> struct CType<DType::Float64> { using type = double; };
+
+template <typename T> struct ComputeType { using type = T; };
+template <> struct ComputeType<Half> { using type = float; };
+template <> struct ComputeType<BFloat16> { using type = float; };
+template <typename T> using compute_t = typename ComputeType<T>::type;
+
+template <typename T> constexpr DType dtype_of();
+template <> constexpr DType dtype_of<bool>() { return DType::Bool; }
+template <> constexpr DType dtype_of<uint8_t>() { return DType::UInt8; }
+template <> constexpr DType dtype_of<int8_t>() { return DType::Int8; }
+template <> constexpr DType dtype_of<int16_t>() { return DType::Int16; }
+template <> constexpr DType dtype_of<int32_t>() { return DType::Int32; }
+template <> constexpr DType dtype_of<int64_t>() { return DType::Int64; }
+template <> constexpr DType dtype_of<Half>() { return DType::Float16; }
+template <> constexpr DType dtype_of<BFloat16>() { return DType::BFloat16; }
+template <> constexpr DType dtype_of<float>() { return DType::Float32; }
+template <> constexpr DType dtype_of<double>() { return DType::Float64; }
+
+template <typename T> constexpr bool is_half_v = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+template <typename T> constexpr bool is_float_v = std::is_floating_point_v<T> || is_half_v<T>;
+
+}  // namespace tide
+
+// Runs the body once with `scalar_t` bound to the C++ type of runtime dtype DT.
+// One runtime switch instead of token-pasted per-dtype code.
+#define TIDE_DTYPE_CASE(D, ...) \
+  case D: {                     \
+    using scalar_t = typename ::tide::CType<D>::type; \
+    __VA_ARGS__();              \
+    break;                      \
+  }
+
+#define TIDE_DISPATCH_ALL(DT, NAME, ...)                                               \
+  [&] {                                                                              \
+    switch (DT) {                                                                    \
+      TIDE_DTYPE_CASE(::tide::DType::Bool, __VA_ARGS__)                             \
+      TIDE_DTYPE_CASE(::tide::DType::UInt8, __VA_ARGS__)                            \
+      TIDE_DTYPE_CASE(::tide::DType::Int8, __VA_ARGS__)                             \
+      TIDE_DTYPE_CASE(::tide::DType::Int16, __VA_ARGS__)                            \
+      TIDE_DTYPE_CASE(::tide::DType::Int32, __VA_ARGS__)                            \
+      TIDE_DTYPE_CASE(::tide::DType::Int64, __VA_ARGS__)                            \
+      TIDE_DTYPE_CASE(::tide::DType::Float16, __VA_ARGS__)                          \
+      TIDE_DTYPE_CASE(::tide::DType::BFloat16, __VA_ARGS__)                         \
+      TIDE_DTYPE_CASE(::tide::DType::Float32, __VA_ARGS__)                          \
+      TIDE_DTYPE_CASE(::tide::DType::Float64, __VA_ARGS__)                          \
+    }                                                                                \
+  }()
+
+#define TIDE_DISPATCH_FLOAT(DT, NAME, ...)                                             \
+  [&] {                                                                              \
+    switch (DT) {                                                                    \
+      TIDE_DTYPE_CASE(::tide::DType::Float16, __VA_ARGS__)                          \
+      TIDE_DTYPE_CASE(::tide::DType::BFloat16, __VA_ARGS__)                         \
+      TIDE_DTYPE_CASE(::tide::DType::Float32, __VA_ARGS__)                          \
+      TIDE_DTYPE_CASE(::tide::DType::Float64, __VA_ARGS__)                          \
+      default:                                                                       \
+        ::tide::detail::fail(NAME, ": expected a floating-point tensor, got ",       \
+                             ::tide::dtype_name(DT));                                \
+    }                                                                                \
+  }()
+
+#define TIDE_DISPATCH_INTEGRAL(DT, NAME, ...)                                          \
+  [&] {                                                                              \
+    switch (DT) {                                                                    \
+      TIDE_DTYPE_CASE(::tide::DType::Bool, __VA_ARGS__)                             \
+      TIDE_DTYPE_CASE(::tide::DType::UInt8, __VA_ARGS__)                            \
+      TIDE_DTYPE_CASE(::tide::DType::Int8, __VA_ARGS__)                             \
+      TIDE_DTYPE_CASE(::tide::DType::Int16, __VA_ARGS__)                            \
+      TIDE_DTYPE_CASE(::tide::DType::Int32, __VA_ARGS__)                            \
+      TIDE_DTYPE_CASE(::tide::DType::Int64, __VA_ARGS__)                            \
+      default:                                                                       \
+        ::tide::detail::fail(NAME, ": expected a bool or integer tensor, got ",      \
+                             ::tide::dtype_name(DT));                                \
+    }                                                                                \
+  }()

@@ -1,0 +1,141 @@
+// TensorIter construction (broadcast, allocate, coalesce) and traversal.
+#include "iterator.hpp"
+
+#include <algorithm>
+
+#include "parallel.hpp"
+
+namespace tide {
+
+Dims broadcast_shapes(const char* op, const Dims& a, const Dims& b) {
+  int n = std::max(a.size(), b.size());
+  Dims out(n, 1);
+  for (int i = 0; i < n; ++i) {
+    int ia = a.size() - n + i, ib = b.size() - n + i;
+    int64_t sa = ia >= 0 ? a[ia] : 1, sb = ib >= 0 ? b[ib] : 1;
+    TIDE_CHECK(sa == sb || sa == 1 || sb == 1, op, ": shapes ", a.str(), " and ", b.str(),
+               " cannot be broadcast (", sa, " vs ", sb, " in dim ", i + 1, ")");
+    out[i] = sa == 1 ? sb : sa;
+  }
+  return out;
+}
+
+TensorIter TensorIter::build(const char* op, Tensor& out, DType out_dtype,
+                             std::initializer_list<const Tensor*> inputs) {
+  TensorIter it;
+  TIDE_ASSERT(int(inputs.size()) + 1 <= kMaxOperands);
+  Dims shape;
+  bool first = true;
+  Device device;
+  for (const Tensor* t : inputs) {
+    if (first) {
+      shape = t->sizes();
+      device = t->device();
+      first = false;
+    } else {
+      if (t->sizes() != shape) shape = broadcast_shapes(op, shape, t->sizes());
+      TIDE_CHECK(t->device() == device, op, ": expected all tensors on one device, got ",
+                 device.str(), " and ", t->device().str());
+    }
+  }
+  if (first && out.defined()) {  // no inputs (fill_): the output's own shape
+    shape = out.sizes();
+    device = out.device();
+  }
+  if (!out.defined()) {
+    out = Tensor::empty(shape, out_dtype, device);
+  } else {
+    TIDE_CHECK(out.sizes() == shape, op, ": output of shape ", out.sizes().str(),
+               " does not match the broadcast shape ", shape.str());
+    TIDE_CHECK(out.device() == device || first, op, ": output on ", out.device().str(),
+               " but inputs on ", device.str());
+  }
+  TIDE_CHECK(out.device().is_cpu(), op, ": tensors on ", out.device().str(),
+             " are not supported by this build (only cpu)");
+
+  // Per operand, byte strides over the broadcast shape, innermost dim first.
+  const Tensor* ops[kMaxOperands];
+  ops[0] = &out;
+  int k = 1;
+  for (const Tensor* t : inputs) ops[k++] = t;
+  it.ntensors_ = k;
+  int nd = shape.size();
+  int64_t st[kMaxOperands][kMaxDims];
+  for (int o = 0; o < k; ++o) {
+    const Tensor& t = *ops[o];
+    int64_t item = int64_t(t.itemsize());
+    int tn = t.dim();
+    for (int d = 0; d < nd; ++d) {
+      int td = tn - nd + d;  // aligned from the right
+      int64_t s = (td >= 0 && t.size(td) != 1) ? t.stride(td) * item : 0;
+      st[o][nd - 1 - d] = s;
+    }
+    it.data_[o] = static_cast<char*>(t.data_ptr());
+  }
+  // Coalesce: drop size-1 dims, merge dim d+1 into d when every operand is contiguous across them.
+  int m = 0;
+  for (int d = 0; d < nd; ++d) {
+    int64_t size = shape[nd - 1 - d];
+    if (size == 1) continue;
+    if (m > 0) {
+      bool merge = true;
+      for (int o = 0; o < k && merge; ++o)
+        merge = st[o][d] == it.strides_[o][m - 1] * it.shape_[m - 1];
+      if (merge) {
+        it.shape_[m - 1] *= size;
+        continue;
+      }
+    }
+    it.shape_[m] = size;
+    for (int o = 0; o < k; ++o) it.strides_[o][m] = st[o][d];
+    ++m;
+  }
+  if (m == 0) {  // a single element (or 0-dim)
+    it.shape_[0] = 1;
+    for (int o = 0; o < k; ++o) it.strides_[o][0] = 0;
+    m = 1;
+  }
+  it.ndim_ = m;
+  it.numel_ = shape_numel(shape);
+  return it;
+}
+
+void TensorIter::serial_for(int64_t begin, int64_t end, const Loop& loop) const {
+  if (begin >= end) return;
+  int64_t idx[kMaxDims];
+  int64_t rem = begin;
+  for (int d = 0; d < ndim_; ++d) {
+    idx[d] = rem % shape_[d];
+    rem /= shape_[d];
+  }
+  char* ptrs[kMaxOperands];
+  int64_t inner[kMaxOperands];
+  for (int o = 0; o < ntensors_; ++o) inner[o] = strides_[o][0];
+  while (begin < end) {
+    for (int o = 0; o < ntensors_; ++o) {
+      char* p = data_[o];
+      for (int d = 0; d < ndim_; ++d) p += idx[d] * strides_[o][d];
+      ptrs[o] = p;
+    }
+    int64_t n = std::min(shape_[0] - idx[0], end - begin);
+    loop(ptrs, inner, n);
+    begin += n;
+    idx[0] += n;
+    for (int d = 0; d + 1 < ndim_ && idx[d] == shape_[d]; ++d) {
+      idx[d] = 0;
+      ++idx[d + 1];
+    }
+  }
+}
+
+void TensorIter::for_each(const Loop& loop, int64_t grain) const {
+  if (numel_ == 0) return;
+  if (grain < 0) grain = kParallelGrain;
+  if (numel_ < grain) {
+    serial_for(0, numel_, loop);
+    return;
+  }
+  parallel_for(0, numel_, grain, [&](int64_t b, int64_t e) { serial_for(b, e, loop); });
+}
+
+}  // namespace tide

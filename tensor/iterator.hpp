@@ -1,0 +1,49 @@
+// TensorIter: broadcasting, output allocation and dimension coalescing done once, so that
+// kernels are scalar functors run over inner loops (contiguous where the layout allows).
+#pragma once
+#include <cstdint>
+#include <functional>
+
+#include "tensor.hpp"
+
+namespace tide {
+
+class TensorIter {
+ public:
+  static constexpr int kMaxOperands = 5;
+
+  // Operand 0 is the output. If `out` is undefined it is allocated with the broadcast shape
+  // and `out_dtype`; if defined, its shape must equal the broadcast shape (in-place / out=).
+  // Inputs must already have the dtypes the kernel expects.
+  static TensorIter build(const char* op, Tensor& out, DType out_dtype,
+                          std::initializer_list<const Tensor*> inputs);
+
+  int ntensors() const { return ntensors_; }
+  int ndim() const { return ndim_; }
+  int64_t numel() const { return numel_; }
+  const int64_t* shape() const { return shape_; }            // innermost first, coalesced
+  const int64_t* strides(int operand) const { return strides_[operand]; }  // bytes
+  char* data(int operand) const { return data_[operand]; }
+
+  // The inner loop: data pointers of all operands, their byte strides along the inner
+  // dim, and the number of elements.
+  using Loop = std::function<void(char** data, const int64_t* strides, int64_t n)>;
+  // Runs `loop` over every element, split across threads when numel >= grain.
+  void for_each(const Loop& loop, int64_t grain = -1) const;
+  // The same over the linear element range [begin, end) on the calling thread.
+  void serial_for(int64_t begin, int64_t end, const Loop& loop) const;
+
+ private:
+  int ntensors_ = 0;
+  int ndim_ = 0;
+  int64_t numel_ = 0;
+  int64_t shape_[kMaxDims];
+  int64_t strides_[kMaxOperands][kMaxDims];
+  char* data_[kMaxOperands];
+};
+
+// The broadcast shape of two shapes (NumPy rules); throws "<op>: shapes A and B cannot be
+// broadcast" otherwise.
+Dims broadcast_shapes(const char* op, const Dims& a, const Dims& b);
+
+}  // namespace tide

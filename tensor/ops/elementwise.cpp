@@ -1,0 +1,343 @@
+// Pointwise ops: dtype resolution (PyTorch promotion), output handling (in-place, out=),
+// and dispatch of the scalar functors in cpu/functors.hpp over a TensorIter.
+#include "elementwise.hpp"
+
+#include <cstring>
+
+#include "../cpu/functors.hpp"
+#include "../cpu/loops.hpp"
+#include "../iterator.hpp"
+
+namespace tide {
+
+namespace {
+
+enum Kind { SAME, NUMERIC, FLOAT, BOOL, INTEGRAL, ARITH, TRUEDIV, COMPARE, LOGICAL };
+
+struct UnaryInfo {
+  const char* name;
+  Kind kind;
+};
+constexpr UnaryInfo kUnary[] = {
+#define TIDE_INFO(name, F, kind) {#name, kind},
+    TIDE_UNARY_OPS(TIDE_INFO)};
+constexpr UnaryInfo kBinary[] = {TIDE_BINARY_OPS(TIDE_INFO)};
+#undef TIDE_INFO
+
+// Runs functor F on one input of dtype `in` writing `out` (same C++ type unless the functor
+// returns bool).
+template <typename F>
+void run_unary(const char* op, const TensorIter& it, DType in) {
+  TIDE_DISPATCH_ALL(in, op, [&] {
+    using C = compute_t<scalar_t>;
+    if constexpr (!F::template accepts<C>) {
+      TIDE_FAIL(op, ": not supported for ", dtype_name(in), " tensors");
+    } else {
+      using R = decltype(F{}(C{}));
+      using Out = std::conditional_t<std::is_same_v<R, bool>, bool, scalar_t>;
+      cpu_kernel<Out, scalar_t>(it, F{});
+    }
+  });
+}
+
+// Binary functor over (tensor, tensor), (tensor, scalar) or (scalar, tensor) operands.
+template <typename F>
+void run_binary(const char* op, const TensorIter& it, DType in, const Scalar* sa, const Scalar* sb) {
+  TIDE_DISPATCH_ALL(in, op, [&] {
+    using C = compute_t<scalar_t>;
+    if constexpr (!F::template accepts<C>) {
+      TIDE_FAIL(op, ": not supported for ", dtype_name(in), " tensors");
+    } else {
+      using R = decltype(F{}(C{}, C{}));
+      using Out = std::conditional_t<std::is_same_v<R, bool>, bool, scalar_t>;
+      if (sb) {
+        const C b = C(sb->to<scalar_t>());
+        cpu_kernel<Out, scalar_t>(it, [b](C a) { return F{}(a, b); });
+      } else if (sa) {
+        const C a = C(sa->to<scalar_t>());
+        cpu_kernel<Out, scalar_t>(it, [a](C b) { return F{}(a, b); });
+      } else {
+        cpu_kernel<Out, scalar_t, scalar_t>(it, F{});
+      }
+    }
+  });
+}
+
+// A zero divisor in integer division would trap; it is an error as in PyTorch.
+void check_int_divisor(const char* op, const TensorOrScalar& b, DType compute) {
+  if (is_floating(compute)) return;
+  if (!b.is_tensor()) {
+    TIDE_CHECK(b.scalar.to_int() != 0, op, ": integer division by zero");
+    return;
+  }
+  Tensor eqz = ops::binary(BinaryOp::Eq, b.tensor, Scalar(int64_t(0)));
+  const bool* p = eqz.data<bool>();
+  for (int64_t i = 0, n = eqz.numel(); i < n; ++i)
+    TIDE_CHECK(!p[i], op, ": integer division by zero");
+}
+
+// Writes `result` into *out (casting when the dtypes differ) or returns it.
+Tensor finish(const char* op, Tensor result, const Tensor* out) {
+  if (!out || out->same(result)) return result;
+  Tensor o = *out;
+  ops::check_can_cast(op, result.dtype(), o.dtype());
+  ops::copy_(o, result);
+  return o;
+}
+
+// Prepares the output for a kernel: the given out tensor if its dtype is the result dtype,
+// else a fresh one (finish() then casts into out).
+Tensor out_target(const char* op, const Tensor* out, DType result_dtype, const Dims& shape) {
+  if (!out) return Tensor();
+  TIDE_CHECK(out->sizes() == shape, op, ": out= tensor of shape ", out->sizes().str(),
+             " does not match the result shape ", shape.str());
+  if (out->dtype() == result_dtype) {
+    out->storage()->bump_version();
+    return *out;
+  }
+  return Tensor();
+}
+
+}  // namespace
+
+const char* unary_op_name(UnaryOp op) { return kUnary[int(op)].name; }
+const char* binary_op_name(BinaryOp op) { return kBinary[int(op)].name; }
+
+namespace ops {
+
+void check_can_cast(const char* op, DType from, DType to) {
+  bool ok = true;
+  if (is_floating(from) && !is_floating(to)) ok = false;
+  if (!is_bool(from) && is_bool(to)) ok = false;
+  TIDE_CHECK(ok, op, ": result type ", dtype_name(from), " can't be cast to the desired output type ",
+             dtype_name(to));
+}
+
+DType result_type(const TensorOrScalar& a, const TensorOrScalar& b) {
+  auto category = [](DType t) { return is_bool(t) ? 0 : is_floating(t) ? 2 : 1; };
+  if (a.is_tensor() && b.is_tensor()) {
+    DType ta = a.tensor.dtype(), tb = b.tensor.dtype();
+    bool za = a.tensor.dim() == 0, zb = b.tensor.dim() == 0;
+    if (za == zb) return promote_types(ta, tb);
+    // A zero-dim tensor only raises the category of a dimensioned one.
+    DType dimmed = za ? tb : ta, zero = za ? ta : tb;
+    return category(zero) > category(dimmed) ? zero : dimmed;
+  }
+  if (a.is_tensor()) return promote_with_scalar(a.tensor.dtype(), b.scalar);
+  if (b.is_tensor()) return promote_with_scalar(b.tensor.dtype(), a.scalar);
+  return promote_types(a.scalar.natural_dtype(), b.scalar.natural_dtype());
+}
+
+Tensor unary(UnaryOp op, const Tensor& x, const Tensor* out) {
+  const UnaryInfo& info = kUnary[int(op)];
+  const char* name = info.name;
+  check_cpu(x, name);
+  DType in = x.dtype();
+  if (info.kind == FLOAT && !is_floating(in)) in = default_float_dtype();
+  TIDE_CHECK(!(info.kind == NUMERIC && is_bool(in)), name, ": not supported for bool tensors");
+  TIDE_CHECK(!(info.kind == INTEGRAL && is_floating(in)), name,
+             ": expected a bool or integer tensor, got ", dtype_name(in));
+  DType result = info.kind == BOOL ? DType::Bool : in;
+  Tensor src = x.to(in);
+  Tensor o = out_target(name, out, result, x.sizes());
+  TensorIter it = TensorIter::build(name, o, result, {&src});
+  switch (op) {
+#define TIDE_CASE(n, F, kind) \
+  case UnaryOp::F: run_unary<fn::F>(name, it, in); break;
+    TIDE_UNARY_OPS(TIDE_CASE)
+#undef TIDE_CASE
+  }
+  return finish(name, o, out);
+}
+
+Tensor binary(BinaryOp op, const TensorOrScalar& a, const TensorOrScalar& b, const Tensor* out) {
+  const UnaryInfo& info = kBinary[int(op)];
+  const char* name = info.name;
+  TIDE_ASSERT(a.is_tensor() || b.is_tensor());
+  if (a.is_tensor()) check_cpu(a.tensor, name);
+  if (b.is_tensor()) check_cpu(b.tensor, name);
+  if (a.is_tensor() && b.is_tensor())
+    TIDE_CHECK(a.tensor.device() == b.tensor.device(), name, ": expected both tensors on one device, got ",
+               a.tensor.device().str(), " and ", b.tensor.device().str());
+  DType common = result_type(a, b);
+  DType compute = common;
+  switch (info.kind) {
+    case TRUEDIV:
+      if (!is_floating(compute)) compute = default_float_dtype();
+      break;
+    case INTEGRAL:
+      TIDE_CHECK(!is_floating(compute), name, ": expected bool or integer operands, got ",
+                 dtype_name(compute));
+      break;
+    case ARITH:
+      TIDE_CHECK(!(is_bool(compute) && (op == BinaryOp::Sub || op == BinaryOp::FloorDiv ||
+                                         op == BinaryOp::Remainder || op == BinaryOp::Fmod ||
+                                         op == BinaryOp::Pow)),
+                 name, ": not supported for two bool operands");
+      break;
+    default:
+      break;
+  }
+  if (op == BinaryOp::FloorDiv || op == BinaryOp::Remainder || op == BinaryOp::Fmod)
+    check_int_divisor(name, b, compute);
+  if (op == BinaryOp::Pow && !is_floating(compute) && !b.is_tensor())
+    TIDE_CHECK(b.scalar.to_int() >= 0, name, ": integers to negative integer powers are not allowed (exponent ",
+               b.scalar.to_int(), ")");
+  DType result = (info.kind == COMPARE || info.kind == LOGICAL) ? DType::Bool : compute;
+  Tensor ta, tb;
+  if (a.is_tensor()) ta = a.tensor.to(compute);
+  if (b.is_tensor()) tb = b.tensor.to(compute);
+  Dims shape = ta.defined() && tb.defined() ? (ta.sizes() == tb.sizes() ? ta.sizes() : broadcast_shapes(name, ta.sizes(), tb.sizes()))
+                                            : (ta.defined() ? ta.sizes() : tb.sizes());
+  Tensor o = out_target(name, out, result, shape);
+  TensorIter it = ta.defined() && tb.defined() ? TensorIter::build(name, o, result, {&ta, &tb})
+                  : ta.defined()               ? TensorIter::build(name, o, result, {&ta})
+                                               : TensorIter::build(name, o, result, {&tb});
+  const Scalar* sa = a.is_tensor() ? nullptr : &a.scalar;
+  const Scalar* sb = b.is_tensor() ? nullptr : &b.scalar;
+  switch (op) {
+#define TIDE_CASE(n, F, kind) \
+  case BinaryOp::F: run_binary<fn::F>(name, it, compute, sa, sb); break;
+    TIDE_BINARY_OPS(TIDE_CASE)
+#undef TIDE_CASE
+  }
+  return finish(name, o, out);
+}
+
+Tensor clamp(const Tensor& x, const std::optional<TensorOrScalar>& lo,
+             const std::optional<TensorOrScalar>& hi, const Tensor* out) {
+  TIDE_CHECK(lo || hi, "clamp: at least one of min and max must be given");
+  if (lo && hi && !lo->is_tensor() && !hi->is_tensor() && out == nullptr) {
+    // One pass for the common numeric case.
+    check_cpu(x, "clamp");
+    DType dt = result_type(x, lo->scalar);
+    dt = promote_types(dt, result_type(x, hi->scalar));
+    TIDE_CHECK(!is_bool(dt), "clamp: not supported for bool tensors");
+    Tensor src = x.to(dt), o;
+    TensorIter it = TensorIter::build("clamp", o, dt, {&src});
+    TIDE_DISPATCH_ALL(dt, "clamp", [&] {
+      using C = compute_t<scalar_t>;
+      const C l = C(lo->scalar.to<scalar_t>()), h = C(hi->scalar.to<scalar_t>());
+      cpu_kernel<scalar_t, scalar_t>(it, [l, h](C v) {
+        if (v != v) return v;
+        return v < l ? l : (h < v ? h : v);
+      });
+    });
+    return o;
+  }
+  Tensor r = x;
+  if (lo) r = binary(BinaryOp::Maximum, r, *lo, hi ? nullptr : out);
+  if (hi) r = binary(BinaryOp::Minimum, r, *hi, out);
+  return r;
+}
+
+Tensor where(const Tensor& cond, const TensorOrScalar& a, const TensorOrScalar& b, const Tensor* out) {
+  check_cpu(cond, "where");
+  DType dt = result_type(a, b);
+  Tensor c = cond.to(DType::Bool);
+  auto as_tensor = [&](const TensorOrScalar& v) {
+    if (v.is_tensor()) return v.tensor.to(dt);
+    Tensor t = Tensor::empty({}, dt, cond.device());
+    fill_(t, v.scalar);
+    return t;
+  };
+  Tensor ta = as_tensor(a), tb = as_tensor(b);
+  Dims shape = broadcast_shapes("where", broadcast_shapes("where", c.sizes(), ta.sizes()), tb.sizes());
+  Tensor o = out_target("where", out, dt, shape);
+  TensorIter it = TensorIter::build("where", o, dt, {&c, &ta, &tb});
+  TIDE_DISPATCH_ALL(dt, "where", [&] {
+    it.for_each([](char** d, const int64_t* s, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) {
+        bool cv = *reinterpret_cast<const bool*>(d[1] + i * s[1]);
+        *reinterpret_cast<scalar_t*>(d[0] + i * s[0]) =
+            *reinterpret_cast<const scalar_t*>((cv ? d[2] + i * s[2] : d[3] + i * s[3]));
+      }
+    });
+  });
+  return finish("where", o, out);
+}
+
+Tensor lerp(const Tensor& a, const Tensor& b, const TensorOrScalar& w, const Tensor* out) {
+  check_cpu(a, "lerp");
+  TIDE_CHECK(is_floating(a.dtype()) && a.dtype() == b.dtype(), "lerp: expected two floating-point tensors of one dtype, got ",
+             dtype_name(a.dtype()), " and ", dtype_name(b.dtype()));
+  DType dt = a.dtype();
+  if (!w.is_tensor()) {
+    Tensor o = out_target("lerp", out, dt, broadcast_shapes("lerp", a.sizes(), b.sizes()));
+    TensorIter it = TensorIter::build("lerp", o, dt, {&a, &b});
+    TIDE_DISPATCH_FLOAT(dt, "lerp", [&] {
+      using C = compute_t<scalar_t>;
+      const C wt = C(w.scalar.to_double());
+      cpu_kernel<scalar_t, scalar_t, scalar_t>(it, [wt](C x, C y) { return x + wt * (y - x); });
+    });
+    return finish("lerp", o, out);
+  }
+  Tensor diff = binary(BinaryOp::Sub, b, a);
+  return binary(BinaryOp::Add, a, binary(BinaryOp::Mul, w.tensor.to(dt), diff), out);
+}
+
+Tensor& copy_(Tensor& dst, const Tensor& src) {
+  check_cpu(dst, "copy_");
+  check_cpu(src, "copy_");
+  if (dst.numel() == 0) return dst;
+  Tensor s = src;
+  // A partially overlapping source (x[{2,n}] = x[{1,n-1}]) is read from a copy first.
+  if (s.storage() == dst.storage() && !(s.same(dst))) {
+    Tensor tmp = Tensor::empty(s.sizes(), s.dtype());
+    TensorIter it = TensorIter::build("copy_", tmp, s.dtype(), {&s});
+    TIDE_DISPATCH_ALL(s.dtype(), "copy_", [&] { cpu_kernel<scalar_t, scalar_t>(it, [](auto v) { return v; }); });
+    s = tmp;
+  }
+  TIDE_CHECK(broadcast_shapes("copy_", dst.sizes(), s.sizes()) == dst.sizes(), "copy_: source of shape ",
+             s.sizes().str(), " cannot be broadcast to the destination shape ", dst.sizes().str());
+  dst.storage()->bump_version();
+  TensorIter it = TensorIter::build("copy_", dst, dst.dtype(), {&s});
+  if (dst.dtype() == s.dtype()) {
+    size_t item = dst.itemsize();
+    it.for_each([item](char** d, const int64_t* st, int64_t n) {
+      if (st[0] == int64_t(item) && st[1] == int64_t(item)) {
+        std::memcpy(d[0], d[1], size_t(n) * item);
+        return;
+      }
+      for (int64_t i = 0; i < n; ++i) std::memcpy(d[0] + i * st[0], d[1] + i * st[1], item);
+    });
+    return dst;
+  }
+  TIDE_DISPATCH_ALL(dst.dtype(), "copy_", [&] {
+    using Out = scalar_t;
+    TIDE_DISPATCH_ALL(s.dtype(), "copy_", [&] {
+      cpu_kernel<Out, scalar_t>(it, [](compute_t<scalar_t> v) {
+        if constexpr (std::is_same_v<Out, bool>) return v != compute_t<scalar_t>(0);
+        else return compute_t<Out>(v);
+      });
+    });
+  });
+  return dst;
+}
+
+Tensor& fill_(Tensor& dst, const Scalar& value) {
+  check_cpu(dst, "fill_");
+  dst.storage()->bump_version();
+  TensorIter it = TensorIter::build("fill_", dst, dst.dtype(), {});
+  TIDE_DISPATCH_ALL(dst.dtype(), "fill_", [&] {
+    const scalar_t v = value.to<scalar_t>();
+    it.for_each([v](char** d, const int64_t* st, int64_t n) {
+      if (st[0] == sizeof(scalar_t)) {
+        scalar_t* p = reinterpret_cast<scalar_t*>(d[0]);
+        for (int64_t i = 0; i < n; ++i) p[i] = v;
+      } else {
+        for (int64_t i = 0; i < n; ++i) *reinterpret_cast<scalar_t*>(d[0] + i * st[0]) = v;
+      }
+    });
+  });
+  return dst;
+}
+
+Tensor cast(const Tensor& x, DType dtype) {
+  Tensor out = Tensor::empty(x.sizes(), dtype, x.device());
+  copy_(out, x);
+  return out;
+}
+
+}  // namespace ops
+}  // namespace tide

@@ -1,0 +1,166 @@
+// A small fixed thread pool. parallel_for hands out chunks through an atomic counter; the
+// caller works too and waits for the rest. Nested calls and tiny ranges run inline.
+#include "parallel.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <cblas.h>
+
+namespace tide {
+
+namespace {
+
+thread_local bool t_in_parallel = false;
+
+class ThreadPool {
+ public:
+  explicit ThreadPool(int n) { resize(n); }
+  ~ThreadPool() { stop_all(); }
+
+  int size() const { return int(workers_.size()) + 1; }
+
+  void resize(int n) {
+    stop_all();
+    stopping_ = false;
+    for (int i = 0; i + 1 < n; ++i) workers_.emplace_back([this] { worker_loop(); });
+  }
+
+  // Runs job(chunk) for chunk in [0, nchunks), on the pool and the caller.
+  void run(int64_t nchunks, const std::function<void(int64_t)>& job) {
+    std::unique_lock<std::mutex> lock(run_mu_);  // one parallel region at a time
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      job_ = &job;
+      nchunks_ = nchunks;
+      next_.store(0);
+      pending_workers_ = int(workers_.size());
+      error_ = nullptr;
+      ++generation_;
+    }
+    cv_.notify_all();
+    work();
+    std::unique_lock<std::mutex> g(mu_);
+    done_cv_.wait(g, [this] { return pending_workers_ == 0; });
+    job_ = nullptr;
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  void work() {
+    t_in_parallel = true;
+    for (;;) {
+      int64_t c = next_.fetch_add(1);
+      if (c >= nchunks_) break;
+      try {
+        (*job_)(c);
+      } catch (...) {
+        std::lock_guard<std::mutex> g(mu_);
+        if (!error_) error_ = std::current_exception();
+      }
+    }
+    t_in_parallel = false;
+  }
+
+  void worker_loop() {
+    uint64_t seen = 0;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> g(mu_);
+        cv_.wait(g, [&] { return stopping_ || generation_ != seen; });
+        if (stopping_) return;
+        seen = generation_;
+      }
+      work();
+      std::lock_guard<std::mutex> g(mu_);
+      if (--pending_workers_ == 0) done_cv_.notify_one();
+    }
+  }
+
+  void stop_all() {
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : workers_) t.join();
+    workers_.clear();
+  }
+
+  std::vector<std::thread> workers_;
+  std::mutex mu_, run_mu_;
+  std::condition_variable cv_, done_cv_;
+  const std::function<void(int64_t)>* job_ = nullptr;
+  int64_t nchunks_ = 0;
+  std::atomic<int64_t> next_{0};
+  int pending_workers_ = 0;
+  uint64_t generation_ = 0;
+  bool stopping_ = false;
+  std::exception_ptr error_;
+};
+
+int default_threads() {
+  unsigned hw = std::thread::hardware_concurrency();
+  return hw == 0 ? 1 : int(hw);
+}
+
+std::mutex g_pool_mu;
+ThreadPool* g_pool = nullptr;
+std::atomic<int> g_num_threads{0};
+
+ThreadPool& pool() {
+  std::lock_guard<std::mutex> g(g_pool_mu);
+  if (!g_pool) {
+    int n = g_num_threads.load();
+    if (n <= 0) n = default_threads();
+    g_num_threads = n;
+    g_pool = new ThreadPool(n);  // lives for the process; workers are joined at resize only
+  }
+  return *g_pool;
+}
+
+}  // namespace
+
+int get_num_threads() {
+  int n = g_num_threads.load();
+  return n > 0 ? n : default_threads();
+}
+
+void set_num_threads(int n) {
+  if (n < 1) n = 1;
+  {
+    std::lock_guard<std::mutex> g(g_pool_mu);
+    g_num_threads = n;
+    if (g_pool && g_pool->size() != n) g_pool->resize(n);
+  }
+  openblas_set_num_threads(n);
+}
+
+bool in_parallel_region() { return t_in_parallel; }
+
+void parallel_for(int64_t begin, int64_t end, int64_t grain,
+                  const std::function<void(int64_t, int64_t)>& f) {
+  if (end <= begin) return;
+  if (grain < 1) grain = 1;
+  int64_t n = end - begin;
+  if (n <= grain || t_in_parallel || get_num_threads() == 1) {
+    f(begin, end);
+    return;
+  }
+  // Chunks of `grain` or more, as many as gives each thread a few to balance the load,
+  // but their boundaries never depend on the thread count: the chunk size is fixed from n.
+  int64_t nchunks = std::min<int64_t>((n + grain - 1) / grain, 64);
+  int64_t chunk = (n + nchunks - 1) / nchunks;
+  nchunks = (n + chunk - 1) / chunk;
+  pool().run(nchunks, [&](int64_t c) {
+    int64_t b = begin + c * chunk;
+    f(b, std::min(end, b + chunk));
+  });
+}
+
+}  // namespace tide

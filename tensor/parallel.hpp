@@ -1,0 +1,25 @@
+// One engine-owned thread pool. set_num_threads sets the engine's loops and OpenBLAS's
+// threads from one budget. Work is split into chunks whose boundaries depend only on the
+// problem size and the grain, never on the thread count, so results are bit-identical.
+#pragma once
+#include <cstdint>
+#include <functional>
+
+namespace tide {
+
+int get_num_threads();
+void set_num_threads(int n);
+
+// Elements below which an elementwise loop runs on the calling thread (chosen by measuring
+// `a + b` in float32 on this project's 2-core machine: see bench/).
+constexpr int64_t kParallelGrain = 32768;
+
+// Calls f(begin, end) on disjoint ranges covering [begin, end), in parallel when the range
+// is at least `grain` long. Chunk boundaries are multiples of `grain` from `begin`.
+void parallel_for(int64_t begin, int64_t end, int64_t grain,
+                  const std::function<void(int64_t, int64_t)>& f);
+
+// True while the calling thread runs inside a parallel_for (nested calls run inline).
+bool in_parallel_region();
+
+}  // namespace tide

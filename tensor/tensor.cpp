@@ -1,0 +1,171 @@
+// Device names, shape helpers, Storage and the Tensor view.
+#include "tensor.hpp"
+
+#include <climits>
+#include <cstdlib>
+
+#include "allocator.hpp"
+#include "backend.hpp"
+#include "ops/elementwise.hpp"
+
+namespace tide {
+
+std::string Device::str() const {
+  return is_cpu() ? std::string("cpu") : "cuda:" + std::to_string(index);
+}
+
+Device Device::parse(const std::string& s) {
+  if (s == "cpu") return {};
+  if (s == "cuda") return {DeviceType::CUDA, 0};
+  if (s.rfind("cuda:", 0) == 0 && s.size() > 5) {
+    char* end = nullptr;
+    long idx = std::strtol(s.c_str() + 5, &end, 10);
+    if (*end == '\0' && idx >= 0 && idx < 1024) return {DeviceType::CUDA, int(idx)};
+  }
+  TIDE_FAIL("device: unknown device '", s, "' (expected \"cpu\", \"cuda\" or \"cuda:N\")");
+}
+
+std::string Dims::str() const {
+  std::string s = "{";
+  for (int i = 0; i < n_; ++i) {
+    if (i) s += ",";
+    s += std::to_string(v_[i]);
+  }
+  return s + "}";
+}
+
+int64_t shape_numel(const Dims& shape) {
+  int64_t n = 1;
+  for (int64_t s : shape) {
+    TIDE_CHECK(s >= 0, "tensor: negative size ", s, " in shape ", shape.str());
+    TIDE_CHECK(!__builtin_mul_overflow(n, s, &n), "tensor: shape ", shape.str(),
+               " has too many elements");
+  }
+  return n;
+}
+
+Dims contiguous_strides(const Dims& shape) {
+  Dims st(shape.size(), 1);
+  int64_t acc = 1;
+  for (int i = shape.size() - 1; i >= 0; --i) {
+    st[i] = acc;
+    acc *= shape[i] > 0 ? shape[i] : 1;
+  }
+  return st;
+}
+
+std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
+  if (device.is_cpu()) return std::make_shared<Storage>(cpu_allocate(nbytes), nbytes, device, nullptr);
+  const DeviceBackend& be = backend_for(device.type);
+  void* p = be.allocate(nbytes, device.index);
+  return std::make_shared<Storage>(p, nbytes, device, nullptr);
+}
+
+std::shared_ptr<Storage> Storage::wrap(void* data, size_t nbytes, Device device,
+                                       std::function<void(void*)> deleter) {
+  if (!deleter) deleter = [](void*) {};
+  return std::make_shared<Storage>(data, nbytes, device, std::move(deleter));
+}
+
+Storage::~Storage() {
+  if (deleter_) {
+    deleter_(data_);
+  } else if (device_.is_cpu()) {
+    cpu_free(data_, nbytes_);
+  } else {
+    backend_for(device_.type).free(data_, nbytes_, device_.index);
+  }
+}
+
+Tensor Tensor::empty(const Dims& shape, DType dtype, Device device) {
+  int64_t n = shape_numel(shape);
+  size_t item = dtype_size(dtype);
+  TIDE_CHECK(n <= INT64_MAX / int64_t(item), "empty: shape ", shape.str(), " is too large");
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = Storage::allocate(size_t(n) * item, device);
+  impl->sizes = shape;
+  impl->strides = contiguous_strides(shape);
+  impl->dtype = dtype;
+  return Tensor(std::move(impl));
+}
+
+Tensor Tensor::make_view(std::shared_ptr<Storage> storage, const Dims& sizes, const Dims& strides,
+                         int64_t offset, DType dtype) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = std::move(storage);
+  impl->sizes = sizes;
+  impl->strides = strides;
+  impl->offset = offset;
+  impl->dtype = dtype;
+  return Tensor(std::move(impl));
+}
+
+int64_t Tensor::numel() const {
+  int64_t n = 1;
+  for (int64_t s : impl_->sizes) n *= s;
+  return n;
+}
+
+bool Tensor::is_contiguous() const {
+  int64_t expected = 1;
+  for (int i = dim() - 1; i >= 0; --i) {
+    int64_t s = impl_->sizes[i];
+    if (s == 0) return true;
+    if (s != 1 && impl_->strides[i] != expected) return false;
+    expected *= s;
+  }
+  return true;
+}
+
+Tensor Tensor::as_strided(const Dims& sizes, const Dims& strides, int64_t offset) const {
+  return make_view(impl_->storage, sizes, strides, offset, impl_->dtype);
+}
+
+Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
+
+Tensor Tensor::clone() const {
+  Tensor out = empty(sizes(), dtype(), device());
+  ops::copy_(out, *this);
+  return out;
+}
+
+Tensor Tensor::to(DType dt, bool copy) const {
+  if (dt == dtype() && !copy) return *this;
+  return ops::cast(*this, dt);
+}
+
+Scalar Tensor::item() const {
+  TIDE_CHECK(numel() == 1, "item: a tensor with ", numel(), " elements cannot be converted to a number (shape ",
+             sizes().str(), ")");
+  check_cpu(*this, "item");
+  Scalar s;
+  TIDE_DISPATCH_ALL(dtype(), "item", [&] {
+    scalar_t v = *data<scalar_t>();
+    if constexpr (std::is_same_v<scalar_t, bool>) s = Scalar(bool(v));
+    else if constexpr (std::is_integral_v<scalar_t>) s = Scalar(int64_t(v));
+    else s = Scalar(double(compute_t<scalar_t>(v)));
+  });
+  return s;
+}
+
+double Tensor::item_double(int64_t linear_index) const {
+  check_cpu(*this, "item");
+  // Walk the strides for the linear (row-major) index.
+  int64_t off = 0, rem = linear_index;
+  for (int d = dim() - 1; d >= 0; --d) {
+    int64_t s = size(d);
+    off += (rem % s) * stride(d);
+    rem /= s;
+  }
+  double v = 0;
+  TIDE_DISPATCH_ALL(dtype(), "item", [&] { v = double(compute_t<scalar_t>(data<scalar_t>()[off])); });
+  return v;
+}
+
+void check_cpu(const Tensor& t, const char* op) {
+  TIDE_CHECK(t.defined(), op, ": got an undefined tensor");
+  TIDE_CHECK(t.device().is_cpu(), op, ": tensors on ", t.device().str(),
+             " are not supported by this build (only cpu)");
+}
+
+}  // namespace tide

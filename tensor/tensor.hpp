@@ -1,0 +1,200 @@
+// Storage (reference-counted bytes on a device, with a version counter) and Tensor (a view:
+// sizes, strides and offset over a storage). Views share storage; copies do not.
+//
+// Conventions of the engine: dims and positions passed to C++ functions are 0-based;
+// index *values* stored in tensors (argmax, nonzero, sort indices, gather indices, ...)
+// are 1-based, because they are data that Lua scripts see.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dtype.hpp"
+#include "error.hpp"
+
+namespace tide {
+
+enum class DeviceType : uint8_t { CPU, CUDA };
+
+struct Device {
+  DeviceType type = DeviceType::CPU;
+  int index = 0;
+  bool is_cpu() const { return type == DeviceType::CPU; }
+  bool is_cuda() const { return type == DeviceType::CUDA; }
+  bool operator==(const Device& o) const { return type == o.type && index == o.index; }
+  bool operator!=(const Device& o) const { return !(*this == o); }
+  // "cpu" or "cuda:0"
+  std::string str() const;
+  // Parses "cpu", "cuda", "cuda:N"; throws tide::Error naming the string otherwise.
+  static Device parse(const std::string& s);
+};
+
+constexpr int kMaxDims = 16;
+
+// A small fixed-capacity vector of sizes or strides (no heap allocation on the hot path).
+class Dims {
+ public:
+  Dims() = default;
+  Dims(std::initializer_list<int64_t> v) {
+    for (int64_t x : v) push_back(x);
+  }
+  explicit Dims(const std::vector<int64_t>& v) {
+    for (int64_t x : v) push_back(x);
+  }
+  Dims(int n, int64_t fill) {
+    resize(n, fill);
+  }
+  int size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  int64_t& operator[](int i) { return v_[i]; }
+  int64_t operator[](int i) const { return v_[i]; }
+  int64_t* begin() { return v_; }
+  int64_t* end() { return v_ + n_; }
+  const int64_t* begin() const { return v_; }
+  const int64_t* end() const { return v_ + n_; }
+  int64_t back() const { return v_[n_ - 1]; }
+  void push_back(int64_t x) {
+    TIDE_CHECK(n_ < kMaxDims, "tensor: at most ", kMaxDims, " dims are supported");
+    v_[n_++] = x;
+  }
+  void insert(int pos, int64_t x) {
+    TIDE_CHECK(n_ < kMaxDims, "tensor: at most ", kMaxDims, " dims are supported");
+    for (int i = n_; i > pos; --i) v_[i] = v_[i - 1];
+    v_[pos] = x;
+    ++n_;
+  }
+  void erase(int pos) {
+    for (int i = pos; i + 1 < n_; ++i) v_[i] = v_[i + 1];
+    --n_;
+  }
+  void pop_back() { --n_; }
+  void resize(int n, int64_t fill = 0) {
+    TIDE_CHECK(n <= kMaxDims, "tensor: at most ", kMaxDims, " dims are supported");
+    for (int i = n_; i < n; ++i) v_[i] = fill;
+    n_ = n;
+  }
+  void clear() { n_ = 0; }
+  bool operator==(const Dims& o) const {
+    if (n_ != o.n_) return false;
+    for (int i = 0; i < n_; ++i)
+      if (v_[i] != o.v_[i]) return false;
+    return true;
+  }
+  bool operator!=(const Dims& o) const { return !(*this == o); }
+  std::vector<int64_t> vec() const { return std::vector<int64_t>(begin(), end()); }
+  // "{2,3}" as errors print shapes
+  std::string str() const;
+
+ private:
+  int64_t v_[kMaxDims];
+  int n_ = 0;
+};
+
+// Product of sizes; throws if it overflows int64.
+int64_t shape_numel(const Dims& shape);
+// Row-major strides of a shape.
+Dims contiguous_strides(const Dims& shape);
+
+// Reference-counted device memory. CPU memory comes from the caching allocator
+// (64-byte aligned); wrapped host memory is released through its deleter.
+class Storage {
+ public:
+  // Throws tide::OutOfMemory naming the size when the machine cannot satisfy it.
+  static std::shared_ptr<Storage> allocate(size_t nbytes, Device device);
+  // Wraps memory the engine does not own (from_blob); `deleter` runs when the last view dies.
+  static std::shared_ptr<Storage> wrap(void* data, size_t nbytes, Device device,
+                                       std::function<void(void*)> deleter);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
+  // Incremented by every in-place write, so that autograd can tell a saved tensor changed.
+  uint32_t version() const { return version_.load(std::memory_order_relaxed); }
+  void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+
+  Storage(void* data, size_t nbytes, Device device, std::function<void(void*)> deleter)
+      : data_(data), nbytes_(nbytes), device_(device), deleter_(std::move(deleter)) {}
+
+ private:
+  void* data_;
+  size_t nbytes_;
+  Device device_;
+  std::function<void(void*)> deleter_;  // empty: returned to the device's allocator
+  std::atomic<uint32_t> version_{0};
+};
+
+struct AutogradMeta;  // defined by the autograd layer (next issue)
+
+struct TensorImpl {
+  std::shared_ptr<Storage> storage;
+  Dims sizes, strides;   // strides in elements, never negative
+  int64_t offset = 0;    // in elements
+  DType dtype = DType::Float32;
+  std::shared_ptr<AutogradMeta> autograd;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  // Uninitialised contiguous tensor.
+  static Tensor empty(const Dims& shape, DType dtype, Device device = {});
+  // A view of existing storage.
+  static Tensor make_view(std::shared_ptr<Storage> storage, const Dims& sizes, const Dims& strides,
+                          int64_t offset, DType dtype);
+
+  bool defined() const { return impl_ != nullptr; }
+  DType dtype() const { return impl_->dtype; }
+  Device device() const { return impl_->storage->device(); }
+  int dim() const { return impl_->sizes.size(); }
+  const Dims& sizes() const { return impl_->sizes; }
+  const Dims& strides() const { return impl_->strides; }
+  int64_t size(int d) const { return impl_->sizes[d]; }
+  int64_t stride(int d) const { return impl_->strides[d]; }
+  int64_t offset() const { return impl_->offset; }
+  int64_t numel() const;
+  size_t itemsize() const { return dtype_size(impl_->dtype); }
+  size_t nbytes() const { return size_t(numel()) * itemsize(); }
+  bool is_contiguous() const;
+  void* data_ptr() const {
+    return static_cast<char*>(impl_->storage->data()) + impl_->offset * int64_t(itemsize());
+  }
+  template <typename T>
+  T* data() const {
+    return static_cast<T*>(data_ptr());
+  }
+  const std::shared_ptr<Storage>& storage() const { return impl_->storage; }
+  TensorImpl* impl() const { return impl_.get(); }
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+  bool same(const Tensor& o) const { return impl_ == o.impl_; }
+  void reset() { impl_.reset(); }
+
+  // A view with other sizes/strides/offset over the same storage.
+  Tensor as_strided(const Dims& sizes, const Dims& strides, int64_t offset) const;
+  // This tensor if contiguous, else a contiguous copy.
+  Tensor contiguous() const;
+  // Always a new contiguous copy.
+  Tensor clone() const;
+  // A copy converted to dtype (this tensor itself if the dtype already matches and copy is false).
+  Tensor to(DType dtype, bool copy = false) const;
+  // Reads one element as a double / int64 (for item(), printing, tests).
+  double item_double(int64_t linear_index = 0) const;
+  Scalar item() const;
+
+ private:
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+// Checks that a tensor is on the CPU; later backends are reached through the device table.
+void check_cpu(const Tensor& t, const char* op);
+
+}  // namespace tide

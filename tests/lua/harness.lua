@@ -1,0 +1,90 @@
+-- A tiny test harness for tide's Lua tests. Each test file does
+--   local T = dofile((arg[0]:match("(.*/)") or "./") .. "harness.lua")
+--   T.test("name", function() ... end)
+--   T.done()   -- prints "N passed, M failed" and exits non-zero on failure
+local T = {passed = 0, failed = 0}
+
+local function show(v)
+  if type(v) == "table" then
+    local parts = {}
+    for i, x in ipairs(v) do parts[i] = show(x) end
+    return "{" .. table.concat(parts, ",") .. "}"
+  end
+  return tostring(v)
+end
+T.show = show
+
+local function deep_eq(a, b)
+  if type(a) ~= type(b) then return false end
+  if type(a) ~= "table" then return a == b or (a ~= a and b ~= b) end
+  if #a ~= #b then return false end
+  for k, v in pairs(a) do if not deep_eq(v, b[k]) then return false end end
+  for k in pairs(b) do if a[k] == nil then return false end end
+  return true
+end
+T.deep_eq = deep_eq
+
+function T.test(name, fn)
+  local ok, err = xpcall(fn, debug.traceback)
+  if ok then
+    T.passed = T.passed + 1
+  else
+    T.failed = T.failed + 1
+    io.stderr:write("FAIL ", name, ": ", tostring(err), "\n")
+  end
+end
+
+-- Equal values (deep for tables).
+function T.eq(a, b, msg)
+  if not deep_eq(a, b) then
+    error((msg or "values differ") .. ": got " .. show(a) .. ", expected " .. show(b), 2)
+  end
+end
+
+function T.truthy(v, msg)
+  if not v then error(msg or "expected a true value", 2) end
+end
+
+-- Numbers, nested tables or tensors close within rtol/atol (NaN equals NaN).
+function T.near(a, b, tol, msg)
+  tol = tol or 1e-6
+  if torch and torch.is_tensor and torch.is_tensor(a) then a = a:double():tolist() end
+  if torch and torch.is_tensor and torch.is_tensor(b) then b = b:double():tolist() end
+  local function close(x, y, path)
+    if type(x) == "table" then
+      if type(y) ~= "table" or #x ~= #y then
+        error((msg or "values differ") .. " at " .. path .. ": shapes differ (" .. show(x) .. " vs " .. show(y) .. ")", 4)
+      end
+      for i = 1, #x do close(x[i], y[i], path .. "[" .. i .. "]") end
+      return
+    end
+    if type(x) == "boolean" or type(y) == "boolean" then
+      if x ~= y then error((msg or "values differ") .. " at " .. path .. ": " .. show(x) .. " vs " .. show(y), 4) end
+      return
+    end
+    if x ~= x and y ~= y then return end
+    if x == y then return end
+    if math.abs(x - y) > tol * (1 + math.abs(y)) then
+      error((msg or "values differ") .. " at " .. path .. ": " .. show(x) .. " vs " .. show(y), 4)
+    end
+  end
+  close(a, b, "")
+end
+
+-- fn must raise an error whose message contains `pattern` (plain text).
+function T.error(fn, pattern, msg)
+  local ok, err = pcall(fn)
+  if ok then error((msg or "expected an error") .. " containing '" .. pattern .. "'", 2) end
+  err = tostring(err)
+  if not err:find(pattern, 1, true) then
+    error((msg or "wrong error") .. ": '" .. err .. "' does not contain '" .. pattern .. "'", 2)
+  end
+  return err
+end
+
+function T.done()
+  print(string.format("%d passed, %d failed", T.passed, T.failed))
+  os.exit(T.failed == 0 and 0 or 1)
+end
+
+return T

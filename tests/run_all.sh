@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Runs every test of tide and ends with one line "N passed, M failed" counting them all:
+# the engine's doctest cases, every Lua test file, the program tests, the NumPy conformance
+# table and the memory test -- first on the release build, then the same suite on a build
+# with AddressSanitizer + UndefinedBehaviorSanitizer (skip that half with TIDE_NO_ASAN=1).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+total_pass=0
+total_fail=0
+failed_suites=()
+
+# Runs one suite; its output must contain a "N passed, M failed" line or doctest's summary.
+run_suite() {
+  local name=$1; shift
+  local log
+  log=$(mktemp)
+  "$@" >"$log" 2>&1
+  local rc=$?
+  local p f
+  if grep -q '^\[doctest\] test cases:' "$log"; then
+    p=$(grep '^\[doctest\] test cases:' "$log" | tail -1 | sed -E 's/.*\| *([0-9]+) passed.*/\1/')
+    f=$(grep '^\[doctest\] test cases:' "$log" | tail -1 | sed -E 's/.*\| *([0-9]+) failed.*/\1/')
+  else
+    local line
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
+    p=$(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')
+    f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+  fi
+  if [ -z "${p:-}" ]; then p=0; f=1; fi
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi   # a crash or a non-zero exit counts
+  total_pass=$((total_pass + p))
+  total_fail=$((total_fail + f))
+  if [ "$f" -ne 0 ]; then
+    failed_suites+=("$name")
+    echo "---- $name: $p passed, $f failed (exit $rc); its output:"
+    tail -n 60 "$log"
+  else
+    echo "$name: $p passed"
+  fi
+  grep -h 'skipped:' "$log" || true
+  rm -f "$log"
+}
+
+run_all_suites() {
+  local build=$1 tag=$2
+  run_suite "$tag engine (doctest)" "$build/tests/engine_tests"
+  for t in tests/lua/test_*.lua; do
+    run_suite "$tag $(basename "$t")" "$build/tide" "$t"
+  done
+  for t in tests/lua/test_*.sh; do
+    run_suite "$tag $(basename "$t")" bash "$t" "$build/tide"
+  done
+  if [ -f tests/conformance/run.sh ]; then
+    run_suite "$tag conformance" bash tests/conformance/run.sh "$build/tide"
+  fi
+}
+
+run_all_suites build release
+
+if [ "${TIDE_NO_ASAN:-0}" != 1 ]; then
+  if [ ! -f build-asan/build.ninja ]; then
+    meson setup build-asan --buildtype=debugoptimized -Db_sanitize=address,undefined \
+      -Dcpp_args=-fno-sanitize-recover=all -Db_lundef=false >/dev/null
+  fi
+  if ninja -C build-asan >/tmp/tide-asan-build.log 2>&1; then
+    export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+    export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+    export TIDE_SANITIZED=1
+    run_all_suites build-asan asan
+  else
+    tail -n 40 /tmp/tide-asan-build.log
+    total_fail=$((total_fail + 1))
+    failed_suites+=("asan build")
+  fi
+fi
+
+if [ ${#failed_suites[@]} -gt 0 ]; then
+  echo "failed suites: ${failed_suites[*]}"
+fi
+echo "$total_pass passed, $total_fail failed"
+[ "$total_fail" -eq 0 ]
