@@ -45,8 +45,13 @@ TensorIter TensorIter::build(const char* op, Tensor& out, DType out_dtype,
   if (!out.defined()) {
     out = Tensor::empty(shape, out_dtype, device);
   } else {
-    TIDE_CHECK(out.sizes() == shape, op, ": output of shape ", out.sizes().str(),
-               " does not match the broadcast shape ", shape.str());
+    // Inputs may broadcast up to the output (copy_, in-place ops), never the output grow.
+    if (!first && out.sizes() != shape) {
+      Dims b = broadcast_shapes(op, out.sizes(), shape);
+      TIDE_CHECK(b == out.sizes(), op, ": output of shape ", out.sizes().str(),
+                 " does not match the broadcast shape ", shape.str());
+      shape = b;
+    }
     TIDE_CHECK(out.device() == device || first, op, ": output on ", out.device().str(),
                " but inputs on ", device.str());
   }

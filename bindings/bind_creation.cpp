@@ -1,0 +1,637 @@
+// Bindings of the creation ops: torch.tensor / np.array, zeros ones empty full arange
+// linspace eye, the random ops (torch.rand ..., np.random.*), the *_like forms, the seed
+// functions, and the in-place fills uniform_ normal_ zero_ fill_.
+//
+// Shapes are varargs or one table (torch.zeros(2, 3) = torch.zeros{2, 3}); NumPy spellings
+// also take the dtype as a trailing string (np.zeros({2, 3}, "int32")), and default to
+// float64 (Args::default_float). Keywords: {dtype=, device=}.
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+
+#include "../tensor/ops/creation.hpp"
+#include "../tensor/random.hpp"
+#include "lua_api.hpp"
+
+namespace tide::lua {
+
+namespace {
+
+std::string num_str(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.14g", v);
+  return buf;
+}
+
+const char* type_name(lua_State* L, int idx) {
+  if (luaL_testudata(L, idx, kTensorMeta)) return "tensor";
+  return lua_typename(L, lua_type(L, idx));
+}
+
+// An integer value at a stack index (a Lua integer or an integral float).
+bool integral_at(lua_State* L, int idx, int64_t& out) {
+  if (lua_type(L, idx) != LUA_TNUMBER) return false;
+  if (lua_isinteger(L, idx)) {
+    out = lua_tointeger(L, idx);
+    return true;
+  }
+  double d = lua_tonumber(L, idx);
+  if (!(std::fabs(d) < 9.2e18) || std::floor(d) != d) return false;
+  out = int64_t(d);
+  return true;
+}
+
+void add_size(const Args& a, Dims& shape, int idx, int pos) {
+  int64_t v;
+  if (!integral_at(a.L, idx, v)) {
+    if (lua_type(a.L, idx) == LUA_TNUMBER && std::isfinite(lua_tonumber(a.L, idx)) &&
+        std::floor(lua_tonumber(a.L, idx)) == lua_tonumber(a.L, idx))
+      a.error("size " + num_str(lua_tonumber(a.L, idx)) + " at position " + std::to_string(pos) + " is too large");
+    if (lua_type(a.L, idx) == LUA_TNUMBER)
+      a.error("sizes must be integers, got " + num_str(lua_tonumber(a.L, idx)) + " at position " +
+              std::to_string(pos));
+    a.error(std::string("sizes must be integers, got a ") + type_name(a.L, idx) + " at position " +
+            std::to_string(pos));
+  }
+  if (v < 0)
+    a.error("sizes must be non-negative, got " + std::to_string(v) + " at position " + std::to_string(pos));
+  TIDE_CHECK(shape.size() < kMaxDims, a.op, ": at most ", kMaxDims, " dims are supported");
+  shape.push_back(v);
+}
+
+// A shape value at stack index idx: one number or a table of numbers.
+Dims shape_value(const Args& a, int idx) {
+  Dims shape;
+  lua_State* L = a.L;
+  if (lua_type(L, idx) == LUA_TTABLE && !luaL_testudata(L, idx, kTensorMeta)) {
+    int n = int(lua_rawlen(L, idx));
+    for (int k = 1; k <= n; ++k) {
+      lua_rawgeti(L, idx, k);
+      int top = lua_gettop(L);
+      try {
+        add_size(a, shape, top, k);
+      } catch (...) {
+        lua_settop(L, top - 1);
+        throw;
+      }
+      lua_settop(L, top - 1);
+    }
+    return shape;
+  }
+  if (lua_type(L, idx) == LUA_TNUMBER) {
+    add_size(a, shape, idx, 1);
+    return shape;
+  }
+  a.error(std::string("expected a shape (a number or a table of numbers), got a ") + type_name(L, idx));
+}
+
+// A shape given by positionals first..last: one table, or numbers.
+Dims shape_args(const Args& a, int first, int last) {
+  if (first == last && a.is_table(first)) return shape_value(a, first);
+  Dims shape;
+  for (int k = first; k <= last; ++k) {
+    if (a.is_table(k)) a.error("give the shape either as one table or as numbers, not both");
+    if (!a.has(k)) a.error("sizes must be integers, got nil at position " + std::to_string(k - first + 1));
+    add_size(a, shape, k, k - first + 1);
+  }
+  return shape;
+}
+
+// NumPy's trailing positional dtype string (np.zeros({2, 3}, "int32")): returns the index of
+// the last positional that is not that string.
+int strip_dtype_string(const Args& a, std::optional<DType>& dtype, int min_last) {
+  int last = a.count();
+  if (last > min_last && a.is_string(last)) {
+    if (a.has_kw("dtype")) a.error("dtype given both as an argument and as a keyword");
+    dtype = a.dtype(last);
+    --last;
+  }
+  return last;
+}
+
+Device device_kw(const Args& a) {
+  try {
+    return a.kw_device().value_or(Device{});
+  } catch (const OutOfMemory&) {
+    throw;
+  } catch (const Error& e) {
+    a.error(e.what());
+  }
+}
+
+std::optional<Device> device_kw_opt(const Args& a) {
+  if (!a.has_kw("device")) return std::nullopt;
+  return device_kw(a);
+}
+
+std::optional<DType> dtype_kw(const Args& a) { return a.kw_dtype("dtype"); }
+
+// The keyword value (or positional `pos` when present) at the top of the stack: returns the
+// stack index, 0 when neither is given; `pushed` tells whether the caller must pop it.
+int arg_or_kw(const Args& a, int pos, const char* kw, bool& pushed) {
+  pushed = false;
+  if (a.has(pos)) {
+    if (a.has_kw(kw)) a.error(std::string("'") + kw + "' given both as an argument and as a keyword");
+    return pos;
+  }
+  if (!a.kw_index()) return 0;
+  if (lua_getfield(a.L, a.kw_index(), kw) == LUA_TNIL) {
+    lua_pop(a.L, 1);
+    return 0;
+  }
+  pushed = true;
+  return lua_gettop(a.L);
+}
+
+// An optional shape from positional pos or the `size` keyword (np.random's size=).
+std::optional<Dims> size_arg(const Args& a, int pos, const char* kw = "size") {
+  bool pushed;
+  int idx = arg_or_kw(a, pos, kw, pushed);
+  if (!idx) return std::nullopt;
+  Dims d;
+  try {
+    d = shape_value(a, idx);
+  } catch (...) {
+    if (pushed) lua_pop(a.L, 1);
+    throw;
+  }
+  if (pushed) lua_pop(a.L, 1);
+  return d;
+}
+
+// An optional number from positional pos or keyword kw.
+std::optional<double> number_arg(const Args& a, int pos, const char* kw) {
+  if (a.has(pos)) {
+    if (a.has_kw(kw)) a.error(std::string("'") + kw + "' given both as an argument and as a keyword");
+    if (!a.is_number(pos))
+      a.error(std::string("expected a number for '") + kw + "' (argument " + std::to_string(pos) +
+              "), got a " + type_name(a.L, pos));
+    return lua_tonumber(a.L, pos);
+  }
+  return a.kw_number(kw);
+}
+
+std::optional<int64_t> integer_arg(const Args& a, int pos, const char* kw) {
+  if (a.has(pos)) {
+    if (a.has_kw(kw)) a.error(std::string("'") + kw + "' given both as an argument and as a keyword");
+    int64_t v;
+    if (!integral_at(a.L, pos, v)) {
+      if (a.is_number(pos))
+        a.error(std::string("'") + kw + "' must be an integer, got " + num_str(lua_tonumber(a.L, pos)));
+      a.error(std::string("'") + kw + "' must be an integer, got a " + type_name(a.L, pos));
+    }
+    return v;
+  }
+  return a.kw_integer(kw);
+}
+
+// Pushes a tensor, or its only value when `scalar` (np.random.rand() returns a number).
+int push_result(lua_State* L, const Tensor& t, bool scalar) {
+  if (scalar) push_scalar(L, t.item());
+  else push_tensor(L, t);
+  return 1;
+}
+
+// ---- torch.tensor / np.array
+
+int tensor_fn(lua_State* L, Args& a) {
+  if (!a.has(1)) a.error("expected data (a number, a boolean, a table or a tensor) as argument 1");
+  if (a.count() > 1 && !(a.style == Style::Numpy && a.count() == 2 && a.is_string(2)))
+    a.error("expected one data argument (and a keyword table), got " + std::to_string(a.count()) + " arguments");
+  std::optional<DType> dtype = dtype_kw(a);
+  if (a.count() == 2) dtype = a.dtype(2);
+  ops::check_creation_device(a.op, device_kw(a));
+  push_tensor(L, tensor_from_lua(L, 1, dtype, a.default_float(), a.op));
+  return 1;
+}
+
+// ---- constant fills
+
+template <int Kind>  // 0 empty, 1 zeros, 2 ones
+int const_fn(lua_State* L, Args& a) {
+  std::optional<DType> dtype = dtype_kw(a);
+  int last = a.style == Style::Numpy ? strip_dtype_string(a, dtype, 1) : a.count();
+  Dims shape = shape_args(a, 1, last);
+  DType dt = dtype.value_or(a.default_float());
+  Device dev = device_kw(a);
+  Tensor t = Kind == 0 ? ops::empty(shape, dt, dev) : Kind == 1 ? ops::zeros(shape, dt, dev) : ops::ones(shape, dt, dev);
+  push_tensor(L, std::move(t));
+  return 1;
+}
+
+// The dtype of a fill value when none is given: bool, int64, or the style's default float.
+DType value_dtype(const Args& a, const Scalar& v) {
+  return v.kind == Scalar::Float ? a.default_float() : v.natural_dtype();
+}
+
+Scalar fill_value(const Args& a, int i) {
+  if (a.is_tensor(i)) {
+    Tensor& t = a.tensor(i);
+    if (t.numel() != 1)
+      a.error("the fill value must be a number or a one-element tensor, got a tensor of shape " + t.sizes().str());
+    return t.item();
+  }
+  if (!a.has(i)) a.error("expected a fill value as argument " + std::to_string(i));
+  return a.scalar(i);
+}
+
+int full_fn(lua_State* L, Args& a) {
+  std::optional<DType> dtype = dtype_kw(a);
+  int last = a.style == Style::Numpy ? strip_dtype_string(a, dtype, 2) : a.count();
+  if (last != 2)
+    a.error("expected full(shape, value) with the shape as a number or a table, got " + std::to_string(last) +
+            " arguments");
+  if (!a.is_table(1) && !a.is_number(1))
+    a.error(std::string("expected a shape (a number or a table of numbers) as argument 1, got a ") +
+            type_name(L, 1));
+  Dims shape = shape_value(a, 1);
+  Scalar v = fill_value(a, 2);
+  push_tensor(L, ops::full(shape, v, dtype.value_or(value_dtype(a, v)), device_kw(a)));
+  return 1;
+}
+
+// ---- ranges
+
+Scalar number_scalar(const Args& a, int i, const char* what) {
+  if (!a.is_number(i))
+    a.error(std::string("expected a number for ") + what + " (argument " + std::to_string(i) + "), got " +
+            (a.has(i) ? type_name(a.L, i) : "nil"));
+  return a.scalar(i);
+}
+
+int arange_fn(lua_State* L, Args& a) {
+  std::optional<DType> dtype = dtype_kw(a);
+  int last = a.style == Style::Numpy ? strip_dtype_string(a, dtype, 1) : a.count();
+  if (last < 1 || last > 3) a.error("expected arange(end), arange(start, end) or arange(start, end, step)");
+  Scalar start(int64_t(0)), end, step(int64_t(1));
+  if (last == 1) {
+    end = number_scalar(a, 1, "end");
+  } else {
+    start = number_scalar(a, 1, "start");
+    end = number_scalar(a, 2, "end");
+    if (last == 3) step = number_scalar(a, 3, "step");
+  }
+  Device dev = device_kw(a);
+  if (a.style == Style::Numpy) {
+    // NumPy gives an empty array where torch reports the inconsistent sign.
+    double s = start.to_double(), e = end.to_double(), st = step.to_double();
+    if (std::isfinite(s) && std::isfinite(e) && std::isfinite(st) && st != 0 && ((st > 0 && e < s) || (st < 0 && e > s))) {
+      bool all_int = start.kind != Scalar::Float && end.kind != Scalar::Float && step.kind != Scalar::Float;
+      push_tensor(L, ops::empty(Dims{0}, dtype.value_or(all_int ? DType::Int64 : a.default_float()), dev));
+      return 1;
+    }
+  }
+  push_tensor(L, ops::arange(start, end, step, dtype, dev, a.default_float()));
+  return 1;
+}
+
+int linspace_fn(lua_State* L, Args& a) {
+  std::optional<DType> dtype = dtype_kw(a);
+  bool np = a.style == Style::Numpy;
+  int last = np ? strip_dtype_string(a, dtype, 3) : a.count();
+  if (last > 3) a.error("expected linspace(start, end, steps), got " + std::to_string(last) + " arguments");
+  double start = number_scalar(a, 1, "start").to_double();
+  double end = number_scalar(a, 2, "end").to_double();
+  std::optional<int64_t> steps = integer_arg(a, 3, np ? "num" : "steps");
+  if (!steps) {
+    if (!np) a.error("expected the number of steps as argument 3 (linspace(start, end, steps))");
+    steps = 50;
+  }
+  if (*steps < 0) a.error("number of steps must be non-negative, got " + std::to_string(*steps));
+  DType dt = dtype.value_or(a.default_float());
+  Device dev = device_kw(a);
+  if (np && a.kw_bool("endpoint") == std::optional<bool>(false) && *steps > 0) {
+    // endpoint=false: num values start + i * (stop - start) / num.
+    double step = (end - start) / double(*steps);
+    end = start + step * double(*steps - 1);
+  }
+  push_tensor(L, ops::linspace(start, end, *steps, dt, dev));
+  return 1;
+}
+
+int eye_fn(lua_State* L, Args& a) {
+  std::optional<DType> dtype = dtype_kw(a);
+  bool np = a.style == Style::Numpy;
+  int last = np ? strip_dtype_string(a, dtype, 1) : a.count();
+  if (last < 1 || last > (np ? 3 : 2)) a.error(np ? "expected eye(N[, M[, k]])" : "expected eye(n[, m])");
+  int64_t n = a.integer(1);
+  if (n < 0) a.error("n must be non-negative, got " + std::to_string(n));
+  std::optional<int64_t> m = last >= 2 && a.has(2) ? integer_arg(a, 2, "m") : a.kw_integer(np ? "M" : "m");
+  if (m && *m < 0) a.error("m must be non-negative, got " + std::to_string(*m));
+  int64_t k = 0;
+  if (np) k = integer_arg(a, 3, "k").value_or(0);
+  push_tensor(L, ops::eye(n, m.value_or(-1), dtype.value_or(a.default_float()), device_kw(a), k));
+  return 1;
+}
+
+int identity_fn(lua_State* L, Args& a) {
+  std::optional<DType> dtype = dtype_kw(a);
+  int last = strip_dtype_string(a, dtype, 1);
+  if (last != 1) a.error("expected identity(n)");
+  int64_t n = a.integer(1);
+  if (n < 0) a.error("n must be non-negative, got " + std::to_string(n));
+  push_tensor(L, ops::eye(n, n, dtype.value_or(a.default_float()), device_kw(a)));
+  return 1;
+}
+
+// ---- random
+
+template <bool Normal>
+int rand_fn(lua_State* L, Args& a) {
+  std::optional<DType> dtype = dtype_kw(a);
+  Dims shape = shape_args(a, 1, a.count());
+  DType dt = dtype.value_or(a.default_float());
+  Device dev = device_kw(a);
+  push_tensor(L, Normal ? ops::randn(shape, dt, dev) : ops::rand(shape, dt, dev));
+  return 1;
+}
+
+// torch.randint(high, size) or torch.randint(low, high, size); size is a table (or a number
+// in the three-argument form).
+int randint_fn(lua_State* L, Args& a) {
+  int n = a.count();
+  if (n < 2 || n > 3 || !(a.is_table(n) || (n == 3 && a.is_number(n))))
+    a.error("expected randint(high, size) or randint(low, high, size) with size a table, e.g. randint(0, 10, {3})");
+  int64_t low = 0, high;
+  if (n == 2) {
+    high = a.integer(1);
+  } else {
+    low = a.integer(1);
+    high = a.integer(2);
+  }
+  if (low >= high)
+    a.error("expected low < high, got low=" + std::to_string(low) + ", high=" + std::to_string(high));
+  Dims shape = shape_value(a, n);
+  push_tensor(L, ops::randint(low, high, shape, dtype_kw(a).value_or(DType::Int64), device_kw(a)));
+  return 1;
+}
+
+int randperm_fn(lua_State* L, Args& a) {
+  if (a.count() != 1) a.error("expected randperm(n)");
+  int64_t n = a.integer(1);
+  if (n < 0) a.error("n must be non-negative, got " + std::to_string(n));
+  push_tensor(L, ops::randperm(n, dtype_kw(a).value_or(DType::Int64), device_kw(a)));
+  return 1;
+}
+
+uint64_t seed_value(const Args& a, int i) {
+  int64_t v;
+  if (!a.has(i) || !integral_at(a.L, i, v)) {
+    if (a.is_number(i)) a.error("the seed must be an integer, got " + num_str(lua_tonumber(a.L, i)));
+    a.error(std::string("the seed must be an integer, got ") + (a.has(i) ? type_name(a.L, i) : "nothing"));
+  }
+  return uint64_t(v);
+}
+
+int manual_seed_fn(lua_State*, Args& a) {
+  manual_seed(seed_value(a, 1));
+  return 0;
+}
+
+int initial_seed_fn(lua_State* L, Args&) {
+  lua_pushinteger(L, lua_Integer(default_generator().seed()));
+  return 1;
+}
+
+// np.random.seed([seed]): no seed draws one from the operating system, as NumPy does.
+int np_seed_fn(lua_State*, Args& a) {
+  if (!a.has(1)) {
+    std::random_device rd;
+    manual_seed((uint64_t(rd()) << 32) | rd());
+    return 0;
+  }
+  int64_t v;
+  if (integral_at(a.L, 1, v) && v < 0) a.error("the seed must be non-negative, got " + std::to_string(v));
+  manual_seed(seed_value(a, 1));
+  return 0;
+}
+
+// np.random.rand(d0, d1, ...) / randn: float64; no arguments gives a number.
+template <bool Normal>
+int np_rand_fn(lua_State* L, Args& a) {
+  Dims shape = shape_args(a, 1, a.count());
+  Tensor t = Normal ? ops::randn(shape, DType::Float64) : ops::rand(shape, DType::Float64);
+  return push_result(L, t, a.count() == 0);
+}
+
+// np.random.random(size=None) / random_sample: uniform [0, 1) with a size argument.
+int np_random_fn(lua_State* L, Args& a) {
+  std::optional<Dims> size = size_arg(a, 1);
+  Tensor t = ops::rand(size.value_or(Dims{}), DType::Float64);
+  return push_result(L, t, !size);
+}
+
+// np.random.randint(low, high=None, size=None, dtype="int64"): [low, high), or [0, low).
+int np_randint_fn(lua_State* L, Args& a) {
+  std::optional<DType> dtype = dtype_kw(a);
+  int last = strip_dtype_string(a, dtype, 3);
+  if (last > 3) a.error("expected randint(low[, high[, size]])");
+  std::optional<int64_t> low = integer_arg(a, 1, "low");
+  if (!low) a.error("expected low as argument 1");
+  std::optional<int64_t> high = integer_arg(a, 2, "high");
+  if (!high) {
+    high = low;
+    low = 0;
+  }
+  if (*low >= *high)
+    a.error("expected low < high, got low=" + std::to_string(*low) + ", high=" + std::to_string(*high));
+  std::optional<Dims> size = size_arg(a, 3);
+  Tensor t = ops::randint(*low, *high, size.value_or(Dims{}), dtype.value_or(DType::Int64));
+  return push_result(L, t, !size);
+}
+
+// np.random.uniform(low=0, high=1, size=None) and np.random.normal(loc=0, scale=1, size=None).
+template <bool Normal>
+int np_dist_fn(lua_State* L, Args& a) {
+  if (a.count() > 3) a.error(Normal ? "expected normal([loc[, scale[, size]]])" : "expected uniform([low[, high[, size]]])");
+  double p1 = number_arg(a, 1, Normal ? "loc" : "low").value_or(0.0);
+  double p2 = number_arg(a, 2, Normal ? "scale" : "high").value_or(1.0);
+  std::optional<Dims> size = size_arg(a, 3);
+  Tensor t = ops::empty(size.value_or(Dims{}), DType::Float64);
+  if (Normal) {
+    if (!(p2 >= 0)) a.error("scale must be non-negative, got " + num_str(p2));
+    ops::normal_(t, p1, p2);
+  } else {
+    // NumPy allows high < low (the interval is then (high, low]); uniform_ needs a <= b.
+    if (!std::isfinite(p1) || !std::isfinite(p2))
+      a.error("low and high must be finite, got low=" + num_str(p1) + ", high=" + num_str(p2));
+    if (p1 <= p2) {
+      ops::uniform_(t, p1, p2);
+    } else {
+      ops::uniform_(t, 0.0, 1.0);
+      TIDE_DISPATCH_FLOAT(t.dtype(), "uniform", [&] {
+        scalar_t* p = t.data<scalar_t>();
+        for (int64_t i = 0; i < t.numel(); ++i) p[i] = scalar_t(p1 + (p2 - p1) * double(p[i]));
+      });
+    }
+  }
+  return push_result(L, t, !size);
+}
+
+// Rows of x (along dim 1) in the order of the 1-based permutation perm.
+Tensor permute_rows(const Tensor& x, const Tensor& perm) {
+  Tensor src = x.contiguous();
+  Tensor out = Tensor::empty(x.sizes(), x.dtype());
+  const int64_t n = x.size(0);
+  const size_t row_bytes = n ? out.nbytes() / size_t(n) : 0;
+  const int64_t* p = perm.data<int64_t>();
+  const char* s = static_cast<const char*>(src.data_ptr());
+  char* d = static_cast<char*>(out.data_ptr());
+  for (int64_t i = 0; i < n; ++i) std::memcpy(d + size_t(i) * row_bytes, s + size_t(p[i] - 1) * row_bytes, row_bytes);
+  return out;
+}
+
+// np.random.permutation(n) -> a permutation of 1..n (1-based, as randperm);
+// np.random.permutation(x) -> a copy of x with its rows (dim 1) shuffled.
+int np_permutation_fn(lua_State* L, Args& a) {
+  if (a.count() != 1) a.error("expected permutation(n) or permutation(x)");
+  if (a.is_tensor(1)) {
+    Tensor& x = a.tensor(1);
+    check_cpu(x, a.op);
+    if (x.dim() == 0) a.error("x must have at least one dim");
+    push_tensor(L, permute_rows(x, ops::randperm(x.size(0))));
+    return 1;
+  }
+  int64_t n = a.integer(1);
+  if (n < 0) a.error("n must be non-negative, got " + std::to_string(n));
+  push_tensor(L, ops::randperm(n));
+  return 1;
+}
+
+// np.random.shuffle(x): shuffles the rows of x in place; returns nothing, as NumPy.
+int np_shuffle_fn(lua_State*, Args& a) {
+  Tensor& x = a.tensor(1);
+  check_cpu(x, a.op);
+  if (x.dim() == 0) a.error("x must have at least one dim");
+  Tensor shuffled = permute_rows(x, ops::randperm(x.size(0)));
+  ops::copy_(x, shuffled);
+  return 0;
+}
+
+// ---- *_like
+
+template <int Kind>  // 0 empty, 1 zeros, 2 ones, 3 rand, 4 randn
+int like_fn(lua_State* L, Args& a) {
+  Tensor& x = a.tensor(1);
+  std::optional<DType> dtype = dtype_kw(a);
+  int last = a.style == Style::Numpy ? strip_dtype_string(a, dtype, 1) : a.count();
+  if (last != 1) a.error("expected one tensor argument (and a keyword table)");
+  std::optional<Device> dev = device_kw_opt(a);
+  Tensor t;
+  switch (Kind) {
+    case 0: t = ops::empty_like(x, dtype, dev); break;
+    case 1: t = ops::zeros_like(x, dtype, dev); break;
+    case 2: t = ops::ones_like(x, dtype, dev); break;
+    case 3: t = ops::rand_like(x, dtype, dev); break;
+    default: t = ops::randn_like(x, dtype, dev); break;
+  }
+  push_tensor(L, std::move(t));
+  return 1;
+}
+
+int full_like_fn(lua_State* L, Args& a) {
+  Tensor& x = a.tensor(1);
+  std::optional<DType> dtype = dtype_kw(a);
+  int last = a.style == Style::Numpy ? strip_dtype_string(a, dtype, 2) : a.count();
+  if (last != 2) a.error("expected full_like(x, value)");
+  push_tensor(L, ops::full_like(x, fill_value(a, 2), dtype, device_kw_opt(a)));
+  return 1;
+}
+
+// ---- in-place fills (methods)
+
+int uniform_inplace(lua_State* L, Args& a) {
+  Tensor& x = a.tensor(1);
+  double lo = number_arg(a, 2, "from").value_or(0.0);
+  double hi = number_arg(a, 3, "to").value_or(1.0);
+  if (!(lo <= hi)) a.error("expects from <= to, got from=" + num_str(lo) + ", to=" + num_str(hi));
+  ops::uniform_(x, lo, hi);
+  lua_settop(L, 1);
+  return 1;
+}
+
+int normal_inplace(lua_State* L, Args& a) {
+  Tensor& x = a.tensor(1);
+  double mean = number_arg(a, 2, "mean").value_or(0.0);
+  double std = number_arg(a, 3, "std").value_or(1.0);
+  if (!(std >= 0)) a.error("expects std >= 0, got std=" + num_str(std));
+  ops::normal_(x, mean, std);
+  lua_settop(L, 1);
+  return 1;
+}
+
+int zero_inplace(lua_State* L, Args& a) {
+  Tensor& x = a.tensor(1);
+  ops::fill_(x, Scalar(int64_t(0)));
+  lua_settop(L, 1);
+  return 1;
+}
+
+int fill_inplace(lua_State* L, Args& a) {
+  Tensor& x = a.tensor(1);
+  ops::fill_(x, fill_value(a, 2));
+  lua_settop(L, 1);
+  return 1;
+}
+
+const Binding kCreationBindings[] = {
+    {"tensor", tensor_fn, TORCH,
+     "tensor(data[, {dtype=, device=}]) -> Tensor: a new tensor from a number, a boolean, nested tables "
+     "or a tensor (copied). Lua integers give int64, floats the default float dtype, booleans bool."},
+    {"array", tensor_fn, NUMPY,
+     "array(data[, dtype]) -> array: a new array from nested tables or an array (copied); floats give float64."},
+    {"empty", const_fn<0>, TORCH | NUMPY, "empty(size...[, {dtype=, device=}]) -> Tensor: uninitialised values."},
+    {"zeros", const_fn<1>, TORCH | NUMPY, "zeros(size...[, {dtype=, device=}]) -> Tensor of zeros."},
+    {"ones", const_fn<2>, TORCH | NUMPY, "ones(size...[, {dtype=, device=}]) -> Tensor of ones."},
+    {"full", full_fn, TORCH | NUMPY,
+     "full(size, value[, {dtype=, device=}]) -> Tensor filled with value (dtype from the value by default)."},
+    {"arange", arange_fn, TORCH | NUMPY,
+     "arange([start,] end[, step][, {dtype=}]) -> 1-D Tensor start, start+step, ... below end "
+     "(int64 for integer arguments). arange(4) is 0, 1, 2, 3."},
+    {"linspace", linspace_fn, TORCH | NUMPY,
+     "linspace(start, end, steps[, {dtype=}]) -> 1-D Tensor of `steps` evenly spaced values, ends included "
+     "(np: num defaults to 50, {endpoint=false})."},
+    {"eye", eye_fn, TORCH | NUMPY, "eye(n[, m][, {dtype=}]) -> n x m Tensor with ones on the diagonal (np: eye(N, M, k))."},
+    {"identity", identity_fn, NUMPY, "identity(n[, dtype]) -> n x n identity array."},
+    {"rand", rand_fn<false>, TORCH, "rand(size...[, {dtype=, device=}]) -> Tensor uniform in [0, 1)."},
+    {"randn", rand_fn<true>, TORCH, "randn(size...[, {dtype=, device=}]) -> Tensor of standard normal values."},
+    {"randint", randint_fn, TORCH,
+     "randint([low,] high, size[, {dtype=}]) -> int64 Tensor uniform over [low, high); size is a table."},
+    {"randperm", randperm_fn, TORCH, "randperm(n[, {dtype=}]) -> int64 Tensor: a random permutation of 1..n."},
+    {"manual_seed", manual_seed_fn, TORCH, "manual_seed(seed): reseeds the global generator (same seed, same numbers)."},
+    {"initial_seed", initial_seed_fn, TORCH, "initial_seed() -> integer: the seed of the global generator."},
+    {"empty_like", like_fn<0>, TORCH | NUMPY, "empty_like(x[, {dtype=, device=}]) -> Tensor shaped like x, uninitialised."},
+    {"zeros_like", like_fn<1>, TORCH | NUMPY, "zeros_like(x[, {dtype=, device=}]) -> zeros shaped like x."},
+    {"ones_like", like_fn<2>, TORCH | NUMPY, "ones_like(x[, {dtype=, device=}]) -> ones shaped like x."},
+    {"full_like", full_like_fn, TORCH | NUMPY, "full_like(x, value[, {dtype=, device=}]) -> x's shape filled with value."},
+    {"rand_like", like_fn<3>, TORCH, "rand_like(x[, {dtype=}]) -> uniform [0, 1) values shaped like x."},
+    {"randn_like", like_fn<4>, TORCH, "randn_like(x[, {dtype=}]) -> standard normal values shaped like x."},
+    {"random.seed", np_seed_fn, NUMPY, "random.seed([seed]): reseeds the global generator (shared with torch)."},
+    {"random.rand", np_rand_fn<false>, NUMPY, "random.rand(d0, d1, ...) -> float64 array uniform in [0, 1) (a number without args)."},
+    {"random.randn", np_rand_fn<true>, NUMPY, "random.randn(d0, d1, ...) -> float64 array of standard normal values."},
+    {"random.random", np_random_fn, NUMPY, "random.random([size]) -> float64 array uniform in [0, 1) (a number without size)."},
+    {"random.random_sample", np_random_fn, NUMPY, "random.random_sample([size]): same as random.random."},
+    {"random.randint", np_randint_fn, NUMPY,
+     "random.randint(low[, high[, size]][, {dtype=}]) -> int64 array in [low, high), or [0, low) without high; "
+     "a number without size."},
+    {"random.uniform", np_dist_fn<false>, NUMPY, "random.uniform([low[, high[, size]]]) -> float64 uniform values in [low, high)."},
+    {"random.normal", np_dist_fn<true>, NUMPY, "random.normal([loc[, scale[, size]]]) -> float64 normal values."},
+    {"random.permutation", np_permutation_fn, NUMPY,
+     "random.permutation(n | x) -> a permutation of 1..n (1-based), or a copy of x with shuffled rows."},
+    {"random.shuffle", np_shuffle_fn, NUMPY, "random.shuffle(x): shuffles the rows of x in place."},
+    {"uniform_", uniform_inplace, METHOD, "uniform_([from[, to]]) -> x: fills x with uniform values in [from, to)."},
+    {"normal_", normal_inplace, METHOD, "normal_([mean[, std]]) -> x: fills x with normal values."},
+    {"zero_", zero_inplace, METHOD, "zero_() -> x: fills x with zeros."},
+    {"fill_", fill_inplace, METHOD, "fill_(value) -> x: fills x with value."},
+};
+
+}  // namespace
+
+void register_creation_bindings() {
+  register_bindings(kCreationBindings, sizeof(kCreationBindings) / sizeof(kCreationBindings[0]));
+}
+
+}  // namespace tide::lua

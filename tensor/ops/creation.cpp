@@ -1,0 +1,444 @@
+// Creation ops (see creation.hpp) and the CPU random kernels that follow random.hpp's scheme.
+#include "creation.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <sstream>
+#include <vector>
+
+#include "../backend.hpp"
+#include "../parallel.hpp"
+#include "elementwise.hpp"
+
+namespace tide::ops {
+
+namespace {
+
+// Elements per parallel chunk for random fills (Philox plus a log/cos per element for
+// normal is far more work than a plain copy, so the grain is smaller than kParallelGrain).
+constexpr int64_t kRandomGrain = 8192;
+
+std::string num_str(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  std::ostringstream os;
+  os.precision(17);
+  os << v;
+  return os.str();
+}
+
+std::string scalar_str(const Scalar& s) {
+  switch (s.kind) {
+    case Scalar::Bool: return s.i ? "true" : "false";
+    case Scalar::Int: return std::to_string(s.i);
+    default: return num_str(s.f);
+  }
+}
+
+void check_shape(const char* op, const Dims& shape) {
+  int64_t numel = 1;
+  bool zero = false;
+  for (int64_t s : shape) {
+    TIDE_CHECK(s >= 0, op, ": sizes must be non-negative, got ", s, " in shape ", shape.str());
+    zero = zero || s == 0;
+  }
+  if (zero) return;
+  for (int64_t s : shape)
+    TIDE_CHECK(!__builtin_mul_overflow(numel, s, &numel), op, ": shape ", shape.str(),
+               " has too many elements");
+}
+
+Tensor make(const char* op, const Dims& shape, DType dtype, Device device) {
+  check_creation_device(op, device);
+  check_shape(op, shape);
+  try {
+    return Tensor::empty(shape, dtype, device);
+  } catch (const OutOfMemory& e) {
+    throw OutOfMemory(std::string(op) + ": " + e.what());
+  }
+}
+
+void check_float_dtype(const char* op, DType dtype) {
+  TIDE_CHECK(is_floating(dtype), op, ": expected a floating-point dtype, got ", dtype_name(dtype));
+}
+
+// Runs f(i, words) for every element i in [0, n), words pointing at the W words of element i
+// (random.hpp: block offset + i*W/4, starting at word i*W % 4). Parallel; the values depend
+// only on (draw, i).
+template <int W, typename F>
+void philox_for(int64_t n, Generator::Draw d, const F& f) {
+  static_assert(W == 1 || W == 2 || W == 4);
+  parallel_for(0, n, kRandomGrain, [&](int64_t b, int64_t e) {
+    uint64_t cur = ~uint64_t(0);
+    philox::Words ws{};
+    for (int64_t i = b; i < e; ++i) {
+      uint64_t widx = uint64_t(i) * W;
+      uint64_t blk = d.offset + widx / 4;
+      if (blk != cur) {
+        ws = philox::block(d.seed, blk);
+        cur = blk;
+      }
+      f(i, &ws.w[widx % 4]);
+    }
+  });
+}
+
+// Words per element and the uniform [0,1) value of a float type (exact in that type).
+template <typename T> struct UniformOf;
+template <> struct UniformOf<float> {
+  static constexpr int W = 1;
+  static double get(const uint32_t* w) { return philox::uniform_bits(w[0], 24); }
+};
+template <> struct UniformOf<Half> {
+  static constexpr int W = 1;
+  static double get(const uint32_t* w) { return philox::uniform_bits(w[0], 11); }
+};
+template <> struct UniformOf<BFloat16> {
+  static constexpr int W = 1;
+  static double get(const uint32_t* w) { return philox::uniform_bits(w[0], 8); }
+};
+template <> struct UniformOf<double> {
+  static constexpr int W = 2;
+  static double get(const uint32_t* w) { return philox::uniform53(w[0], w[1]); }
+};
+
+Generator& gen_or_default(Generator* gen) { return gen ? *gen : default_generator(); }
+
+// Fills a contiguous CPU tensor `c` through `fill(scalar_t* data, n)`, or, when t is not
+// contiguous, fills a contiguous temporary and copies it in (so the values follow the
+// row-major element order whatever the layout).
+template <typename Fill>
+void fill_in_place(Tensor& t, const Fill& fill) {
+  if (t.is_contiguous()) {
+    fill(t);
+    t.storage()->bump_version();
+  } else {
+    Tensor tmp = Tensor::empty(t.sizes(), t.dtype());
+    fill(tmp);
+    copy_(t, tmp);
+  }
+}
+
+template <typename T>
+bool fits_integer(int64_t lo, int64_t hi_inclusive) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return lo >= 0 && hi_inclusive <= 1;
+  } else if constexpr (std::is_integral_v<T>) {
+    return lo >= int64_t(std::numeric_limits<T>::min()) &&
+           hi_inclusive <= int64_t(std::numeric_limits<T>::max());
+  } else {
+    return true;
+  }
+}
+
+}  // namespace
+
+void check_creation_device(const char* op, Device device) {
+  if (device.is_cpu()) return;
+  try {
+    (void)backend_for(device.type);  // throws saying why the device is unavailable
+  } catch (const OutOfMemory&) {
+    throw;
+  } catch (const Error& e) {
+    TIDE_FAIL(op, ": ", e.what());
+  }
+  TIDE_FAIL(op, ": creating tensors on ", device.str(), " is not supported yet");
+}
+
+Tensor empty(const Dims& shape, DType dtype, Device device) {
+  return make("empty", shape, dtype, device);
+}
+
+Tensor zeros(const Dims& shape, DType dtype, Device device) {
+  Tensor t = make("zeros", shape, dtype, device);
+  // Zero is all-zero bits in every dtype, half types included.
+  char* p = static_cast<char*>(t.data_ptr());
+  size_t nbytes = t.nbytes();
+  parallel_for(0, int64_t(nbytes), int64_t(1) << 20, [p](int64_t b, int64_t e) {
+    std::memset(p + b, 0, size_t(e - b));
+  });
+  return t;
+}
+
+Tensor ones(const Dims& shape, DType dtype, Device device) {
+  Tensor t = make("ones", shape, dtype, device);
+  fill_(t, Scalar(int64_t(1)));
+  return t;
+}
+
+Tensor full(const Dims& shape, const Scalar& value, std::optional<DType> dtype, Device device) {
+  Tensor t = make("full", shape, dtype ? *dtype : value.natural_dtype(), device);
+  fill_(t, value);
+  return t;
+}
+
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
+              std::optional<DType> dtype, Device device, DType float_dtype) {
+  const bool all_int = start.kind != Scalar::Float && end.kind != Scalar::Float && step.kind != Scalar::Float;
+  const DType dt = dtype ? *dtype : (all_int ? DType::Int64 : float_dtype);
+  const double s = start.to_double(), e = end.to_double(), st = step.to_double();
+  TIDE_CHECK(std::isfinite(s) && std::isfinite(e), "arange: unsupported range: ", scalar_str(start),
+             " -> ", scalar_str(end));
+  TIDE_CHECK(std::isfinite(st) && st != 0, "arange: step must be nonzero and finite, got ",
+             scalar_str(step));
+  TIDE_CHECK((st > 0 && e >= s) || (st < 0 && e <= s),
+             "arange: upper bound and step sign are inconsistent (start=", scalar_str(start),
+             ", end=", scalar_str(end), ", step=", scalar_str(step), ")");
+  int64_t n;
+  if (all_int) {
+    __int128 diff = __int128(end.to_int()) - start.to_int();
+    __int128 stp = step.to_int();
+    __int128 len = stp > 0 ? (diff + stp - 1) / stp : (diff + stp + 1) / stp;
+    TIDE_CHECK(len <= std::numeric_limits<int64_t>::max(), "arange: too many elements");
+    n = int64_t(len);
+  } else {
+    double len = std::ceil((e - s) / st);
+    TIDE_CHECK(len < 9.2e18, "arange: too many elements (", num_str(len), ")");
+    n = int64_t(len);
+  }
+  Tensor t = make("arange", Dims{n}, dt, device);
+  if (all_int && !is_floating(dt)) {
+    const int64_t s0 = start.to_int(), d = step.to_int();
+    TIDE_DISPATCH_ALL(dt, "arange", [&] {
+      scalar_t* p = t.data<scalar_t>();
+      parallel_for(0, n, kParallelGrain, [&](int64_t b, int64_t en) {
+        for (int64_t i = b; i < en; ++i) p[i] = scalar_t(int64_t(uint64_t(s0) + uint64_t(i) * uint64_t(d)));
+      });
+    });
+  } else {
+    // Computed in double (PyTorch's accumulate type on the CPU) and cast.
+    TIDE_DISPATCH_ALL(dt, "arange", [&] {
+      scalar_t* p = t.data<scalar_t>();
+      parallel_for(0, n, kParallelGrain, [&](int64_t b, int64_t en) {
+        for (int64_t i = b; i < en; ++i) {
+          double v = s + double(i) * st;
+          if constexpr (std::is_integral_v<scalar_t> && !std::is_same_v<scalar_t, bool>)
+            p[i] = scalar_t(int64_t(v));
+          else if constexpr (std::is_same_v<scalar_t, bool>)
+            p[i] = v != 0;
+          else
+            p[i] = scalar_t(compute_t<scalar_t>(v));
+        }
+      });
+    });
+  }
+  return t;
+}
+
+Tensor linspace(double start, double end, int64_t steps, DType dtype, Device device) {
+  TIDE_CHECK(steps >= 0, "linspace: number of steps must be non-negative, got ", steps);
+  TIDE_CHECK(!std::isnan(start) && !std::isnan(end), "linspace: start and end must not be nan, got ",
+             num_str(start), " and ", num_str(end));
+  Tensor t = make("linspace", Dims{steps}, dtype, device);
+  if (steps == 0) return t;
+  // PyTorch's CPU formula: step in the dtype's arithmetic (float for float32 and the half
+  // types, double for float64 and integers), the first half counted up from start, the
+  // second half down from end, so that both ends are exact.
+  TIDE_DISPATCH_ALL(dtype, "linspace", [&] {
+    using acc = std::conditional_t<std::is_same_v<scalar_t, float> || is_half_v<scalar_t>, float, double>;
+    scalar_t* p = t.data<scalar_t>();
+    const acc a = acc(start), z = acc(end);
+    const acc step = steps > 1 ? (z - a) / acc(steps - 1) : acc(0);
+    const int64_t half = steps / 2;
+    parallel_for(0, steps, kParallelGrain, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        acc v = i < half ? a + step * acc(i) : z - step * acc(steps - i - 1);
+        if (steps == 1) v = a;
+        if constexpr (std::is_same_v<scalar_t, bool>) p[i] = v != 0;
+        else if constexpr (std::is_integral_v<scalar_t>) p[i] = scalar_t(int64_t(v));
+        else p[i] = scalar_t(v);
+      }
+    });
+  });
+  return t;
+}
+
+Tensor eye(int64_t n, int64_t m, DType dtype, Device device, int64_t k) {
+  if (m < 0) m = n;
+  TIDE_CHECK(n >= 0, "eye: n must be non-negative, got ", n);
+  Tensor t = zeros(Dims{n, m}, dtype, device);
+  TIDE_DISPATCH_ALL(dtype, "eye", [&] {
+    scalar_t* p = t.data<scalar_t>();
+    const scalar_t one = scalar_t(1);
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t j = i + k;
+      if (j >= 0 && j < m) p[i * m + j] = one;
+    }
+  });
+  return t;
+}
+
+Tensor& uniform_(Tensor& t, double a, double b, Generator* gen) {
+  check_cpu(t, "uniform_");
+  check_float_dtype("uniform_", t.dtype());
+  TIDE_CHECK(std::isfinite(a) && std::isfinite(b), "uniform_: bounds must be finite, got a=",
+             num_str(a), ", b=", num_str(b));
+  TIDE_CHECK(a <= b, "uniform_: expects a <= b, got a=", num_str(a), ", b=", num_str(b));
+  fill_in_place(t, [&](Tensor& c) {
+    TIDE_DISPATCH_FLOAT(c.dtype(), "uniform_", [&] {
+      using U = UniformOf<scalar_t>;
+      const int64_t n = c.numel();
+      Generator::Draw d = gen_or_default(gen).reserve(n, U::W);
+      scalar_t* p = c.data<scalar_t>();
+      const double width = b - a;
+      philox_for<U::W>(n, d, [&](int64_t i, const uint32_t* w) {
+        scalar_t v = scalar_t(compute_t<scalar_t>(a + width * U::get(w)));
+        if (a < b && double(compute_t<scalar_t>(v)) >= b) v = scalar_t(compute_t<scalar_t>(a));
+        p[i] = v;
+      });
+    });
+  });
+  return t;
+}
+
+Tensor& normal_(Tensor& t, double mean, double std, Generator* gen) {
+  check_cpu(t, "normal_");
+  check_float_dtype("normal_", t.dtype());
+  TIDE_CHECK(std >= 0, "normal_: expects std >= 0, got std=", num_str(std));
+  fill_in_place(t, [&](Tensor& c) {
+    TIDE_DISPATCH_FLOAT(c.dtype(), "normal_", [&] {
+      const int64_t n = c.numel();
+      Generator::Draw d = gen_or_default(gen).reserve(n, 2);  // one block per pair
+      scalar_t* p = c.data<scalar_t>();
+      auto put = [&](int64_t i, double z) { p[i] = scalar_t(compute_t<scalar_t>(mean + std * z)); };
+      parallel_for(0, n, kRandomGrain, [&](int64_t b, int64_t e) {
+        int64_t i = b;
+        if (i & 1) {  // a chunk starting at an odd element: its pair began in the chunk before
+          auto w = philox::block(d.seed, d.offset + uint64_t(i) / 2);
+          put(i, philox::normal_from_words(w.w[0], w.w[1], w.w[2], w.w[3], true));
+          ++i;
+        }
+        for (; i + 1 < e; i += 2) {
+          auto w = philox::block(d.seed, d.offset + uint64_t(i) / 2);
+          double z0, z1;
+          philox::normal_pair_from_words(w.w[0], w.w[1], w.w[2], w.w[3], z0, z1);
+          put(i, z0);
+          put(i + 1, z1);
+        }
+        if (i < e) {
+          auto w = philox::block(d.seed, d.offset + uint64_t(i) / 2);
+          put(i, philox::normal_from_words(w.w[0], w.w[1], w.w[2], w.w[3], false));
+        }
+      });
+    });
+  });
+  return t;
+}
+
+Tensor rand(const Dims& shape, DType dtype, Device device, Generator* gen) {
+  check_float_dtype("rand", dtype);
+  Tensor t = make("rand", shape, dtype, device);
+  return uniform_(t, 0.0, 1.0, gen);
+}
+
+Tensor randn(const Dims& shape, DType dtype, Device device, Generator* gen) {
+  check_float_dtype("randn", dtype);
+  Tensor t = make("randn", shape, dtype, device);
+  return normal_(t, 0.0, 1.0, gen);
+}
+
+Tensor randint(int64_t low, int64_t high, const Dims& shape, DType dtype, Device device,
+               Generator* gen) {
+  TIDE_CHECK(low < high, "randint: expected low < high, got low=", low, ", high=", high);
+  Tensor t = make("randint", shape, dtype, device);
+  const uint64_t range = uint64_t(high) - uint64_t(low);
+  TIDE_DISPATCH_ALL(dtype, "randint", [&] {
+    TIDE_CHECK(fits_integer<scalar_t>(low, high - 1), "randint: the range [", low, ", ", high,
+               ") does not fit in ", dtype_name(dtype));
+    const int64_t n = t.numel();
+    Generator::Draw d = gen_or_default(gen).reserve(n, 2);
+    scalar_t* p = t.data<scalar_t>();
+    philox_for<2>(n, d, [&](int64_t i, const uint32_t* w) {
+      uint64_t r = (uint64_t(w[0]) << 32) | w[1];
+      int64_t v = int64_t(uint64_t(low) + r % range);
+      if constexpr (std::is_same_v<scalar_t, bool>) p[i] = v != 0;
+      else if constexpr (std::is_integral_v<scalar_t>) p[i] = scalar_t(v);
+      else p[i] = scalar_t(compute_t<scalar_t>(double(v)));
+    });
+  });
+  return t;
+}
+
+Tensor randperm(int64_t n, DType dtype, Device device, Generator* gen) {
+  TIDE_CHECK(n >= 0, "randperm: n must be non-negative, got ", n);
+  Tensor t = make("randperm", Dims{n}, dtype, device);
+  TIDE_DISPATCH_ALL(dtype, "randperm", [&] {
+    // The largest n whose values 1..n the dtype holds exactly.
+    int64_t limit;
+    if constexpr (std::is_same_v<scalar_t, bool>) limit = 1;
+    else if constexpr (std::is_integral_v<scalar_t>) limit = int64_t(std::numeric_limits<scalar_t>::max());
+    else if constexpr (std::is_same_v<scalar_t, Half>) limit = int64_t(1) << 11;
+    else if constexpr (std::is_same_v<scalar_t, BFloat16>) limit = int64_t(1) << 8;
+    else limit = int64_t(1) << std::numeric_limits<scalar_t>::digits;
+    TIDE_CHECK(n <= limit, "randperm: n=", n, " is too large for ", dtype_name(dtype));
+  });
+  std::vector<int64_t> perm(size_t(n > 0 ? n : 0));
+  for (int64_t i = 0; i < n; ++i) perm[size_t(i)] = i + 1;
+  Generator::Draw d = gen_or_default(gen).reserve(n, 2);
+  uint64_t cur = ~uint64_t(0);
+  philox::Words ws{};
+  for (int64_t j = n - 1; j >= 1; --j) {
+    uint64_t widx = uint64_t(j) * 2;
+    uint64_t blk = d.offset + widx / 4;
+    if (blk != cur) {
+      ws = philox::block(d.seed, blk);
+      cur = blk;
+    }
+    const uint32_t* w = &ws.w[widx % 4];
+    uint64_t r = (uint64_t(w[0]) << 32) | w[1];
+    int64_t k = int64_t(r % uint64_t(j + 1));
+    std::swap(perm[size_t(j)], perm[size_t(k)]);
+  }
+  TIDE_DISPATCH_ALL(dtype, "randperm", [&] {
+    scalar_t* p = t.data<scalar_t>();
+    for (int64_t i = 0; i < n; ++i) {
+      if constexpr (std::is_integral_v<scalar_t>) p[i] = scalar_t(perm[size_t(i)]);
+      else p[i] = scalar_t(compute_t<scalar_t>(double(perm[size_t(i)])));
+    }
+  });
+  return t;
+}
+
+Tensor empty_like(const Tensor& x, std::optional<DType> dtype, std::optional<Device> device) {
+  return make("empty_like", x.sizes(), dtype.value_or(x.dtype()), device.value_or(x.device()));
+}
+
+Tensor zeros_like(const Tensor& x, std::optional<DType> dtype, std::optional<Device> device) {
+  Device dev = device.value_or(x.device());
+  check_creation_device("zeros_like", dev);
+  return zeros(x.sizes(), dtype.value_or(x.dtype()), dev);
+}
+
+Tensor ones_like(const Tensor& x, std::optional<DType> dtype, std::optional<Device> device) {
+  Device dev = device.value_or(x.device());
+  check_creation_device("ones_like", dev);
+  return ones(x.sizes(), dtype.value_or(x.dtype()), dev);
+}
+
+Tensor full_like(const Tensor& x, const Scalar& value, std::optional<DType> dtype,
+                 std::optional<Device> device) {
+  Tensor t = empty_like(x, dtype, device);
+  fill_(t, value);
+  return t;
+}
+
+Tensor rand_like(const Tensor& x, std::optional<DType> dtype, std::optional<Device> device,
+                 Generator* gen) {
+  DType dt = dtype.value_or(x.dtype());
+  check_float_dtype("rand_like", dt);
+  Device dev = device.value_or(x.device());
+  check_creation_device("rand_like", dev);
+  return rand(x.sizes(), dt, dev, gen);
+}
+
+Tensor randn_like(const Tensor& x, std::optional<DType> dtype, std::optional<Device> device,
+                  Generator* gen) {
+  DType dt = dtype.value_or(x.dtype());
+  check_float_dtype("randn_like", dt);
+  Device dev = device.value_or(x.device());
+  check_creation_device("randn_like", dev);
+  return randn(x.sizes(), dt, dev, gen);
+}
+
+}  // namespace tide::ops
