@@ -25,6 +25,7 @@ int unary_inplace(lua_State*, Args& a) {
 // Both operands may be tensors or numbers (operators call this with a number on either side).
 template <BinaryOp OP>
 int binary_fn(lua_State* L, Args& a) {
+  if (!a.is_tensor(1) && !a.is_tensor(2)) a.error("expected at least one tensor argument");
   push_tensor(L, ops::binary(OP, a.tensor_or_scalar(1), a.tensor_or_scalar(2), a.out()));
   return 1;
 }
@@ -96,14 +97,17 @@ std::vector<Binding> make_table() {
   std::vector<Binding> t;
 #define TIDE_UNARY_ROW(name, F, kind)                                                      \
   t.push_back({#name, unary_fn<UnaryOp::F>, METHOD | TORCH | NUMPY,                        \
-               #name "(x[, {out=}]) -> Tensor: elementwise " #name ".", numpy_name(#name)}); \
+               #name "(x[, {out=}]) -> Tensor: elementwise " #name "."});                     \
+  if (const char* np = numpy_name(#name))                                                  \
+    t.push_back({np, unary_fn<UnaryOp::F>, NUMPY, #name "(x[, {out=}]) -> Tensor: NumPy's name for " #name "."}); \
   t.push_back({#name "_", unary_inplace<UnaryOp::F>, METHOD, #name "_(x) -> x: in-place " #name "."});
   TIDE_UNARY_OPS(TIDE_UNARY_ROW)
 #undef TIDE_UNARY_ROW
 #define TIDE_BINARY_ROW(name, F, kind)                                                         \
   t.push_back({#name, binary_fn<BinaryOp::F>, METHOD | TORCH | NUMPY,                          \
-               #name "(a, b[, {out=}]) -> Tensor: elementwise " #name " with broadcasting.", \
-               numpy_name(#name)});                                                            \
+               #name "(a, b[, {out=}]) -> Tensor: elementwise " #name " with broadcasting."}); \
+  if (const char* np = numpy_name(#name))                                                      \
+    t.push_back({np, binary_fn<BinaryOp::F>, NUMPY, #name "(a, b[, {out=}]) -> Tensor: NumPy's name for " #name "."}); \
   t.push_back({#name "_", binary_inplace<BinaryOp::F>, METHOD, #name "_(x, y) -> x: in-place " #name "."});
   TIDE_BINARY_OPS(TIDE_BINARY_ROW)
 #undef TIDE_BINARY_ROW

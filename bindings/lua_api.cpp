@@ -7,6 +7,8 @@
 #include <cstring>
 #include <mutex>
 
+#include "../tensor/allocator.hpp"
+
 namespace tide::lua {
 
 // ---------------------------------------------------------------------------------------
@@ -14,34 +16,76 @@ namespace tide::lua {
 
 namespace {
 
-// Tensor bytes not yet reported to the collector, per thread (each interpreter runs on one
-// thread at a time; a shared counter only shifts when a step happens).
+// Tensor bytes not yet reported to the collector, and allocated since the last full
+// collection, per thread (each interpreter runs on one thread at a time).
 thread_local size_t t_gc_debt = 0;
+thread_local size_t t_since_full = 0;
+thread_local size_t t_live_after_full = 0;
 constexpr size_t kGcStepBytes = 256 * 1024;
+constexpr size_t kMinFullCollectBytes = size_t(64) << 20;
 
 }  // namespace
 
+// Lua's collector cannot see tensor memory, so every tensor's bytes are reported here:
+// each 256 KiB drive an incremental step as if that much had been allocated in Lua, and once
+// the tensors allocated since the last full collection exceed both 64 MiB and what was live
+// after it, a full collection runs. The second rule is what bounds memory in generational
+// mode (lua.c's default), where steps are minor collections that never free old tensors.
 void gc_account(lua_State* L, size_t nbytes) {
   t_gc_debt += nbytes;
-  if (t_gc_debt >= kGcStepBytes) {
-    int kb = int(std::min<size_t>(t_gc_debt / 1024, 1 << 30));
-    t_gc_debt = 0;
+  if (t_gc_debt < kGcStepBytes) return;
+  t_since_full += t_gc_debt;
+  int kb = int(std::min<size_t>(t_gc_debt / 1024, 1 << 30));
+  t_gc_debt = 0;
+  if (t_since_full > std::max(kMinFullCollectBytes, t_live_after_full)) {
+    lua_gc(L, LUA_GCCOLLECT);
+    t_since_full = 0;
+    t_live_after_full = cpu_allocator_stats().allocated_bytes;
+  } else {
     lua_gc(L, LUA_GCSTEP, kb);
   }
 }
 
+// The registry key of the Tensor metatable (a light userdata: no string hashing per push).
+static const char kMetaKey = 0;
+
+void remember_tensor_metatable(lua_State* L) {
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &kMetaKey);
+  // Also in the thread's extra space (copied to coroutines), for a pointer compare in
+  // to_tensor; left alone if a host already uses that space.
+  auto** slot = static_cast<const void**>(lua_getextraspace(L));
+  if (*slot == nullptr) *slot = lua_topointer(L, -1);
+}
+
 void push_tensor(lua_State* L, Tensor t) {
-  size_t bytes = t.defined() ? t.nbytes() + sizeof(TensorImpl) : 0;
+  // Data bytes only: the userdata itself is counted by Lua, and the small view objects are
+  // pooled, so they add no lasting memory per tensor.
+  size_t bytes = t.defined() ? t.nbytes() : 0;
   void* ud = lua_newuserdatauv(L, sizeof(Tensor), 0);
   new (ud) Tensor(std::move(t));
-  luaL_setmetatable(L, kTensorMeta);
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &kMetaKey);
+  lua_setmetatable(L, -2);
   gc_account(L, bytes);
 }
 
+// The Tensor userdata at idx, or nullptr (no error) when the value is something else.
+Tensor* tensor_slot(lua_State* L, int idx) {
+  if (lua_type(L, idx) != LUA_TUSERDATA || !lua_getmetatable(L, idx)) return nullptr;
+  const void* mt = lua_topointer(L, -1);
+  lua_pop(L, 1);
+  if (mt != *static_cast<const void**>(lua_getextraspace(L))) {
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &kMetaKey);
+    bool same = lua_topointer(L, -1) == mt;
+    lua_pop(L, 1);
+    if (!same) return nullptr;
+  }
+  return static_cast<Tensor*>(lua_touserdata(L, idx));
+}
+
 Tensor* to_tensor(lua_State* L, int idx) {
-  void* p = luaL_testudata(L, idx, kTensorMeta);
-  if (!p) return nullptr;
-  Tensor* t = static_cast<Tensor*>(p);
+  Tensor* t = tensor_slot(L, idx);
+  if (!t) return nullptr;
   TIDE_CHECK(t->defined(), "tensor: this tensor was freed (x:free() or <close>) and cannot be used");
   return t;
 }
@@ -96,7 +140,7 @@ struct TableReader {
   bool any_float = false, all_bool = true, any_value = false;
 
   void read(int idx, int depth) {
-    if (lua_istable(L, idx) && !luaL_testudata(L, idx, kTensorMeta)) {
+    if (lua_istable(L, idx)) {
       lua_Integer n = lua_Integer(lua_rawlen(L, idx));
       TIDE_CHECK(lua_checkstack(L, 4), op, ": table nested too deeply");
       if (depth == shape.size()) {
@@ -207,13 +251,13 @@ void Args::error(const std::string& msg) const { TIDE_FAIL(op, ": ", msg); }
 
 bool Args::has(int i) const { return i >= 1 && i <= npos_ && !lua_isnil(L, i); }
 int Args::lua_type_at(int i) const { return i >= 1 && i <= npos_ ? lua_type(L, i) : LUA_TNONE; }
-bool Args::is_tensor(int i) const { return i >= 1 && i <= npos_ && luaL_testudata(L, i, kTensorMeta); }
+bool Args::is_tensor(int i) const { return i >= 1 && i <= npos_ && tensor_slot(L, i); }
 bool Args::is_number(int i) const { return lua_type_at(i) == LUA_TNUMBER; }
 bool Args::is_table(int i) const { return lua_type_at(i) == LUA_TTABLE; }
 bool Args::is_string(int i) const { return lua_type_at(i) == LUA_TSTRING; }
 
 static const char* describe(lua_State* L, int idx) {
-  if (luaL_testudata(L, idx, kTensorMeta)) return "tensor";
+  if (tensor_slot(L, idx)) return "tensor";
   return lua_typename(L, lua_type(L, idx));
 }
 
@@ -545,7 +589,12 @@ static int call_binding(lua_State* L) {
   bool failed = false;
   try {
     Args a(L, b->name, style);
-    nret = b->fn(L, a);
+    if (style == Style::Numpy) {
+      DefaultFloatScope float64(DType::Float64);
+      nret = b->fn(L, a);
+    } else {
+      nret = b->fn(L, a);
+    }
   } catch (const std::exception& e) {
     lua_pushstring(L, e.what());
     failed = true;

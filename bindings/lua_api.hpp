@@ -27,6 +27,10 @@ constexpr const char* kTensorMeta = "tide.Tensor";
 void push_tensor(lua_State* L, Tensor t);
 // The tensor at idx, or nullptr if the value is not a tensor. Throws if it was freed.
 Tensor* to_tensor(lua_State* L, int idx);
+// The Tensor inside a tensor userdata (possibly freed: check defined()), or nullptr.
+Tensor* tensor_slot(lua_State* L, int idx);
+// Records the Tensor metatable at the top of the stack for fast identity checks.
+void remember_tensor_metatable(lua_State* L);
 // Reports tensor bytes to Lua's garbage collector (called by push_tensor).
 void gc_account(lua_State* L, size_t nbytes);
 // A Lua value (number, boolean, nested table of them, or tensor) as a tensor; used by

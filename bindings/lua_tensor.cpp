@@ -90,7 +90,7 @@ int copy_fn(lua_State* L, Args& a) {
 
 // x:free() releases this handle's memory now; a later use is an error.
 int free_fn(lua_State* L, Args& a) {
-  Tensor* t = static_cast<Tensor*>(luaL_testudata(L, 1, kTensorMeta));
+  Tensor* t = tensor_slot(L, 1);
   if (!t) a.error("expected a tensor");
   t->reset();
   return 0;
@@ -109,12 +109,23 @@ int to_fn(lua_State* L, Args& a) {
     } else {
       std::string s = a.string(i);
       DType dt;
-      if (parse_dtype(s.rfind("torch.", 0) == 0 ? s.substr(6) : s, dt)) dtype = dt;
-      else device = Device::parse(s);
+      if (parse_dtype(s.rfind("torch.", 0) == 0 ? s.substr(6) : s, dt)) {
+        dtype = dt;
+      } else {
+        try {
+          device = Device::parse(s);
+        } catch (const Error&) {
+          a.error("unknown dtype or device '" + s + "' (devices are \"cpu\", \"cuda\" and \"cuda:N\")");
+        }
+      }
     }
   }
   if (device && *device != x.device()) {
-    check_cpu(Tensor::empty({0}, x.dtype(), *device), "to");
+    try {
+      Tensor::empty({0}, x.dtype(), *device);
+    } catch (const Error& e) {
+      a.error(std::string("cannot move a tensor to ") + device->str() + ": " + e.what());
+    }
   }
   push_tensor(L, dtype ? x.to(*dtype, copy) : (copy ? x.clone() : x));
   return 1;
@@ -153,6 +164,11 @@ int cuda_fn(lua_State*, Args& a) {
   Tensor& x = a.tensor(1);
   check_cpu(Tensor::empty({0}, x.dtype(), Device{DeviceType::CUDA, 0}), "cuda");
   return 0;
+}
+
+int is_floating_point_fn(lua_State* L, Args& a) {
+  lua_pushboolean(L, is_floating(a.tensor(1).dtype()));
+  return 1;
 }
 
 int is_tensor_fn(lua_State* L, Args& a) {
@@ -218,6 +234,7 @@ const Binding kTensorBindings[] = {
     {"cpu", cpu_fn, METHOD, "cpu() -> Tensor: the tensor on the CPU."},
     {"cuda", cuda_fn, METHOD, "cuda() -> Tensor: the tensor on the GPU."},
     {"is_tensor", is_tensor_fn, TORCH, "is_tensor(v) -> boolean."},
+    {"is_floating_point", is_floating_point_fn, METHOD | TORCH, "is_floating_point(x) -> boolean."},
     {"size", numel_np_fn, NUMPY, "np.size(x) -> integer: number of elements."},
     {"shape", shape_np_fn, NUMPY, "np.shape(x) -> table: the shape."},
     {"asarray", asarray_fn, NUMPY, "asarray(x[, {dtype=}]) -> Tensor: x itself, or a new tensor from a table."},
@@ -294,7 +311,7 @@ int newindex_mm(lua_State* L, Args&) {
 }
 
 int tostring_mm(lua_State* L, Args&) {
-  Tensor* t = static_cast<Tensor*>(luaL_testudata(L, 1, kTensorMeta));
+  Tensor* t = tensor_slot(L, 1);
   if (t && !t->defined()) {
     lua_pushliteral(L, "tensor(<freed>)");
     return 1;
@@ -312,13 +329,13 @@ int len_mm(lua_State* L, Args&) {
 }
 
 int gc_mm(lua_State* L) {
-  Tensor* t = static_cast<Tensor*>(luaL_testudata(L, 1, kTensorMeta));
+  auto* t = static_cast<Tensor*>(lua_touserdata(L, 1));  // __gc runs only on our userdata
   if (t) t->~Tensor();
   return 0;
 }
 
 int close_mm(lua_State* L) {
-  Tensor* t = static_cast<Tensor*>(luaL_testudata(L, 1, kTensorMeta));
+  Tensor* t = tensor_slot(L, 1);
   if (t) t->reset();
   return 0;
 }
@@ -333,6 +350,7 @@ void build_tensor_metatable(lua_State* L) {
   int methods = lua_gettop(L);
   luaL_newmetatable(L, kTensorMeta);
   int mt = lua_gettop(L);
+  remember_tensor_metatable(L);
   lua_pushvalue(L, methods);
   lua_pushcclosure(L, guarded<index_mm>, 1);
   lua_setfield(L, mt, "__index");

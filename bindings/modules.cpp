@@ -2,6 +2,7 @@
 // plus dtype constants and the Lua-written parts embedded from bindings/lua/.
 #include "modules.hpp"
 
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -127,11 +128,6 @@ int result_type_fn(lua_State* L, Args& a) {
   return 1;
 }
 
-int is_floating_point_fn(lua_State* L, Args& a) {
-  lua_pushboolean(L, is_floating(a.tensor(1).dtype()));
-  return 1;
-}
-
 int cuda_is_available(lua_State* L, Args&) {
   lua_pushboolean(L, cuda_available());
   return 1;
@@ -147,14 +143,21 @@ int cuda_synchronize(lua_State*, Args&) {
   return 0;
 }
 
+// Monotonic wall-clock seconds (Python's perf_counter).
+int clock_fn(lua_State* L, Args&) {
+  using namespace std::chrono;
+  lua_pushnumber(L, duration<double>(steady_clock::now().time_since_epoch()).count());
+  return 1;
+}
+
 const Binding kModuleBindings[] = {
+    {"utils.clock", clock_fn, TORCH, "utils.clock() -> number: monotonic wall-clock seconds."},
     {"set_default_dtype", set_default_dtype, TORCH, "set_default_dtype(dtype): the dtype of new float tensors."},
     {"get_default_dtype", get_default_dtype, TORCH, "get_default_dtype() -> string."},
     {"set_num_threads", set_num_threads_fn, TORCH, "set_num_threads(n): threads for the engine and BLAS together."},
     {"get_num_threads", get_num_threads_fn, TORCH, "get_num_threads() -> integer."},
     {"promote_types", promote_types_fn, TORCH | NUMPY, "promote_types(a, b) -> dtype: PyTorch's promotion of two dtypes."},
     {"result_type", result_type_fn, TORCH | NUMPY, "result_type(a, b) -> dtype of a binary op on a and b."},
-    {"is_floating_point", is_floating_point_fn, TORCH | METHOD, "is_floating_point(x) -> boolean."},
     {"cuda.is_available", cuda_is_available, TORCH, "cuda.is_available() -> boolean."},
     {"cuda.device_count", cuda_device_count_fn, TORCH, "cuda.device_count() -> integer."},
     {"cuda.synchronize", cuda_synchronize, TORCH, "cuda.synchronize(): waits for the GPU."},

@@ -18,10 +18,15 @@ namespace tide {
 
 namespace {
 
+constexpr size_t kSmallClasses = 4096 / kAlignment;  // classes of 64..4096 bytes
+
 struct Cache {
   std::mutex mu;
-  std::unordered_map<size_t, std::vector<void*>> free_lists;
+  std::vector<void*> small[kSmallClasses];  // indexed directly: no hashing on the hot path
+  std::unordered_map<size_t, std::vector<void*>> large;
   CpuAllocatorStats stats{};
+
+  std::vector<void*>& list(size_t cls) { return cls <= 4096 ? small[cls / kAlignment - 1] : large[cls]; }
 };
 
 Cache& cache() {
@@ -66,10 +71,10 @@ void* cpu_allocate(size_t nbytes) {
   Cache& c = cache();
   {
     std::lock_guard<std::mutex> lock(c.mu);
-    auto it = c.free_lists.find(cls);
-    if (it != c.free_lists.end() && !it->second.empty()) {
-      void* p = it->second.back();
-      it->second.pop_back();
+    std::vector<void*>& free_list = c.list(cls);
+    if (!free_list.empty()) {
+      void* p = free_list.back();
+      free_list.pop_back();
       c.stats.cached_bytes -= cls;
       c.stats.allocated_bytes += cls;
       if (c.stats.allocated_bytes > c.stats.peak_allocated_bytes)
@@ -103,7 +108,7 @@ void cpu_free(void* ptr, size_t nbytes) {
     std::lock_guard<std::mutex> lock(c.mu);
     c.stats.allocated_bytes -= cls;
     if (c.stats.cached_bytes + cls <= kMaxCachedBytes) {
-      c.free_lists[cls].push_back(ptr);
+      c.list(cls).push_back(ptr);
       c.stats.cached_bytes += cls;
       return;
     }
@@ -119,14 +124,15 @@ CpuAllocatorStats cpu_allocator_stats() {
 
 void cpu_empty_cache() {
   Cache& c = cache();
-  std::unordered_map<size_t, std::vector<void*>> lists;
+  std::vector<void*> blocks;
   {
     std::lock_guard<std::mutex> lock(c.mu);
-    lists.swap(c.free_lists);
+    for (auto& l : c.small) blocks.insert(blocks.end(), l.begin(), l.end()), l.clear();
+    for (auto& [cls, l] : c.large) blocks.insert(blocks.end(), l.begin(), l.end());
+    c.large.clear();
     c.stats.cached_bytes = 0;
   }
-  for (auto& [cls, v] : lists)
-    for (void* p : v) std::free(p);
+  for (void* p : blocks) std::free(p);
 }
 
 }  // namespace tide

@@ -58,8 +58,14 @@ DType promote_types(DType a, DType b) {
 }
 
 static std::atomic<DType> g_default_float{DType::Float32};
+static thread_local int t_default_override = -1;
 
-DType default_float_dtype() { return g_default_float.load(std::memory_order_relaxed); }
+DType default_float_dtype() {
+  return t_default_override >= 0 ? DType(t_default_override) : g_default_float.load(std::memory_order_relaxed);
+}
+
+DefaultFloatScope::DefaultFloatScope(DType t) : saved_(t_default_override) { t_default_override = int(t); }
+DefaultFloatScope::~DefaultFloatScope() { t_default_override = saved_; }
 void set_default_float_dtype(DType t) { g_default_float.store(t, std::memory_order_relaxed); }
 
 DType Scalar::natural_dtype() const {

@@ -28,6 +28,19 @@ DType promote_types(DType a, DType b);
 DType default_float_dtype();
 void set_default_float_dtype(DType t);
 
+// Overrides the default float dtype on this thread while it lives: NumPy-style calls run
+// under float64, so that np.sqrt(int_array) or np.divide(ints, 2) give float64 as in NumPy.
+class DefaultFloatScope {
+ public:
+  explicit DefaultFloatScope(DType t);
+  ~DefaultFloatScope();
+  DefaultFloatScope(const DefaultFloatScope&) = delete;
+  DefaultFloatScope& operator=(const DefaultFloatScope&) = delete;
+
+ private:
+  int saved_;
+};
+
 // A scalar from Lua: a boolean, an integer or a float. It takes part in promotion with a
 // lower priority than tensors (f32 * 2.5 stays float32).
 struct Scalar {

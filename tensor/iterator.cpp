@@ -24,6 +24,7 @@ TensorIter TensorIter::build(const char* op, Tensor& out, DType out_dtype,
                              std::initializer_list<const Tensor*> inputs) {
   TensorIter it;
   TIDE_ASSERT(int(inputs.size()) + 1 <= kMaxOperands);
+  if (inputs.size() > 0 && it.try_flat(out, out_dtype, inputs)) return it;
   Dims shape;
   bool first = true;
   Device device;
@@ -105,8 +106,41 @@ TensorIter TensorIter::build(const char* op, Tensor& out, DType out_dtype,
   return it;
 }
 
+// The common case needs no broadcasting or coalescing: every operand contiguous with one
+// shape (and on the CPU). Then the iteration is one flat dim.
+bool TensorIter::try_flat(Tensor& out, DType out_dtype, std::initializer_list<const Tensor*> inputs) {
+  const Tensor& first = **inputs.begin();
+  for (const Tensor* t : inputs)
+    if (!t->is_contiguous() || t->sizes() != first.sizes() || !t->device().is_cpu()) return false;
+  if (out.defined() && (!out.is_contiguous() || out.sizes() != first.sizes() || !out.device().is_cpu()))
+    return false;
+  if (!out.defined()) out = Tensor::empty(first.sizes(), out_dtype, first.device());
+  int k = 0;
+  numel_ = out.numel();
+  shape_[0] = numel_ > 0 ? numel_ : 0;
+  strides_[k][0] = int64_t(out.itemsize());
+  data_[k++] = static_cast<char*>(out.data_ptr());
+  for (const Tensor* t : inputs) {
+    strides_[k][0] = int64_t(t->itemsize());
+    data_[k++] = static_cast<char*>(t->data_ptr());
+  }
+  ntensors_ = k;
+  ndim_ = 1;
+  return true;
+}
+
 void TensorIter::serial_for(int64_t begin, int64_t end, const Loop& loop) const {
   if (begin >= end) return;
+  if (ndim_ == 1) {  // flat: one call
+    char* ptrs[kMaxOperands];
+    int64_t inner[kMaxOperands];
+    for (int o = 0; o < ntensors_; ++o) {
+      ptrs[o] = data_[o] + begin * strides_[o][0];
+      inner[o] = strides_[o][0];
+    }
+    loop(ptrs, inner, end - begin);
+    return;
+  }
   int64_t idx[kMaxDims];
   int64_t rem = begin;
   for (int d = 0; d < ndim_; ++d) {

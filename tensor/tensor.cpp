@@ -10,6 +10,66 @@
 
 namespace tide {
 
+namespace {
+
+// Small-object pool for the control blocks of TensorImpl and Storage: a thread-local free
+// list per 64-byte size class, so that creating a tensor costs no malloc/free pair on the
+// hot path. Blocks freed on another thread join that thread's list.
+struct BlockPool {
+  static constexpr size_t kClasses = 8;  // up to 512 bytes
+  struct Node {
+    Node* next;
+  };
+  Node* heads[kClasses] = {};
+  bool alive = true;
+  ~BlockPool() {
+    alive = false;
+    for (Node*& h : heads)
+      while (h) {
+        Node* n = h->next;
+        ::operator delete(h);
+        h = n;
+      }
+  }
+};
+thread_local BlockPool t_pool;
+
+template <typename T>
+struct PoolAllocator {
+  using value_type = T;
+  PoolAllocator() = default;
+  template <typename U>
+  PoolAllocator(const PoolAllocator<U>&) {}
+  static constexpr size_t cls() { return (sizeof(T) + 63) / 64 - 1; }
+  T* allocate(size_t n) {
+    if constexpr (cls() < BlockPool::kClasses) {
+      if (n == 1 && t_pool.alive) {
+        if (BlockPool::Node* h = t_pool.heads[cls()]) {
+          t_pool.heads[cls()] = h->next;
+          return reinterpret_cast<T*>(h);
+        }
+        return static_cast<T*>(::operator new((cls() + 1) * 64));
+      }
+    }
+    return static_cast<T*>(::operator new(n * sizeof(T)));
+  }
+  void deallocate(T* p, size_t n) {
+    if constexpr (cls() < BlockPool::kClasses) {
+      if (n == 1 && t_pool.alive) {
+        auto* node = reinterpret_cast<BlockPool::Node*>(p);
+        node->next = t_pool.heads[cls()];
+        t_pool.heads[cls()] = node;
+        return;
+      }
+    }
+    ::operator delete(p);
+  }
+  template <typename U>
+  bool operator==(const PoolAllocator<U>&) const { return true; }
+};
+
+}  // namespace
+
 std::string Device::str() const {
   return is_cpu() ? std::string("cpu") : "cuda:" + std::to_string(index);
 }
@@ -55,7 +115,8 @@ Dims contiguous_strides(const Dims& shape) {
 }
 
 std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
-  if (device.is_cpu()) return std::make_shared<Storage>(cpu_allocate(nbytes), nbytes, device, nullptr);
+  if (device.is_cpu())
+    return std::allocate_shared<Storage>(PoolAllocator<Storage>(), cpu_allocate(nbytes), nbytes, device, nullptr);
   const DeviceBackend& be = backend_for(device.type);
   void* p = be.allocate(nbytes, device.index);
   return std::make_shared<Storage>(p, nbytes, device, nullptr);
@@ -81,7 +142,7 @@ Tensor Tensor::empty(const Dims& shape, DType dtype, Device device) {
   int64_t n = shape_numel(shape);
   size_t item = dtype_size(dtype);
   TIDE_CHECK(n <= INT64_MAX / int64_t(item), "empty: shape ", shape.str(), " is too large");
-  auto impl = std::make_shared<TensorImpl>();
+  auto impl = std::allocate_shared<TensorImpl>(PoolAllocator<TensorImpl>());
   impl->storage = Storage::allocate(size_t(n) * item, device);
   impl->sizes = shape;
   impl->strides = contiguous_strides(shape);
@@ -91,7 +152,7 @@ Tensor Tensor::empty(const Dims& shape, DType dtype, Device device) {
 
 Tensor Tensor::make_view(std::shared_ptr<Storage> storage, const Dims& sizes, const Dims& strides,
                          int64_t offset, DType dtype) {
-  auto impl = std::make_shared<TensorImpl>();
+  auto impl = std::allocate_shared<TensorImpl>(PoolAllocator<TensorImpl>());
   impl->storage = std::move(storage);
   impl->sizes = sizes;
   impl->strides = strides;

@@ -204,31 +204,39 @@ Tensor binary(BinaryOp op, const TensorOrScalar& a, const TensorOrScalar& b, con
   return finish(name, o, out);
 }
 
+// clamp = minimum(maximum(x, lo), hi): with lo > hi every value becomes hi, as in PyTorch.
 Tensor clamp(const Tensor& x, const std::optional<TensorOrScalar>& lo,
              const std::optional<TensorOrScalar>& hi, const Tensor* out) {
   TIDE_CHECK(lo || hi, "clamp: at least one of min and max must be given");
-  if (lo && hi && !lo->is_tensor() && !hi->is_tensor() && out == nullptr) {
-    // One pass for the common numeric case.
-    check_cpu(x, "clamp");
-    DType dt = result_type(x, lo->scalar);
-    dt = promote_types(dt, result_type(x, hi->scalar));
-    TIDE_CHECK(!is_bool(dt), "clamp: not supported for bool tensors");
-    Tensor src = x.to(dt), o;
-    TensorIter it = TensorIter::build("clamp", o, dt, {&src});
-    TIDE_DISPATCH_ALL(dt, "clamp", [&] {
-      using C = compute_t<scalar_t>;
-      const C l = C(lo->scalar.to<scalar_t>()), h = C(hi->scalar.to<scalar_t>());
-      cpu_kernel<scalar_t, scalar_t>(it, [l, h](C v) {
-        if (v != v) return v;
-        return v < l ? l : (h < v ? h : v);
-      });
-    });
-    return o;
+  check_cpu(x, "clamp");
+  DType dt = x.dtype();
+  if (lo) dt = promote_types(dt, result_type(x, *lo));
+  if (hi) dt = promote_types(dt, result_type(x, *hi));
+  TIDE_CHECK(!is_bool(dt), "clamp: not supported for bool tensors");
+  if (out) check_can_cast("clamp", dt, out->dtype());
+  bool scalars = (!lo || !lo->is_tensor()) && (!hi || !hi->is_tensor());
+  if (!scalars) {
+    Tensor r = x;
+    if (lo) r = binary(BinaryOp::Maximum, r, *lo, hi ? nullptr : out);
+    if (hi) r = binary(BinaryOp::Minimum, r, *hi, out);
+    return r;
   }
-  Tensor r = x;
-  if (lo) r = binary(BinaryOp::Maximum, r, *lo, hi ? nullptr : out);
-  if (hi) r = binary(BinaryOp::Minimum, r, *hi, out);
-  return r;
+  // One pass for numeric bounds.
+  Tensor src = x.to(dt);
+  Tensor o = out_target("clamp", out, dt, x.sizes());
+  TensorIter it = TensorIter::build("clamp", o, dt, {&src});
+  TIDE_DISPATCH_ALL(dt, "clamp", [&] {
+    using C = compute_t<scalar_t>;
+    const bool has_lo = bool(lo), has_hi = bool(hi);
+    const C l = has_lo ? C(lo->scalar.to<scalar_t>()) : C(0), h = has_hi ? C(hi->scalar.to<scalar_t>()) : C(0);
+    cpu_kernel<scalar_t, scalar_t>(it, [=](C v) {
+      if (v != v) return v;
+      if (has_lo && v < l) v = l;
+      if (has_hi && h < v) v = h;
+      return v;
+    });
+  });
+  return finish("clamp", o, out);
 }
 
 Tensor where(const Tensor& cond, const TensorOrScalar& a, const TensorOrScalar& b, const Tensor* out) {

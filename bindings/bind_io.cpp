@@ -1,0 +1,292 @@
+// NumPy's file functions: np.save, np.load (.npy -> tensor, .npz -> table of tensors),
+// np.savez, np.savez_compressed, np.loadtxt and np.savetxt. The formats live in
+// tensor/io/; this file only turns Lua arguments into their options.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "../tensor/io/npy.hpp"
+#include "../tensor/io/text.hpp"
+#include "lua_api.hpp"
+
+namespace tide::lua {
+namespace {
+
+bool ends_with(const std::string& s, const char* suffix) {
+  size_t n = std::char_traits<char>::length(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+const char* type_of(lua_State* L, int idx) {
+  if (luaL_testudata(L, idx, kTensorMeta)) return "tensor";
+  return lua_typename(L, lua_type(L, idx));
+}
+
+std::string path_arg(Args& a, const char* op) {
+  TIDE_CHECK(a.is_string(1), op, ": expected a file name (string) as argument 1, got ",
+             a.count() >= 1 ? type_of(a.L, 1) : "nothing");
+  size_t n;
+  const char* s = lua_tolstring(a.L, 1, &n);
+  return std::string(s, n);
+}
+
+// The value at idx as a tensor: a tensor as is, a number or nested table converted (float64
+// for floats, as NumPy does).
+Tensor array_at(lua_State* L, int idx, const char* op, const std::string& what) {
+  if (Tensor* t = to_tensor(L, idx)) return *t;
+  int ty = lua_type(L, idx);
+  TIDE_CHECK(ty == LUA_TTABLE || ty == LUA_TNUMBER || ty == LUA_TBOOLEAN, op, ": ", what,
+             " must be a tensor, a number or a table of numbers, got a ", type_of(L, idx));
+  if (ty == LUA_TTABLE) return tensor_from_lua(L, idx, std::nullopt, DType::Float64, op);
+  Tensor t;
+  if (ty == LUA_TBOOLEAN) {
+    t = Tensor::empty({}, DType::Bool);
+    *t.data<bool>() = lua_toboolean(L, idx);
+  } else if (lua_isinteger(L, idx)) {
+    t = Tensor::empty({}, DType::Int64);
+    *t.data<int64_t>() = lua_tointeger(L, idx);
+  } else {
+    t = Tensor::empty({}, DType::Float64);
+    *t.data<double>() = lua_tonumber(L, idx);
+  }
+  return t;
+}
+
+// np.save(path, x): writes x to path (".npy" is added when missing, as NumPy does).
+int save_fn(lua_State* L, Args& a) {
+  std::string path = path_arg(a, "np.save");
+  TIDE_CHECK(a.has(2), "np.save: expected the array to save as argument 2");
+  Tensor x = array_at(L, 2, "np.save", "the array");
+  if (!ends_with(path, ".npy")) path += ".npy";
+  io::save_npy(path, x, "np.save");
+  return 0;
+}
+
+// np.load(path): a tensor for a .npy file, a table name -> tensor for a .npz archive.
+int load_fn(lua_State* L, Args& a) {
+  std::string path = path_arg(a, "np.load");
+  io::Loaded l = io::load(path, "np.load");
+  if (!l.is_npz) {
+    push_tensor(L, std::move(l.tensor));
+    return 1;
+  }
+  lua_createtable(L, 0, int(std::min<size_t>(l.members.size(), 1 << 20)));
+  for (auto& [name, t] : l.members) {
+    lua_pushlstring(L, name.data(), name.size());
+    push_tensor(L, std::move(t));
+    lua_rawset(L, -3);
+  }
+  return 1;
+}
+
+// The arrays of np.savez(path, x, y, {a=z}): positional ones are arr_0, arr_1, ... (in order),
+// named ones come sorted by name so that the archive does not depend on table order.
+std::vector<io::NamedTensor> savez_members(lua_State* L, Args& a, const char* op) {
+  std::vector<io::NamedTensor> out;
+  for (int i = 2; i <= a.count(); ++i) {
+    if (lua_type(L, i) == LUA_TTABLE && !to_tensor(L, i)) {
+      lua_pushnil(L);
+      while (lua_next(L, i)) {
+        bool named = lua_type(L, -2) == LUA_TSTRING;
+        lua_pop(L, 1);
+        if (named) {
+          lua_pop(L, 1);
+          TIDE_FAIL(op, ": argument ", i, " mixes a list with names; pass named arrays as one table "
+                    "{name = x, ...} and unnamed ones as separate arguments");
+        }
+      }
+    }
+    out.emplace_back("arr_" + std::to_string(i - 2), array_at(L, i, op, "argument " + std::to_string(i)));
+  }
+  const size_t positional = out.size();
+  if (int kw = a.kw_index()) {
+    lua_pushnil(L);
+    while (lua_next(L, kw)) {
+      if (lua_type(L, -2) != LUA_TSTRING) {
+        const char* kt = lua_typename(L, lua_type(L, -2));
+        lua_pop(L, 2);
+        TIDE_FAIL(op, ": array names must be strings, got a ", kt);
+      }
+      size_t n;
+      const char* k = lua_tolstring(L, -2, &n);
+      std::string name(k, n);
+      Tensor t = array_at(L, lua_gettop(L), op, "array '" + name + "'");
+      lua_pop(L, 1);
+      for (size_t j = 0; j < positional; ++j)
+        if (out[j].first == name) {
+          lua_pop(L, 1);
+          TIDE_FAIL(op, ": the name '", name, "' is also given to an unnamed array");
+        }
+      out.emplace_back(std::move(name), std::move(t));
+    }
+    std::sort(out.begin() + std::ptrdiff_t(positional), out.end(),
+              [](const io::NamedTensor& x, const io::NamedTensor& y) { return x.first < y.first; });
+  }
+  return out;
+}
+
+int savez_common(lua_State* L, Args& a, bool compressed) {
+  const char* op = compressed ? "np.savez_compressed" : "np.savez";
+  std::string path = path_arg(a, op);
+  std::vector<io::NamedTensor> members = savez_members(L, a, op);
+  if (!ends_with(path, ".npz")) path += ".npz";
+  io::save_npz(path, members, compressed, op);
+  return 0;
+}
+
+int savez_fn(lua_State* L, Args& a) { return savez_common(L, a, false); }
+int savez_compressed_fn(lua_State* L, Args& a) { return savez_common(L, a, true); }
+
+// Reads kw[name] as a string or a list of strings (fmt, comments).
+std::vector<std::string> kw_strings(lua_State* L, Args& a, const char* name, const char* op, bool& present,
+                                    bool& is_false) {
+  std::vector<std::string> out;
+  present = is_false = false;
+  if (!a.kw_index()) return out;
+  int t = lua_getfield(L, a.kw_index(), name);
+  if (t == LUA_TNIL) {
+    lua_pop(L, 1);
+    return out;
+  }
+  present = true;
+  if (t == LUA_TBOOLEAN && !lua_toboolean(L, -1)) {
+    is_false = true;
+  } else if (t == LUA_TSTRING) {
+    size_t n;
+    const char* s = lua_tolstring(L, -1, &n);
+    out.emplace_back(s, n);
+  } else if (t == LUA_TTABLE) {
+    lua_Integer n = lua_Integer(lua_rawlen(L, -1));
+    for (lua_Integer k = 1; k <= n; ++k) {
+      if (lua_rawgeti(L, -1, k) != LUA_TSTRING) {
+        lua_pop(L, 2);
+        TIDE_FAIL(op, ": keyword '", name, "' must be a string or a list of strings");
+      }
+      size_t len;
+      const char* s = lua_tolstring(L, -1, &len);
+      out.emplace_back(s, len);
+      lua_pop(L, 1);
+    }
+  } else {
+    lua_pop(L, 1);
+    TIDE_FAIL(op, ": keyword '", name, "' must be a string or a list of strings, got a ", lua_typename(L, t));
+  }
+  lua_pop(L, 1);
+  return out;
+}
+
+// np.loadtxt(path, {delimiter=, comments=, skiprows=, usecols=, max_rows=, dtype=, ndmin=, unpack=})
+int loadtxt_fn(lua_State* L, Args& a) {
+  const char* op = "np.loadtxt";
+  std::string path = path_arg(a, op);
+  io::LoadtxtOptions o;
+  if (auto d = a.kw_string("delimiter")) {
+    TIDE_CHECK(d->size() <= 1, op, ": delimiter must be a single character, got '", *d, "'");
+    if (d->size() == 1) o.delimiter = (*d)[0];
+  }
+  bool present, is_false;
+  std::vector<std::string> comments = kw_strings(L, a, "comments", op, present, is_false);
+  if (present) o.comments = comments;  // comments=false: none
+  if (auto v = a.kw_integer("skiprows")) {
+    TIDE_CHECK(*v >= 0, op, ": skiprows must be >= 0, got ", *v);
+    o.skiprows = *v;
+  }
+  if (auto v = a.kw_integer("max_rows")) {
+    TIDE_CHECK(*v >= 0, op, ": max_rows must be >= 0, got ", *v);
+    o.max_rows = *v;
+  }
+  if (auto v = a.kw_integer("ndmin")) {
+    TIDE_CHECK(*v >= 0 && *v <= 2, op, ": ndmin must be 0, 1 or 2, got ", *v);
+    o.ndmin = int(*v);
+  }
+  if (auto dt = a.kw_dtype("dtype")) o.dtype = *dt;
+  if (a.kw_index()) {
+    int t = lua_getfield(L, a.kw_index(), "usecols");
+    std::vector<int64_t> cols;
+    bool ok = true;
+    if (t == LUA_TNUMBER) {
+      ok = lua_isinteger(L, -1);
+      cols.push_back(lua_tointeger(L, -1));
+    } else if (t == LUA_TTABLE) {
+      lua_Integer n = lua_Integer(lua_rawlen(L, -1));
+      for (lua_Integer k = 1; k <= n && ok; ++k) {
+        lua_rawgeti(L, -1, k);
+        ok = lua_isinteger(L, -1);
+        cols.push_back(lua_tointeger(L, -1));
+        lua_pop(L, 1);
+      }
+      ok = ok && n > 0;
+    } else {
+      ok = t == LUA_TNIL;
+    }
+    lua_pop(L, 1);
+    TIDE_CHECK(ok, op, ": usecols must be a column number or a non-empty list of them (1-based)");
+    for (int64_t c : cols) {
+      TIDE_CHECK(c != 0, op, ": usecols are 1-based (1 is the first column, -1 the last); 0 is not a column");
+      o.usecols.push_back(c > 0 ? c - 1 : c);
+    }
+  }
+  bool unpack = a.kw_bool("unpack").value_or(false);
+  Tensor t = io::loadtxt(path, o, op);
+  if (!unpack || t.dim() != 2) {
+    push_tensor(L, std::move(t));
+    return 1;
+  }
+  // unpack=true: one 1-D tensor per column (NumPy's arr.T unpacked into variables).
+  const int64_t cols = t.size(1);
+  TIDE_CHECK(cols < 10000 && lua_checkstack(L, int(cols) + 2), op, ": too many columns (", cols, ") to unpack");
+  for (int64_t c = 0; c < cols; ++c)
+    push_tensor(L, Tensor::make_view(t.storage(), Dims{t.size(0)}, Dims{t.stride(0)}, t.offset() + c, t.dtype()));
+  return int(cols);
+}
+
+// np.savetxt(path, x, {fmt=, delimiter=, newline=, header=, footer=, comments=})
+int savetxt_fn(lua_State* L, Args& a) {
+  const char* op = "np.savetxt";
+  std::string path = path_arg(a, op);
+  TIDE_CHECK(a.has(2), op, ": expected the array to save as argument 2");
+  Tensor x = array_at(L, 2, op, "the array");
+  io::SavetxtOptions o;
+  if (auto v = a.kw_string("delimiter")) o.delimiter = *v;
+  if (auto v = a.kw_string("newline")) o.newline = *v;
+  if (auto v = a.kw_string("header")) o.header = *v;
+  if (auto v = a.kw_string("footer")) o.footer = *v;
+  if (auto v = a.kw_string("comments")) o.comments = *v;
+  bool present, is_false;
+  std::vector<std::string> fmts = kw_strings(L, a, "fmt", op, present, is_false);
+  TIDE_CHECK(!is_false && (!present || !fmts.empty()), op, ": fmt must be a format string or a list of them");
+  if (present) {  // a list of per-column formats is joined with the delimiter, as NumPy does
+    std::string f;
+    for (size_t k = 0; k < fmts.size(); ++k) f += (k ? o.delimiter : "") + fmts[k];
+    o.fmt = f;
+  }
+  io::savetxt(path, x, o, op);
+  return 0;
+}
+
+const Binding kIoBindings[] = {
+    {"save", save_fn, NUMPY,
+     "save(path, x): writes x to a NumPy .npy file (\".npy\" is added when missing). bfloat16 has no "
+     "NumPy dtype: convert with x:float() first."},
+    {"load", load_fn, NUMPY,
+     "load(path) -> Tensor | table: reads a .npy file (a tensor) or a .npz archive (a table name -> "
+     "tensor), as written by NumPy or tide."},
+    {"savez", savez_fn, NUMPY,
+     "savez(path, [x, y, ...], [{name = x, ...}]): writes an uncompressed .npz archive; unnamed arrays "
+     "are arr_0, arr_1, ... (\".npz\" is added when missing)."},
+    {"savez_compressed", savez_compressed_fn, NUMPY,
+     "savez_compressed(path, [x, ...], [{name = x, ...}]): as savez, with deflate compression."},
+    {"loadtxt", loadtxt_fn, NUMPY,
+     "loadtxt(path[, {delimiter=, comments=\"#\", skiprows=0, usecols=, max_rows=, dtype=\"float64\", "
+     "ndmin=0, unpack=false}]) -> Tensor: reads a text table (plain or .gz). usecols are 1-based; "
+     "one row or one column gives a 1-D tensor unless ndmin=2."},
+    {"savetxt", savetxt_fn, NUMPY,
+     "savetxt(path, x[, {fmt=\"%.18e\", delimiter=\" \", newline=\"\\n\", header=, footer=, "
+     "comments=\"# \"}]): writes a 1-D or 2-D tensor as text (gzip-compressed when path ends in .gz)."},
+};
+
+}  // namespace
+
+void register_io_bindings() { register_bindings(kIoBindings, sizeof(kIoBindings) / sizeof(kIoBindings[0])); }
+
+}  // namespace tide::lua

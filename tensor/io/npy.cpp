@@ -1,0 +1,1041 @@
+// .npy and .npz reading and writing (see npy.hpp for what is accepted and guaranteed).
+//
+// The layers, bottom up:
+//   Input   random-access bytes (a file through pread, or a memory buffer)
+//   Reader  sequential bytes of one .npy payload: a plain range of an Input, or a deflate
+//           stream inflated on the fly; both keep the CRC-32 of what they produced
+//   decode  a .npy payload from a Reader into a tensor (header checks before allocation)
+//   zip     the central directory of an archive, checked against the archive's size
+// and the same on the way out: Output (file or string), npy header + data, zip records.
+#include "npy.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include "../backend.hpp"
+
+namespace tide::io {
+namespace {
+
+constexpr char kNpyMagic[] = "\x93NUMPY";  // 6 bytes
+constexpr size_t kNpyMagicLen = 6;
+constexpr bool kHostLittle = std::endian::native == std::endian::little;
+constexpr size_t kChunk = 1 << 16;
+// Deflate cannot expand more than 1032:1, so a member declaring more than that is lying.
+constexpr uint64_t kMaxDeflateRatio = 1032;
+
+template <typename... A>
+[[noreturn]] void fail_at(const std::string& where, const A&... args) {
+  TIDE_FAIL(where, ": ", args...);
+}
+
+std::string where_of(const char* op, const std::string& name) { return std::string(op) + ": " + name; }
+
+uint16_t rd16(const unsigned char* p) { return uint16_t(p[0] | (p[1] << 8)); }
+uint32_t rd32(const unsigned char* p) {
+  return uint32_t(p[0]) | (uint32_t(p[1]) << 8) | (uint32_t(p[2]) << 16) | (uint32_t(p[3]) << 24);
+}
+void wr16(std::string& s, uint16_t v) {
+  s.push_back(char(v & 0xff));
+  s.push_back(char(v >> 8));
+}
+void wr32(std::string& s, uint32_t v) {
+  for (int i = 0; i < 4; ++i) s.push_back(char((v >> (8 * i)) & 0xff));
+}
+
+uint32_t crc_update(uint32_t crc, const void* p, size_t n) {
+  return uint32_t(crc32_z(crc, static_cast<const Bytef*>(p), n));
+}
+
+// ---------------------------------------------------------------------------------------
+// Input
+
+class Input {
+ public:
+  virtual ~Input() = default;
+  uint64_t size() const { return size_; }
+  // Reads exactly n bytes at off; the caller has checked that off + n <= size().
+  virtual void read_at(uint64_t off, void* dst, size_t n) = 0;
+
+ protected:
+  uint64_t size_ = 0;
+};
+
+class FileInput : public Input {
+ public:
+  FileInput(const std::string& path, const std::string& where) : where_(where) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) fail_at(where_, "cannot open file: ", std::strerror(errno));
+    struct stat st;
+    if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd_);
+      fail_at(where_, "not a regular file");
+    }
+    size_ = uint64_t(st.st_size);
+  }
+  ~FileInput() override { ::close(fd_); }
+  void read_at(uint64_t off, void* dst, size_t n) override {
+    char* p = static_cast<char*>(dst);
+    while (n > 0) {
+      ssize_t got = ::pread(fd_, p, std::min<size_t>(n, size_t(1) << 30), off_t(off));
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) fail_at(where_, "read error: ", std::strerror(errno));
+      if (got == 0) fail_at(where_, "unexpected end of file (was it changed while being read?)");
+      p += got;
+      off += uint64_t(got);
+      n -= size_t(got);
+    }
+  }
+
+ private:
+  int fd_ = -1;
+  std::string where_;
+};
+
+class MemoryInput : public Input {
+ public:
+  MemoryInput(const void* data, size_t size) : data_(static_cast<const char*>(data)) { size_ = size; }
+  void read_at(uint64_t off, void* dst, size_t n) override {
+    if (n) std::memcpy(dst, data_ + off, n);
+  }
+
+ private:
+  const char* data_;
+};
+
+// ---------------------------------------------------------------------------------------
+// Readers of one payload
+
+class Reader {
+ public:
+  virtual ~Reader() = default;
+  // Reads exactly n bytes; n <= remaining() (callers check, with a message, first).
+  virtual void read(void* dst, size_t n) = 0;
+  uint64_t remaining() const { return remaining_; }
+  uint32_t crc() const { return crc_; }
+  // Consumes what is left (to complete the CRC) and checks the payload ends where declared.
+  virtual void finish() {
+    char buf[4096];
+    while (remaining_ > 0) read(buf, size_t(std::min<uint64_t>(remaining_, sizeof buf)));
+  }
+
+ protected:
+  uint64_t remaining_ = 0;
+  uint32_t crc_ = 0;
+};
+
+class RangeReader : public Reader {
+ public:
+  RangeReader(Input& in, uint64_t off, uint64_t len) : in_(in), pos_(off) { remaining_ = len; }
+  void read(void* dst, size_t n) override {
+    TIDE_ASSERT(n <= remaining_);
+    in_.read_at(pos_, dst, n);
+    crc_ = crc_update(crc_, dst, n);
+    pos_ += n;
+    remaining_ -= n;
+  }
+
+ private:
+  Input& in_;
+  uint64_t pos_;
+};
+
+class InflateReader : public Reader {
+ public:
+  InflateReader(Input& in, uint64_t off, uint64_t comp_len, uint64_t uncomp_len, std::string where)
+      : in_(in), pos_(off), comp_left_(comp_len), where_(std::move(where)), buf_(kChunk) {
+    remaining_ = uncomp_len;
+    std::memset(&zs_, 0, sizeof zs_);
+    if (inflateInit2(&zs_, -15) != Z_OK) fail_at(where_, "cannot initialise zlib");
+  }
+  ~InflateReader() override { inflateEnd(&zs_); }
+
+  void read(void* dst, size_t n) override {
+    TIDE_ASSERT(n <= remaining_);
+    unsigned char* out = static_cast<unsigned char*>(dst);
+    size_t left = n;
+    while (left > 0) {
+      uInt want = uInt(std::min<size_t>(left, size_t(1) << 30));
+      zs_.next_out = out;
+      zs_.avail_out = want;
+      while (zs_.avail_out > 0) {
+        refill();
+        int ret = inflate(&zs_, Z_NO_FLUSH);
+        if (ret == Z_STREAM_END && zs_.avail_out > 0)
+          fail_at(where_, "compressed data ends before the ", remaining_, " bytes its entry declares");
+        check(ret);
+      }
+      crc_ = crc_update(crc_, out, want);
+      out += want;
+      left -= want;
+      remaining_ -= want;
+    }
+  }
+
+  void finish() override {
+    Reader::finish();
+    // The stream must end here: one more byte of output means the entry lied about its size.
+    unsigned char extra;
+    for (;;) {
+      zs_.next_out = &extra;
+      zs_.avail_out = 1;
+      refill();
+      int ret = inflate(&zs_, Z_NO_FLUSH);
+      if (zs_.avail_out == 0) fail_at(where_, "decompressed data is longer than its entry declares");
+      if (ret == Z_STREAM_END) return;
+      check(ret);
+    }
+  }
+
+ private:
+  void refill() {
+    if (zs_.avail_in > 0 || comp_left_ == 0) return;
+    size_t n = size_t(std::min<uint64_t>(comp_left_, buf_.size()));
+    in_.read_at(pos_, buf_.data(), n);
+    pos_ += n;
+    comp_left_ -= n;
+    zs_.next_in = buf_.data();
+    zs_.avail_in = uInt(n);
+  }
+  void check(int ret) {
+    if (ret == Z_OK || ret == Z_STREAM_END) return;
+    if (ret == Z_BUF_ERROR && zs_.avail_in == 0 && comp_left_ == 0)
+      fail_at(where_, "compressed data is truncated");
+    if (ret == Z_BUF_ERROR) return;  // no progress possible yet: refill and go on
+    if (ret == Z_MEM_ERROR) throw OutOfMemory(where_ + ": out of memory while decompressing");
+    fail_at(where_, "corrupt compressed data (", zs_.msg ? zs_.msg : "zlib error", ")");
+  }
+
+  Input& in_;
+  uint64_t pos_, comp_left_;
+  std::string where_;
+  std::vector<unsigned char> buf_;
+  z_stream zs_;
+};
+
+// ---------------------------------------------------------------------------------------
+// Strided walking (writing non-contiguous tensors, Fortran-order loading)
+
+// Calls sink(ptr, nbytes) over the bytes of t in row-major order, in runs as long as the
+// layout allows.
+template <typename F>
+void for_each_run(const Tensor& t, F&& sink) {
+  int64_t numel = t.numel();
+  if (numel == 0) return;
+  const size_t item = t.itemsize();
+  const char* base = static_cast<const char*>(t.data_ptr());
+  int d = t.dim() - 1;
+  int64_t run = 1;
+  for (; d >= 0; --d) {
+    if (t.size(d) != 1 && t.stride(d) != run) break;
+    run *= t.size(d);
+  }
+  if (d < 0) {
+    sink(base, size_t(numel) * item);
+    return;
+  }
+  int64_t idx[kMaxDims] = {0};
+  int64_t off = 0;
+  const size_t run_bytes = size_t(run) * item;
+  for (int64_t outer = numel / run; outer > 0; --outer) {
+    sink(base + off * int64_t(item), run_bytes);
+    for (int k = d; k >= 0; --k) {
+      off += t.stride(k);
+      if (++idx[k] < t.size(k)) break;
+      off -= t.stride(k) * t.size(k);
+      idx[k] = 0;
+    }
+  }
+}
+
+void copy_to_contiguous(const Tensor& view, void* dst) {
+  char* out = static_cast<char*>(dst);
+  for_each_run(view, [&](const char* p, size_t n) {
+    std::memcpy(out, p, n);
+    out += n;
+  });
+}
+
+// A CPU tensor with the same values (device tensors are copied over as contiguous bytes).
+Tensor on_host(const Tensor& t, const char* op) {
+  TIDE_CHECK(t.defined(), op, ": got an undefined tensor");
+  if (t.device().is_cpu()) return t;
+  Tensor c = t.contiguous();
+  Tensor h = Tensor::empty(c.sizes(), c.dtype());
+  backend_for(c.device().type).copy_bytes(h.data_ptr(), Device{}, c.data_ptr(), c.device(), c.nbytes());
+  return h;
+}
+
+// ---------------------------------------------------------------------------------------
+// .npy header text
+
+struct HeaderParser {
+  const std::string& s;
+  const std::string& where;
+  size_t i = 0;
+
+  [[noreturn]] void bad(const std::string& what) {
+    std::string shown = s.substr(0, 120);
+    for (char& c : shown)
+      if (c == '\n' || c == '\0') c = ' ';
+    fail_at(where, "malformed .npy header (", what, "): ", shown);
+  }
+  void ws() {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) ++i;
+  }
+  bool eat(char c) {
+    ws();
+    if (i < s.size() && s[i] == c) {
+      ++i;
+      return true;
+    }
+    return false;
+  }
+  void expect(char c) {
+    if (!eat(c)) bad(std::string("expected '") + c + "'");
+  }
+  std::string str() {
+    ws();
+    if (i < s.size() && (s[i] == 'u' || s[i] == 'b')) ++i;  // Python 2 style u'...'
+    if (i >= s.size() || (s[i] != '\'' && s[i] != '"')) bad("expected a quoted string");
+    char q = s[i++];
+    size_t start = i;
+    while (i < s.size() && s[i] != q) {
+      if (s[i] == '\\') bad("escapes in strings are not supported");
+      ++i;
+    }
+    if (i >= s.size()) bad("unterminated string");
+    return s.substr(start, i++ - start);
+  }
+  bool boolean() {
+    ws();
+    if (s.compare(i, 4, "True") == 0) {
+      i += 4;
+      return true;
+    }
+    if (s.compare(i, 5, "False") == 0) {
+      i += 5;
+      return false;
+    }
+    bad("fortran_order must be True or False");
+  }
+  int64_t integer() {
+    ws();
+    if (i >= s.size() || s[i] < '0' || s[i] > '9') bad("shape must be a tuple of non-negative integers");
+    int64_t v = 0;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+      if (__builtin_mul_overflow(v, int64_t(10), &v) || __builtin_add_overflow(v, int64_t(s[i] - '0'), &v))
+        fail_at(where, "shape size in the .npy header is too large");
+      ++i;
+    }
+    if (i < s.size() && (s[i] == 'L' || s[i] == 'l')) ++i;  // Python 2 longs
+    return v;
+  }
+  Dims shape() {
+    expect('(');
+    std::vector<int64_t> v;
+    if (!eat(')')) {
+      for (;;) {
+        v.push_back(integer());
+        if (v.size() > size_t(kMaxDims))
+          fail_at(where, "array has more than ", kMaxDims, " dims, which tide does not support");
+        if (eat(')')) break;
+        expect(',');
+        if (eat(')')) break;
+      }
+    }
+    return Dims(v);
+  }
+};
+
+[[noreturn]] void unsupported_dtype(const std::string& where, const std::string& descr, const char* why) {
+  fail_at(where, "unsupported dtype '", descr, "'", why,
+          " (tide reads bool, uint8, int8, int16, int32, int64, uint16, uint32, float16, float32, "
+          "float64)");
+}
+
+void set_dtype_from_descr(NpyHeader& h, const std::string& descr, const std::string& where) {
+  auto unsupported = [&](const char* why) { unsupported_dtype(where, descr, why); };
+  if (descr.empty()) unsupported("");
+  size_t p = 0;
+  char order = '=';
+  if (descr[0] == '<' || descr[0] == '>' || descr[0] == '|' || descr[0] == '=') order = descr[p++];
+  if (p >= descr.size()) unsupported("");
+  char kind = descr[p++];
+  if (kind == '?') kind = 'b';  // '?' is another spelling of bool
+  if (kind == 'O') unsupported(": object arrays need pickle, which tide does not read");
+  std::string digits = descr.substr(p);
+  int size = 0;
+  if (digits.empty() && kind == 'b') size = 1;
+  if (!digits.empty()) {
+    if (digits.size() > 2) unsupported("");
+    for (char c : digits) {
+      if (c < '0' || c > '9') unsupported("");
+      size = size * 10 + (c - '0');
+    }
+  }
+  DType dt = DType::Float64;
+  switch (kind) {
+    case 'b':
+      if (size != 1) unsupported("");
+      dt = DType::Bool;
+      break;
+    case 'u':
+      if (size == 1) dt = DType::UInt8;
+      else if (size == 2) dt = DType::Int32;  // widened: tide has no uint16
+      else if (size == 4) dt = DType::Int64;  // widened: tide has no uint32
+      else if (size == 8) unsupported(": uint64 has no tide dtype (int64 cannot hold every value)");
+      else unsupported("");
+      break;
+    case 'i':
+      if (size == 1) dt = DType::Int8;
+      else if (size == 2) dt = DType::Int16;
+      else if (size == 4) dt = DType::Int32;
+      else if (size == 8) dt = DType::Int64;
+      else unsupported("");
+      break;
+    case 'f':
+      if (size == 2) dt = DType::Float16;
+      else if (size == 4) dt = DType::Float32;
+      else if (size == 8) dt = DType::Float64;
+      else unsupported("");
+      break;
+    case 'c': unsupported_dtype(where, descr, ": complex numbers are not supported");
+    default: unsupported_dtype(where, descr, "");
+  }
+  h.dtype = dt;
+  h.kind = kind;
+  h.file_itemsize = size;
+  bool little = order == '<' || ((order == '=' || order == '|') && kHostLittle);
+  h.byteswap = size > 1 && little != kHostLittle;
+}
+
+// The DType whose storage has the stored element's size (the raw read before conversion).
+DType raw_dtype(const NpyHeader& h) {
+  switch (h.file_itemsize) {
+    case 1: return h.kind == 'b' ? DType::UInt8 : h.dtype;
+    case 2: return h.kind == 'u' ? DType::Int16 : h.dtype;
+    case 4: return h.kind == 'u' ? DType::Int32 : h.dtype;
+    default: return h.dtype;
+  }
+}
+
+inline uint16_t bswap(uint16_t v) { return __builtin_bswap16(v); }
+inline uint32_t bswap(uint32_t v) { return __builtin_bswap32(v); }
+inline uint64_t bswap(uint64_t v) { return __builtin_bswap64(v); }
+
+template <typename T>
+void byteswap_n(void* data, int64_t n) {
+  T* p = static_cast<T*>(data);
+  for (int64_t k = 0; k < n; ++k) p[k] = bswap(p[k]);
+}
+
+// Reads a whole .npy payload (magic, header, data) from r.
+Tensor decode_npy(Reader& r, const std::string& where) {
+  const uint64_t total = r.remaining();
+  unsigned char pre[8];
+  if (total < 10) {
+    if (total >= kNpyMagicLen) {
+      r.read(pre, kNpyMagicLen);
+      if (std::memcmp(pre, kNpyMagic, kNpyMagicLen) != 0) fail_at(where, "not a .npy file (bad magic bytes)");
+    }
+    fail_at(where, "truncated .npy file (", total, " bytes, shorter than any header)");
+  }
+  r.read(pre, 8);
+  if (std::memcmp(pre, kNpyMagic, kNpyMagicLen) != 0) fail_at(where, "not a .npy file (bad magic bytes)");
+  int major = pre[6], minor = pre[7];
+  uint64_t hlen;
+  unsigned char lenb[4];
+  if (major == 1 && minor == 0) {
+    r.read(lenb, 2);
+    hlen = rd16(lenb);
+  } else if ((major == 2 || major == 3) && minor == 0) {
+    if (r.remaining() < 4) fail_at(where, "truncated .npy file (the header length is cut off)");
+    r.read(lenb, 4);
+    hlen = rd32(lenb);
+  } else {
+    fail_at(where, "unsupported .npy format version ", major, ".", minor, " (tide reads 1.0, 2.0 and 3.0)");
+  }
+  if (hlen > kMaxNpyHeader)
+    fail_at(where, ".npy header length ", hlen, " exceeds the limit of ", kMaxNpyHeader, " bytes");
+  if (hlen > r.remaining())
+    fail_at(where, "truncated .npy file (header of ", hlen, " bytes, but only ", r.remaining(), " bytes follow)");
+  std::string text(size_t(hlen), '\0');
+  r.read(text.data(), text.size());
+  NpyHeader h = parse_npy_header(text, where);
+
+  uint64_t numel = 1;
+  for (int64_t s : h.shape)
+    if (__builtin_mul_overflow(numel, uint64_t(s), &numel))
+      fail_at(where, "shape ", h.shape.str(), " has too many elements");
+  uint64_t nbytes;
+  if (__builtin_mul_overflow(numel, uint64_t(h.file_itemsize), &nbytes) || nbytes > uint64_t(INT64_MAX))
+    fail_at(where, "shape ", h.shape.str(), " has too many elements");
+  if (nbytes > r.remaining())
+    fail_at(where, "truncated .npy data: shape ", h.shape.str(), " of ", dtype_name(h.dtype), " needs ", nbytes,
+            " bytes, but only ", r.remaining(), " bytes follow the header");
+
+  const int nd = h.shape.size();
+  const bool fortran = h.fortran_order && nd >= 2;
+  Dims layout = h.shape;
+  if (fortran) std::reverse(layout.begin(), layout.end());
+  Tensor raw = Tensor::empty(layout, raw_dtype(h));
+  if (nbytes) r.read(raw.data_ptr(), size_t(nbytes));
+  const int64_t n = int64_t(numel);
+
+  if (h.byteswap) {
+    if (h.file_itemsize == 2) byteswap_n<uint16_t>(raw.data_ptr(), n);
+    else if (h.file_itemsize == 4) byteswap_n<uint32_t>(raw.data_ptr(), n);
+    else if (h.file_itemsize == 8) byteswap_n<uint64_t>(raw.data_ptr(), n);
+  }
+  Tensor arr = raw;
+  if (h.kind == 'b') {  // any nonzero byte is true; a C++ bool must hold exactly 0 or 1
+    unsigned char* p = raw.data<unsigned char>();
+    for (int64_t k = 0; k < n; ++k) p[k] = p[k] != 0;
+    arr = Tensor::make_view(raw.storage(), raw.sizes(), raw.strides(), 0, DType::Bool);
+  } else if (h.kind == 'u' && h.file_itemsize == 2) {
+    arr = Tensor::empty(layout, DType::Int32);
+    const uint16_t* src = raw.data<uint16_t>();
+    int32_t* dst = arr.data<int32_t>();
+    for (int64_t k = 0; k < n; ++k) dst[k] = src[k];
+  } else if (h.kind == 'u' && h.file_itemsize == 4) {
+    arr = Tensor::empty(layout, DType::Int64);
+    const uint32_t* src = raw.data<uint32_t>();
+    int64_t* dst = arr.data<int64_t>();
+    for (int64_t k = 0; k < n; ++k) dst[k] = src[k];
+  }
+  if (!fortran) return arr;
+  // Fortran order: the data is the C-order array of the reversed shape; read it transposed.
+  Dims rstrides = contiguous_strides(layout);
+  Dims strides(nd, 0);
+  for (int k = 0; k < nd; ++k) strides[k] = rstrides[nd - 1 - k];
+  Tensor view = Tensor::make_view(arr.storage(), h.shape, strides, 0, arr.dtype());
+  Tensor out = Tensor::empty(h.shape, arr.dtype());
+  copy_to_contiguous(view, out.data_ptr());
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// .npz (zip) reading
+
+struct ZipMember {
+  std::string name;
+  uint16_t flags, method;
+  uint32_t crc;
+  uint64_t comp, uncomp, local_off;
+};
+
+std::vector<ZipMember> read_central_directory(Input& in, const std::string& where) {
+  const uint64_t size = in.size();
+  if (size < 22) fail_at(where, "not a valid .npz archive (", size, " bytes, too short for a zip file)");
+  const uint64_t tail = std::min<uint64_t>(size, 22 + 65535);
+  std::vector<unsigned char> buf(tail);
+  in.read_at(size - tail, buf.data(), tail);
+  int64_t eocd = -1;
+  for (int64_t k = int64_t(tail) - 22; k >= 0; --k) {
+    const unsigned char* p = buf.data() + k;
+    if (rd32(p) == 0x06054b50 && uint64_t(k) + 22 + rd16(p + 20) <= tail) {
+      eocd = k;
+      break;
+    }
+  }
+  if (eocd < 0)
+    fail_at(where, "not a valid .npz archive (no zip end-of-central-directory record; the file may be truncated)");
+  const unsigned char* e = buf.data() + eocd;
+  const uint64_t eocd_pos = size - tail + uint64_t(eocd);
+  uint16_t disk = rd16(e + 4), cd_disk = rd16(e + 6), n_disk = rd16(e + 8), n_total = rd16(e + 10);
+  uint32_t cd_size = rd32(e + 12), cd_off = rd32(e + 16);
+  bool zip64_locator = eocd >= 20 && rd32(e - 20) == 0x07064b50;
+  if (zip64_locator || n_total == 0xffff || n_disk == 0xffff || cd_size == 0xffffffffu || cd_off == 0xffffffffu)
+    fail_at(where, "zip64 archives (over 4 GiB or 65535 members) are not supported");
+  if (disk != 0 || cd_disk != 0 || n_disk != n_total)
+    fail_at(where, "multi-disk zip archives are not supported");
+  if (uint64_t(cd_off) + cd_size > eocd_pos)
+    fail_at(where, "corrupt .npz archive (central directory at ", cd_off, "+", cd_size,
+            " lies outside the file)");
+  if (uint64_t(n_total) * 46 > cd_size)
+    fail_at(where, "corrupt .npz archive (", n_total, " members cannot fit a central directory of ", cd_size,
+            " bytes)");
+  std::vector<unsigned char> cd(cd_size);
+  in.read_at(cd_off, cd.data(), cd_size);
+
+  std::vector<ZipMember> members;
+  members.reserve(n_total);
+  size_t p = 0;
+  for (unsigned k = 0; k < n_total; ++k) {
+    if (p + 46 > cd.size() || rd32(&cd[p]) != 0x02014b50)
+      fail_at(where, "corrupt .npz archive (bad central directory entry ", k + 1, ")");
+    const unsigned char* c = &cd[p];
+    ZipMember m;
+    m.flags = rd16(c + 8);
+    m.method = rd16(c + 10);
+    m.crc = rd32(c + 16);
+    uint32_t comp = rd32(c + 20), uncomp = rd32(c + 24), off = rd32(c + 42);
+    size_t nlen = rd16(c + 28), xlen = rd16(c + 30), clen = rd16(c + 32);
+    if (p + 46 + nlen + xlen + clen > cd.size())
+      fail_at(where, "corrupt .npz archive (central directory entry ", k + 1, " runs past its end)");
+    m.name.assign(reinterpret_cast<const char*>(c + 46), nlen);
+    if (comp == 0xffffffffu || uncomp == 0xffffffffu || off == 0xffffffffu)
+      fail_at(where, "member '", m.name, "' uses zip64, which is not supported");
+    m.comp = comp;
+    m.uncomp = uncomp;
+    m.local_off = off;
+    members.push_back(std::move(m));
+    p += 46 + nlen + xlen + clen;
+  }
+  // Members' data must lie before the central directory.
+  for (ZipMember& m : members) {
+    const std::string mw = where + " member '" + m.name + "'";
+    if (m.local_off + 30 > cd_off) fail_at(mw, "corrupt .npz archive (local header offset out of range)");
+    unsigned char lh[30];
+    in.read_at(m.local_off, lh, 30);
+    if (rd32(lh) != 0x04034b50) fail_at(mw, "corrupt .npz archive (bad local header)");
+    uint64_t data = m.local_off + 30 + rd16(lh + 26) + rd16(lh + 28);
+    if (data > cd_off || m.comp > cd_off - data)
+      fail_at(mw, "corrupt .npz archive (", m.comp, " bytes of data at offset ", data,
+              " run past the end of the archive's data)");
+    m.local_off = data;  // from here on: where the data starts
+  }
+  return members;
+}
+
+Tensor read_member(Input& in, const ZipMember& m, const std::string& where) {
+  const std::string mw = where + " member '" + m.name + "'";
+  if (m.flags & 1) fail_at(mw, "encrypted zip members are not supported");
+  std::unique_ptr<Reader> r;
+  if (m.method == 0) {
+    if (m.comp != m.uncomp)
+      fail_at(mw, "corrupt .npz archive (stored member with sizes ", m.comp, " and ", m.uncomp, ")");
+    r = std::make_unique<RangeReader>(in, m.local_off, m.comp);
+  } else if (m.method == 8) {
+    if (m.uncomp > m.comp * kMaxDeflateRatio + 64)
+      fail_at(mw, "corrupt .npz archive (", m.comp, " compressed bytes cannot hold the ", m.uncomp,
+              " bytes declared)");
+    r = std::make_unique<InflateReader>(in, m.local_off, m.comp, m.uncomp, mw);
+  } else {
+    fail_at(mw, "unsupported zip compression method ", m.method, " (tide reads stored and deflate)");
+  }
+  Tensor t = decode_npy(*r, mw);
+  r->finish();
+  if (r->crc() != m.crc) fail_at(mw, "CRC-32 mismatch: the data is corrupt");
+  return t;
+}
+
+enum class Kind { Npy, Npz, Other };
+
+Kind sniff(Input& in, const std::string& where) {
+  if (in.size() == 0) fail_at(where, "the file is empty");
+  unsigned char b[6] = {0};
+  in.read_at(0, b, size_t(std::min<uint64_t>(6, in.size())));
+  if (in.size() >= 6 && std::memcmp(b, kNpyMagic, 6) == 0) return Kind::Npy;
+  if (in.size() >= 4 && b[0] == 'P' && b[1] == 'K' &&
+      ((b[2] == 3 && b[3] == 4) || (b[2] == 5 && b[3] == 6)))
+    return Kind::Npz;
+  return Kind::Other;
+}
+
+std::vector<NamedTensor> read_npz(Input& in, const std::string& where) {
+  std::vector<NamedTensor> out;
+  for (const ZipMember& m : read_central_directory(in, where)) {
+    const std::string& n = m.name;
+    if (n.size() < 4 || n.compare(n.size() - 4, 4, ".npy") != 0) continue;  // not an array
+    out.emplace_back(n.substr(0, n.size() - 4), read_member(in, m, where));
+  }
+  return out;
+}
+
+Tensor read_npy(Input& in, const std::string& where) {
+  RangeReader r(in, 0, in.size());
+  return decode_npy(r, where);
+}
+
+Loaded load_any(Input& in, const std::string& where) {
+  Loaded l;
+  switch (sniff(in, where)) {
+    case Kind::Npy: l.tensor = read_npy(in, where); break;
+    case Kind::Npz:
+      l.is_npz = true;
+      l.members = read_npz(in, where);
+      break;
+    default: fail_at(where, "not a .npy file or .npz archive (unknown magic bytes)");
+  }
+  return l;
+}
+
+// ---------------------------------------------------------------------------------------
+// Writing
+
+class Output {
+ public:
+  virtual ~Output() = default;
+  virtual void write(const void* p, size_t n) = 0;
+  virtual uint64_t tell() = 0;
+  // Overwrites bytes already written at off (the zip local header after compressing).
+  virtual void patch(uint64_t off, const void* p, size_t n) = 0;
+};
+
+class StringOutput : public Output {
+ public:
+  std::string buf;
+  void write(const void* p, size_t n) override { buf.append(static_cast<const char*>(p), n); }
+  uint64_t tell() override { return buf.size(); }
+  void patch(uint64_t off, const void* p, size_t n) override { std::memcpy(buf.data() + off, p, n); }
+};
+
+class FileOutput : public Output {
+ public:
+  FileOutput(const std::string& path, std::string where) : path_(path), where_(std::move(where)) {
+    f_ = std::fopen(path.c_str(), "wb");
+    if (!f_) fail_at(where_, "cannot open file for writing: ", std::strerror(errno));
+  }
+  ~FileOutput() override {
+    if (f_) {  // not committed: an error happened, leave no half-written file behind
+      std::fclose(f_);
+      std::remove(path_.c_str());
+    }
+  }
+  void write(const void* p, size_t n) override {
+    if (n && std::fwrite(p, 1, n, f_) != n) fail_at(where_, "write error: ", std::strerror(errno));
+    pos_ += n;
+  }
+  uint64_t tell() override { return pos_; }
+  void patch(uint64_t off, const void* p, size_t n) override {
+    if (fseeko(f_, off_t(off), SEEK_SET) != 0 || std::fwrite(p, 1, n, f_) != n ||
+        fseeko(f_, 0, SEEK_END) != 0)
+      fail_at(where_, "write error: ", std::strerror(errno));
+  }
+  void commit() {
+    int rc = std::fclose(f_);
+    f_ = nullptr;
+    if (rc != 0) {
+      std::remove(path_.c_str());
+      fail_at(where_, "write error: ", std::strerror(errno));
+    }
+  }
+
+ private:
+  std::string path_, where_;
+  std::FILE* f_ = nullptr;
+  uint64_t pos_ = 0;
+};
+
+std::string shape_repr(const Dims& s) {
+  if (s.size() == 0) return "()";
+  std::string r = "(";
+  for (int k = 0; k < s.size(); ++k) {
+    if (k) r += ", ";
+    r += std::to_string(s[k]);
+  }
+  return r + (s.size() == 1 ? ",)" : ")");
+}
+
+// Magic, version, length and header dict, padded as NumPy pads it.
+std::string npy_header(const Tensor& t, const char* op) {
+  std::string dict = "{'descr': '" + npy_descr(t.dtype(), op) + "', 'fortran_order': False, 'shape': " +
+                     shape_repr(t.sizes()) + ", }";
+  // NumPy leaves room to grow the first axis in place (GROWTH_AXIS_MAX_DIGITS = 21).
+  if (t.dim() > 0) dict.append(size_t(std::max<int>(0, 21 - int(std::to_string(t.size(0)).size()))), ' ');
+  const size_t hlen = dict.size() + 1;  // + '\n'
+  int version = 1;
+  size_t pad = 64 - (10 + hlen) % 64;
+  if (hlen + pad > 65535) {  // only a header over 64 KiB needs format 2.0
+    version = 2;
+    pad = 64 - (12 + hlen) % 64;
+  }
+  dict.append(pad, ' ');
+  dict.push_back('\n');
+  std::string out(kNpyMagic, kNpyMagicLen);
+  out.push_back(char(version));
+  out.push_back(0);
+  if (version == 1) wr16(out, uint16_t(dict.size()));
+  else wr32(out, uint32_t(dict.size()));
+  return out + dict;
+}
+
+struct Prepared {
+  std::string name;  // member name, with ".npy"
+  Tensor t;          // on the host
+  std::string header;
+  uint64_t size;  // header + data bytes
+};
+
+Prepared prepare(const std::string& name, const Tensor& t, const char* op) {
+  Prepared p;
+  p.name = name;
+  p.t = on_host(t, op);
+  p.header = npy_header(p.t, op);
+  p.size = p.header.size() + p.t.nbytes();
+  return p;
+}
+
+void write_npy(Output& out, const Prepared& p) {
+  out.write(p.header.data(), p.header.size());
+  for_each_run(p.t, [&](const char* d, size_t n) { out.write(d, n); });
+}
+
+constexpr uint16_t kDosDate = (0 << 9) | (1 << 5) | 1;  // 1980-01-01, fixed for reproducible files
+constexpr uint32_t kZipLimit = 0xffffffffu;
+
+bool needs_utf8_flag(const std::string& s) {
+  return std::any_of(s.begin(), s.end(), [](char c) { return (unsigned char)c >= 0x80; });
+}
+
+std::string local_header(const std::string& name, uint16_t method, uint32_t crc, uint64_t comp, uint64_t uncomp) {
+  std::string h;
+  wr32(h, 0x04034b50);
+  wr16(h, 20);
+  wr16(h, needs_utf8_flag(name) ? 0x0800 : 0);
+  wr16(h, method);
+  wr16(h, 0);
+  wr16(h, kDosDate);
+  wr32(h, crc);
+  wr32(h, uint32_t(comp));
+  wr32(h, uint32_t(uncomp));
+  wr16(h, uint16_t(name.size()));
+  wr16(h, 0);
+  return h + name;
+}
+
+struct CdRecord {
+  std::string name;
+  uint16_t method;
+  uint32_t crc;
+  uint64_t comp, uncomp, offset;
+};
+
+void write_npz(Output& out, const std::vector<NamedTensor>& members, bool compressed, const char* op,
+               const std::string& where) {
+  TIDE_CHECK(members.size() < 0xffff, where, ": ", members.size(),
+             " arrays need a zip64 archive, which tide does not write");
+  std::vector<Prepared> prep;
+  prep.reserve(members.size());
+  for (const auto& [name, t] : members) {
+    std::string mname = name + ".npy";
+    TIDE_CHECK(mname.size() <= 0xffff, where, ": array name is too long (", name.size(), " bytes)");
+    for (const Prepared& q : prep)
+      TIDE_CHECK(q.name != mname, where, ": the name '", name, "' is given twice");
+    prep.push_back(prepare(mname, t, op));
+    // Stay clear of the 4 GiB zip limit (with room for deflate's worst-case overhead).
+    TIDE_CHECK(prep.back().size < kZipLimit - (kZipLimit >> 8), where, ": array '", name, "' (",
+               prep.back().size, " bytes) needs a zip64 archive, which tide does not write");
+  }
+  std::vector<CdRecord> cd;
+  for (const Prepared& p : prep) {
+    CdRecord rec{p.name, uint16_t(compressed ? 8 : 0), 0, 0, p.size, out.tell()};
+    TIDE_CHECK(rec.offset < kZipLimit, where, ": the archive exceeds 4 GiB, which needs zip64 (not written by tide)");
+    if (!compressed) {
+      uint32_t crc = crc_update(0, p.header.data(), p.header.size());
+      for_each_run(p.t, [&](const char* d, size_t n) { crc = crc_update(crc, d, n); });
+      rec.crc = crc;
+      rec.comp = p.size;
+      std::string lh = local_header(p.name, 0, crc, p.size, p.size);
+      out.write(lh.data(), lh.size());
+      write_npy(out, p);
+    } else {
+      std::string lh = local_header(p.name, 8, 0, 0, p.size);
+      out.write(lh.data(), lh.size());
+      z_stream zs;
+      std::memset(&zs, 0, sizeof zs);
+      if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        fail_at(where, "cannot initialise zlib");
+      std::unique_ptr<z_stream, void (*)(z_stream*)> guard(&zs, [](z_stream* z) { deflateEnd(z); });
+      std::vector<unsigned char> obuf(kChunk);
+      uint32_t crc = 0;
+      uint64_t comp = 0;
+      auto pump = [&](const char* d, size_t n, int flush) {
+        do {
+          size_t piece = std::min<size_t>(n, size_t(1) << 30);
+          zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(d));
+          zs.avail_in = uInt(piece);
+          int f = (flush == Z_FINISH && piece == n) ? Z_FINISH : Z_NO_FLUSH;
+          int ret;
+          do {
+            zs.next_out = obuf.data();
+            zs.avail_out = uInt(obuf.size());
+            ret = deflate(&zs, f);
+            if (ret == Z_STREAM_ERROR) fail_at(where, "compression failed");
+            size_t got = obuf.size() - zs.avail_out;
+            out.write(obuf.data(), got);
+            comp += got;
+          } while (zs.avail_out == 0 || (f == Z_FINISH && ret != Z_STREAM_END));
+          d += piece;
+          n -= piece;
+        } while (n > 0);
+      };
+      auto feed = [&](const char* d, size_t n) {
+        crc = crc_update(crc, d, n);
+        pump(d, n, Z_NO_FLUSH);
+      };
+      feed(p.header.data(), p.header.size());
+      for_each_run(p.t, feed);
+      pump(nullptr, 0, Z_FINISH);
+      TIDE_CHECK(comp < kZipLimit, where, ": the archive exceeds 4 GiB, which needs zip64 (not written by tide)");
+      rec.crc = crc;
+      rec.comp = comp;
+      std::string fixed;
+      wr32(fixed, crc);
+      wr32(fixed, uint32_t(comp));
+      wr32(fixed, uint32_t(p.size));
+      out.patch(rec.offset + 14, fixed.data(), fixed.size());
+    }
+    cd.push_back(rec);
+  }
+  const uint64_t cd_off = out.tell();
+  std::string dir;
+  for (const CdRecord& r : cd) {
+    wr32(dir, 0x02014b50);
+    wr16(dir, 0x0314);  // made by: zip 2.0 on Unix
+    wr16(dir, 20);
+    wr16(dir, needs_utf8_flag(r.name) ? 0x0800 : 0);
+    wr16(dir, r.method);
+    wr16(dir, 0);
+    wr16(dir, kDosDate);
+    wr32(dir, r.crc);
+    wr32(dir, uint32_t(r.comp));
+    wr32(dir, uint32_t(r.uncomp));
+    wr16(dir, uint16_t(r.name.size()));
+    wr16(dir, 0);
+    wr16(dir, 0);
+    wr16(dir, 0);
+    wr16(dir, 0);
+    wr32(dir, 0100644u << 16);  // a regular file, rw-r--r--
+    wr32(dir, uint32_t(r.offset));
+    dir += r.name;
+  }
+  TIDE_CHECK(cd_off + dir.size() < kZipLimit, where,
+             ": the archive exceeds 4 GiB, which needs zip64 (not written by tide)");
+  const uint32_t cd_size = uint32_t(dir.size());
+  wr32(dir, 0x06054b50);  // end of central directory
+  wr16(dir, 0);
+  wr16(dir, 0);
+  wr16(dir, uint16_t(cd.size()));
+  wr16(dir, uint16_t(cd.size()));
+  wr32(dir, cd_size);
+  wr32(dir, uint32_t(cd_off));
+  wr16(dir, 0);
+  out.write(dir.data(), dir.size());
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// Public entry points
+
+NpyHeader parse_npy_header(const std::string& text, const std::string& where) {
+  HeaderParser ps{text, where};
+  NpyHeader h;
+  bool got_descr = false, got_fortran = false, got_shape = false;
+  ps.expect('{');
+  while (!ps.eat('}')) {
+    std::string key = ps.str();
+    ps.expect(':');
+    if (key == "descr") {
+      ps.ws();
+      if (ps.i < text.size() && text[ps.i] == '[')
+        fail_at(where, "structured dtypes (records) are not supported");
+      set_dtype_from_descr(h, ps.str(), where);
+      got_descr = true;
+    } else if (key == "fortran_order") {
+      h.fortran_order = ps.boolean();
+      got_fortran = true;
+    } else if (key == "shape") {
+      h.shape = ps.shape();
+      got_shape = true;
+    } else {
+      ps.bad("unexpected key '" + key + "'");
+    }
+    if (!ps.eat(',')) {
+      ps.expect('}');
+      break;
+    }
+  }
+  ps.ws();
+  if (ps.i != text.size()) ps.bad("text after the closing brace");
+  if (!got_descr || !got_fortran || !got_shape) ps.bad("it needs the keys descr, fortran_order and shape");
+  return h;
+}
+
+std::string npy_descr(DType dtype, const char* op) {
+  const char o = kHostLittle ? '<' : '>';
+  switch (dtype) {
+    case DType::Bool: return "|b1";
+    case DType::UInt8: return "|u1";
+    case DType::Int8: return "|i1";
+    case DType::Int16: return std::string(1, o) + "i2";
+    case DType::Int32: return std::string(1, o) + "i4";
+    case DType::Int64: return std::string(1, o) + "i8";
+    case DType::Float16: return std::string(1, o) + "f2";
+    case DType::Float32: return std::string(1, o) + "f4";
+    case DType::Float64: return std::string(1, o) + "f8";
+    case DType::BFloat16: break;
+  }
+  TIDE_FAIL(op, ": bfloat16 has no NumPy dtype; convert with x:float()");
+}
+
+Loaded load(const std::string& path, const char* op) {
+  const std::string where = where_of(op, path);
+  FileInput in(path, where);
+  return load_any(in, where);
+}
+
+Tensor load_npy(const std::string& path, const char* op) {
+  const std::string where = where_of(op, path);
+  FileInput in(path, where);
+  if (sniff(in, where) == Kind::Npz) fail_at(where, "this is a .npz archive, not a .npy file");
+  return read_npy(in, where);
+}
+
+std::vector<NamedTensor> load_npz(const std::string& path, const char* op) {
+  const std::string where = where_of(op, path);
+  FileInput in(path, where);
+  if (sniff(in, where) == Kind::Npy) fail_at(where, "this is a .npy file, not a .npz archive");
+  return read_npz(in, where);
+}
+
+Loaded load_bytes(const void* data, size_t size, const std::string& name, const char* op) {
+  MemoryInput in(data, size);
+  return load_any(in, where_of(op, name));
+}
+
+void save_npy(const std::string& path, const Tensor& t, const char* op) {
+  const std::string where = where_of(op, path);
+  Prepared p = prepare("", t, op);  // checks the dtype before the file is touched
+  FileOutput out(path, where);
+  write_npy(out, p);
+  out.commit();
+}
+
+std::string save_npy_bytes(const Tensor& t, const char* op) {
+  StringOutput out;
+  write_npy(out, prepare("", t, op));
+  return std::move(out.buf);
+}
+
+void save_npz(const std::string& path, const std::vector<NamedTensor>& members, bool compressed, const char* op) {
+  const std::string where = where_of(op, path);
+  for (const auto& m : members) {
+    TIDE_CHECK(m.second.defined(), where, ": array '", m.first, "' is undefined");
+    npy_descr(m.second.dtype(), op);  // refuse bfloat16 before the file is touched
+  }
+  FileOutput out(path, where);
+  write_npz(out, members, compressed, op, where);
+  out.commit();
+}
+
+std::string save_npz_bytes(const std::vector<NamedTensor>& members, bool compressed, const char* op) {
+  StringOutput out;
+  write_npz(out, members, compressed, op, op);
+  return std::move(out.buf);
+}
+
+}  // namespace tide::io
