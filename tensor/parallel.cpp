@@ -18,6 +18,11 @@ namespace {
 
 thread_local bool t_in_parallel = false;
 
+// Workers sleep on a condition variable; a parallel region publishes a job, wakes them and
+// works on it too. The caller waits for the chunks to be done, and then only for workers
+// already inside the region: it never waits for a worker that has not been scheduled yet
+// (on a busy machine, or next to OpenBLAS's spinning threads, that wait cost milliseconds
+// per region). A worker that wakes after its region closed skips it.
 class ThreadPool {
  public:
   explicit ThreadPool(int n) { resize(n); }
@@ -26,6 +31,7 @@ class ThreadPool {
   int size() const { return int(workers_.size()) + 1; }
 
   void resize(int n) {
+    std::lock_guard<std::mutex> region(run_mu_);
     stop_all();
     stopping_ = false;
     for (int i = 0; i + 1 < n; ++i) workers_.emplace_back([this] { worker_loop(); });
@@ -33,20 +39,23 @@ class ThreadPool {
 
   // Runs job(chunk) for chunk in [0, nchunks), on the pool and the caller.
   void run(int64_t nchunks, const std::function<void(int64_t)>& job) {
-    std::unique_lock<std::mutex> lock(run_mu_);  // one parallel region at a time
+    std::lock_guard<std::mutex> region(run_mu_);  // one parallel region at a time
     {
       std::lock_guard<std::mutex> g(mu_);
       job_ = &job;
       nchunks_ = nchunks;
       next_.store(0);
-      pending_workers_ = int(workers_.size());
+      done_.store(0);
       error_ = nullptr;
+      open_ = true;
       ++generation_;
     }
     cv_.notify_all();
     work();
     std::unique_lock<std::mutex> g(mu_);
-    done_cv_.wait(g, [this] { return pending_workers_ == 0; });
+    done_cv_.wait(g, [&] { return done_.load() == nchunks; });
+    open_ = false;
+    done_cv_.wait(g, [&] { return active_ == 0; });
     job_ = nullptr;
     if (error_) std::rethrow_exception(error_);
   }
@@ -63,22 +72,27 @@ class ThreadPool {
         std::lock_guard<std::mutex> g(mu_);
         if (!error_) error_ = std::current_exception();
       }
+      if (done_.fetch_add(1) + 1 == nchunks_) {
+        std::lock_guard<std::mutex> g(mu_);
+        done_cv_.notify_all();
+      }
     }
     t_in_parallel = false;
   }
 
   void worker_loop() {
     uint64_t seen = 0;
+    std::unique_lock<std::mutex> g(mu_);
     for (;;) {
-      {
-        std::unique_lock<std::mutex> g(mu_);
-        cv_.wait(g, [&] { return stopping_ || generation_ != seen; });
-        if (stopping_) return;
-        seen = generation_;
-      }
+      cv_.wait(g, [&] { return stopping_ || generation_ != seen; });
+      if (stopping_) return;
+      seen = generation_;
+      if (!open_) continue;  // woke too late: that region is over
+      ++active_;
+      g.unlock();
       work();
-      std::lock_guard<std::mutex> g(mu_);
-      if (--pending_workers_ == 0) done_cv_.notify_one();
+      g.lock();
+      if (--active_ == 0) done_cv_.notify_all();
     }
   }
 
@@ -96,9 +110,10 @@ class ThreadPool {
   std::mutex mu_, run_mu_;
   std::condition_variable cv_, done_cv_;
   const std::function<void(int64_t)>* job_ = nullptr;
-  int64_t nchunks_ = 0;
-  std::atomic<int64_t> next_{0};
-  int pending_workers_ = 0;
+  int64_t nchunks_ = 0;  // written under mu_ before the region opens, read inside it
+  std::atomic<int64_t> next_{0}, done_{0};
+  int active_ = 0;
+  bool open_ = false;
   uint64_t generation_ = 0;
   bool stopping_ = false;
   std::exception_ptr error_;
