@@ -1,0 +1,985 @@
+// Linear algebra: matrix products through OpenBLAS or the engine's own loop, and the
+// LAPACK-backed solve / inv / det / matrix norms. See linalg.hpp for the rules.
+#include "linalg.hpp"
+
+#include <cblas.h>
+#include <lapacke.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "../parallel.hpp"
+#include "elementwise.hpp"
+#include "reduce.hpp"
+
+namespace tide::ops {
+
+namespace {
+
+// ---------------------------------------------------------------------------------------
+// Checks and small helpers
+
+std::string ndim_str(const Tensor& t) { return std::to_string(t.dim()) + "-D"; }
+
+DType common_dtype(const char* op, const Tensor& a, const Tensor& b, DTypePolicy policy) {
+  if (a.dtype() == b.dtype()) return a.dtype();
+  TIDE_CHECK(policy == DTypePolicy::Promote, op,
+             ": expected both tensors to have the same dtype, got ", dtype_name(a.dtype()), " and ",
+             dtype_name(b.dtype()));
+  return promote_types(a.dtype(), b.dtype());
+}
+
+void check_devices(const char* op, const Tensor& a, const Tensor& b) {
+  TIDE_CHECK(a.defined() && b.defined(), op, ": got an undefined tensor");
+  TIDE_CHECK(a.device() == b.device(), op, ": expected both tensors on the same device, got ",
+             a.device().str(), " and ", b.device().str());
+  check_cpu(a, op);
+}
+
+[[noreturn]] void fail_shapes(const char* op, const Tensor& a, const Tensor& b, int64_t ka, int64_t kb) {
+  TIDE_FAIL(op, ": shapes ", a.sizes().str(), " and ", b.sizes().str(), " cannot be multiplied (", ka,
+            " ~= ", kb, ")");
+}
+
+bool shares_memory(const Tensor& a, const Tensor& b) {
+  return a.defined() && b.defined() && a.storage().get() == b.storage().get();
+}
+
+// The tensor a result is computed into: `out` itself when it is contiguous, has the result's
+// shape and dtype and shares no memory with an input; otherwise a new tensor.
+Tensor result_tensor(const char* op, const Dims& shape, DType dt, const Tensor* out,
+                     std::initializer_list<const Tensor*> inputs) {
+  if (out) {
+    check_cpu(*out, op);
+    TIDE_CHECK(out->sizes() == shape, op, ": out has shape ", out->sizes().str(),
+               " but the result has shape ", shape.str());
+    check_can_cast(op, dt, out->dtype());
+    bool direct = out->dtype() == dt && out->is_contiguous();
+    for (const Tensor* in : inputs)
+      if (shares_memory(*out, *in)) direct = false;
+    if (direct) return *out;
+  }
+  return Tensor::empty(shape, dt);
+}
+
+// Hands the result back through `out` (copying when it was computed elsewhere).
+Tensor deliver(Tensor result, const Tensor* out) {
+  if (!out) return result;
+  Tensor o = *out;
+  if (result.same(o) || (result.impl()->storage == o.impl()->storage && result.offset() == o.offset())) {
+    o.storage()->bump_version();
+  } else {
+    copy_(o, result);
+  }
+  return o;
+}
+
+// A view of t broadcast (right-aligned, stride 0) to `shape`; the caller checked it fits.
+Tensor expand_to(const Tensor& t, const Dims& shape) {
+  if (t.sizes() == shape) return t;
+  int n = shape.size(), k = t.dim();
+  Dims st(n, 0);
+  for (int i = 0; i < k; ++i) {
+    int d = n - k + i;
+    st[d] = t.size(i) == 1 && shape[d] != 1 ? 0 : t.stride(i);
+  }
+  return t.as_strided(shape, st, t.offset());
+}
+
+// copy_ of a source whose dims broadcast to the destination's.
+void copy_bcast(Tensor& dst, const Tensor& src) { copy_(dst, expand_to(src, dst.sizes())); }
+
+// A view with a size-1 dim inserted at position d.
+Tensor insert_dim(const Tensor& t, int d) {
+  Dims sizes = t.sizes(), strides = t.strides();
+  int64_t st = d < t.dim() ? t.stride(d) * t.size(d) : 1;
+  sizes.insert(d, 1);
+  strides.insert(d, st);
+  return t.as_strided(sizes, strides, t.offset());
+}
+
+// A view (or, when the layout does not allow one, a copy) of t with another shape.
+Tensor reshape_to(const Tensor& t, const Dims& shape) {
+  Tensor c = t.contiguous();
+  return c.as_strided(shape, contiguous_strides(shape), c.offset());
+}
+
+// Folds all dims but the last into one: a view when the layout allows, else a copy.
+Tensor fold_leading(const Tensor& t) {
+  int nd = t.dim();
+  int64_t rows = 1;
+  for (int d = 0; d + 1 < nd; ++d) rows *= t.size(d);
+  int64_t cols = nd ? t.size(nd - 1) : 1;
+  if (nd == 2) return t;
+  // Collapsible when each non-trivial leading dim steps over the next one exactly.
+  int64_t row_stride = 0;
+  bool ok = true, have = false;
+  for (int d = nd - 2; d >= 0; --d) {
+    if (t.size(d) == 1) continue;
+    if (!have) {
+      row_stride = t.stride(d);
+      have = true;
+      continue;
+    }
+    // find the next inner non-trivial leading dim
+    int e = d + 1;
+    while (e < nd - 1 && t.size(e) == 1) ++e;
+    if (t.stride(d) != t.stride(e) * t.size(e)) ok = false;
+  }
+  if (ok) return t.as_strided({rows, cols}, {have ? row_stride : cols, nd ? t.stride(nd - 1) : 1}, t.offset());
+  return reshape_to(t, {rows, cols});
+}
+
+// Element offsets (from the storage base) of every matrix of a batch: the broadcast batch
+// shape `bshape` over a tensor whose leading dims are right-aligned to it. A single matrix
+// needs no heap allocation (the common 2-D case).
+struct Offsets {
+  int64_t one = 0;
+  std::vector<int64_t> many;
+  const int64_t* data() const { return many.empty() ? &one : many.data(); }
+};
+
+void batch_offsets(const Dims& bshape, const Tensor& t, int64_t count, Offsets& out) {
+  if (count <= 1) {
+    out.one = t.offset();
+    return;
+  }
+  int nb = bshape.size();
+  int tb = t.dim() - 2;
+  out.many.resize(static_cast<size_t>(count));
+  Dims st(nb, 0);
+  for (int i = 0; i < tb; ++i) {
+    int d = nb - tb + i;
+    st[d] = t.size(i) == 1 ? 0 : t.stride(i);
+  }
+  Dims idx(nb, 0);
+  int64_t off = t.offset();
+  for (int64_t b = 0; b < count; ++b) {
+    out.many[size_t(b)] = off;
+    for (int d = nb - 1; d >= 0; --d) {
+      if (++idx[d] < bshape[d]) {
+        off += st[d];
+        break;
+      }
+      off -= st[d] * (bshape[d] - 1);
+      idx[d] = 0;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// The engine's own product loop (all dtypes).
+
+// Integers accumulate modulo 2^32 or 2^64 (unsigned, so wrapping is defined); either is exact
+// modulo 2^bits of the result type, so the result wraps as the type's own arithmetic would.
+// Up to 32-bit types use 32-bit lanes, which vectorise. Bool counts in 64 bits (never wraps).
+template <typename T>
+using acc_t = std::conditional_t<
+    std::is_integral_v<T>,
+    std::conditional_t<(sizeof(T) <= 4 && !std::is_same_v<T, bool>), uint32_t, uint64_t>, compute_t<T>>;
+
+template <typename T>
+inline acc_t<T> to_acc(T v) {
+  if constexpr (std::is_integral_v<T>) return acc_t<T>(int64_t(v));
+  else return acc_t<T>(compute_t<T>(v));
+}
+template <typename T>
+inline T from_acc(acc_t<T> v) {
+  if constexpr (std::is_same_v<T, bool>) return v != 0;
+  else if constexpr (std::is_integral_v<T>) return T(v);  // wraps (C++20)
+  else return T(v);
+}
+template <typename T>
+acc_t<T> scalar_acc(const Scalar& s) {
+  if constexpr (std::is_integral_v<T>) return acc_t<T>(uint64_t(s.to_int()));
+  else return acc_t<T>(s.to_double());
+}
+
+// One batched product: C[b] = alpha * A[b] @ B[b] (+ beta * C[b] when use_beta).
+// Element strides; per-matrix element offsets (from the storage base) for A and B; C is
+// written through its own offsets.
+struct GemmProblem {
+  int64_t batch, m, n, k;
+  char* a_base; const int64_t* a_off; int64_t ars, acs;
+  char* b_base; const int64_t* b_off; int64_t brs, bcs;
+  char* c_base; const int64_t* c_off; int64_t crs, ccs;
+};
+
+constexpr int64_t kMB = 32, kNB = 256, kKB = 256;
+
+template <typename T>
+void own_gemm(const GemmProblem& P, const Scalar& alpha_s, const Scalar& beta_s, bool use_beta) {
+  using A = acc_t<T>;
+  const int64_t m = P.m, n = P.n, k = P.k;
+  if (P.batch == 0 || m == 0 || n == 0) return;
+  const A alpha = scalar_acc<T>(alpha_s), beta = scalar_acc<T>(beta_s);
+  const T* a_base = reinterpret_cast<const T*>(P.a_base);
+  const T* b_base = reinterpret_cast<const T*>(P.b_base);
+  T* c_base = reinterpret_cast<T*>(P.c_base);
+
+  // B rows as contiguous accumulator-typed rows (packed unless they already are).
+  bool b_same = true;
+  for (int64_t b = 1; b < P.batch && b_same; ++b) b_same = P.b_off[b] == P.b_off[0];
+  const bool pack = !(std::is_same_v<T, A> && (P.bcs == 1 || n == 1));
+  std::vector<A> packed;
+  int64_t nbpack = b_same ? 1 : P.batch;
+  if (pack && k > 0) {
+    packed.resize(size_t(nbpack * k * n));
+    parallel_for(0, nbpack * k, std::max<int64_t>(1, 65536 / std::max<int64_t>(n, 1)),
+                 [&](int64_t r0, int64_t r1) {
+                   for (int64_t r = r0; r < r1; ++r) {
+                     int64_t bi = r / k, p = r % k;
+                     const T* src = b_base + P.b_off[bi] + p * P.brs;
+                     A* dst = packed.data() + r * n;
+                     for (int64_t j = 0; j < n; ++j) dst[j] = to_acc<T>(src[j * P.bcs]);
+                   }
+                 });
+  }
+
+  const int64_t rows = P.batch * m;
+  const int64_t work_per_row = std::max<int64_t>(1, n * std::max<int64_t>(k, 1));
+  const int64_t grain = std::max<int64_t>(1, 65536 / work_per_row);
+  parallel_for(0, rows, grain, [&](int64_t r0, int64_t r1) {
+    std::vector<A> tile(size_t(kMB * std::min(kNB, n)));
+    int64_t r = r0;
+    while (r < r1) {
+      const int64_t bi = r / m;
+      const int64_t i_begin = r % m;
+      const int64_t i_end = std::min(m, i_begin + (r1 - r));
+      const T* Ab = a_base + P.a_off[bi];
+      const A* Bp;
+      int64_t ldb;
+      if (pack) {
+        Bp = packed.data() + (b_same ? 0 : bi * k * n);
+        ldb = n;
+      } else {
+        if constexpr (std::is_same_v<T, A>) Bp = b_base + P.b_off[bi];
+        else Bp = nullptr;
+        ldb = P.brs;
+      }
+      T* Cb = c_base + P.c_off[bi];
+      for (int64_t j0 = 0; j0 < n; j0 += kNB) {
+        const int64_t nb = std::min(kNB, n - j0);
+        for (int64_t i0 = i_begin; i0 < i_end; i0 += kMB) {
+          const int64_t mb = std::min(kMB, i_end - i0);
+          std::fill(tile.begin(), tile.begin() + mb * nb, A(0));
+          for (int64_t p0 = 0; p0 < k; p0 += kKB) {
+            const int64_t kb = std::min(kKB, k - p0);
+            for (int64_t ii = 0; ii < mb; ++ii) {
+              const T* arow = Ab + (i0 + ii) * P.ars;
+              A* crow = tile.data() + ii * nb;
+              for (int64_t p = p0; p < p0 + kb; ++p) {
+                const A av = to_acc<T>(arow[p * P.acs]);
+                const A* brow = Bp + p * ldb + j0;
+                for (int64_t j = 0; j < nb; ++j) crow[j] += av * brow[j];
+              }
+            }
+          }
+          for (int64_t ii = 0; ii < mb; ++ii) {
+            const A* crow = tile.data() + ii * nb;
+            T* cp = Cb + (i0 + ii) * P.crs + j0 * P.ccs;
+            if (use_beta) {
+              for (int64_t j = 0; j < nb; ++j)
+                cp[j * P.ccs] = from_acc<T>(alpha * crow[j] + beta * to_acc<T>(cp[j * P.ccs]));
+            } else {
+              for (int64_t j = 0; j < nb; ++j) cp[j * P.ccs] = from_acc<T>(alpha * crow[j]);
+            }
+          }
+        }
+      }
+      r += i_end - i_begin;
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// BLAS
+
+// float32 / float64 always go to BLAS: OpenBLAS 0.3.21 beat the own loop at every size
+// measured (2x2 to 48x48, ~0.15 us for a 4x4 sgemm), so tiny products gain nothing from it.
+
+// How a (rows x cols) view with element strides (rs, cs) is passed to BLAS: row-major as is,
+// or column-major as the transpose of a row-major matrix. False when neither fits.
+bool blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, CBLAS_TRANSPOSE& t, int64_t& ld) {
+  if (cs == 1 || cols <= 1) {
+    int64_t l = rows <= 1 ? std::max<int64_t>(cols, 1) : rs;
+    if (l >= std::max<int64_t>(cols, 1) && l <= INT_MAX) {
+      t = CblasNoTrans;
+      ld = l;
+      return true;
+    }
+  }
+  if (rs == 1 || rows <= 1) {
+    int64_t l = cols <= 1 ? std::max<int64_t>(rows, 1) : cs;
+    if (l >= std::max<int64_t>(rows, 1) && l <= INT_MAX) {
+      t = CblasTrans;
+      ld = l;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool blas_ok(const Tensor& t) {
+  CBLAS_TRANSPOSE tr;
+  int64_t ld;
+  int d = t.dim();
+  return blas_layout(t.size(d - 2), t.size(d - 1), t.stride(d - 2), t.stride(d - 1), tr, ld);
+}
+
+template <typename T>
+void blas_gemm_one(int64_t m, int64_t n, int64_t k, T alpha, const T* A, int64_t ars, int64_t acs,
+                   const T* B, int64_t brs, int64_t bcs, T beta, T* C, int64_t ldc) {
+  CBLAS_TRANSPOSE ta, tb;
+  int64_t lda, ldb;
+  blas_layout(m, k, ars, acs, ta, lda);
+  blas_layout(k, n, brs, bcs, tb, ldb);
+  if (n == 1) {
+    // y = op(A) x with x the column of B
+    int64_t incx = k <= 1 ? 1 : brs;
+    int rows = int(ta == CblasNoTrans ? m : k), cols = int(ta == CblasNoTrans ? k : m);
+    if constexpr (std::is_same_v<T, float>)
+      cblas_sgemv(CblasRowMajor, ta, rows, cols, alpha, A, int(lda), B, int(incx), beta, C, int(ldc));
+    else
+      cblas_dgemv(CblasRowMajor, ta, rows, cols, alpha, A, int(lda), B, int(incx), beta, C, int(ldc));
+    return;
+  }
+  if (m == 1) {
+    // y^T = x^T op(B): y = op(B)^T x with x the row of A
+    int64_t incx = k <= 1 ? 1 : acs;
+    CBLAS_TRANSPOSE t2 = tb == CblasNoTrans ? CblasTrans : CblasNoTrans;
+    int rows = int(tb == CblasNoTrans ? k : n), cols = int(tb == CblasNoTrans ? n : k);
+    if constexpr (std::is_same_v<T, float>)
+      cblas_sgemv(CblasRowMajor, t2, rows, cols, alpha, B, int(ldb), A, int(incx), beta, C, 1);
+    else
+      cblas_dgemv(CblasRowMajor, t2, rows, cols, alpha, B, int(ldb), A, int(incx), beta, C, 1);
+    return;
+  }
+  if constexpr (std::is_same_v<T, float>)
+    cblas_sgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), alpha, A, int(lda), B, int(ldb), beta, C,
+                int(ldc));
+  else
+    cblas_dgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), alpha, A, int(lda), B, int(ldb), beta, C,
+                int(ldc));
+}
+
+template <typename T>
+void blas_batched(const GemmProblem& P, const Scalar& alpha, const Scalar& beta, bool use_beta) {
+  const T* a = reinterpret_cast<const T*>(P.a_base);
+  const T* b = reinterpret_cast<const T*>(P.b_base);
+  T* c = reinterpret_cast<T*>(P.c_base);
+  const T al = T(alpha.to_double()), be = use_beta ? T(beta.to_double()) : T(0);
+  for (int64_t bi = 0; bi < P.batch; ++bi)
+    blas_gemm_one<T>(P.m, P.n, P.k, al, a + P.a_off[bi], P.ars, P.acs, b + P.b_off[bi], P.brs, P.bcs, be,
+                     c + P.c_off[bi], P.n);
+}
+
+// ---------------------------------------------------------------------------------------
+// The core: C (batch..., m, n) = alpha * A @ B (+ beta * C), where A (a_batch..., m, k) and
+// B (b_batch..., k, n) have C's dtype, any strides, and batch dims that broadcast to C's.
+// C must be contiguous; only its dtype, storage and offset are used, so any contiguous tensor
+// of batch*m*n elements serves (no view of the right shape needs to be made).
+// float16 / bfloat16 products with at least this many multiply-adds go through float32 BLAS.
+constexpr int64_t kHalfViaFloat = 32 * 32 * 32;
+
+void gemm_core(Tensor A, Tensor B, Tensor& C, const Dims& bshape, const Scalar& alpha, const Scalar& beta,
+               bool use_beta) {
+  const DType dt = C.dtype();
+  const int64_t m = A.size(A.dim() - 2), k = A.size(A.dim() - 1), n = B.size(B.dim() - 1);
+  int64_t batch = 1;
+  for (int64_t s : bshape) batch *= s;
+  if (batch == 0 || m == 0 || n == 0) return;
+
+  const bool is_blas_type = dt == DType::Float32 || dt == DType::Float64;
+  const bool big = m > INT_MAX || n > INT_MAX || k > INT_MAX;
+  if ((dt == DType::Float16 || dt == DType::BFloat16) && !big && k > 0 &&
+      batch * m * n * k >= kHalfViaFloat) {
+    // Halves: float32 copies through sgemm (float32 accumulation, as the own loop does, at
+    // BLAS speed), rounded once into the result.
+    Tensor A32 = A.to(DType::Float32), B32 = B.to(DType::Float32);
+    Tensor C1 = C.as_strided({batch * m * n}, {1}, C.offset());
+    Tensor C32 = use_beta ? C1.to(DType::Float32) : Tensor::empty({batch * m * n}, DType::Float32);
+    gemm_core(A32, B32, C32, bshape, alpha, beta, use_beta);
+    copy_(C1, C32);
+    return;
+  }
+  const bool use_blas = is_blas_type && k > 0 && !big;
+  if (use_blas) {
+    if (!blas_ok(A)) A = A.contiguous();
+    if (!blas_ok(B)) B = B.contiguous();
+  }
+  Offsets ao, bo, co;
+  batch_offsets(bshape, A, batch, ao);
+  batch_offsets(bshape, B, batch, bo);
+  if (batch > 1) {
+    co.many.resize(static_cast<size_t>(batch));
+    for (int64_t b = 0; b < batch; ++b) co.many[size_t(b)] = C.offset() + b * m * n;
+  } else {
+    co.one = C.offset();
+  }
+  const int64_t* a_off = ao.data();
+  const int64_t* b_off = bo.data();
+  const int64_t ars = A.stride(A.dim() - 2), acs = A.stride(A.dim() - 1);
+  const int64_t brs = B.stride(B.dim() - 2), bcs = B.stride(B.dim() - 1);
+
+  GemmProblem P{batch, m, n, k,
+                static_cast<char*>(A.storage()->data()), a_off, ars, acs,
+                static_cast<char*>(B.storage()->data()), b_off, brs, bcs,
+                static_cast<char*>(C.storage()->data()), co.data(), n, 1};
+
+  // Fold the batch into rows when B is one matrix for every batch and A's matrices follow
+  // each other with A's row stride (a contiguous (B,n,k) x (k,m) becomes one product).
+  if (batch > 1) {
+    bool b_same = true, a_rows = (acs == 1 || k == 1) && ars != 0;
+    for (int64_t b = 1; b < batch && (b_same || a_rows); ++b) {
+      b_same = b_same && b_off[size_t(b)] == b_off[0];
+      a_rows = a_rows && a_off[size_t(b)] == a_off[0] + b * m * ars;
+    }
+    if (b_same && a_rows && batch * m <= INT_MAX && (!use_blas || ars * 1 >= std::max<int64_t>(k, 1))) {
+      P.batch = 1;
+      P.m = batch * m;
+    }
+  }
+
+  if (use_blas) {
+    if (dt == DType::Float32) blas_batched<float>(P, alpha, beta, use_beta);
+    else blas_batched<double>(P, alpha, beta, use_beta);
+    return;
+  }
+  TIDE_DISPATCH_ALL(dt, "matmul", [&] { own_gemm<scalar_t>(P, alpha, beta, use_beta); });
+}
+
+// Broadcast of two batch shapes, with an error naming the operands.
+Dims broadcast_batch(const char* op, const Tensor& a, const Tensor& b, const Dims& ab, const Dims& bb) {
+  int n = std::max(ab.size(), bb.size());
+  Dims out(n, 1);
+  for (int i = 0; i < n; ++i) {
+    int ia = ab.size() - n + i, ib = bb.size() - n + i;
+    int64_t x = ia >= 0 ? ab[ia] : 1, y = ib >= 0 ? bb[ib] : 1;
+    TIDE_CHECK(x == y || x == 1 || y == 1, op, ": the batch dims of shapes ", a.sizes().str(), " and ",
+               b.sizes().str(), " cannot be broadcast (", ab.str(), " and ", bb.str(), ")");
+    out[i] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+Dims leading(const Tensor& t, int drop) {
+  Dims d;
+  for (int i = 0; i + drop < t.dim(); ++i) d.push_back(t.size(i));
+  return d;
+}
+
+// 1-D x 1-D -> 0-D
+Tensor dot_1d(const char* op, const Tensor& a, const Tensor& b, const Tensor* out) {
+  const int64_t n = a.size(0);
+  if (n != b.size(0)) fail_shapes(op, a, b, n, b.size(0));
+  const DType dt = a.dtype();
+  Tensor r = result_tensor(op, {}, dt, out, {&a, &b});
+  if ((dt == DType::Float32 || dt == DType::Float64) && n > 64 && n <= INT_MAX) {
+    Tensor x = a, y = b;
+    if (n > 1 && (x.stride(0) == 0 || x.stride(0) > INT_MAX)) x = x.contiguous();
+    if (n > 1 && (y.stride(0) == 0 || y.stride(0) > INT_MAX)) y = y.contiguous();
+    int incx = n > 1 ? int(x.stride(0)) : 1, incy = n > 1 ? int(y.stride(0)) : 1;
+    if (dt == DType::Float32) *r.data<float>() = cblas_sdot(int(n), x.data<float>(), incx, y.data<float>(), incy);
+    else *r.data<double>() = cblas_ddot(int(n), x.data<double>(), incx, y.data<double>(), incy);
+    return deliver(r, out);
+  }
+  // The own loop: (1 x n) @ (n x 1)
+  Tensor A = a.as_strided({1, n}, {n * a.stride(0), a.stride(0)}, a.offset());
+  Tensor B = b.as_strided({n, 1}, {b.stride(0), 1}, b.offset());
+  gemm_core(A, B, r, {}, Scalar(1.0), Scalar(0.0), false);
+  return deliver(r, out);
+}
+
+// matmul after the dtype has been settled (a and b have the same dtype, both >= 1-D).
+Tensor matmul_impl(const char* op, const Tensor& a, const Tensor& b, const Tensor* out) {
+  if (a.dim() == 1 && b.dim() == 1) return dot_1d(op, a, b, out);
+  Tensor A = a.dim() == 1 ? insert_dim(a, 0) : a;
+  Tensor B = b.dim() == 1 ? insert_dim(b, 1) : b;
+  const int64_t ka = A.size(A.dim() - 1), kb = B.size(B.dim() - 2);
+  if (ka != kb) fail_shapes(op, a, b, ka, kb);
+  Dims bshape = broadcast_batch(op, a, b, leading(A, 2), leading(B, 2));
+  const int64_t m = A.size(A.dim() - 2), n = B.size(B.dim() - 1);
+  Dims rshape = bshape;
+  if (a.dim() > 1) rshape.push_back(m);
+  if (b.dim() > 1) rshape.push_back(n);
+  Tensor r = result_tensor(op, rshape, a.dtype(), out, {&a, &b});
+  gemm_core(A, B, r, bshape, Scalar(1.0), Scalar(0.0), false);
+  return deliver(r, out);
+}
+
+std::pair<Tensor, Tensor> settle_dtypes(const char* op, const Tensor& a, const Tensor& b, DTypePolicy policy) {
+  check_devices(op, a, b);
+  DType dt = common_dtype(op, a, b, policy);
+  return {a.to(dt), b.to(dt)};
+}
+
+// ---------------------------------------------------------------------------------------
+// LAPACK
+
+// The dtype LAPACK computes in for an input dtype, and the dtype of the result.
+DType lapack_dtype(const char* op, DType dt, DTypePolicy policy, DType& result) {
+  if (dt == DType::Float32 || dt == DType::Float64) {
+    result = dt;
+    return dt;
+  }
+  if (dt == DType::Float16 || dt == DType::BFloat16) {
+    result = dt;
+    return DType::Float32;
+  }
+  TIDE_CHECK(policy == DTypePolicy::Promote, op, ": expected a floating-point tensor, got ", dtype_name(dt));
+  result = DType::Float64;
+  return DType::Float64;
+}
+
+void check_square(const char* op, const Tensor& A, const char* what = "A") {
+  TIDE_CHECK(A.dim() >= 2, op, ": ", what, " must be a matrix or a batch of matrices, got a ", ndim_str(A),
+             " tensor of shape ", A.sizes().str());
+  TIDE_CHECK(A.size(A.dim() - 1) == A.size(A.dim() - 2), op, ": ", what,
+             " must be a square matrix or a batch of square matrices, got shape ", A.sizes().str());
+}
+
+std::string batch_note(int64_t batch, int64_t b) {
+  if (batch <= 1) return "the matrix is singular";
+  return "matrix " + std::to_string(b + 1) + " of the batch is singular";
+}
+
+// Runs f with a float or double argument (the LAPACK compute dtypes).
+template <typename F>
+void lapack_dispatch(DType dt, F&& f) {
+  if (dt == DType::Float32) f(float(0));
+  else f(double(0));
+}
+
+template <typename T>
+lapack_int lapack_getrf(lapack_int n, T* a, lapack_int* ipiv) {
+  if constexpr (std::is_same_v<T, float>) return LAPACKE_sgetrf_work(LAPACK_COL_MAJOR, n, n, a, n, ipiv);
+  else return LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, n, n, a, n, ipiv);
+}
+template <typename T>
+lapack_int lapack_getrs(char trans, lapack_int n, lapack_int nrhs, const T* a, const lapack_int* ipiv, T* b) {
+  if constexpr (std::is_same_v<T, float>)
+    return LAPACKE_sgetrs_work(LAPACK_COL_MAJOR, trans, n, nrhs, a, n, ipiv, b, n);
+  else return LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, trans, n, nrhs, a, n, ipiv, b, n);
+}
+template <typename T>
+lapack_int lapack_getri(lapack_int n, T* a, const lapack_int* ipiv, T* work, lapack_int lwork) {
+  if constexpr (std::is_same_v<T, float>) return LAPACKE_sgetri_work(LAPACK_COL_MAJOR, n, a, n, ipiv, work, lwork);
+  else return LAPACKE_dgetri_work(LAPACK_COL_MAJOR, n, a, n, ipiv, work, lwork);
+}
+
+// A row-major (n x n) copy of each matrix of A is, read column-major, its transpose; LU of
+// the transpose serves for A x = b (getrs with 'T'), inv (inv(A^T) = inv(A)^T) and det.
+// batch_copy makes that contiguous (batch, n, n) copy in the compute dtype.
+Tensor batch_copy(const Tensor& A, const Dims& bshape, DType cdt) {
+  int64_t n = A.size(A.dim() - 1);
+  Dims shape = bshape;
+  shape.push_back(n);
+  shape.push_back(n);
+  Tensor mats = Tensor::empty(shape, cdt);
+  copy_bcast(mats, A);
+  return mats;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// Products
+
+Tensor mm(const Tensor& a, const Tensor& b, const Tensor* out, DTypePolicy policy) {
+  const char* op = "mm";
+  check_devices(op, a, b);
+  TIDE_CHECK(a.dim() == 2 && b.dim() == 2, op, ": expected 2-D tensors, got ", ndim_str(a), " and ", ndim_str(b));
+  if (a.size(1) != b.size(0)) fail_shapes(op, a, b, a.size(1), b.size(0));
+  auto [x, y] = settle_dtypes(op, a, b, policy);
+  return matmul_impl(op, x, y, out);
+}
+
+Tensor mv(const Tensor& a, const Tensor& v, const Tensor* out, DTypePolicy policy) {
+  const char* op = "mv";
+  check_devices(op, a, v);
+  TIDE_CHECK(a.dim() == 2 && v.dim() == 1, op, ": expected a 2-D matrix and a 1-D vector, got ", ndim_str(a),
+             " and ", ndim_str(v));
+  if (a.size(1) != v.size(0)) fail_shapes(op, a, v, a.size(1), v.size(0));
+  auto [x, y] = settle_dtypes(op, a, v, policy);
+  return matmul_impl(op, x, y, out);
+}
+
+Tensor bmm(const Tensor& a, const Tensor& b, const Tensor* out, DTypePolicy policy) {
+  const char* op = "bmm";
+  check_devices(op, a, b);
+  TIDE_CHECK(a.dim() == 3 && b.dim() == 3, op, ": expected 3-D tensors, got ", ndim_str(a), " and ", ndim_str(b));
+  TIDE_CHECK(a.size(0) == b.size(0), op, ": batch sizes ", a.size(0), " and ", b.size(0), " differ (shapes ",
+             a.sizes().str(), " and ", b.sizes().str(), ")");
+  if (a.size(2) != b.size(1)) fail_shapes(op, a, b, a.size(2), b.size(1));
+  auto [x, y] = settle_dtypes(op, a, b, policy);
+  return matmul_impl(op, x, y, out);
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b, const Tensor* out, DTypePolicy policy, const char* op) {
+  check_devices(op, a, b);
+  TIDE_CHECK(a.dim() >= 1 && b.dim() >= 1, op, ": both arguments need to be at least 1-D, got ", ndim_str(a),
+             " and ", ndim_str(b));
+  auto [x, y] = settle_dtypes(op, a, b, policy);
+  return matmul_impl(op, x, y, out);
+}
+
+Tensor dot(const Tensor& a, const Tensor& b, const Tensor* out, DTypePolicy policy, const char* op) {
+  check_devices(op, a, b);
+  auto [x, y] = settle_dtypes(op, a, b, policy);
+  if (x.dim() == 0 || y.dim() == 0) return binary(BinaryOp::Mul, x, y, out);
+  if (y.dim() <= 2) return matmul_impl(op, x, y, out);
+  // N-D: sum over the last dim of a and the second-to-last of b.
+  const int nb = y.dim();
+  const int64_t ka = x.size(x.dim() - 1), kb = y.size(nb - 2), n = y.size(nb - 1);
+  if (ka != kb) fail_shapes(op, a, b, ka, kb);
+  Tensor A2 = x.dim() == 1 ? insert_dim(x, 0) : fold_leading(x);
+  // b permuted to (k, batch..., n), made (k, batch*n)
+  Dims ps, pst;
+  ps.push_back(kb);
+  pst.push_back(y.stride(nb - 2));
+  int64_t cols = 1;
+  for (int d = 0; d < nb; ++d) {
+    if (d == nb - 2) continue;
+    ps.push_back(y.size(d));
+    pst.push_back(y.stride(d));
+    cols *= y.size(d);
+  }
+  Tensor B2 = reshape_to(y.as_strided(ps, pst, y.offset()), {kb, cols});
+  Dims rshape = leading(x, 1);
+  for (int d = 0; d < nb; ++d)
+    if (d != nb - 2) rshape.push_back(y.size(d));
+  Tensor r = result_tensor(op, rshape, x.dtype(), out, {&a, &b});
+  gemm_core(A2, B2, r, {}, Scalar(1.0), Scalar(0.0), false);
+  (void)n;
+  return deliver(r, out);
+}
+
+Tensor outer(const Tensor& a, const Tensor& b, const Tensor* out, bool flatten, const char* op) {
+  check_devices(op, a, b);
+  Tensor x = a, y = b;
+  if (flatten) {
+    if (x.dim() != 1) x = reshape_to(x, {x.numel()});
+    if (y.dim() != 1) y = reshape_to(y, {y.numel()});
+  }
+  TIDE_CHECK(x.dim() == 1 && y.dim() == 1, op, ": expected 1-D tensors, got ", ndim_str(a), " and ", ndim_str(b));
+  const int64_t n = x.size(0), m = y.size(0);
+  Tensor xv = x.as_strided({n, m}, {x.stride(0), 0}, x.offset());
+  Tensor yv = y.as_strided({n, m}, {0, y.stride(0)}, y.offset());
+  return binary(BinaryOp::Mul, xv, yv, out);
+}
+
+Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha,
+             const Tensor* out, bool inplace) {
+  const char* op = inplace ? "addmm_" : "addmm";
+  check_devices(op, a, b);
+  check_devices(op, bias, a);
+  TIDE_CHECK(a.dim() == 2 && b.dim() == 2, op, ": expected 2-D tensors, got ", ndim_str(a), " and ", ndim_str(b));
+  if (a.size(1) != b.size(0)) fail_shapes(op, a, b, a.size(1), b.size(0));
+  TIDE_CHECK(a.dtype() == b.dtype() && a.dtype() == bias.dtype(), op,
+             ": expected all tensors to have the same dtype, got ", dtype_name(bias.dtype()), ", ",
+             dtype_name(a.dtype()), " and ", dtype_name(b.dtype()));
+  const DType dt = a.dtype();
+  if (!is_floating(dt)) {
+    TIDE_CHECK(beta.kind != Scalar::Float && alpha.kind != Scalar::Float, op,
+               ": for ", dtype_name(dt), " tensors beta and alpha must be integers");
+  }
+  const int64_t m = a.size(0), n = b.size(1);
+  Dims rshape{m, n};
+  const bool use_beta = beta.to_double() != 0.0;
+  Tensor C;
+  if (inplace) {
+    TIDE_CHECK(bias.sizes() == rshape, op, ": the tensor of shape ", bias.sizes().str(),
+               " cannot hold the result of shape ", rshape.str());
+    const Tensor* target = &bias;
+    C = result_tensor(op, rshape, dt, target, {&a, &b});
+    if (!C.same(bias) && use_beta) {
+      copy_bcast(C, bias);
+    }
+    gemm_core(a, b, C, {}, alpha, beta, use_beta);
+    return deliver(C, target);
+  }
+  // broadcast check of the bias
+  {
+    const Dims& bs = bias.sizes();
+    bool ok = bs.size() <= 2;
+    for (int i = 0; ok && i < bs.size(); ++i) {
+      int64_t want = rshape[2 - bs.size() + i];
+      ok = bs[i] == want || bs[i] == 1;
+    }
+    TIDE_CHECK(ok, op, ": the bias of shape ", bs.str(), " cannot be broadcast to the result shape ",
+               rshape.str());
+  }
+  C = result_tensor(op, rshape, dt, out, {&a, &b, &bias});
+  if (use_beta) copy_bcast(C, bias);
+  gemm_core(a, b, C, {}, alpha, beta, use_beta);
+  return deliver(C, out);
+}
+
+// ---------------------------------------------------------------------------------------
+// Solve, inverse, determinant
+
+Tensor solve(const Tensor& A, const Tensor& B, DTypePolicy policy, const char* op) {
+  check_devices(op, A, B);
+  check_square(op, A);
+  const int64_t n = A.size(A.dim() - 1);
+  TIDE_CHECK(B.dim() >= 1, op, ": B must be at least 1-D, got a 0-D tensor");
+  DType dt = common_dtype(op, A, B, policy), rdt;
+  const DType cdt = lapack_dtype(op, dt, policy, rdt);
+  // B is a vector when 1-D, or when it has A's shape without the last dim.
+  bool vec = B.dim() == 1;
+  if (!vec && B.dim() == A.dim() - 1) {
+    vec = true;
+    for (int i = 0; i < B.dim(); ++i) vec = vec && B.size(i) == A.size(i);
+  }
+  Tensor Bm = vec ? insert_dim(B, B.dim()) : B;
+  TIDE_CHECK(Bm.size(Bm.dim() - 2) == n, op, ": shapes ", A.sizes().str(), " and ", B.sizes().str(),
+             " are incompatible (", n, " ~= ", Bm.size(Bm.dim() - 2), ")");
+  TIDE_CHECK(n <= INT_MAX && Bm.size(Bm.dim() - 1) <= INT_MAX, op, ": matrices of shape ",
+             A.sizes().str(), " are too large for LAPACK");
+  Dims bshape = broadcast_batch(op, A, B, leading(A, 2), leading(Bm, 2));
+  const int64_t nrhs = Bm.size(Bm.dim() - 1);
+  int64_t batch = 1;
+  for (int64_t s : bshape) batch *= s;
+
+  Tensor mats = batch_copy(A, bshape, cdt);  // each read column-major is A^T
+  // X: (batch..., nrhs, n) contiguous, i.e. each right-hand side a column-major (n x nrhs)
+  Dims xs = bshape;
+  xs.push_back(nrhs);
+  xs.push_back(n);
+  Tensor X = Tensor::empty(xs, cdt);
+  {
+    Dims bsz = bshape, bst = contiguous_strides(xs);
+    bsz.push_back(n);
+    bsz.push_back(nrhs);
+    Dims st = bst;
+    std::swap(st[st.size() - 1], st[st.size() - 2]);
+    Tensor Xt = X.as_strided(bsz, st, 0);  // the (n x nrhs) view of each column-major block
+    copy_bcast(Xt, Bm);
+  }
+  if (n > 0 && nrhs > 0) {
+    std::vector<lapack_int> ipiv(static_cast<size_t>(n));
+    lapack_dispatch(cdt, [&](auto zero_) {
+      using scalar_t = decltype(zero_);
+      {
+        scalar_t* a = mats.data<scalar_t>();
+        scalar_t* x = X.data<scalar_t>();
+        for (int64_t bi = 0; bi < batch; ++bi) {
+          scalar_t* ab = a + bi * n * n;
+          lapack_int info = lapack_getrf<scalar_t>(lapack_int(n), ab, ipiv.data());
+          TIDE_CHECK(info <= 0, op, ": ", batch_note(batch, bi), " (U[", info, ",", info, "] = 0)");
+          TIDE_ASSERT(info == 0);
+          info = lapack_getrs<scalar_t>('T', lapack_int(n), lapack_int(nrhs), ab, ipiv.data(), x + bi * n * nrhs);
+          TIDE_ASSERT(info == 0);
+        }
+      }
+    });
+  }
+  // Result: (batch..., n, nrhs) contiguous, or (batch..., n) for a vector B.
+  Dims rs = bshape;
+  rs.push_back(n);
+  if (!vec) rs.push_back(nrhs);
+  Tensor R = Tensor::empty(rs, rdt);
+  if (vec) {
+    Tensor Xv = X.as_strided(rs, contiguous_strides(rs), 0);
+    copy_(R, Xv);
+  } else {
+    Dims bsz = bshape, st = contiguous_strides(xs);
+    bsz.push_back(n);
+    bsz.push_back(nrhs);
+    std::swap(st[st.size() - 1], st[st.size() - 2]);
+    copy_(R, X.as_strided(bsz, st, 0));
+  }
+  return R;
+}
+
+Tensor inv(const Tensor& A, DTypePolicy policy, const char* op) {
+  check_cpu(A, op);
+  check_square(op, A);
+  const int64_t n = A.size(A.dim() - 1);
+  DType rdt;
+  const DType cdt = lapack_dtype(op, A.dtype(), policy, rdt);
+  TIDE_CHECK(n <= INT_MAX, op, ": matrices of shape ", A.sizes().str(), " are too large for LAPACK");
+  Dims bshape = leading(A, 2);
+  int64_t batch = 1;
+  for (int64_t s : bshape) batch *= s;
+  Tensor mats = batch_copy(A, bshape, cdt);  // column-major A^T; its inverse is inv(A) row-major
+  if (n > 0) {
+    std::vector<lapack_int> ipiv(static_cast<size_t>(n));
+    lapack_dispatch(cdt, [&](auto zero_) {
+      using scalar_t = decltype(zero_);
+      {
+        scalar_t* a = mats.data<scalar_t>();
+        scalar_t wq = 0;
+        lapack_getri<scalar_t>(lapack_int(n), a, ipiv.data(), &wq, -1);
+        lapack_int lwork = std::max<lapack_int>(lapack_int(wq), lapack_int(n));
+        std::vector<scalar_t> work(static_cast<size_t>(lwork));
+        for (int64_t bi = 0; bi < batch; ++bi) {
+          scalar_t* ab = a + bi * n * n;
+          lapack_int info = lapack_getrf<scalar_t>(lapack_int(n), ab, ipiv.data());
+          TIDE_CHECK(info <= 0, op, ": ", batch_note(batch, bi), " (U[", info, ",", info, "] = 0)");
+          TIDE_ASSERT(info == 0);
+          info = lapack_getri<scalar_t>(lapack_int(n), ab, ipiv.data(), work.data(), lwork);
+          TIDE_CHECK(info <= 0, op, ": ", batch_note(batch, bi), " (U[", info, ",", info, "] = 0)");
+          TIDE_ASSERT(info == 0);
+        }
+      }
+    });
+  }
+  return mats.to(rdt);
+}
+
+Tensor det(const Tensor& A, DTypePolicy policy, const char* op) {
+  check_cpu(A, op);
+  check_square(op, A);
+  const int64_t n = A.size(A.dim() - 1);
+  DType rdt;
+  const DType cdt = lapack_dtype(op, A.dtype(), policy, rdt);
+  TIDE_CHECK(n <= INT_MAX, op, ": matrices of shape ", A.sizes().str(), " are too large for LAPACK");
+  Dims bshape = leading(A, 2);
+  int64_t batch = 1;
+  for (int64_t s : bshape) batch *= s;
+  Tensor mats = batch_copy(A, bshape, cdt);
+  Tensor R = Tensor::empty(bshape, cdt);
+  std::vector<lapack_int> ipiv(static_cast<size_t>(std::max<int64_t>(n, 1)));
+  lapack_dispatch(cdt, [&](auto zero_) {
+    using scalar_t = decltype(zero_);
+    {
+      scalar_t* a = mats.data<scalar_t>();
+      scalar_t* r = R.data<scalar_t>();
+      for (int64_t bi = 0; bi < batch; ++bi) {
+        if (n == 0) {
+          r[bi] = 1;
+          continue;
+        }
+        scalar_t* ab = a + bi * n * n;
+        lapack_int info = lapack_getrf<scalar_t>(lapack_int(n), ab, ipiv.data());
+        TIDE_ASSERT(info >= 0);
+        scalar_t d = 1;
+        for (int64_t i = 0; i < n; ++i) {
+          d *= ab[i * n + i];
+          if (ipiv[size_t(i)] != lapack_int(i + 1)) d = -d;
+        }
+        r[bi] = d;
+      }
+    }
+  });
+  return R.to(rdt);
+}
+
+// ---------------------------------------------------------------------------------------
+// Norms
+
+Tensor linalg_norm(const Tensor& x, NormOrd ord, const std::vector<int>& dims_in, bool keepdim,
+                   DTypePolicy policy, const char* op) {
+  check_cpu(x, op);
+  const int nd = x.dim();
+  DType rdt = x.dtype();
+  if (!is_floating(rdt)) rdt = policy == DTypePolicy::Promote ? DType::Float64 : default_float_dtype();
+  std::vector<int> dims = dims_in;
+  for (int d : dims) TIDE_CHECK(d >= 0 && d < nd, op, ": dim ", d + 1, " is out of range for a ", nd, "-D tensor");
+  const Tensor xf = x.to(rdt);
+  if (dims.empty()) {
+    // No ord: the 2-norm of the flattened tensor, whatever its rank.
+    if (ord.kind == NormOrd::Default) return norm(xf, 2.0, {}, keepdim);
+    TIDE_CHECK(nd == 1 || nd == 2, op, ": with an ord and no dims the input must be 1-D or 2-D, got ", nd, "-D");
+    for (int d = 0; d < nd; ++d) dims.push_back(d);
+  }
+  TIDE_CHECK(dims.size() == 1 || dims.size() == 2, op, ": expected 1 or 2 dims, got ", dims.size());
+  if (dims.size() == 1) {
+    TIDE_CHECK(ord.kind == NormOrd::Default || ord.kind == NormOrd::P, op, ": the '",
+               ord.kind == NormOrd::Fro ? "fro" : "nuc", "' norm needs two dims (a matrix)");
+    return norm(xf, ord.kind == NormOrd::P ? ord.p : 2.0, dims, keepdim);
+  }
+  TIDE_CHECK(dims[0] != dims[1], op, ": the two dims must differ, got ", dims[0] + 1, " twice");
+  if (ord.kind == NormOrd::Default || ord.kind == NormOrd::Fro) return norm(xf, 2.0, dims, keepdim);
+  if (ord.kind == NormOrd::P) {
+    double p = ord.p;
+    TIDE_CHECK(p == 1 || p == -1 || p == 2 || p == -2 || std::isinf(p), op, ": invalid norm order ", p,
+               " for matrices (expected 1, -1, 2, -2, inf, -inf, 'fro' or 'nuc')");
+  }
+
+  // (batch..., rows, cols) float64 copy: the kept dims in order, then the two matrix dims.
+  Dims ps, pst, kept;
+  for (int d = 0; d < nd; ++d)
+    if (d != dims[0] && d != dims[1]) {
+      ps.push_back(x.size(d));
+      pst.push_back(x.stride(d));
+      kept.push_back(x.size(d));
+    }
+  const int64_t rows = x.size(dims[0]), cols = x.size(dims[1]), inner = rows * cols;
+  for (int d : dims) {
+    ps.push_back(x.size(d));
+    pst.push_back(x.stride(d));
+  }
+  Tensor work = Tensor::empty(ps, DType::Float64);
+  copy_(work, x.as_strided(ps, pst, x.offset()));
+  int64_t outer_n = 1;
+  for (int64_t s : kept) outer_n *= s;
+  Tensor res = Tensor::empty(kept, DType::Float64);
+  const double* w = work.data<double>();
+  double* r = res.data<double>();
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+
+  if (ord.kind == NormOrd::Nuc || std::fabs(ord.p) == 2) {
+    // From the singular values (LAPACK gesdd); a row-major matrix read column-major is its
+    // transpose, which has the same singular values.
+    TIDE_CHECK(rows <= INT_MAX && cols <= INT_MAX, op, ": the matrices are too large for LAPACK");
+    const int64_t kmin = std::min(rows, cols);
+    std::vector<double> s(static_cast<size_t>(std::max<int64_t>(kmin, 1)));
+    std::vector<double> a(static_cast<size_t>(std::max<int64_t>(inner, 1)));
+    for (int64_t b = 0; b < outer_n; ++b) {
+      if (kmin == 0) {
+        r[b] = ord.kind == NormOrd::Nuc || ord.p > 0 ? 0.0 : inf;
+        continue;
+      }
+      std::copy(w + b * inner, w + (b + 1) * inner, a.begin());
+      bool finite = true;
+      for (int64_t i = 0; i < inner; ++i) finite = finite && std::isfinite(a[size_t(i)]);
+      if (!finite) {
+        r[b] = nan;
+        continue;
+      }
+      lapack_int info = LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'N', lapack_int(cols), lapack_int(rows), a.data(),
+                                       lapack_int(cols), s.data(), nullptr, 1, nullptr, 1);
+      TIDE_CHECK(info == 0, op, ": the singular value decomposition did not converge");
+      if (ord.kind == NormOrd::Nuc) {
+        double t = 0;
+        for (int64_t i = 0; i < kmin; ++i) t += s[size_t(i)];
+        r[b] = t;
+      } else {
+        r[b] = ord.p > 0 ? s[0] : s[size_t(kmin - 1)];
+      }
+    }
+  } else {
+    // 1 / -1: the largest / smallest column sum of |x|; inf / -inf: the same over rows.
+    const bool by_cols = std::fabs(ord.p) == 1, want_max = ord.p > 0;
+    const int64_t outer_len = by_cols ? cols : rows, inner_len = by_cols ? rows : cols;
+    for (int64_t b = 0; b < outer_n; ++b) {
+      const double* m = w + b * inner;
+      double best = want_max ? 0.0 : inf;
+      for (int64_t o = 0; o < outer_len; ++o) {
+        double sum = 0;
+        for (int64_t i = 0; i < inner_len; ++i) sum += std::fabs(by_cols ? m[i * cols + o] : m[o * cols + i]);
+        if (std::isnan(sum) || std::isnan(best)) best = nan;
+        else best = want_max ? std::max(best, sum) : std::min(best, sum);
+      }
+      r[b] = best;
+    }
+  }
+
+  Tensor out = res.to(rdt);
+  if (keepdim) {
+    Dims ks;
+    int ki = 0;
+    for (int d = 0; d < nd; ++d) ks.push_back(d == dims[0] || d == dims[1] ? 1 : kept[ki++]);
+    out = out.as_strided(ks, contiguous_strides(ks), out.offset());
+  }
+  return out;
+}
+
+}  // namespace tide::ops

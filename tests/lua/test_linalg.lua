@@ -1,0 +1,239 @@
+-- Linear algebra from Lua: mm mv bmm matmul dot outer addmm, torch.linalg / np.linalg
+-- solve inv det norm, their errors, and results checked against NumPy 1.24 (the expected
+-- values below were computed with numpy from the same formulas).
+local T = dofile((arg[0]:match("(.*/)") or "./") .. "harness.lua")
+local torch = torch or require "torch"
+local np = np or require "numpy"
+
+-- A nested table of the given shape with f(i, j, ...) (0-based indices) as values.
+local function build(shape, f, idx, d)
+  idx, d = idx or {}, d or 1
+  local t = {}
+  for i = 0, shape[d] - 1 do
+    idx[d] = i
+    if d == #shape then t[i + 1] = f(table.unpack(idx)) else t[i + 1] = build(shape, f, idx, d + 1) end
+  end
+  return t
+end
+
+T.test("mm: values in several dtypes", function()
+  local a = torch.tensor{{1, 2, 3}, {4, 5, 6}}
+  local b = torch.tensor{{7, 8}, {9, 10}, {11, 12}}
+  local want = {{58, 64}, {139, 154}}
+  T.eq(a:mm(b):tolist(), want)
+  T.eq(a:mm(b).dtype, "int64")
+  T.eq(torch.mm(a:float(), b:float()):tolist(), want)
+  T.eq(torch.mm(a:double(), b:double()).dtype, "float64")
+  T.eq(a:half():mm(b:half()):float():tolist(), want)
+  T.eq(a:half():mm(b:half()).dtype, "float16")
+  T.eq(a:int():mm(b:int()):tolist(), want)
+end)
+
+T.test("mm: transposed and sliced views", function()
+  local x = torch.randn(50, 40):double()
+  local y = torch.randn(50, 30):double()
+  -- x:t() goes to BLAS as a transposed operand; compare with a contiguous copy
+  T.near(x:t():mm(y), x:t():contiguous():mm(y), 1e-12)
+  T.near(y:t():mm(x), y:t():contiguous():mm(x), 1e-12)
+  T.near(x:t():mm(x), x:t():contiguous():mm(x:contiguous()), 1e-12)
+  local s = x[{":", {1, 40, 2}}]  -- every other column: a general stride
+  T.near(s:t():mm(y), s:t():contiguous():mm(y), 1e-12)
+  local f = torch.randn(64, 64)
+  T.near(f:t():mm(f), f:t():contiguous():mm(f), 1e-4)
+end)
+
+T.test("mv, bmm and the matmul rules", function()
+  local A = torch.tensor{{1., 2., 3.}, {4., 5., 6.}}
+  local v = torch.tensor{1., 0., -1.}
+  T.eq(A:mv(v):tolist(), {-2, -2})
+  T.eq(torch.mv(A, v).shape, {2})
+  T.eq(torch.matmul(A, v):tolist(), {-2, -2})
+  T.eq(torch.matmul(torch.tensor{1., 1.}, A):tolist(), {5, 7, 9})
+  local d = v:matmul(v)
+  T.eq(d:dim(), 0)
+  T.eq(d:item(), 2)
+  local a = torch.randn(2, 1, 3, 4)
+  local b = torch.randn(5, 4, 6)
+  T.eq(torch.matmul(a, b).shape, {2, 5, 3, 6})
+  T.eq(torch.matmul(torch.randn(4, 3, 5), torch.randn(5)).shape, {4, 3})
+  T.eq(torch.matmul(torch.randn(3), torch.randn(4, 3, 5)).shape, {4, 5})
+  local x, y = torch.randn(3, 4, 5), torch.randn(3, 5, 2)
+  local r = torch.bmm(x, y)
+  T.eq(r.shape, {3, 4, 2})
+  T.near(r[2], x[2]:mm(y[2]), 1e-5)
+  T.eq(torch.linalg.matmul(A, v):tolist(), {-2, -2})
+end)
+
+T.test("dot follows NumPy", function()
+  local a, b = torch.tensor{1., 2., 3.}, torch.tensor{4., 5., 6.}
+  T.eq(a:dot(b):item(), 32)
+  T.eq(torch.dot(a, b):item(), 32)
+  T.eq(torch.tensor{1, 2, 3}:dot(torch.tensor{4, 5, 6}):item(), 32)
+  local M = torch.tensor{{1., 2.}, {3., 4.}}
+  T.eq(torch.dot(M, M):tolist(), {{7, 10}, {15, 22}})
+  T.eq(np.dot({1, 2, 3}, {4, 5, 6}):item(), 32)
+  T.eq(np.dot(np.array{{1, 2}, {3, 4}}, 2):tolist(), {{2, 4}, {6, 8}})
+  -- N-D: numpy.dot of (2,3,4) and (3,4,2)
+  local x = np.array(build({2, 3, 4}, function(i, j, k) return (i + 2 * j + 3 * k) % 7 - 3 end))
+  local y = np.array(build({3, 4, 2}, function(i, j, k) return (2 * i + j + k) % 5 - 2 end))
+  local r = np.dot(x, y)
+  T.eq(r.shape, {2, 3, 3, 2})
+  T.eq(r:tolist(), {{{{5,4},{8,-8},{-9,5}},{{1,1},{-4,6},{-4,1}},{{4,5},{-9,-8},{8,4}}},
+                    {{{3,-1},{-5,6},{-3,3}},{{-1,3},{-3,6},{-5,-1}},{{-5,-7},{6,-1},{7,-5}}}})
+end)
+
+T.test("np.matmul broadcasts like numpy", function()
+  local m1 = np.array(build({2, 1, 2, 3}, function(i, j, k, l) return (i + j + 2 * k + l) % 4 - 1 end))
+  local m2 = np.array(build({3, 3, 2}, function(i, j, k) return (i * j + k) % 3 - 1 end))
+  local r = np.matmul(m1, m2)
+  T.eq(r.shape, {2, 3, 2, 2})
+  T.eq(r:tolist(), {{{{0,0},{-2,0}},{{2,-1},{-2,3}},{{1,1},{1,-3}}},
+                    {{{-3,0},{-1,0}},{{2,-1},{-2,-1}},{{1,1},{-3,1}}}})
+  -- numpy promotes mixed dtypes; torch refuses them
+  T.eq(np.matmul(np.array{{1, 2}}, np.array{{1.5}, {2}}).dtype, "float64")
+  T.error(function() torch.matmul(torch.ones(2, 2), torch.ones(2, 2):double()) end,
+    "matmul: expected both tensors to have the same dtype, got float32 and float64")
+end)
+
+T.test("outer and addmm", function()
+  T.eq(torch.outer(torch.tensor{1, 2}, torch.tensor{3, 4, 5}):tolist(), {{3, 4, 5}, {6, 8, 10}})
+  T.eq(torch.tensor{1, 2}:outer(torch.tensor{1, -1}):tolist(), {{1, -1}, {2, -2}})
+  T.eq(np.outer(np.array{{1, 2}, {3, 4}}, {1, -1}):tolist(), {{1,-1},{2,-2},{3,-3},{4,-4}})
+  T.error(function() torch.outer(torch.ones(2, 2), torch.ones(2)) end, "outer: expected 1-D tensors, got 2-D and 1-D")
+  local A = torch.tensor{{1., 2.}, {3., 4.}}
+  local I = torch.tensor{{1., 0.}, {0., 1.}}
+  local bias = torch.tensor{10., 20.}
+  T.eq(torch.addmm(bias, A, I):tolist(), {{11, 22}, {13, 24}})
+  T.eq(torch.addmm(bias, A, I, {beta = 0.5, alpha = 2}):tolist(), {{7, 14}, {11, 18}})
+  T.eq(bias:addmm(A, I, {beta = 0}):tolist(), {{1, 2}, {3, 4}})
+  local x = torch.ones(2, 2)
+  local r = x:addmm_(A, I)
+  T.truthy(rawequal(r, x), "addmm_ returns self")
+  T.eq(x:tolist(), {{2, 3}, {4, 5}})
+  T.error(function() torch.addmm(torch.ones(3), A, I) end,
+    "addmm: the bias of shape {3} cannot be broadcast to the result shape {2,2}")
+end)
+
+T.test("out= keyword", function()
+  local A = torch.tensor{{1., 2.}, {3., 4.}}
+  local o = torch.zeros(2, 2)
+  local r = torch.mm(A, A, {out = o})
+  T.truthy(rawequal(r, o), "returns out")
+  T.eq(o:tolist(), {{7, 10}, {15, 22}})
+  local n = np.zeros{2, 2}
+  np.matmul(np.array{{1, 2}, {3, 4}}, np.array{{1, 0}, {0, 1}}, {out = n})
+  T.eq(n:tolist(), {{1, 2}, {3, 4}})
+  T.error(function() torch.mm(A, A, {out = torch.zeros(3)}) end, "mm: out has shape {3} but the result has shape {2,2}")
+end)
+
+T.test("product errors", function()
+  T.error(function() torch.zeros(64, 1000):mm(torch.zeros(100, 10)) end,
+    "mm: shapes {64,1000} and {100,10} cannot be multiplied (1000 ~= 100)")
+  T.error(function() torch.mm(torch.zeros(2, 3, 4), torch.zeros(4, 5)) end, "mm: expected 2-D tensors, got 3-D and 2-D")
+  T.error(function() torch.mm(torch.zeros(2, 2), torch.zeros(2, 2):double()) end,
+    "mm: expected both tensors to have the same dtype, got float32 and float64")
+  T.error(function() torch.mv(torch.zeros(2, 3), torch.zeros(2)) end, "mv: shapes {2,3} and {2} cannot be multiplied (3 ~= 2)")
+  T.error(function() torch.bmm(torch.zeros(2, 3, 4), torch.zeros(3, 4, 5)) end,
+    "bmm: batch sizes 2 and 3 differ (shapes {2,3,4} and {3,4,5})")
+  T.error(function() torch.matmul(torch.zeros(2, 3, 4), torch.zeros(3, 4, 5)) end,
+    "matmul: the batch dims of shapes {2,3,4} and {3,4,5} cannot be broadcast ({2} and {3})")
+  T.error(function() torch.dot(torch.zeros(3), torch.zeros(4)) end, "dot: shapes {3} and {4} cannot be multiplied (3 ~= 4)")
+  T.error(function() torch.mm(torch.zeros(2, 2), 3) end, "mm: expected a tensor as argument 2, got number")
+  T.error(function() np.matmul(np.zeros{2, 3}, np.zeros{2, 3}) end,
+    "matmul: shapes {2,3} and {2,3} cannot be multiplied (3 ~= 2)")
+end)
+
+local A4 = build({4, 4}, function(i, j) return math.sin(i * 4 + j + 1) + (i == j and 3 or 0) end)
+local B42 = build({4, 2}, function(i, j) return math.cos(i * 2 + j) end)
+
+T.test("linalg.solve", function()
+  local want = {{0.37382246528206775,0.30525895297786015},{-0.09172864455077569,-0.4040787120357718},
+                {-0.3197958022155191,0.06624130229338034},{0.4063014447156589,0.3623948739253716}}
+  T.near(np.linalg.solve(A4, B42), want, 1e-10)
+  local A, B = torch.tensor(A4, {dtype = "float64"}), torch.tensor(B42, {dtype = "float64"})
+  T.near(torch.linalg.solve(A, B), want, 1e-10)
+  T.near(torch.linalg.solve(A, B:t():contiguous()[1]),
+    {0.3738224652820678,-0.09172864455077569,-0.3197958022155191,0.4063014447156589}, 1e-10)
+  T.near(torch.linalg.solve(A:float(), B:float()), want, 1e-5)
+  -- batched
+  local As = torch.randn(3, 5, 5):double()
+  local Bs = torch.randn(5, 2):double()
+  local X = torch.linalg.solve(As, Bs)
+  T.eq(X.shape, {3, 5, 2})
+  T.near(torch.matmul(As, X)[2], Bs, 1e-9)
+  -- errors
+  T.error(function() torch.linalg.solve(torch.tensor{{1., 0., 0.}, {0., 1., 0.}, {0., 0., 0.}}, torch.ones(3)) end,
+    "linalg.solve: the matrix is singular (U[3,3] = 0)")
+  T.error(function() np.linalg.solve({{1, 2}, {2, 4}}, {1, 1}) end, "linalg.solve: the matrix is singular (U[")
+  T.error(function() torch.linalg.solve(torch.tensor{{1, 0}, {0, 1}}, torch.tensor{1, 1}) end,
+    "linalg.solve: expected a floating-point tensor, got int64")
+  T.eq(np.linalg.solve({{2, 0}, {0, 4}}, {2, 4}):tolist(), {1, 1})
+  T.error(function() torch.linalg.solve(torch.ones(2, 3), torch.ones(2)) end,
+    "linalg.solve: A must be a square matrix or a batch of square matrices, got shape {2,3}")
+  T.error(function() torch.linalg.solve(torch.eye(3), torch.ones(2)) end,
+    "linalg.solve: shapes {3,3} and {2} are incompatible (3 ~= 2)")
+end)
+
+T.test("linalg.inv, inverse, det", function()
+  local want = {{0.22218141357967025,-0.11333658244850266,-0.011320113918618036,0.101104015142664},
+                {0.1107187873623213,0.3554089075490449,-0.08686382005809681,-0.11594101876352135},
+                {-0.03358933838460898,0.08447746592250038,0.4582094109815906,0.050464199479744155},
+                {-0.06680787383406345,-0.13251188762964272,-0.0763850830484081,0.3833031479530075}}
+  T.near(np.linalg.inv(A4), want, 1e-10)
+  local A = torch.tensor(A4, {dtype = "float64"})
+  T.near(torch.linalg.inv(A), want, 1e-10)
+  T.near(A:inverse(), want, 1e-10)
+  T.near(torch.inverse(A:t()):t(), want, 1e-10)
+  T.near(np.linalg.det(A4):item(), 63.085025448551036, 1e-10)
+  T.near(A:det():item(), 63.085025448551036, 1e-10)
+  T.eq(torch.linalg.det(torch.tensor{{{1., 2.}, {3., 4.}}, {{2., 0.}, {0., 2.}}}):tolist(), {-2, 4})
+  T.error(function() torch.linalg.inv(torch.tensor{{1., 2.}, {2., 4.}}) end,
+    "linalg.inv: the matrix is singular (U[2,2] = 0)")
+  T.error(function() torch.linalg.inv(torch.ones(3)) end,
+    "linalg.inv: A must be a matrix or a batch of matrices, got a 1-D tensor of shape {3}")
+end)
+
+T.test("np.linalg.norm and torch.linalg.norm", function()
+  local M = np.array(build({3, 4}, function(i, j) return math.sin(i * 4 + j + 1) end))
+  T.near(np.linalg.norm(M):item(), 2.5078519778915065, 1e-12)
+  T.near(np.linalg.norm(M, "fro"):item(), 2.5078519778915065, 1e-12)
+  T.near(np.linalg.norm(M, "nuc"):item(), 3.459779336215861, 1e-10)
+  T.near(np.linalg.norm(M, 1):item(), 2.282733659931745, 1e-12)
+  T.near(np.linalg.norm(M, -1):item(), 1.7327340359139773, 1e-12)
+  T.near(np.linalg.norm(M, 2):item(), 2.119944161327282, 1e-10)
+  T.near(np.linalg.norm(M, -2):item(), 0, 1e-12)
+  T.near(np.linalg.norm(M, math.huge):item(), 2.8846846182042354, 1e-12)
+  T.near(np.linalg.norm(M, -math.huge):item(), 2.4927027206822645, 1e-12)
+  T.near(np.linalg.norm(M, {ord = "inf"}):item(), 2.8846846182042354, 1e-12)
+  local v = M[1]
+  T.near(np.linalg.norm(v):item(), 1.458615817233757, 1e-12)
+  T.near(np.linalg.norm(v, 1):item(), 2.6486909150013735, 1e-12)
+  T.near(np.linalg.norm(v, 3):item(), 1.2128070902132648, 1e-12)
+  T.near(np.linalg.norm(v, math.huge):item(), 0.9092974268256816, 1e-12)
+  T.near(np.linalg.norm(v, -math.huge):item(), 0.1411200080598672, 1e-12)
+  T.near(np.linalg.norm(v, 0):item(), 4, 1e-12)
+  T.near(np.linalg.norm(M, {axis = 2}), {1.458615817233757,1.5517957069890853,1.324270185611714}, 1e-12)
+  T.near(np.linalg.norm(M, 1, 1), {2.212513744712792,1.7327340359139773,1.7980968133293596,2.282733659931745}, 1e-12)
+  T.eq(np.linalg.norm(M, {axis = 2, keepdims = true}).shape, {3, 1})
+  T.eq(np.linalg.norm(M, {axis = {1, 2}, keepdims = true}).shape, {1, 1})
+  local t = torch.tensor{{3., 4.}, {0., 0.}}
+  T.near(torch.linalg.norm(t):item(), 5, 1e-6)
+  T.eq(torch.linalg.norm(t).dtype, "float32")
+  T.near(torch.linalg.norm(t, {dim = 2}), {5, 0}, 1e-6)
+  T.near(torch.linalg.norm(t, {ord = 1, dim = 2}), {7, 0}, 1e-6)
+  T.error(function() np.linalg.norm(M, 3) end, "linalg.norm: invalid norm order 3 for matrices")
+  T.error(function() np.linalg.norm(M, "fro", 1) end, "linalg.norm: the 'fro' norm needs two dims (a matrix)")
+  T.error(function() np.linalg.norm(M, "bad") end, "linalg.norm: unknown ord 'bad'")
+end)
+
+T.test("large products match their parts (BLAS and threads)", function()
+  local a, b = torch.randn(300, 200), torch.randn(200, 100)
+  local c = a:mm(b)
+  T.near(c[{{1, 5}, ":"}], a[{{1, 5}, ":"}]:mm(b), 1e-4)
+  local ai, bi = torch.randint(-5, 5, {120, 300}), torch.randint(-5, 5, {300, 90})
+  local ci = ai:mm(bi)
+  T.eq(ci.dtype, "int64")
+  T.near(ci:double(), ai:double():mm(bi:double()), 0)
+end)
+
+T.done()
