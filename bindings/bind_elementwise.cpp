@@ -4,6 +4,8 @@
 
 namespace tide::lua {
 
+int where_nonzero(lua_State* L, Args& a);  // bind_index.cpp
+
 namespace {
 
 // x:op() / torch.op(x) / np.op(x, {out=}).
@@ -58,9 +60,10 @@ int clamp_inplace(lua_State* L, Args& a) {
   return 1;
 }
 
-// where(cond, a, b); the one-argument form is nonzero's (bound by the index family).
+// where(cond, a, b); where(cond) is nonzero as a table of index tensors (index family).
 int where_fn(lua_State* L, Args& a) {
-  if (a.count() != 3) a.error("expected where(cond, a, b) with 3 arguments");
+  if (a.count() == 1) return where_nonzero(L, a);
+  if (a.count() != 3) a.error("expected where(cond) or where(cond, a, b), got " + std::to_string(a.count()) + " arguments");
   push_tensor(L, ops::where(a.tensor(1), a.tensor_or_scalar(2), a.tensor_or_scalar(3), a.out()));
   return 1;
 }

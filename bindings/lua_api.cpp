@@ -230,6 +230,7 @@ Tensor tensor_from_lua(lua_State* L, int idx, std::optional<DType> dtype, DType 
 
 Args::Args(lua_State* L_, const char* op_, Style style_) : L(L_), op(op_), style(style_) {
   int n = lua_gettop(L);
+  while (n > 0 && lua_isnil(L, n)) --n;  // trailing nils are absent arguments, as in Lua APIs
   if (n >= 1 && lua_type(L, n) == LUA_TTABLE && !lua_getmetatable(L, n)) {
     bool kw = lua_rawgeti(L, n, 1) == LUA_TNIL;
     lua_pop(L, 1);

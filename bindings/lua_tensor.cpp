@@ -3,6 +3,7 @@
 // belong to no op family (size, item, tolist, conversions, free).
 #include <cstring>
 
+#include "../tensor/ops/shape.hpp"
 #include "../tensor/print.hpp"
 #include "indexing.hpp"
 #include "lua_api.hpp"
@@ -278,15 +279,7 @@ int index_mm(lua_State* L, Args&) {
     if (!std::strcmp(k, "dtype")) return lua_pushstring(L, std::string(dtype_name(x->dtype())).c_str()), 1;
     if (!std::strcmp(k, "device")) return lua_pushstring(L, x->device().str().c_str()), 1;
     if (!std::strcmp(k, "itemsize")) return lua_pushinteger(L, lua_Integer(x->itemsize())), 1;
-    if (!std::strcmp(k, "T")) {
-      Dims sizes, strides;
-      for (int d = x->dim() - 1; d >= 0; --d) {
-        sizes.push_back(x->size(d));
-        strides.push_back(x->stride(d));
-      }
-      push_tensor(L, x->as_strided(sizes, strides, x->offset()));
-      return 1;
-    }
+    if (!std::strcmp(k, "T")) return push_tensor(L, ops::reverse_dims(*x)), 1;
     if (!std::strcmp(k, "requires_grad") || !std::strcmp(k, "is_leaf")) {
       lua_pushboolean(L, !std::strcmp(k, "is_leaf"));  // no autograd yet: every tensor is a leaf
       return 1;
