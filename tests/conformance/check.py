@@ -1,0 +1,706 @@
+#!/usr/bin/env python3
+"""The NumPy half of the conformance harness.
+
+    python3 check.py WORKDIR [STDERR_LOG]
+
+Reads what runner.lua wrote into WORKDIR (manifest.jsonl, rNNN.npz, progress, crashes),
+computes each row's NumPy reference, checks dtype (by PyTorch's promotion rules), shape and
+values of every output, prints one line per failing case and ends with "N passed, M failed".
+Needs only NumPy.
+"""
+import json
+import math
+import os
+import sys
+import warnings
+
+import numpy as np
+
+FLOATS = ("float16", "bfloat16", "float32", "float64")
+INTS = ("uint8", "int8", "int16", "int32", "int64")
+NPDT = {"bool": np.bool_, "uint8": np.uint8, "int8": np.int8, "int16": np.int16, "int32": np.int32,
+        "int64": np.int64, "float16": np.float16, "bfloat16": np.float32, "float32": np.float32,
+        "float64": np.float64}
+BITS = {"uint8": 8, "int8": 8, "int16": 16, "int32": 32, "int64": 64,
+        "float16": 16, "bfloat16": 16, "float32": 32, "float64": 64}
+
+# Default tolerances (rtol, atol) per result dtype; rows may override them.
+TOL = {"float16": (2e-3, 1e-6), "bfloat16": (1.6e-2, 1e-6), "float32": (1e-5, 1e-7), "float64": (1e-12, 1e-15)}
+
+MAX_LINES_PER_ROW = 5
+
+
+def is_float(d):
+    return d in FLOATS
+
+
+def npdt(name):
+    return None if name is None else np.dtype(NPDT[name])
+
+
+# --------------------------------------------------------------------------------------------
+# PyTorch's type promotion (c10::promoteTypes and at::native::result_type).
+def promote_types(x, y):
+    if x is None:
+        return y
+    if y is None or x == y:
+        return x
+    if x == "bool":
+        return y
+    if y == "bool":
+        return x
+    fx, fy = is_float(x), is_float(y)
+    if fx and not fy:
+        return x
+    if fy and not fx:
+        return y
+    if fx and fy:
+        if {x, y} == {"float16", "bfloat16"}:
+            return "float32"
+        return x if BITS[x] >= BITS[y] else y
+    if "uint8" in (x, y):
+        other = y if x == "uint8" else x
+        return "int16" if other == "int8" else other
+    return x if BITS[x] >= BITS[y] else y
+
+
+def _combine(higher, lower):
+    if higher is None:
+        return lower
+    if is_float(higher):
+        return higher
+    if higher == "bool" or (lower is not None and is_float(lower)):
+        return promote_types(higher, lower)
+    return higher
+
+
+def result_type(descs, default_float="float32"):
+    """descs: input descriptions (tensors, Lua numbers, lists of tensors)."""
+    dim = zero = wrapped = None
+    for d in _flat_descs(descs):
+        if d["kind"] == "tensor":
+            if len(d["shape"]) > 0:
+                dim = promote_types(dim, d["dtype"])
+            else:
+                zero = promote_types(zero, d["dtype"])
+        elif d["kind"] == "scalar":
+            v = d["value"]
+            t = "bool" if isinstance(v, bool) else ("int64" if d.get("int") else default_float)
+            wrapped = promote_types(wrapped, t)
+    return _combine(dim, _combine(zero, wrapped))
+
+
+def _flat_descs(descs):
+    for d in descs:
+        if d["kind"] == "list":
+            yield from d["items"]
+        else:
+            yield d
+
+
+def infer_dtype(v, default_float):
+    flat = []
+
+    def walk(x):
+        if isinstance(x, list):
+            for y in x:
+                walk(y)
+        else:
+            flat.append(x)
+    walk(v)
+    if flat and all(isinstance(x, bool) for x in flat):
+        return "bool"
+    if not flat or any(isinstance(x, float) for x in flat):
+        return default_float
+    return "int64"
+
+
+# --------------------------------------------------------------------------------------------
+# Helpers for the reference expressions of ops.lua.
+class P:
+    """A case's parameters: p.name, None when absent."""
+
+    def __init__(self, d):
+        self.__dict__.update(d if isinstance(d, dict) else {})
+
+    def __getattr__(self, name):
+        return None
+
+
+def ax(d, x=None):
+    """1-based dim(s) (negative from the end) -> NumPy axis/axes."""
+    if d is None:
+        return None
+    if isinstance(d, (list, tuple)):
+        return tuple(ax(i, x) for i in d)
+    return d - 1 if d > 0 else d
+
+
+def bf16(x):
+    """Rounds float32 values to bfloat16 (to nearest even), kept as float32."""
+    x = np.asarray(x, dtype=np.float32)
+    u = x.view(np.uint32).astype(np.uint64)
+    s16 = np.uint64(16)
+    r = (((u + np.uint64(0x7FFF) + ((u >> s16) & np.uint64(1))) >> s16) << s16).astype(np.uint32).view(np.float32)
+    return np.where(np.isnan(x), x, r)
+
+
+def to_dtype(x, dt):
+    x = np.asarray(x)
+    if dt == "bfloat16":
+        return bf16(x.astype(np.float32))
+    return x.astype(NPDT[dt])
+
+
+def sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def erf(x):
+    x = np.asarray(x, dtype=np.float64)
+    return _erf(x) if x.size else x.copy()
+
+
+def lse(a, axis, keepdims):
+    a = np.asarray(a, dtype=np.float64)
+    m = np.max(a, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    r = np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)) + m
+    if not keepdims:
+        r = np.squeeze(r, axis=axis) if axis is not None else r.reshape(())
+    return r
+
+
+def vnorm(a, ord, axis, keepdims):
+    x = np.abs(np.asarray(a, dtype=np.float64))
+    if ord is None:
+        ord = 2
+    if ord == math.inf:
+        return np.max(x, axis=axis, keepdims=keepdims)
+    if ord == -math.inf:
+        return np.min(x, axis=axis, keepdims=keepdims)
+    if ord == 0:
+        return np.sum(x != 0, axis=axis, keepdims=keepdims).astype(np.float64)
+    if ord == 1:
+        return np.sum(x, axis=axis, keepdims=keepdims)
+    return np.sum(x ** ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
+
+
+def argk(f, a, dim, keepdim):
+    """np.argmax/argmin with torch's dim/keepdim (flattened without a dim)."""
+    if dim is None:
+        return np.asarray(f(np.asarray(a).reshape(-1)))
+    axis = ax(dim)
+    r = f(a, axis=axis)
+    if keepdim:
+        r = np.expand_dims(r, axis)
+    return r
+
+
+def sort_ref(a, dim, descending):
+    axis = ax(dim)
+    if not descending:
+        idx = np.argsort(a, axis=axis, kind="stable")
+    else:
+        n = a.shape[axis]
+        idx = n - 1 - np.flip(np.argsort(np.flip(a, axis), axis=axis, kind="stable"), axis)
+    return np.take_along_axis(a, idx, axis), idx + 1
+
+
+def topk_ref(a, k, dim, largest):
+    vals, idx = sort_ref(a, dim, largest)
+    axis = ax(dim)
+    sl = [slice(None)] * a.ndim
+    sl[axis] = slice(0, k)
+    return vals[tuple(sl)], idx[tuple(sl)]
+
+
+def clamp_ref(a, lo, hi):
+    r = a
+    if lo is not None:
+        r = np.maximum(r, lo)
+    if hi is not None:
+        r = np.minimum(r, hi)
+    return r
+
+
+def squeeze_ref(a, dim):
+    if dim is None:
+        return np.squeeze(a)
+    axis = ax(dim)
+    return np.squeeze(a, axis) if a.shape[axis] == 1 else a
+
+
+def expand_ref(a, sizes):
+    new = len(sizes) - a.ndim
+    shape = [a.shape[i - new] if s == -1 else s for i, s in enumerate(sizes)]
+    return np.broadcast_to(a, shape)
+
+
+def flatten_ref(a, s, e):
+    if a.ndim == 0:
+        return a.reshape(1)
+    if s is None:
+        return a.reshape(-1)
+    s0, e0 = ax(s) % a.ndim, ax(e) % a.ndim
+    shape = a.shape[:s0] + (int(np.prod(a.shape[s0:e0 + 1])),) + a.shape[e0 + 1:]
+    return a.reshape(shape)
+
+
+def narrow_ref(a, dim, start, length):
+    axis = ax(dim)
+    sl = [slice(None)] * a.ndim
+    sl[axis] = slice(start - 1, start - 1 + length)
+    return a[tuple(sl)]
+
+
+def split_ref(a, size, dim):
+    axis = ax(dim)
+    n = a.shape[axis]
+    if isinstance(size, list):
+        cuts = list(np.cumsum(size)[:-1])
+    else:
+        cuts = list(range(size, n, size))
+    return list(np.split(a, cuts, axis=axis))
+
+
+def chunk_ref(a, chunks, dim):
+    axis = ax(dim)
+    n = a.shape[axis]
+    if n == 0:
+        return [a] * chunks
+    return split_ref(a, -(-n // chunks), dim)
+
+
+def pyidx(spec):
+    """An index spec of ops.lua (1-based, inclusive ranges) -> a NumPy index tuple."""
+    out = []
+    for e in spec:
+        if e == ":":
+            out.append(slice(None))
+        elif isinstance(e, list):
+            f, l = e[0], e[1]
+            st = e[2] if len(e) > 2 else 1
+            start = f - 1 if f > 0 else f
+            if l > 0:
+                stop = l
+            else:
+                stop = l + 1 if l + 1 != 0 else None
+            out.append(slice(start, stop, st))
+        else:
+            out.append(e - 1 if e > 0 else e)
+    return tuple(out)
+
+
+def setitem(a, idx, v):
+    r = np.array(a, copy=True)
+    r[idx] = v
+    return r
+
+
+def _restrict(a, shape, axis=None):
+    return a[tuple(slice(None) if d == axis else slice(0, s) for d, s in enumerate(shape))]
+
+
+def gather_ref(a, axis, idx):
+    return np.take_along_axis(_restrict(a, idx.shape, axis), idx - 1, axis)
+
+
+def _src(src, shape, dtype):
+    if isinstance(src, np.ndarray) and src.ndim > 0:
+        return _restrict(src, shape)
+    return np.full(shape, src, dtype=dtype)
+
+
+def scatter_ref(a, axis, idx, src):
+    out = np.array(a, copy=True)
+    view = _restrict(out, idx.shape, axis)
+    np.put_along_axis(view, idx - 1, _src(src, idx.shape, a.dtype), axis)
+    return out
+
+
+def scatter_add_ref(a, axis, idx, src):
+    out = np.array(a, copy=True)
+    view = _restrict(out, idx.shape, axis)
+    full = list(np.indices(idx.shape))
+    full[axis] = idx - 1
+    np.add.at(view, tuple(full), _src(src, idx.shape, a.dtype))
+    return out
+
+
+def index_fill_ref(a, axis, idx, v):
+    out = np.array(a, copy=True)
+    sl = [slice(None)] * a.ndim
+    sl[axis] = idx - 1
+    out[tuple(sl)] = v
+    return out
+
+
+def index_add_ref(a, axis, idx, src):
+    out = np.array(a, copy=True)
+    moved = np.moveaxis(out, axis, 0)
+    np.add.at(moved, idx - 1, np.moveaxis(src, axis, 0))
+    return out
+
+
+HELPERS = {name: obj for name, obj in globals().items()
+           if callable(obj) and not name.startswith("_") and name not in ("main",)}
+HELPERS.update(np=np, math=math, inf=math.inf, nan=math.nan)
+
+
+# --------------------------------------------------------------------------------------------
+def expected_dtypes(rule, inputs, p, default_float="float32"):
+    """The result dtypes a row's `out` rule gives for a case's inputs (a list, one per output;
+    a trailing '*' repeats the last)."""
+    descs = [it["desc"] for it in inputs]
+    named = {it["name"]: it["desc"] for it in inputs}
+    tensors = [d for d in _flat_descs(descs) if d["kind"] == "tensor"]
+    same = tensors[0]["dtype"] if tensors else None
+    out = []
+    for r in rule.split(",") if not rule.startswith("py:") else [rule]:
+        r = r.strip()
+        if r.startswith("py:"):
+            v = eval(r[3:], dict(HELPERS), {"p": p, "infer_dtype": infer_dtype})
+            out.extend(v if isinstance(v, list) else [v])
+            continue
+        star = r.endswith("*")
+        r = r.rstrip("*")
+        if r == "same":
+            v = same
+        elif r == "float":
+            v = same if is_float(same) else default_float
+        elif r == "promote":
+            v = result_type(descs, default_float)
+        elif r == "promote_bc":
+            v = result_type([named[n] for n in ("b", "c") if n in named], default_float)
+        elif r == "truediv":
+            v = result_type(descs, default_float)
+            v = v if is_float(v) else default_float
+        elif r == "sum":
+            v = same if is_float(same) else "int64"
+        elif r == "all":
+            v = "uint8" if same == "uint8" else "bool"
+        elif r == "p.dtype":
+            v = p.dtype
+        else:
+            v = r
+        out.append(v + "*" if star else v)
+    return out
+
+
+def convert_inputs(inputs, mode, dtype):
+    """Inputs as the reference sees them (see `cast` in ops.lua): tensors are converted to
+    `dtype` (as PyTorch converts operands to the computation dtype) and then, for floating
+    dtypes with mode "result"/"common", widened to float64 so the reference is exact; Lua
+    numbers become NumPy scalars of that dtype (PyTorch too rounds a number to a float16
+    tensor's dtype before the op)."""
+    def conv(v, desc):
+        if desc["kind"] == "list":
+            return [conv(x, dx) for x, dx in zip(v, desc["items"])]
+        if v is None or mode == "none" or dtype is None:
+            return v
+        if desc["kind"] == "tensor":
+            x = to_dtype(v, dtype)
+        elif desc["kind"] == "scalar":
+            x = to_dtype(np.array(v), dtype)
+        else:
+            return v
+        if is_float(dtype):
+            x = x.astype(np.float32 if mode == "exact" and dtype != "float64" else np.float64)
+        return x[()] if desc["kind"] == "scalar" else x
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return {name: conv(v, desc) for name, (v, desc) in inputs.items()}
+
+
+def describe_case(case):
+    parts = []
+    for item in case.get("inputs", []):
+        d = item["desc"]
+        parts.append(item["name"] + "=" + describe_desc(d))
+    p = case.get("p")
+    if p:
+        parts.append("p=" + json.dumps(p, separators=(",", ":")))
+    return " ".join(parts)
+
+
+def describe_desc(d):
+    k = d["kind"]
+    if k == "tensor":
+        lay = d.get("layout")
+        return "%s%s%s" % (d["dtype"], tuple(d["shape"]) if len(d["shape"]) != 1 else "(%d,)" % d["shape"][0],
+                           "" if lay in (None, "contig") else "[" + lay + "]")
+    if k == "scalar":
+        return repr(d["value"])
+    if k == "list":
+        return "[" + ", ".join(describe_desc(x) for x in d["items"]) + "]"
+    return json.dumps(d.get("value"))
+
+
+def fmt(v):
+    if isinstance(v, (float, np.floating)):
+        return "%.9g" % v
+    return str(v)
+
+
+def compare_values(got, exp, dt, tol):
+    """None when equal within tolerance, else a description of the difference."""
+    if got.shape != exp.shape:
+        return "shape %s, expected %s" % (got.shape, exp.shape)
+    if got.size == 0:
+        return None
+    if is_float(dt) or np.issubdtype(got.dtype, np.floating):
+        rtol, atol = tol
+        g = got.astype(np.float64)
+        e = exp.astype(np.float64)
+        ng, ne = np.isnan(g), np.isnan(e)
+        bad = ng != ne
+        inf = (np.isinf(g) | np.isinf(e)) & ~ng & ~ne
+        bad |= inf & (g != e)
+        fin = ~ng & ~ne & ~inf
+        err = np.where(fin, np.abs(g - e), 0.0)
+        bad |= fin & (err > atol + rtol * np.abs(e))
+        if not bad.any():
+            return None
+        i = tuple(int(x) for x in np.argwhere(bad)[0])
+        return "%d/%d values differ (max abs err %s, rtol %g atol %g); at %s expected %s, got %s" % (
+            int(bad.sum()), got.size, fmt(float(err.max())), rtol, atol, i, fmt(e[i]), fmt(g[i]))
+    bad = got != exp
+    if not np.any(bad):
+        return None
+    i = tuple(int(x) for x in np.argwhere(bad)[0]) if got.ndim else ()
+    return "%d/%d values differ; at %s expected %s, got %s" % (
+        int(np.sum(bad)), got.size, i, fmt(exp[i]), fmt(got[i]))
+
+
+class Checker:
+    def __init__(self, work, stderr_log):
+        self.work = work
+        self.stderr_log = stderr_log
+        self.passed = 0
+        self.failed = 0
+        self.row_fail = {}
+        self.row_lines = {}
+        self.lines = []
+
+    def fail(self, row, msg):
+        self.failed += 1
+        self.row_fail[row] = self.row_fail.get(row, 0) + 1
+        n = self.row_lines.get(row, 0)
+        self.row_lines[row] = n + 1
+        if n < MAX_LINES_PER_ROW:
+            self.lines.append("FAIL %s: %s" % (row, msg))
+
+    def run(self):
+        rows, cases = {}, {}
+        order = []
+        row_errors = {}
+        with open(os.path.join(self.work, "manifest.jsonl")) as f:
+            for line in f:
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    rec = json.loads(line)
+                except ValueError as e:
+                    self.fail("harness", "unreadable manifest line (%s): %s" % (e, line[:200]))
+                    continue
+                t = rec.get("type")
+                if t == "row":
+                    rows[rec["index"]] = rec
+                    order.append(rec["index"])
+                    cases[rec["index"]] = []
+                elif t == "case":
+                    cases.setdefault(rec["row"], []).append(rec)
+                elif t == "row_error":
+                    row_errors[rec["row"]] = rec["error"]
+        begun, ended, crashes, done = set(), set(), {}, False
+        prog = os.path.join(self.work, "progress")
+        if os.path.exists(prog):
+            for line in open(prog):
+                w = line.split()
+                if not w:
+                    continue
+                if w[0] == "begin":
+                    begun.add(int(w[1]))
+                elif w[0] == "end":
+                    ended.add(int(w[1]))
+                elif w[0] == "crash":
+                    crashes[int(w[1])] = w[2] if len(w) > 2 else "?"
+                elif w[0] == "done":
+                    done = True
+                elif w[0] == "exit":
+                    self.fail("harness", "tide exited with status %s after finishing all rows "
+                              "(a sanitizer report?)%s" % (w[1], self.stderr_tail()))
+        for ri in order:
+            row = rows[ri]
+            name = row["name"]
+            if ri in begun and ri not in ended:
+                self.fail(name, "tide crashed (exit status %s) while running this row%s"
+                          % (crashes.get(ri, "?"), self.stderr_tail()))
+                continue
+            if ri in row_errors:
+                for _ in cases[ri]:
+                    self.fail(name, row_errors[ri])
+                continue
+            self.check_row(row, cases[ri])
+        if not done and not crashes:
+            self.fail("harness", "the tide runner did not finish%s" % self.stderr_tail())
+        names_file = os.path.join(self.work, "rows.txt")
+        if os.path.exists(names_file):
+            seen = {rows[i]["name"] for i in order}
+            for n in open(names_file).read().splitlines():
+                if n and n not in seen:
+                    self.fail(n, "row never ran (the runner stopped before it)")
+
+    def stderr_tail(self):
+        if not self.stderr_log or not os.path.exists(self.stderr_log):
+            return ""
+        tail = open(self.stderr_log, errors="replace").read().strip().splitlines()[-8:]
+        return ("; stderr: " + " | ".join(tail)) if tail else ""
+
+    def check_row(self, row, cases):
+        name = row["name"]
+        npz_path = os.path.join(self.work, "r%03d.npz" % row["index"])
+        npz = np.load(npz_path) if os.path.exists(npz_path) else {}
+        code = compile(row["ref"] or "None", "<ref of %s>" % name, "eval")
+        tol = dict(TOL)
+        for k, v in (row.get("tol") or {}).items():
+            tol[k] = tuple(v)
+        # All cases raising the same error (a missing op, typically) give one line.
+        errs = [c.get("error") for c in cases]
+        if cases and not row.get("expect_error") and all(errs) and len(set(errs)) == 1:
+            self.failed += len(cases)
+            self.row_fail[name] = len(cases)
+            self.lines.append("FAIL %s: all %d cases raised: %s" % (name, len(cases), errs[0].splitlines()[0]))
+            return
+        for case in cases:
+            try:
+                msg = self.check_case(row, case, npz, code, tol)
+            except Exception as e:  # a harness problem shows as a failure, not a crash
+                msg = "harness error: %s: %s" % (type(e).__name__, e)
+            if msg is None:
+                self.passed += 1
+            else:
+                self.fail(name, "case %s: %s | %s" % (case.get("id"), msg, describe_case(case)))
+
+    def load(self, desc, npz):
+        k = desc["kind"]
+        if k == "tensor":
+            if desc.get("save_error"):
+                raise RuntimeError("could not save a tensor: " + desc["save_error"])
+            arr = npz[desc["key"]]
+            if list(arr.shape) != list(desc["shape"]):
+                raise RuntimeError("saved array has shape %s but x.shape says %s" % (arr.shape, desc["shape"]))
+            return arr
+        if k == "scalar":
+            v = desc["value"]
+            if desc.get("int"):
+                v = int(v)
+            elif not isinstance(v, bool):
+                v = float(v)
+            return v
+        if k == "list":
+            return [self.load(x, npz) for x in desc["items"]]
+        if k == "nil":
+            return None
+        return desc.get("value")
+
+    def check_case(self, row, case, npz, code, tol):
+        if case.get("gen_error"):
+            return "case generator failed: " + case["gen_error"].splitlines()[0]
+        expect_error = row.get("expect_error")
+        if expect_error is not None:
+            if not case.get("error"):
+                return "expected an error mentioning %r, but the op succeeded" % expect_error
+            first = case["error"].splitlines()[0]
+            if expect_error not in first:
+                return "error message %r does not mention %r" % (first, expect_error)
+            return None
+        if case.get("error"):
+            return "raised: " + case["error"].splitlines()[0]
+        descs = [it["desc"] for it in case["inputs"]]
+        p = P(case.get("p"))
+        raw = {it["name"]: (self.load(it["desc"], npz), it["desc"]) for it in case["inputs"]}
+        default_float = "float64" if (row.get("npstyle") or p.npstyle) else "float32"
+        exp_dts = expected_dtypes(row.get("out") or "same", case["inputs"], p, default_float)
+        mode = row.get("cast") or "result"
+        target = None
+        if mode in ("result", "exact"):
+            target = exp_dts[0].rstrip("*")
+        elif mode == "common":
+            target = result_type(descs, default_float)
+        env = dict(HELPERS)
+        env["p"] = p
+        env.update({n: None for n in ("a", "b", "c")})
+        env.update(convert_inputs(raw, mode, target))
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            ref = eval(code, env)
+        refs = list(ref) if isinstance(ref, (tuple, list)) else [ref]
+        outs = case.get("outputs") or []
+        if len(outs) != len(refs):
+            return "%d outputs, expected %d" % (len(outs), len(refs))
+        problems = []
+        for i, (o, r) in enumerate(zip(outs, refs)):
+            label = "output %d: " % (i + 1) if len(outs) > 1 else ""
+            dt = exp_dts[min(i, len(exp_dts) - 1)].rstrip("*")
+            r = np.asarray(r)
+            if o["kind"] == "scalar":  # a Lua number or boolean
+                g = np.asarray(o["value"])
+                if r.size != 1 or not (g == r.reshape(()) or (isinstance(o["value"], float) and
+                                                              abs(o["value"] - float(r)) <= 1e-6 * max(1, abs(float(r))))):
+                    problems.append("%sgot %s, expected %s" % (label, o["value"], r))
+                continue
+            if o["kind"] != "tensor":
+                problems.append("%sgot a %s, expected a tensor" % (label, o["kind"]))
+                continue
+            got = self.load(o, npz)
+            if o["dtype"] != dt:
+                problems.append("%sdtype %s, expected %s" % (label, o["dtype"], dt))
+            if tuple(got.shape) != tuple(r.shape):
+                problems.append("%sshape %s, expected %s" % (label, tuple(got.shape), tuple(r.shape)))
+                continue
+            if row.get("compare") == "shape":
+                continue
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                e = to_dtype(r, dt)
+            msg = compare_values(got, e, dt, tol.get(dt, (0, 0)))
+            if msg:
+                problems.append(label + msg)
+        return "; ".join(problems) if problems else None
+
+    def report(self):
+        for line in self.lines:
+            print(line)
+        for row, n in self.row_fail.items():
+            shown = min(self.row_lines.get(row, n), MAX_LINES_PER_ROW)
+            if self.row_lines.get(row, 0) > MAX_LINES_PER_ROW:
+                print("  ... %s: %d failing cases in all (%d shown)" % (row, n, shown))
+        if self.row_fail:
+            print("failing rows: " + ", ".join("%s (%d)" % kv for kv in sorted(self.row_fail.items())))
+        print("%d passed, %d failed" % (self.passed, self.failed))
+        return self.failed == 0
+
+
+def main():
+    np.seterr(all="ignore")
+    warnings.simplefilter("ignore")
+    work = sys.argv[1]
+    stderr_log = sys.argv[2] if len(sys.argv) > 2 else None
+    c = Checker(work, stderr_log)
+    try:
+        c.run()
+    except Exception:  # a bug of the harness itself still ends with the counts line
+        import traceback
+        traceback.print_exc()
+        c.failed += 1
+    sys.exit(0 if c.report() else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1513 @@
+-- THE op table of the conformance harness: one row per op (or per spelling of an op).
+--
+-- A row:
+--   name    unique; failures are reported under it
+--   call    function(a, b, c, p) calling tide; returns a tensor, several values, or a table
+--           of tensors (split, chunk). a, b, c are the case's inputs, p its parameters.
+--   ref     the NumPy reference: a Python expression with np, the inputs a, b, c (NumPy
+--           arrays, lists of arrays, or Python numbers), p (the parameters, p.name) and the
+--           helpers of check.py (ax() turns 1-based dims into axes, and so on). Its value, or
+--           a tuple/list of values for several outputs, is compared with tide's outputs.
+--   out     expected result dtype(s) by PyTorch's rules (see check.py: same, float, bool,
+--           promote, truediv, sum, all, p.dtype, a dtype name, py:<expr>; "x,y" for two outputs)
+--   cast    what the reference computes in: result (float64, or the integer result dtype,
+--           default), common (the promoted dtype of the inputs), exact (the result dtype
+--           itself), none (the inputs as they are)
+--   tol     {float32 = {rtol, atol}, ...} over check.py's defaults
+--   cases   function() -> list of {a=, b=, c=, p=, layouts=}; or gen = "unary"/"binary" with
+--           dtypes, domain ("pos", "unit", "small", "div", ... or {a=, b=}), edges=false,
+--           scalars ({"int", "float"}: Lua numbers as the second operand), scalar_left
+--   expect_error  a string the error message must contain (the row checks failures)
+--   npstyle a NumPy spelling: Lua floats with integer tensors give float64 (NumPy's default
+--           float) instead of float32; a case may set p.npstyle instead
+local G = ...
+local rows = {}
+
+local function add(r)
+  if not r.cases then
+    if r.gen == "unary" then r.cases = function() return G.unary_cases(r) end
+    elseif r.gen == "binary" then r.cases = function() return G.binary_cases(r) end
+    else error("row " .. r.name .. " has no cases") end
+  end
+  r.cast = r.cast or "result"
+  rows[#rows + 1] = r
+  return r
+end
+
+local unpack = table.unpack
+-- A module function that must exist (a clear message instead of "attempt to call a nil value").
+local function fn_of(mod, modname, name)
+  return function(...)
+    local f = mod[name]
+    if f == nil then error(modname .. "." .. name .. " is missing", 0) end
+    return f(...)
+  end
+end
+
+---------------------------------------------------------------------------------------------
+-- Pointwise unary ops (TIDE_UNARY_OPS). Kinds: NUMERIC keeps the dtype and rejects bool (as
+-- PyTorch); FLOAT gives the default float for bool/integer inputs; SAME keeps the dtype
+-- (floor & co.: PyTorch rejects bool); BOOL gives bool; INTEGRAL: bool and integers.
+local UNARY = {
+  {"abs", "NUMERIC", "np.abs(a)"},
+  {"neg", "NUMERIC", "np.negative(a)"},
+  -- sign(NaN) is NaN in NumPy and 0 in PyTorch: no NaN here.
+  {"sign", "NUMERIC", "np.sign(a)", edge_list = {math.huge, -math.huge, 0.0, -0.0, 1e-3, -1e-3}},
+  {"square", "NUMERIC", "np.square(a)"},
+  {"exp", "FLOAT", "np.exp(a)"},
+  {"exp2", "FLOAT", "np.exp2(a)"},
+  {"log", "FLOAT", "np.log(a)", domain = "pos"},
+  {"log2", "FLOAT", "np.log2(a)", domain = "pos"},
+  {"log10", "FLOAT", "np.log10(a)", domain = "pos"},
+  {"log1p", "FLOAT", "np.log1p(a)", domain = "pos"},
+  {"expm1", "FLOAT", "np.expm1(a)"},
+  {"sqrt", "FLOAT", "np.sqrt(a)", domain = "pos"},
+  {"rsqrt", "FLOAT", "1 / np.sqrt(a)", domain = "pos"},
+  {"reciprocal", "FLOAT", "1 / a", domain = "nonzero"},
+  {"sin", "FLOAT", "np.sin(a)"},
+  {"cos", "FLOAT", "np.cos(a)"},
+  {"tan", "FLOAT", "np.tan(a)", domain = "unit"},
+  {"asin", "FLOAT", "np.arcsin(a)", domain = "unit"},
+  {"acos", "FLOAT", "np.arccos(a)", domain = "unit"},
+  {"atan", "FLOAT", "np.arctan(a)"},
+  {"sinh", "FLOAT", "np.sinh(a)", domain = "small"},
+  {"cosh", "FLOAT", "np.cosh(a)", domain = "small"},
+  {"tanh", "FLOAT", "np.tanh(a)"},
+  {"sigmoid", "FLOAT", "sigmoid(a)"},
+  {"erf", "FLOAT", "erf(a)"},
+  {"relu", "NUMERIC", "np.maximum(a, 0)"},
+  {"floor", "SAME", "np.floor(a)"},
+  {"ceil", "SAME", "np.ceil(a)"},
+  {"round", "SAME", "np.round(a)"},
+  {"trunc", "SAME", "np.trunc(a)"},
+  {"isnan", "BOOL", "np.isnan(a)"},
+  {"isinf", "BOOL", "np.isinf(a)"},
+  {"isfinite", "BOOL", "np.isfinite(a)"},
+  {"logical_not", "BOOL", "np.logical_not(a)"},
+  {"bitwise_not", "INTEGRAL", "np.invert(a)"},
+}
+local UNARY_KIND = {
+  NUMERIC = {dtypes = G.NUMERIC, out = "same", cast = "result"},
+  FLOAT = {dtypes = G.DTYPES, out = "float", cast = "result"},
+  SAME = {dtypes = G.NUMERIC, out = "same", cast = "result"},
+  BOOL = {dtypes = G.DTYPES, out = "bool", cast = "none"},
+  INTEGRAL = {dtypes = G.INTEGRAL, out = "same", cast = "none"},
+}
+for _, u in ipairs(UNARY) do
+  local name, kind, ref = u[1], UNARY_KIND[u[2]], u[3]
+  -- Spellings rotate by case: method, torch.f, np.f (where NumPy has the name), out=.
+  local fn = torch[name]
+  add({name = name, gen = "unary", dtypes = kind.dtypes, out = kind.out, cast = kind.cast, ref = ref,
+       domain = u.domain, edges = u.edges, tol = u.tol,
+       call = function(a)
+         if fn and a:numel() % 3 == 1 then return fn(a) end
+         return a[name](a)
+       end})
+  if u.edge_list then
+    local r = rows[#rows]
+    local base = r.cases
+    r.cases = function()
+      local cs = base()
+      local extra = G.make({12}, "float32", {edges = 0.6, edge_list = u.edge_list})
+      cs[#cs + 1] = {a = extra, layouts = {a = "contig"}}
+      return cs
+    end
+    r.edges = false
+  end
+end
+
+-- In-place spellings of a few unary ops, on views (writes through strides).
+for _, u in ipairs({{"exp_", "np.exp(a)", "pos"}, {"neg_", "np.negative(a)"}, {"sqrt_", "np.sqrt(a)", "pos"},
+                    {"floor_", "np.floor(a)"}, {"sigmoid_", "sigmoid(a)"}, {"abs_", "np.abs(a)"}}) do
+  local name = u[1]
+  add({name = name, gen = "unary", dtypes = G.FLOATS, out = "same", ref = u[2], domain = u[3], per_dtype = 3,
+       call = function(a) local r = a[name](a); assert(rawequal(r, a), name .. " did not return x itself"); return a end,
+       cases = function()
+         local cs = {}
+         for _, dt in ipairs(G.FLOATS) do
+           for _, lay in ipairs({"contig", "T", "step", "offset"}) do
+             local a, l = G.view(G.shape({min_rank = 1, max_rank = 3}), dt, lay, {dom = u[3]})
+             cs[#cs + 1] = {a = a, layouts = {a = l}}
+           end
+         end
+         return cs
+       end})
+end
+
+---------------------------------------------------------------------------------------------
+-- Pointwise binary ops (TIDE_BINARY_OPS).
+local NO_BOOL = G.NUMERIC
+local BINARY = {
+  {"add", "a + b", dtypes = G.DTYPES, out = "promote"},
+  {"sub", "a - b", dtypes = NO_BOOL, out = "promote"},
+  {"mul", "a * b", dtypes = G.DTYPES, out = "promote"},
+  {"div", "a / b", dtypes = G.DTYPES, out = "truediv"},
+  {"floor_divide", "np.floor_divide(a, b)", dtypes = NO_BOOL, out = "promote", cast = "exact", domain = "div"},
+  {"remainder", "np.remainder(a, b)", dtypes = NO_BOOL, out = "promote", cast = "exact", domain = "div"},
+  {"fmod", "np.fmod(a, b)", dtypes = NO_BOOL, out = "promote", cast = "exact", domain = "div"},
+  {"pow", "np.power(a, b)", dtypes = NO_BOOL, out = "promote", domain = {a = "small", b = "exp"}},
+  {"maximum", "np.maximum(a, b)", dtypes = G.DTYPES, out = "promote", scalars = {}},
+  {"minimum", "np.minimum(a, b)", dtypes = G.DTYPES, out = "promote", scalars = {}},
+  {"atan2", "np.arctan2(a, b)", dtypes = G.DTYPES, out = "truediv", scalars = {}},
+  {"eq", "a == b", dtypes = G.DTYPES, out = "bool", cast = "common", domain = "small"},
+  {"ne", "a != b", dtypes = G.DTYPES, out = "bool", cast = "common", domain = "small"},
+  {"lt", "a < b", dtypes = G.DTYPES, out = "bool", cast = "common", domain = "small"},
+  {"le", "a <= b", dtypes = G.DTYPES, out = "bool", cast = "common", domain = "small"},
+  {"gt", "a > b", dtypes = G.DTYPES, out = "bool", cast = "common", domain = "small"},
+  {"ge", "a >= b", dtypes = G.DTYPES, out = "bool", cast = "common", domain = "small"},
+  {"logical_and", "np.logical_and(a, b)", dtypes = G.DTYPES, out = "bool", cast = "none", scalars = {}},
+  {"logical_or", "np.logical_or(a, b)", dtypes = G.DTYPES, out = "bool", cast = "none", scalars = {}},
+  {"logical_xor", "np.logical_xor(a, b)", dtypes = G.DTYPES, out = "bool", cast = "none", scalars = {}},
+  {"bitwise_and", "np.bitwise_and(a, b)", dtypes = G.INTEGRAL, out = "promote", scalars = {"int"}},
+  {"bitwise_or", "np.bitwise_or(a, b)", dtypes = G.INTEGRAL, out = "promote", scalars = {"int"}},
+  {"bitwise_xor", "np.bitwise_xor(a, b)", dtypes = G.INTEGRAL, out = "promote", scalars = {"int"}},
+}
+for _, bspec in ipairs(BINARY) do
+  local name = bspec[1]
+  local fn = torch[name]
+  add({name = name, gen = "binary", ref = bspec[2], dtypes = bspec.dtypes, out = bspec.out,
+       cast = bspec.cast, domain = bspec.domain, scalars = bspec.scalars,
+       call = function(a, b)
+         if not torch.is_tensor(a) then return fn(a, b) end
+         if fn and (a:numel() % 2 == 0) then return fn(a, b) end
+         return a[name](a, b)
+       end})
+end
+
+-- Lua operators, with a Lua number on either side.
+local OPERATORS = {
+  {"op +", function(a, b) return a + b end, "a + b", G.DTYPES, "promote"},
+  {"op -", function(a, b) return a - b end, "a - b", NO_BOOL, "promote"},
+  {"op *", function(a, b) return a * b end, "a * b", G.DTYPES, "promote"},
+  {"op /", function(a, b) return a / b end, "a / b", G.DTYPES, "truediv"},
+  {"op ^", function(a, b) return a ^ b end, "np.power(a, b)", NO_BOOL, "promote", domain = {a = "small", b = "exp"}},
+  {"op //", function(a, b) return a // b end, "np.floor_divide(a, b)", NO_BOOL, "promote", cast = "exact", domain = "div"},
+  {"op %", function(a, b) return a % b end, "np.remainder(a, b)", NO_BOOL, "promote", cast = "exact", domain = "div"},
+  {"op &", function(a, b) return a & b end, "np.bitwise_and(a, b)", G.INTEGRAL, "promote", scalars = {"int"}},
+  {"op |", function(a, b) return a | b end, "np.bitwise_or(a, b)", G.INTEGRAL, "promote", scalars = {"int"}},
+  {"op ~", function(a, b) return a ~ b end, "np.bitwise_xor(a, b)", G.INTEGRAL, "promote", scalars = {"int"}},
+}
+for _, o in ipairs(OPERATORS) do
+  add({name = o[1], gen = "binary", call = o[2], ref = o[3], dtypes = o[4], out = o[5], cast = o.cast,
+       domain = o.domain, scalars = o.scalars, scalar_left = true, per_dtype = 4})
+end
+add({name = "op unary -", gen = "unary", dtypes = G.NUMERIC, out = "same", ref = "np.negative(a)",
+     call = function(a) return -a end, per_dtype = 2})
+add({name = "op unary ~", gen = "unary", dtypes = G.INTEGRAL, out = "same", cast = "none", ref = "np.invert(a)",
+     call = function(a) return ~a end, per_dtype = 2})
+
+-- Type promotion: every pair of dtypes, 0-dim tensors against n-dim ones, Lua numbers.
+add({name = "promotion add", out = "promote", ref = "a + b",
+     call = function(a, b) return torch.add(a, b) end,
+     cases = function()
+       local cs = {}
+       for _, da in ipairs(G.DTYPES) do
+         for _, db in ipairs(G.DTYPES) do
+           local sa, sb = {3}, {2, 3}
+           local r = math.random()
+           if r < 0.25 then sa = {} elseif r < 0.5 then sb = {} end
+           cs[#cs + 1] = {a = G.make(sa, da, {dom = "small"}), b = G.make(sb, db, {dom = "small"})}
+         end
+         for _, sc in ipairs({2, -1, 0.5, 1.75}) do
+           cs[#cs + 1] = {a = G.make({4}, da, {dom = "small"}), b = sc}
+         end
+       end
+       return cs
+     end})
+
+-- In-place binary ops and out=: the result keeps the first operand's dtype.
+for _, ip in ipairs({{"add_", "a + b"}, {"sub_", "a - b"}, {"mul_", "a * b"}, {"div_", "a / b"}}) do
+  local name = ip[1]
+  add({name = name, out = "same", ref = ip[2],
+       call = function(a, b) a[name](a, b); return a end,
+       cases = function()
+         local cs = {}
+         for _, dt in ipairs(G.FLOATS) do
+           for _, lay in ipairs({"contig", "T", "step", "offset"}) do
+             local s = G.shape({min_rank = 1, max_rank = 3})
+             local a, l = G.view(s, dt, lay, {})
+             local sb = G.copy(s)
+             if math.random() < 0.5 then sb[#sb] = 1 end
+             local db = G.pick({dt, "float32", "int64", "int8", "bool"})
+             cs[#cs + 1] = {a = a, b = G.make(sb, db, {dom = "nonzero"}), layouts = {a = l}}
+           end
+           cs[#cs + 1] = {a = G.make({5}, dt), b = 2.5}
+         end
+         for _, dt in ipairs({"int32", "int64", "int16"}) do
+           if name ~= "div_" then
+             cs[#cs + 1] = {a = G.view({4, 3}, dt, "T", {dom = "mid"}), b = G.make({3}, "int8", {dom = "mid"}), layouts = {a = "T"}}
+             cs[#cs + 1] = {a = G.make({4}, dt, {dom = "mid"}), b = 3}
+           end
+         end
+         return cs
+       end})
+end
+add({name = "out=", out = "same", ref = "a + b",
+     call = function(a, b, c) np.add(a, b, {out = c}); return c end,
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs({"float32", "float64", "int64", "int32"}) do
+         for _, lay in ipairs({"contig", "T", "step"}) do
+           local s = G.shape({min_rank = 2, max_rank = 3})
+           local c, l = G.view(s, dt, lay, {})
+           cs[#cs + 1] = {a = G.make(s, dt, {dom = "mid"}), b = G.make({s[#s]}, dt, {dom = "mid"}), c = c,
+                          layouts = {c = l}}
+         end
+       end
+       return cs
+     end})
+-- The dtype of out= is the one the result has; "same" means a's dtype: here all equal.
+
+---------------------------------------------------------------------------------------------
+-- clamp / clip, where, lerp.
+local function clamp_cases()
+  local cs = {}
+  for di, dt in ipairs(G.NUMERIC) do
+    for j = 1, G.count(5) do
+      local s = G.shape({max_rank = 3})
+      local a, l = G.view(s, dt, G.pick(G.LAYOUTS), {dom = "small", edges = 0.1})
+      local lo, hi
+      if j == 1 then lo, hi = -1, 2
+      elseif j == 2 then lo, hi = 0.5, nil
+      elseif j == 3 then lo, hi = nil, 1
+      elseif j == 4 then
+        local sb = #s > 0 and {s[#s]} or {}
+        lo = G.make(sb, dt, {dom = "small"})
+        hi = G.make(sb, G.pick({dt, "float32"}), {dom = "small"}) + 1
+      else lo, hi = 2, -1 end   -- min > max: everything becomes max
+      if G.is_float(dt) and j == 1 then lo, hi = -1.5, 0.25 end
+      if dt == "uint8" and j == 1 then lo, hi = 1, 2 end
+      if dt == "uint8" and j == 5 then lo, hi = 3, 1 end
+      local form = (di + j) % 4
+      cs[#cs + 1] = {a = a, b = lo, c = hi, layouts = {a = l}, p = {form = form, npstyle = form == 3 or nil}}
+    end
+  end
+  return cs
+end
+add({name = "clamp", out = "promote", ref = "clamp_ref(a, b, c)", cases = clamp_cases,
+     call = function(a, lo, hi, p)
+       if p.form == 0 then return a:clamp(lo, hi) end
+       if p.form == 1 then return a:clamp({min = lo, max = hi}) end
+       if p.form == 2 then return torch.clamp(a, lo, hi) end
+       return np.clip(a, lo, hi)
+     end})
+add({name = "clamp_", out = "same", ref = "clamp_ref(a, b, c)",
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs({"float32", "float64", "float16", "int64", "int32"}) do
+         for _, lay in ipairs({"contig", "T", "step"}) do
+           local a, l = G.view(G.shape({min_rank = 1, max_rank = 3}), dt, lay, {dom = "small"})
+           cs[#cs + 1] = {a = a, b = -1, c = 1, layouts = {a = l}}
+         end
+       end
+       return cs
+     end,
+     call = function(a, lo, hi) a:clamp_(lo, hi); return a end})
+
+add({name = "where", out = "promote_bc", ref = "np.where(a, np.asarray(b), np.asarray(c))", cast = "none",
+     call = function(cond, x, y, p)
+       if p.form == 1 then return torch.where(cond, x, y) end
+       if p.form == 2 then return np.where(cond, x, y) end
+       return cond:where(x, y)
+     end,
+     cases = function()
+       local cs = {}
+       for di, dt in ipairs(G.DTYPES) do
+         for j = 1, G.count(3) do
+           local sa, sb = G.broadcast_pair({max_rank = 3})
+           local cond, lc = G.view(sa, "bool", G.pick(G.LAYOUTS))
+           local x, lx = G.view(sb, dt, G.pick(G.LAYOUTS), {edges = 0.1})
+           local y
+           if j == 2 then y = G.pick({0, 1.5, -2}) else y = G.make(j == 3 and {} or sb, G.pick({dt, dt, "float32", "int64"})) end
+           local form = (di + j) % 3
+           cs[#cs + 1] = {a = cond, b = x, c = y, layouts = {a = lc, b = lx}, p = {form = form, npstyle = form == 2 or nil}}
+         end
+       end
+       return cs
+     end})
+
+add({name = "lerp", out = "same", ref = "a + c * (b - a)",
+     tol = {float32 = {1e-5, 1e-5}, float16 = {2e-3, 2e-3}, bfloat16 = {1.6e-2, 1.6e-2}},
+     call = function(a, b, w) return a:lerp(b, w) end,
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs(G.FLOATS) do
+         for j = 1, G.count(4) do
+           local sa, sb = G.broadcast_pair({max_rank = 3})
+           local a, la = G.view(sa, dt, G.pick(G.LAYOUTS))
+           local b, lb = G.view(sb, dt, G.pick(G.LAYOUTS))
+           local w = G.pick({0.25, 0.75, 0.5, 1.5})
+           if j == 2 then w = G.make(sb, dt, {dom = "prob"}) end
+           cs[#cs + 1] = {a = a, b = b, c = w, layouts = {a = la, b = lb}}
+         end
+       end
+       return cs
+     end})
+
+---------------------------------------------------------------------------------------------
+-- Casts between every pair of dtypes. Float -> integer only with values the target holds
+-- (truncation toward zero); integer -> narrower integer wraps; NaN/inf only into floats/bool.
+local INT_LIMIT = {uint8 = {0, 255}, int8 = {-128, 127}, int16 = {-32768, 32767},
+                   int32 = {-2147483648, 2147483647}, int64 = {-2 ^ 53, 2 ^ 53}}
+local function cast_values(src, dst)
+  return function()
+    local v = {}
+    local i = 1
+    if src == "bool" then v[i] = math.random() < 0.5
+    elseif G.is_float(src) then
+      if G.is_float(dst) or dst == "bool" then
+        v[i] = G.value(src, nil, 0.3)
+      else
+        local lo, hi = INT_LIMIT[dst][1] + 1, INT_LIMIT[dst][2] - 1
+        if src == "float16" then lo, hi = math.max(lo, -2000), math.min(hi, 2000) end
+        if src == "bfloat16" then lo, hi = math.max(lo, -200), math.min(hi, 200) end
+        if lo < -1e6 then lo, hi = -1e6, 1e6 end
+        local x = G.uniform(lo, hi)
+        if math.random() < 0.2 then x = G.pick({0.0, -0.0, 0.5, -0.5, 0.99, -0.99}) end
+        if lo == 0 then x = math.abs(x) end
+        v[i] = x
+      end
+    else
+      v[i] = G.value(src)
+      if math.random() < 0.2 then v[i] = G.pick({0, 1, INT_LIMIT[src][1] // 1 | 0, (INT_LIMIT[src][2] // 1) | 0}) end
+      if src == "int64" and math.random() < 0.2 then v[i] = G.pick({4611686018427387904, -123456789012345, 2 ^ 40 | 0}) end
+    end
+    return v[1]
+  end
+end
+local CONVERT = {float32 = "float", float64 = "double", float16 = "half", bfloat16 = "bfloat16",
+                 int64 = "long", int32 = "int", int16 = "short", uint8 = "byte", int8 = "char", bool = "bool"}
+add({name = "cast", out = "p.dtype", cast = "none", ref = "a.astype(npdt(p.dtype))",
+     call = function(a, _, _, p)
+       if p.form == 0 then return a:to(p.dtype) end
+       if p.form == 1 then return a:astype(p.dtype) end
+       if p.form == 2 then return a[CONVERT[p.dtype]](a) end
+       if p.form == 3 then return a:type(p.dtype) end
+       return a:to({dtype = p.dtype})
+     end,
+     cases = function()
+       local cs = {}
+       for i, src in ipairs(G.DTYPES) do
+         for j, dst in ipairs(G.DTYPES) do
+           local s = G.shape({max_rank = 3, max_numel = 60})
+           local lay = G.LAYOUTS[(i + j) % #G.LAYOUTS + 1]
+           local a, l = G.view(s, src, lay, {fn = cast_values(src, dst)})
+           cs[#cs + 1] = {a = a, layouts = {a = l}, p = {dtype = dst, form = (i * 3 + j) % 5}}
+         end
+       end
+       return cs
+     end})
+add({name = "copy_", out = "same", cast = "none", ref = "np.broadcast_to(b, a.shape).astype(a.dtype)",
+     call = function(a, b) a:copy_(b); return a end,
+     cases = function()
+       local cs = {}
+       for i, dst in ipairs(G.DTYPES) do
+         for j = 1, G.count(3) do
+           local src = G.pick(G.DTYPES)
+           local s = G.shape({min_rank = 1, max_rank = 3})
+           local a, l = G.view(s, dst, G.pick({"contig", "T", "step", "offset"}))
+           local sb = G.copy(s)
+           if j == 2 then sb = {s[#s]} elseif j == 3 then sb = {} end
+           cs[#cs + 1] = {a = a, b = G.make(sb, src, {dom = "castable"}), layouts = {a = l}}
+         end
+       end
+       return cs
+     end})
+add({name = "clone", out = "same", cast = "none", ref = "a",
+     call = function(a, _, _, p) if p.np then return np.copy(a) end return a:clone() end,
+     cases = function()
+       local cs = {}
+       for i, dt in ipairs(G.DTYPES) do
+         for _, lay in ipairs(G.LAYOUTS) do
+           local a, l = G.view(G.shape({max_rank = 4}), dt, lay, {edges = 0.1})
+           cs[#cs + 1] = {a = a, layouts = {a = l}, p = {np = i % 2 == 0}}
+         end
+       end
+       return cs
+     end})
+add({name = "contiguous", out = "same", cast = "none", ref = "a",
+     call = function(a)
+       local r = a:contiguous()
+       assert(r:is_contiguous(), "contiguous() returned a tensor that is not contiguous")
+       return r
+     end,
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs({"float32", "int64", "bool", "float16", "int8"}) do
+         for _, lay in ipairs(G.LAYOUTS) do
+           local a, l = G.view(G.shape({min_rank = 2, max_rank = 4}), dt, lay)
+           cs[#cs + 1] = {a = a, layouts = {a = l}}
+         end
+       end
+       return cs
+     end})
+add({name = "fill_", out = "same", cast = "none", ref = "np.full(a.shape, b).astype(a.dtype)",
+     call = function(a, b) a:fill_(b); return a end,
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs(G.DTYPES) do
+         local a, l = G.view(G.shape({max_rank = 3}), dt, G.pick({"contig", "T", "step", "offset"}))
+         cs[#cs + 1] = {a = a, b = dt == "bool" and true or 7, layouts = {a = l}}
+         if G.is_float(dt) then cs[#cs + 1] = {a = G.make({3, 2}, dt), b = -2.5} end
+       end
+       return cs
+     end})
+add({name = "zero_", out = "same", cast = "none", ref = "np.zeros_like(a)",
+     call = function(a) a:zero_(); return a end,
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs(G.DTYPES) do
+         local a, l = G.view(G.shape({max_rank = 3}), dt, G.pick({"contig", "T", "step", "offset"}))
+         cs[#cs + 1] = {a = a, layouts = {a = l}}
+       end
+       return cs
+     end})
+
+---------------------------------------------------------------------------------------------
+-- Reductions. A case's p: dim (nil, a 1-based dim, negative, or a table), keepdim, form
+-- (0: positional, 1: keyword table, 2: np.f with axis/keepdims).
+local RED_EDGES = {0 / 0, math.huge, -math.huge, 0.0, -0.0}
+local function reduce_cases(o)
+  return function()
+    local cs = {}
+    local dts = o.dtypes or G.DTYPES
+    for di, dt in ipairs(dts) do
+      for j = 1, G.count(o.per_dtype or 5) do
+        local s = G.shape({min_rank = o.min_rank or 0, max_rank = o.max_rank or 4, max_numel = o.max_numel or 240,
+                           zero = (o.empty and j == 4) and 0.5 or nil})
+        local r = #s
+        local dim
+        if (j == 1 and not o.need_dim) or r == 0 then dim = nil
+        elseif o.multi and j == 3 and r >= 2 then
+          local d1 = math.random(1, r)
+          local d2 = (d1 % r) + 1
+          dim = {d1, -(r - d2 + 1)}
+        else
+          dim = math.random(1, r)
+          if math.random() < 0.3 then dim = dim - r - 1 end
+        end
+        if o.need_dim and dim == nil then dim = 1; if r == 0 then s = {3}; r = 1 end end
+        local edges = (G.is_float(dt) and j == 5 and o.edges ~= false) and 0.3 or nil
+        if o.no_empty then
+          for i = 1, #s do if s[i] == 0 then s[i] = 2 end end
+        end
+        local a, l = G.view(s, dt, G.pick(G.LAYOUTS), {dom = o.domain, edges = edges, edge_list = RED_EDGES})
+        cs[#cs + 1] = {a = a, layouts = {a = l},
+                       p = {dim = dim, keepdim = (j + di) % 2 == 0, form = (j + di) % 3,
+                            extra = o.extra and o.extra(j, dt) or nil}}
+      end
+    end
+    return cs
+  end
+end
+-- Calls x:name(dim, keepdim) / x:name{dim=, keepdim=} / np.name(x, {axis=, keepdims=}).
+local function red_call(name, o)
+  o = o or {}
+  return function(a, _, _, p)
+    local form = p.form
+    if o.no_np and form == 2 then form = 0 end
+    if o.no_kw and form == 1 then form = 0 end
+    if p.dim == nil then
+      if form == 2 then return np[name](a) end
+      return a[name](a)
+    end
+    if form == 0 then return a[name](a, p.dim, p.keepdim) end
+    if form == 1 then return a[name](a, {dim = p.dim, keepdim = p.keepdim}) end
+    return np[name](a, {axis = p.dim, keepdims = p.keepdim})
+  end
+end
+local AX = "axis=ax(p.dim, a), keepdims=bool(p.keepdim) and p.dim is not None"
+local RTOL = {float16 = {4e-3, 1e-3}, bfloat16 = {1.6e-2, 1e-2}, float32 = {1e-5, 1e-5}, float64 = {1e-12, 1e-12}}
+
+add({name = "sum", out = "sum", ref = "np.sum(a, " .. AX .. ")", tol = RTOL,
+     cases = reduce_cases({multi = true, empty = true}), call = red_call("sum")})
+add({name = "prod", out = "sum", ref = "np.prod(a, " .. AX .. ")", tol = RTOL,
+     cases = reduce_cases({domain = "small", max_numel = 24, empty = true}), call = red_call("prod")})
+add({name = "mean", out = "same", ref = "np.mean(a, " .. AX .. ")", tol = RTOL,
+     cases = reduce_cases({dtypes = G.FLOATS, multi = true, empty = true}), call = red_call("mean")})
+add({name = "amax", out = "same", ref = "np.max(a, " .. AX .. ")",
+     cases = reduce_cases({multi = true, no_empty = true}), call = red_call("amax", {no_np = true})})
+add({name = "amin", out = "same", ref = "np.min(a, " .. AX .. ")",
+     cases = reduce_cases({multi = true, no_empty = true}), call = red_call("amin", {no_np = true})})
+-- torch's max/min: all -> a 0-dim tensor; with a dim -> values and 1-based indices.
+for _, mm in ipairs({{"max", "np.max", "np.argmax"}, {"min", "np.min", "np.argmin"}}) do
+  local name = mm[1]
+  add({name = name .. "(dim)", out = "same,int64", ref = "(" .. mm[2] .. "(a, " .. AX .. "), argk(" .. mm[3] .. ", a, p.dim, p.keepdim) + 1)",
+       cases = reduce_cases({need_dim = true, no_empty = true}),
+       call = function(a, _, _, p)
+         if p.form == 1 then return a[name](a, {dim = p.dim, keepdim = p.keepdim}) end
+         return a[name](a, p.dim, p.keepdim)
+       end})
+  add({name = name, out = "same", ref = mm[2] .. "(a)", cases = reduce_cases({no_empty = true, per_dtype = 2}),
+       call = function(a, _, _, p) if p.form == 2 then return torch[name](a) end return a[name](a) end})
+  add({name = "np." .. name, out = "same", ref = mm[2] .. "(a, " .. AX .. ")",
+       cases = reduce_cases({no_empty = true, per_dtype = 3, need_dim = true}),
+       call = function(a, _, _, p) return np[name](a, {axis = p.dim, keepdims = p.keepdim}) end})
+end
+for _, am in ipairs({{"argmax", "np.argmax"}, {"argmin", "np.argmin"}}) do
+  add({name = am[1], out = "int64", cast = "none", ref = "argk(" .. am[2] .. ", a, p.dim, p.keepdim) + 1",
+       cases = reduce_cases({dtypes = G.NUMERIC, no_empty = true}), call = red_call(am[1])})
+end
+for _, sv in ipairs({"std", "var"}) do
+  add({name = sv, out = "same", ref = "np." .. sv .. "(a, " .. AX .. ", ddof=1 if p.extra is None else p.extra)",
+       tol = RTOL, cases = reduce_cases({dtypes = G.FLOATS, multi = true, per_dtype = 6,
+                                          extra = function(j) return j == 6 and 0 or nil end}),
+       call = function(a, _, _, p)
+         if p.extra then
+           if p.dim == nil then return a[sv](a, {correction = p.extra}) end
+           return a[sv](a, {dim = p.dim, keepdim = p.keepdim, correction = p.extra})
+         end
+         if p.dim == nil then return a[sv](a) end
+         if p.form == 1 then return a[sv](a, {dim = p.dim, keepdim = p.keepdim}) end
+         return a[sv](a, p.dim, true, p.keepdim)
+       end})
+  add({name = "np." .. sv, out = "same", ref = "np." .. sv .. "(a, " .. AX .. ")", tol = RTOL,
+       cases = reduce_cases({dtypes = {"float32", "float64"}, multi = true, per_dtype = 4}),
+       call = function(a, _, _, p)
+         if p.dim == nil then return np[sv](a) end
+         return np[sv](a, {axis = p.dim, keepdims = p.keepdim})
+       end})
+end
+add({name = "norm", out = "same", ref = "vnorm(a, p.extra, ax(p.dim, a), bool(p.keepdim) and p.dim is not None)", tol = RTOL,
+     cases = reduce_cases({dtypes = G.FLOATS, per_dtype = 6, multi = true, edges = false,
+                           extra = function(j) return ({2, 1, math.huge, 3, 2, 1})[j] end}),
+     call = function(a, _, _, p)
+       if p.dim == nil then
+         if p.extra == 2 and p.form == 0 then return a:norm() end
+         return a:norm(p.extra)
+       end
+       return a:norm(p.extra, p.dim, p.keepdim)
+     end})
+for _, aa in ipairs({"all", "any"}) do
+  add({name = aa, out = "all", cast = "none", ref = "np." .. aa .. "(a, " .. AX .. ")",
+       cases = reduce_cases({domain = "prob", empty = true}), call = red_call(aa, {no_np = true})})
+  add({name = "np." .. aa, out = "bool", cast = "none", ref = "np." .. aa .. "(a, " .. AX .. ")",
+       cases = reduce_cases({domain = "prob", per_dtype = 2}),
+       call = function(a, _, _, p)
+         if p.dim == nil then return np[aa](a) end
+         return np[aa](a, {axis = p.dim, keepdims = p.keepdim})
+       end})
+end
+add({name = "logsumexp", out = "float", ref = "lse(a, ax(p.dim, a), bool(p.keepdim))", tol = RTOL,
+     cases = reduce_cases({dtypes = {"float16", "bfloat16", "float32", "float64", "int64", "int32"}, need_dim = true,
+                           multi = true, domain = "small", no_empty = true}),
+     call = function(a, _, _, p)
+       if p.form == 1 then return a:logsumexp({dim = p.dim, keepdim = p.keepdim}) end
+       return a:logsumexp(p.dim, p.keepdim)
+     end})
+for _, cs_ in ipairs({{"cumsum", "np.cumsum"}, {"cumprod", "np.cumprod"}}) do
+  local name = cs_[1]
+  add({name = name, out = "sum", ref = cs_[2] .. "(a, axis=ax(p.dim, a))", tol = RTOL,
+       cases = reduce_cases({need_dim = true, min_rank = 1, domain = name == "cumprod" and "small" or nil,
+                             max_numel = name == "cumprod" and 40 or nil, empty = true, edges = false}),
+       call = function(a, _, _, p)
+         if p.form == 2 then return np[name](a, {axis = p.dim}) end
+         return a[name](a, p.dim)
+       end})
+end
+add({name = "sort", out = "same,int64", cast = "none", ref = "sort_ref(a, p.dim, p.keepdim)",
+     cases = reduce_cases({need_dim = true, min_rank = 1, per_dtype = 4}),
+     call = function(a, _, _, p) return a:sort(p.dim, p.keepdim) end})  -- keepdim slot = descending
+add({name = "argsort", out = "int64", cast = "none", ref = "sort_ref(a, p.dim, p.keepdim)[1]",
+     cases = reduce_cases({need_dim = true, min_rank = 1, per_dtype = 3, dtypes = G.NUMERIC}),
+     call = function(a, _, _, p) return a:argsort(p.dim, p.keepdim) end})
+add({name = "topk", out = "same,int64", cast = "none", ref = "topk_ref(a, p.extra, p.dim, p.keepdim)",
+     cases = reduce_cases({need_dim = true, min_rank = 1, per_dtype = 3, no_empty = true, edges = false,
+                           dtypes = {"float32", "float64", "int32", "int64"}, extra = function() return 0 end}),
+     call = function(a, _, _, p)
+       local k = math.min(2, a:size(p.dim))
+       p.extra = k
+       return a:topk(k, p.dim, p.keepdim)
+     end})
+
+---------------------------------------------------------------------------------------------
+-- Linear algebra. Operands come contiguous, transposed (x:t() of a contiguous tensor),
+-- stepped, offset or expanded (stride 0).
+local LA_DIMS = {1, 2, 3, 5, 8, 17, 33}
+local LTOL = {float32 = {1e-4, 1e-4}, float64 = {1e-10, 1e-10}, float16 = {4e-3, 2e-2}, bfloat16 = {3e-2, 1e-1}}
+local function mat(shape, dt, p_)
+  local lay = G.pick(G.LAYOUTS)
+  if p_ then lay = p_ end
+  local dom = (dt == "int64" or dt == "int32") and "small" or nil
+  return G.view(shape, dt, lay, {dom = dom})
+end
+local function la_cases(make_shapes, dtypes, n)
+  return function()
+    local cs = {}
+    for _, dt in ipairs(dtypes) do
+      for j = 1, G.count(n) do
+        local shapes, extra = make_shapes(j)
+        local c = {layouts = {}, p = extra or {np = j % 2 == 0}}
+        for i, nm in ipairs({"a", "b", "c"}) do
+          if shapes[i] then c[nm], c.layouts[nm] = mat(shapes[i], dt) end
+        end
+        cs[#cs + 1] = c
+      end
+    end
+    return cs
+  end
+end
+local MAIN = {"float32", "float64"}
+local function d() return G.pick(LA_DIMS) end
+add({name = "mm", out = "same", ref = "a @ b", tol = LTOL,
+     cases = la_cases(function(j)
+       local n, k, m = d(), d(), d()
+       if j == 5 then k = 0 end
+       return {{n, k}, {k, m}}
+     end, MAIN, 8),
+     call = function(a, b) return a:mm(b) end})
+add({name = "mm (other dtypes)", out = "same", ref = "a @ b", tol = LTOL,
+     cases = la_cases(function() return {{d(), 4}, {4, d()}} end, {"float16", "bfloat16", "int64", "int32"}, 1),
+     call = function(a, b) return torch.mm(a, b) end})
+add({name = "mv", out = "same", ref = "a @ b", tol = LTOL,
+     cases = la_cases(function() local n, k = d(), d(); return {{n, k}, {k}} end, MAIN, 5),
+     call = function(a, b) return a:mv(b) end})
+add({name = "bmm", out = "same", ref = "a @ b", tol = LTOL,
+     cases = la_cases(function() local bt, n, k, m = G.pick({1, 2, 3}), d(), d(), d(); return {{bt, n, k}, {bt, k, m}} end, MAIN, 5),
+     call = function(a, b) return torch.bmm(a, b) end})
+add({name = "matmul", out = "same", ref = "np.matmul(a, b)", tol = LTOL,
+     cases = la_cases(function(j)
+       local n, k, m = d(), d(), d()
+       local forms = {
+         {{k}, {k}}, {{n, k}, {k}}, {{k}, {k, m}}, {{n, k}, {k, m}},
+         {{2, n, k}, {k, m}}, {{n, k}, {3, k, m}}, {{2, 1, n, k}, {3, k, m}}, {{k}, {2, k, m}}, {{2, n, k}, {k}},
+       }
+       return forms[(j - 1) % #forms + 1]
+     end, MAIN, 9),
+     call = function(a, b, _, p) if p.np then return np.matmul(a, b) end return a:matmul(b) end})
+add({name = "dot", out = "same", ref = "np.dot(a, b)", tol = LTOL,
+     cases = la_cases(function(j)
+       local n, k, m = d(), d(), d()
+       if j <= 3 then return {{k}, {k}} end
+       return {{n, k}, {k, m}}
+     end, {"float32", "float64", "int64"}, 4),
+     call = function(a, b, _, p) if a:numel() % 2 == 0 then return np.dot(a, b) end return a:dot(b) end})
+add({name = "outer", out = "same", ref = "np.outer(a, b)", tol = LTOL,
+     cases = la_cases(function() return {{d()}, {d()}} end, {"float32", "float64", "int64"}, 3),
+     call = function(a, b) return torch.outer(a, b) end})
+add({name = "addmm", out = "same", ref = "p.beta * a + p.alpha * (b @ c)", tol = LTOL,
+     cases = la_cases(function(j)
+       local n, k, m = d(), d(), d()
+       local bias = (j % 2 == 0) and {m} or {n, m}
+       return {bias, {n, k}, {k, m}}, {alpha = ({1, 0.5, 2, 1})[j], beta = ({1, 1, 0.25, 0})[j]}
+     end, MAIN, 4),
+     call = function(bias, a, b, p)
+       if p.alpha == 1 and p.beta == 1 then return torch.addmm(bias, a, b) end
+       return torch.addmm(bias, a, b, {alpha = p.alpha, beta = p.beta})
+     end})
+add({name = "linalg.solve", out = "same", ref = "np.linalg.solve(a, b)", tol = {float32 = {1e-3, 1e-4}, float64 = {1e-9, 1e-10}},
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs(MAIN) do
+         for _, n in ipairs({1, 3, 6}) do
+           local vals = {}
+           for i = 1, n * n do vals[i] = G.randn() end
+           for i = 1, n do vals[(i - 1) * n + i] = vals[(i - 1) * n + i] + 2 * n end   -- well conditioned
+           cs[#cs + 1] = {a = G.make({n, n}, dt, {values = vals}), b = G.make({n, 2}, dt)}
+         end
+       end
+       return cs
+     end,
+     call = function(a, b) return torch.linalg.solve(a, b) end})
+
+add({name = "linalg.inv", out = "same", ref = "np.linalg.inv(a)", tol = {float32 = {1e-3, 1e-4}, float64 = {1e-9, 1e-10}},
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs(MAIN) do
+         for _, shape in ipairs({{1, 1}, {4, 4}, {2, 3, 3}}) do
+           local n = shape[#shape]
+           local a = G.make(shape, dt) + torch.eye(n, {dtype = dt}) * (2 * n)
+           cs[#cs + 1] = {a = a, p = {np = #shape == 3}}
+         end
+       end
+       return cs
+     end,
+     call = function(a, _, _, p) if p.np then return np.linalg.inv(a) end return torch.linalg.inv(a) end})
+add({name = "linalg.det", out = "same", ref = "np.linalg.det(a)", tol = {float32 = {1e-4, 1e-4}, float64 = {1e-10, 1e-10}},
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs(MAIN) do
+         for _, shape in ipairs({{1, 1}, {3, 3}, {2, 4, 4}}) do cs[#cs + 1] = {a = G.make(shape, dt)} end
+       end
+       return cs
+     end,
+     call = function(a) return torch.linalg.det(a) end})
+add({name = "linalg.norm", out = "same", ref = "np.linalg.norm(a, p.ord, axis=ax(p.dim, a))", tol = RTOL,
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs(MAIN) do
+         cs[#cs + 1] = {a = G.make({5}, dt), p = {}}
+         cs[#cs + 1] = {a = G.view({3, 4}, dt, "T"), p = {ord = "fro"}, layouts = {a = "T"}}
+         cs[#cs + 1] = {a = G.make({3, 4}, dt), p = {ord = 1, dim = 2}}
+         cs[#cs + 1] = {a = G.make({6}, dt), p = {ord = math.huge}}
+       end
+       return cs
+     end,
+     call = function(a, _, _, p)
+       if p.dim then return torch.linalg.norm(a, p.ord, p.dim) end
+       if p.ord then return np.linalg.norm(a, p.ord) end
+       return torch.linalg.norm(a)
+     end})
+
+---------------------------------------------------------------------------------------------
+-- Shape ops: values move, so every dtype is checked exactly.
+local function shape_cases(make, dtypes, n)
+  return function()
+    local cs = {}
+    for di, dt in ipairs(dtypes or G.DTYPES) do
+      for j = 1, G.count(n or 3) do
+        local s, p, lay = make(j, di)
+        local a, l = G.view(s, dt, lay or G.pick(G.LAYOUTS))
+        p.form = (di + j) % 3
+        cs[#cs + 1] = {a = a, layouts = {a = l}, p = p}
+      end
+    end
+    return cs
+  end
+end
+local function factor_shape(n)
+  -- a random shape with n elements
+  local s = {}
+  local rest = n
+  for _, f in ipairs({2, 3, 5, 7}) do
+    while rest % f == 0 do
+      if #s > 0 and math.random() < 0.4 then s[#s] = s[#s] * f else s[#s + 1] = f end
+      rest = rest // f
+    end
+  end
+  if rest > 1 then s[#s + 1] = rest end
+  if math.random() < 0.3 then table.insert(s, math.random(1, #s + 1), 1) end
+  return s
+end
+add({name = "reshape", out = "same", cast = "none", ref = "a.reshape(p.shape)",
+     cases = shape_cases(function(j)
+       local s = G.shape({max_rank = 4, min_rank = 0})
+       local n = G.numel(s)
+       local t
+       if n == 0 then t = {0, G.pick({1, 2, 3})}
+       elseif n == 1 and j == 3 then t = {}
+       else t = factor_shape(n) end
+       if #t > 0 and n > 0 and math.random() < 0.3 then t[math.random(1, #t)] = -1 end
+       return s, {shape = t}
+     end),
+     call = function(a, _, _, p)
+       if p.form == 0 then return a:reshape(unpack(p.shape)) end
+       if p.form == 1 then return a:reshape(p.shape) end
+       return np.reshape(a, p.shape)
+     end})
+add({name = "view", out = "same", cast = "none", ref = "a.reshape(p.shape)",
+     cases = shape_cases(function()
+       local s = G.shape({max_rank = 4})
+       return s, {shape = factor_shape(math.max(G.numel(s), 1))}, "contig"
+     end, nil, 2),
+     call = function(a, _, _, p)
+       if a:numel() == 0 then return a:view(0) end
+       return a:view(unpack(p.shape))
+     end})
+add({name = "transpose", out = "same", cast = "none", ref = "np.swapaxes(a, ax(p.d1, a), ax(p.d2, a))",
+     cases = shape_cases(function()
+       local s = G.shape({min_rank = 1, max_rank = 4})
+       local d1, d2 = math.random(1, #s), math.random(1, #s)
+       if math.random() < 0.3 then d2 = d2 - #s - 1 end
+       return s, {d1 = d1, d2 = d2}
+     end),
+     call = function(a, _, _, p) if p.form == 2 then return torch.transpose(a, p.d1, p.d2) end return a:transpose(p.d1, p.d2) end})
+add({name = "t", out = "same", cast = "none", ref = "a.T",
+     cases = shape_cases(function() return G.shape({min_rank = 0, max_rank = 2}), {} end, nil, 2),
+     call = function(a) return a:t() end})
+add({name = ".T", out = "same", cast = "none", ref = "a.T",
+     cases = shape_cases(function() return G.shape({min_rank = 0, max_rank = 4}), {} end, nil, 2),
+     call = function(a) return a.T end})
+add({name = "permute", out = "same", cast = "none", ref = "np.transpose(a, [x - 1 for x in p.perm])",
+     cases = shape_cases(function()
+       local s = G.shape({min_rank = 1, max_rank = 4})
+       local perm = {}
+       for i = 1, #s do perm[i] = i end
+       for i = #perm, 2, -1 do local k = math.random(1, i); perm[i], perm[k] = perm[k], perm[i] end
+       return s, {perm = perm}
+     end),
+     call = function(a, _, _, p) if p.form == 1 then return a:permute(p.perm) end return a:permute(unpack(p.perm)) end})
+add({name = "squeeze", out = "same", cast = "none", ref = "squeeze_ref(a, p.dim)",
+     cases = shape_cases(function()
+       local s = G.shape({min_rank = 1, max_rank = 4, dims = {1, 1, 2, 3}})
+       local dim = nil
+       if math.random() < 0.6 then dim = math.random(1, #s) end
+       return s, {dim = dim}
+     end),
+     call = function(a, _, _, p) if p.dim then return a:squeeze(p.dim) end return a:squeeze() end})
+add({name = "unsqueeze", out = "same", cast = "none", ref = "np.expand_dims(a, ax(p.dim, None))",
+     cases = shape_cases(function()
+       local s = G.shape({min_rank = 0, max_rank = 3})
+       local dim = math.random(1, #s + 1)
+       if math.random() < 0.3 then dim = -math.random(1, #s + 1) end
+       return s, {dim = dim}
+     end),
+     call = function(a, _, _, p) return a:unsqueeze(p.dim) end})
+add({name = "expand", out = "same", cast = "none", ref = "expand_ref(a, p.sizes)",
+     cases = shape_cases(function()
+       local s = G.shape({min_rank = 0, max_rank = 3, dims = {1, 1, 2, 3}})
+       local sizes = {}
+       if math.random() < 0.5 then sizes[1] = G.pick({2, 3}) end
+       for _, x in ipairs(s) do
+         if x == 1 then sizes[#sizes + 1] = G.pick({1, 2, 4}) else sizes[#sizes + 1] = G.pick({x, -1}) end
+       end
+       return s, {sizes = sizes}
+     end),
+     call = function(a, _, _, p)
+       if p.form == 0 then return a:expand(unpack(p.sizes)) end
+       if p.form == 1 then return a:expand(p.sizes) end
+       local shape = {}
+       for i, x in ipairs(p.sizes) do shape[i] = x end
+       local off = #p.sizes - a:dim()
+       for i, x in ipairs(shape) do if x == -1 then shape[i] = a:size(i - off) end end
+       return torch.broadcast_to(a, shape)
+     end})
+add({name = "flatten", out = "same", cast = "none", ref = "flatten_ref(a, p.s, p.e)",
+     cases = shape_cases(function()
+       local s = G.shape({min_rank = 0, max_rank = 4})
+       local r = math.max(#s, 1)
+       local st, en = math.random(1, r), nil
+       en = math.random(st, r)
+       if math.random() < 0.3 then st, en = nil, nil end
+       return s, {s = st, e = en}
+     end),
+     call = function(a, _, _, p) if p.s == nil then return a:flatten() end return a:flatten(p.s, p.e) end})
+add({name = "repeat", out = "same", cast = "none", ref = "np.tile(a, p.reps)",
+     cases = shape_cases(function()
+       local s = G.shape({min_rank = 0, max_rank = 3, max_numel = 40})
+       local reps = {}
+       for i = 1, #s + math.random(0, 1) do reps[i] = G.pick({1, 2, 3}) end
+       if #reps == 0 then reps = {2} end
+       return s, {reps = reps}
+     end),
+     call = function(a, _, _, p)
+       if p.form == 0 then return a["repeat"](a, unpack(p.reps)) end
+       return a:repeat_tensor(unpack(p.reps))
+     end})
+add({name = "flip", out = "same", cast = "none", ref = "np.flip(a, axis=ax(p.dims, a))",
+     cases = shape_cases(function()
+       local s = G.shape({min_rank = 1, max_rank = 4})
+       local d1 = math.random(1, #s)
+       local dims = {d1}
+       if #s > 1 and math.random() < 0.5 then
+         local d2 = d1 % #s + 1                  -- another dim, sometimes counted from the end
+         dims[2] = math.random() < 0.5 and d2 - #s - 1 or d2
+       end
+       return s, {dims = dims}
+     end),
+     call = function(a, _, _, p) return a:flip(p.dims) end})
+add({name = "narrow", out = "same", cast = "none", ref = "narrow_ref(a, p.dim, p.start, p.len)",
+     cases = shape_cases(function()
+       local s = G.shape({min_rank = 1, max_rank = 4})
+       local dim = math.random(1, #s)
+       local n = s[dim]
+       local start = math.random(1, n + 1)
+       local len = math.random(0, n - start + 1)
+       return s, {dim = dim, start = start, len = len}
+     end),
+     call = function(a, _, _, p) return a:narrow(p.dim, p.start, p.len) end})
+add({name = "select", out = "same", cast = "none", ref = "np.take(a, p.idx - 1 if p.idx > 0 else p.idx, axis=ax(p.dim, a))",
+     cases = shape_cases(function()
+       local s = G.shape({min_rank = 1, max_rank = 4})
+       local dim = math.random(1, #s)
+       if s[dim] == 0 then s[dim] = 2 end
+       local idx = math.random(1, s[dim])
+       if math.random() < 0.3 then idx = idx - s[dim] - 1 end
+       return s, {dim = dim, idx = idx}
+     end),
+     call = function(a, _, _, p) return a:select(p.dim, p.idx) end})
+local function list_cases(make, n)
+  return function()
+    local cs = {}
+    for di, dt in ipairs(G.DTYPES) do
+      for j = 1, G.count(n or 3) do
+        local shapes, p, dts = make(j, dt)
+        local list, lays = {}, {}
+        for i, s in ipairs(shapes) do list[i], lays[i] = G.view(s, dts and dts[i] or dt, G.pick(G.LAYOUTS)) end
+        p.form = (di + j) % 2
+        cs[#cs + 1] = {a = list, layouts = {a = lays}, p = p}
+      end
+    end
+    return cs
+  end
+end
+add({name = "cat", out = "promote", ref = "np.concatenate(a, axis=ax(p.dim, a[0]))",
+     cases = list_cases(function(j, dt)
+       local s = G.shape({min_rank = 1, max_rank = 3})
+       local dim = math.random(1, #s)
+       local shapes = {}
+       for i = 1, math.random(1, 4) do
+         local x = G.copy(s)
+         x[dim] = G.pick({0, 1, 2, 3})
+         shapes[i] = x
+       end
+       local dts
+       if j == 3 then dts = {dt, G.pick(G.DTYPES), dt, G.pick(G.DTYPES)} end
+       return shapes, {dim = math.random() < 0.3 and dim - #s - 1 or dim}, dts
+     end),
+     call = function(a, _, _, p)
+       if p.form == 0 then return torch.cat(a, p.dim) end
+       return np.concatenate(a, {axis = p.dim})
+     end})
+add({name = "stack", out = "same", ref = "np.stack(a, axis=ax(p.dim, None))", cast = "none",
+     cases = list_cases(function()
+       local s = G.shape({min_rank = 0, max_rank = 3})
+       local shapes = {}
+       for i = 1, math.random(1, 3) do shapes[i] = G.copy(s) end
+       return shapes, {dim = math.random(1, #s + 1)}
+     end),
+     call = function(a, _, _, p)
+       if p.form == 0 then return torch.stack(a, p.dim) end
+       return np.stack(a, {axis = p.dim})
+     end})
+add({name = "split", out = "same*", cast = "none", ref = "split_ref(a, p.size, p.dim)",
+     cases = shape_cases(function(j)
+       local s = G.shape({min_rank = 1, max_rank = 3})
+       local dim = math.random(1, #s)
+       local size
+       if j == 2 and s[dim] > 0 then
+         size = {}
+         local left = s[dim]
+         while left > 0 do local k = math.random(1, left); size[#size + 1] = k; left = left - k end
+       else size = G.pick({1, 2, 3}) end
+       return s, {dim = dim, size = size}
+     end),
+     call = function(a, _, _, p) return a:split(p.size, p.dim) end})
+add({name = "chunk", out = "same*", cast = "none", ref = "chunk_ref(a, p.n, p.dim)",
+     cases = shape_cases(function()
+       local s = G.shape({min_rank = 1, max_rank = 3})
+       return s, {dim = math.random(1, #s), n = G.pick({1, 2, 3, 4})}
+     end),
+     call = function(a, _, _, p) return a:chunk(p.n, p.dim) end})
+
+add({name = "unbind", out = "same*", cast = "none", ref = "[np.take(a, i, axis=ax(p.dim, a)) for i in range(a.shape[ax(p.dim, a)])]",
+     cases = shape_cases(function()
+       local s = G.shape({min_rank = 1, max_rank = 3, dims = {1, 2, 3}})
+       return s, {dim = math.random(1, #s)}
+     end, nil, 2),
+     call = function(a, _, _, p) return a:unbind(p.dim) end})
+add({name = "movedim", out = "same", cast = "none", ref = "np.moveaxis(a, ax(p.src, a), ax(p.dst, a))",
+     cases = shape_cases(function()
+       local s = G.shape({min_rank = 1, max_rank = 4})
+       return s, {src = math.random(1, #s), dst = -math.random(1, #s)}
+     end, nil, 2),
+     call = function(a, _, _, p) return a:movedim(p.src, p.dst) end})
+add({name = "tile", out = "same", cast = "none", ref = "np.tile(a, p.reps)",
+     cases = shape_cases(function()
+       local s = G.shape({min_rank = 0, max_rank = 3, max_numel = 40})
+       local reps = {}
+       for i = 1, math.random(1, 3) do reps[i] = G.pick({1, 2, 3}) end
+       return s, {reps = reps}
+     end, nil, 2),
+     call = function(a, _, _, p) return torch.tile(a, p.reps) end})
+for _, hv in ipairs({"hstack", "vstack"}) do
+  add({name = hv, out = "same", cast = "none", ref = "np." .. hv .. "(a)",
+       cases = list_cases(function()
+         local s = G.shape({min_rank = 1, max_rank = 3})
+         local shapes = {}
+         for i = 1, math.random(1, 3) do
+           local x = G.copy(s)
+           local d = (hv == "hstack" and #s >= 2) and 2 or 1
+           x[d] = G.pick({1, 2, 3})
+           if #s == 1 and hv == "vstack" then x = G.copy(s) end
+           shapes[i] = x
+         end
+         return shapes, {}
+       end, 1),
+       call = function(a) return torch[hv](a) end})
+end
+add({name = "max(a, b)", out = "promote", ref = "np.maximum(a, b)", gen = "binary", scalars = {}, per_dtype = 2,
+     call = function(a, b) return a:max(b) end})
+
+---------------------------------------------------------------------------------------------
+-- Indexing: x[...] reads and writes, index_select, gather, scatter, masked_fill, nonzero.
+-- An index spec is a list of entries: an integer (1-based, negative from the end), a
+-- range {first, last[, step]} (inclusive), or ":".
+local function random_spec(s)
+  local spec = {}
+  local n = math.random(1, #s)
+  for i = 1, n do
+    local size = s[i]
+    local r = math.random()
+    if size == 0 or r < 0.25 then spec[i] = ":"
+    elseif r < 0.45 then
+      local k = math.random(1, size)
+      if math.random() < 0.3 then k = k - size - 1 end
+      spec[i] = k
+    else
+      local f = math.random(1, size)
+      local l = math.random(f, size)
+      if math.random() < 0.3 then l = l - size - 1 end
+      if math.random() < 0.5 then spec[i] = {f, l, G.pick({1, 2, 3})} else spec[i] = {f, l} end
+    end
+  end
+  return spec
+end
+-- The shape x[spec] has, worked out here (not by asking tide).
+local function spec_shape(s, spec)
+  local out = {}
+  for i, n in ipairs(s) do
+    local e = spec[i]
+    if e == nil or e == ":" then out[#out + 1] = n
+    elseif type(e) == "table" then
+      local f, l, st = e[1], e[2], e[3] or 1
+      if f < 0 then f = n + 1 + f end
+      if l < 0 then l = n + 1 + l end
+      out[#out + 1] = l >= f and (l - f) // st + 1 or 0
+    end
+  end
+  return out
+end
+add({name = "x[spec]", out = "same", cast = "none", ref = "a[pyidx(p.spec)]",
+     cases = shape_cases(function()
+       local s = G.shape({min_rank = 1, max_rank = 4})
+       return s, {spec = random_spec(s)}
+     end),
+     call = function(a, _, _, p)
+       if #p.spec == 1 and type(p.spec[1]) == "number" then return a[p.spec[1]] end
+       return a[p.spec]
+     end})
+add({name = "x[spec] = v", out = "same", cast = "none", ref = "setitem(a, pyidx(p.spec), b)",
+     cases = function()
+       local cs = {}
+       for di, dt in ipairs(G.DTYPES) do
+         for j = 1, G.count(3) do
+           local s = G.shape({min_rank = 1, max_rank = 3})
+           local a, l = G.view(s, dt, G.pick({"contig", "T", "step", "offset"}))
+           local spec = random_spec(s)
+           local v
+           if j == 1 then v = dt == "bool" and true or 7
+           else
+             -- a tensor of the selected shape (or broadcastable to it)
+             local ps = spec_shape(s, spec)
+             if j == 3 and #ps > 0 then ps = {ps[#ps]} end
+             v = G.make(ps, G.pick({dt, dt, "float32", "int64"}), {dom = "castable"})
+           end
+           cs[#cs + 1] = {a = a, b = v, layouts = {a = l}, p = {spec = spec}}
+         end
+       end
+       return cs
+     end,
+     call = function(a, b, _, p)
+       local r = a:clone()
+       if #p.spec == 1 and type(p.spec[1]) == "number" then r[p.spec[1]] = b else r[p.spec] = b end
+       return r
+     end})
+add({name = "x[mask]", out = "same", cast = "none", ref = "a[b]",
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs(G.DTYPES) do
+         for j = 1, G.count(2) do
+           local s = G.shape({min_rank = 0, max_rank = 3})
+           local a, l = G.view(s, dt, G.pick(G.LAYOUTS))
+           local m, lm = G.view(s, "bool", G.pick(G.LAYOUTS))
+           cs[#cs + 1] = {a = a, b = m, layouts = {a = l, b = lm}}
+         end
+       end
+       return cs
+     end,
+     call = function(a, m) return a[m] end})
+add({name = "x[mask] = v", out = "same", cast = "none", ref = "setitem(a, b, c)",
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs(G.DTYPES) do
+         local s = G.shape({min_rank = 1, max_rank = 3})
+         local a, l = G.view(s, dt, G.pick({"contig", "T", "step"}))
+         cs[#cs + 1] = {a = a, b = G.make(s, "bool"), c = dt == "bool" and false or 0, layouts = {a = l}}
+       end
+       return cs
+     end,
+     call = function(a, m, v) local r = a:clone(); r[m] = v; return r end})
+local function index_tensor(n, count, allow_neg)
+  local v = {}
+  for i = 1, count do
+    v[i] = math.random(1, n)
+    if allow_neg and math.random() < 0.2 then v[i] = v[i] - n - 1 end
+  end
+  return torch.tensor(v, {dtype = "int64"}):reshape(count)
+end
+add({name = "x[idx]", out = "same", cast = "none", ref = "a[np.where(b > 0, b - 1, b)]",
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs(G.DTYPES) do
+         for j = 1, G.count(2) do
+           local s = G.shape({min_rank = 1, max_rank = 3})
+           if s[1] == 0 then s[1] = 2 end
+           local a, l = G.view(s, dt, G.pick(G.LAYOUTS))
+           cs[#cs + 1] = {a = a, b = index_tensor(s[1], math.random(0, 5), true), layouts = {a = l}}
+         end
+       end
+       return cs
+     end,
+     call = function(a, idx) return a[idx] end})
+add({name = "index_select", out = "same", cast = "none", ref = "np.take(a, b - 1, axis=ax(p.dim, a))",
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs(G.DTYPES) do
+         for j = 1, G.count(3) do
+           local s = G.shape({min_rank = 1, max_rank = 3})
+           local dim = math.random(1, #s)
+           if s[dim] == 0 then s[dim] = 3 end
+           local a, l = G.view(s, dt, G.pick(G.LAYOUTS))
+           cs[#cs + 1] = {a = a, b = index_tensor(s[dim], math.random(0, 6)), layouts = {a = l}, p = {dim = dim}}
+         end
+       end
+       return cs
+     end,
+     call = function(a, idx, _, p) return a:index_select(p.dim, idx) end})
+-- Index tensors for gather/scatter: same rank as x, sizes at most x's; with `unique`, the
+-- indices along dim are distinct for each position (so scatter is deterministic).
+local function along_index(s, dim, unique)
+  local is = {}
+  for i, x in ipairs(s) do is[i] = math.random(math.min(1, x), x) end
+  if unique then is[dim] = math.min(is[dim], s[dim]) end
+  local n = G.numel(is)
+  local vals = {}
+  if n > 0 then
+    -- strides of is (row-major)
+    local strides, acc = {}, 1
+    for i = #is, 1, -1 do strides[i] = acc; acc = acc * is[i] end
+    local perms = {}
+    for k = 0, n - 1 do
+      local key, pos = {}, 0
+      local rem = k
+      for i = 1, #is do
+        local c = rem // strides[i]
+        rem = rem % strides[i]
+        if i == dim then pos = c else key[#key + 1] = c end
+      end
+      local kk = table.concat(key, ",")
+      if unique then
+        if not perms[kk] then
+          local pm = {}
+          for i = 1, s[dim] do pm[i] = i end
+          for i = #pm, 2, -1 do local r = math.random(1, i); pm[i], pm[r] = pm[r], pm[i] end
+          perms[kk] = pm
+        end
+        vals[k + 1] = perms[kk][pos + 1]
+      else
+        vals[k + 1] = math.random(1, s[dim])
+      end
+    end
+  end
+  return G.make(is, "int64", {values = vals})
+end
+local function gather_cases(unique, with_src, dtypes)
+  return function()
+    local cs = {}
+    for di, dt in ipairs(dtypes or G.DTYPES) do
+      for j = 1, G.count(3) do
+        local s = G.shape({min_rank = 1, max_rank = 3, dims = {1, 2, 3, 4, 5}})
+        local dim = math.random(1, #s)
+        local a, l = G.view(s, dt, G.pick(G.LAYOUTS))
+        local idx = along_index(s, dim, unique)
+        local src
+        if with_src then
+          if j == 2 then src = dt == "bool" and true or 5 else src = G.make(idx.shape, dt) end
+        end
+        cs[#cs + 1] = {a = a, b = idx, c = src, layouts = {a = l}, p = {dim = dim}}
+      end
+    end
+    return cs
+  end
+end
+add({name = "gather", out = "same", cast = "none", ref = "gather_ref(a, ax(p.dim, a), b)",
+     cases = gather_cases(false, false), call = function(a, idx, _, p) return a:gather(p.dim, idx) end})
+add({name = "scatter", out = "same", cast = "none", ref = "scatter_ref(a, ax(p.dim, a), b, c)",
+     cases = gather_cases(true, true), call = function(a, idx, src, p) return a:scatter(p.dim, idx, src) end})
+add({name = "scatter_", out = "same", cast = "none", ref = "scatter_ref(a, ax(p.dim, a), b, c)",
+     cases = gather_cases(true, true, {"float32", "int64"}),
+     call = function(a, idx, src, p) a:scatter_(p.dim, idx, src); return a end})
+add({name = "scatter_add", out = "same", cast = "none", ref = "scatter_add_ref(a, ax(p.dim, a), b, c)",
+     tol = RTOL, cases = gather_cases(false, true, {"float32", "float64", "int64", "int32"}),
+     call = function(a, idx, src, p)
+       if not torch.is_tensor(src) then src = torch.full(idx.shape, src, {dtype = a.dtype}) end
+       return a:scatter_add(p.dim, idx, src)
+     end})
+add({name = "masked_fill", out = "same", cast = "none", ref = "np.where(b, np.array(c).astype(a.dtype), a)",
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs(G.DTYPES) do
+         for j = 1, G.count(2) do
+           local sa, sm = G.broadcast_pair({max_rank = 3})
+           -- the mask broadcasts to x, not the other way round
+           local s = {}
+           for i = 1, math.max(#sa, #sm) do
+             local x = sa[#sa - math.max(#sa, #sm) + i] or 1
+             local y = sm[#sm - math.max(#sa, #sm) + i] or 1
+             s[i] = math.max(x, y)
+             if x == 0 or y == 0 then s[i] = 0 end
+           end
+           local a, l = G.view(s, dt, G.pick(G.LAYOUTS))
+           local v = dt == "bool" and true or (G.is_float(dt) and -1.5 or 3)
+           cs[#cs + 1] = {a = a, b = G.make(sm, "bool"), c = v, layouts = {a = l}}
+         end
+       end
+       return cs
+     end,
+     call = function(a, m, v) return a:masked_fill(m, v) end})
+add({name = "nonzero", out = "int64", cast = "none", ref = "np.argwhere(a) + 1",
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs(G.DTYPES) do
+         for j = 1, G.count(2) do
+           local s = G.shape({min_rank = 0, max_rank = 3, zero = 0.1})
+           local a, l = G.view(s, dt, G.pick(G.LAYOUTS), {dom = "small"})
+           cs[#cs + 1] = {a = a, layouts = {a = l}, p = {np = j == 2}}
+         end
+       end
+       return cs
+     end,
+     call = function(a, _, _, p) if p.np then return torch.argwhere(a) end return a:nonzero() end})
+
+add({name = "masked_select", out = "same", cast = "none", ref = "a[np.broadcast_to(b, a.shape)]",
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs(G.DTYPES) do
+         local s = G.shape({min_rank = 1, max_rank = 3})
+         local sm = G.copy(s)
+         if math.random() < 0.5 then sm = {s[#s]} end
+         local a, l = G.view(s, dt, G.pick(G.LAYOUTS))
+         cs[#cs + 1] = {a = a, b = G.make(sm, "bool"), layouts = {a = l}}
+       end
+       return cs
+     end,
+     call = function(a, m) return a:masked_select(m) end})
+add({name = "take", out = "same", cast = "none", ref = "np.take(a.reshape(-1), b - 1)",
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs(G.DTYPES) do
+         local s = G.shape({min_rank = 1, max_rank = 3})
+         if G.numel(s) == 0 then s = {2} end
+         local a, l = G.view(s, dt, G.pick(G.LAYOUTS))
+         local idx = {}
+         for i = 1, 6 do idx[i] = math.random(1, G.numel(s)) end
+         cs[#cs + 1] = {a = a, b = G.make({2, 3}, "int64", {values = idx}), layouts = {a = l}}
+       end
+       return cs
+     end,
+     call = function(a, idx) return a:take(idx) end})
+add({name = "index_fill", out = "same", cast = "none", ref = "index_fill_ref(a, ax(p.dim, a), b, c)",
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs(G.DTYPES) do
+         local s = G.shape({min_rank = 1, max_rank = 3})
+         local dim = math.random(1, #s)
+         if s[dim] == 0 then s[dim] = 2 end
+         local a, l = G.view(s, dt, G.pick(G.LAYOUTS))
+         cs[#cs + 1] = {a = a, b = index_tensor(s[dim], math.random(0, 3)), c = dt == "bool" and true or 4,
+                        layouts = {a = l}, p = {dim = dim}}
+       end
+       return cs
+     end,
+     call = function(a, idx, v, p) return a:index_fill(p.dim, idx, v) end})
+add({name = "index_add", out = "same", cast = "none", ref = "index_add_ref(a, ax(p.dim, a), b, c)", tol = RTOL,
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs({"float32", "float64", "int64", "int32", "int16"}) do
+         for j = 1, G.count(2) do
+           local s = G.shape({min_rank = 1, max_rank = 3})
+           local dim = math.random(1, #s)
+           if s[dim] == 0 then s[dim] = 2 end
+           local a, l = G.view(s, dt, G.pick(G.LAYOUTS), {dom = "mid"})
+           local n = math.random(0, 4)
+           local ss = G.copy(s)
+           ss[dim] = n
+           cs[#cs + 1] = {a = a, b = index_tensor(s[dim], n), c = G.make(ss, dt, {dom = "mid"}), layouts = {a = l},
+                          p = {dim = dim}}
+         end
+       end
+       return cs
+     end,
+     call = function(a, idx, src, p) return a:index_add(p.dim, idx, src) end})
+add({name = "count_nonzero", out = "int64", cast = "none", ref = "np.count_nonzero(a)",
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs(G.DTYPES) do
+         local a, l = G.view(G.shape({max_rank = 3}), dt, G.pick(G.LAYOUTS), {dom = "small"})
+         cs[#cs + 1] = {a = a, layouts = {a = l}}
+       end
+       return cs
+     end,
+     call = function(a) return torch.count_nonzero(a) end})
+
+---------------------------------------------------------------------------------------------
+-- Creation. No inputs: the parameters say what to make; p.dtype (when given) is passed.
+local function creation(name, list, call, ref, out)
+  add({name = name, out = out, cast = "none", ref = ref, call = call,
+       cases = function()
+         local cs = {}
+         for _, p in ipairs(list) do cs[#cs + 1] = {p = p} end
+         return cs
+       end})
+end
+-- f(args..., {dtype=}) with the keyword table only when the case has a dtype.
+local function with_kw(f, p, ...)
+  if p.dtype then
+    local args = table.pack(...)
+    args[args.n + 1] = {dtype = p.dtype}
+    return f(unpack(args, 1, args.n + 1))
+  end
+  return f(...)
+end
+local function args_kw(p)
+  local t = {}
+  for i, v in ipairs(p.args) do t[i] = v end
+  if p.dtype then t[#t + 1] = {dtype = p.dtype} end
+  return unpack(t)
+end
+creation("arange", {
+  {args = {5}}, {args = {0}}, {args = {2, 9}}, {args = {1, 10, 3}}, {args = {10, 1, -2}}, {args = {-3, 3}},
+  {args = {0.0, 1.0, 0.25}}, {args = {1.5}}, {args = {0, 2, 0.3}}, {args = {5, 0, -1.5}}, {args = {6}, dtype = "float64"},
+  {args = {0, 5}, dtype = "int32"}, {args = {0.5, 4.0}, dtype = "float64"}, {args = {7}, dtype = "float16"},
+  {args = {-1, 1, 0.1}}, {args = {0, 1, 0.1}, dtype = "float64"},
+}, function(_, _, _, p) return torch.arange(args_kw(p)) end,
+  "np.arange(*p.args).astype(npdt(p.dtype)) if p.dtype else np.arange(*p.args)",
+  "py:p.dtype or ('int64' if all(isinstance(x, int) for x in p.args) else 'float32')")
+creation("np.arange", {{args = {5}}, {args = {0.5, 3}}, {args = {1, 10, 2}}, {args = {0, 1, 0.125}}},
+  function(_, _, _, p) return np.arange(args_kw(p)) end, "np.arange(*p.args)",
+  "py:'int64' if all(isinstance(x, int) for x in p.args) else 'float64'")
+creation("linspace", {
+  {args = {0, 1, 5}}, {args = {-2.5, 7, 11}}, {args = {3, 3, 4}}, {args = {0, 10, 1}}, {args = {1, 0, 0}},
+  {args = {0, 1, 100}}, {args = {-1, 1, 7}, dtype = "float64"}, {args = {10, -10, 33}},
+}, function(_, _, _, p) return torch.linspace(args_kw(p)) end,
+  "np.linspace(*p.args)", "py:p.dtype or 'float32'")
+creation("np.linspace", {{args = {0, 1, 5}}, {args = {2, 3, 4}}},
+  function(_, _, _, p) return np.linspace(args_kw(p)) end, "np.linspace(*p.args)", "float64")
+creation("eye", {{args = {3}}, {args = {1}}, {args = {0}}, {args = {2, 4}}, {args = {4, 2}}, {args = {3}, dtype = "int64"},
+                 {args = {2, 3}, dtype = "bool"}, {args = {3}, dtype = "float64"}},
+  function(_, _, _, p) return torch.eye(args_kw(p)) end, "np.eye(*p.args)", "py:p.dtype or 'float32'")
+creation("np.eye", {{args = {3}}, {args = {2, 3}}},
+  function(_, _, _, p) return np.eye(args_kw(p)) end, "np.eye(*p.args)", "float64")
+local SHAPES = {{2, 3}, {4}, {0, 3}, {1, 1, 2}}
+local zo = {}
+for i, s in ipairs(SHAPES) do
+  zo[#zo + 1] = {shape = s, form = i % 3}
+  zo[#zo + 1] = {shape = s, dtype = G.DTYPES[(i * 3) % #G.DTYPES + 1], form = (i + 1) % 3}
+end
+zo[#zo + 1] = {shape = {}, form = 1}
+for _, z in ipairs({{"zeros", "np.zeros"}, {"ones", "np.ones"}}) do
+  local name = z[1]
+  local function call(_, _, _, p)
+    if p.form == 0 then return with_kw(torch[name], p, p.shape) end
+    if p.form == 1 then
+      local t = G.copy(p.shape)
+      if p.dtype then t[#t + 1] = {dtype = p.dtype} end
+      if #t == 0 then return torch[name]({}) end
+      return torch[name](unpack(t))
+    end
+    return with_kw(torch[name], p, p.shape)
+  end
+  creation(name, zo, call, z[2] .. "(p.shape)", "py:p.dtype or 'float32'")
+  creation("np." .. name, {{shape = {2, 3}}, {shape = {3}}, {shape = {2}, dtype = "int32"}},
+    function(_, _, _, p) return with_kw(np[name], p, p.shape) end, z[2] .. "(p.shape)", "py:p.dtype or 'float64'")
+end
+creation("full", {
+  {shape = {2, 3}, v = 7}, {shape = {2, 3}, v = 2.5}, {shape = {3}, v = true}, {shape = {0, 2}, v = 1},
+  {shape = {2, 2}, v = 3, dtype = "float64"}, {shape = {4}, v = -1, dtype = "int8"}, {shape = {1}, v = 0.1, dtype = "float16"},
+}, function(_, _, _, p) return with_kw(torch.full, p, p.shape, p.v) end, "np.full(p.shape, p.v)",
+  "py:p.dtype or {bool: 'bool', int: 'int64', float: 'float32'}[type(p.v)]")
+creation("np.full", {{shape = {2, 3}, v = 7}, {shape = {2}, v = 2.5}},
+  function(_, _, _, p) return np.full(p.shape, p.v) end, "np.full(p.shape, p.v)",
+  "py:{bool: 'bool', int: 'int64', float: 'float64'}[type(p.v)]")
+creation("empty", {{shape = {2, 3}}, {shape = {0}}, {shape = {4}, dtype = "int16"}},
+  function(_, _, _, p) return with_kw(torch.empty, p, p.shape) end, "np.empty(p.shape)", "py:p.dtype or 'float32'")
+rows[#rows].compare = "shape"
+creation("tensor", {
+  {v = {1, 2, 3}}, {v = {1.5, 2}}, {v = {{1, 2}, {3, 4}}}, {v = {true, false}}, {v = {1, 2.5}}, {v = 3}, {v = 2.5},
+  {v = {{1, 2}, {3, 4}}, dtype = "float16"}, {v = {0.5}, dtype = "float64"}, {v = {}},
+}, function(_, _, _, p) return with_kw(torch.tensor, p, p.v) end, "np.array(p.v, dtype=npdt(p.dtype) if p.dtype else None)",
+  "py:p.dtype or infer_dtype(p.v, 'float32')")
+creation("np.array", {{v = {1, 2, 3}}, {v = {1.5, 2}}, {v = {{1.0, 2}, {3, 4}}}},
+  function(_, _, _, p) return np.array(p.v) end, "np.array(p.v)", "py:infer_dtype(p.v, 'float64')")
+for _, l in ipairs({"zeros_like", "ones_like"}) do
+  add({name = l, out = "same", cast = "none", ref = "np." .. l .. "(a)",
+       call = function(a, _, _, p) if p.np then return np[l](a) end return torch[l](a) end,
+       cases = function()
+         local cs = {}
+         for i, dt in ipairs(G.DTYPES) do
+           local a, lay = G.view(G.shape({max_rank = 3}), dt, G.pick(G.LAYOUTS))
+           cs[#cs + 1] = {a = a, layouts = {a = lay}, p = {np = i % 2 == 0}}
+         end
+         return cs
+       end})
+end
+add({name = "full_like", out = "same", cast = "none", ref = "np.full(a.shape, 3).astype(a.dtype)",
+     call = function(a) return torch.full_like(a, 3) end,
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs(G.NUMERIC) do cs[#cs + 1] = {a = G.make(G.shape({max_rank = 2}), dt)} end
+       return cs
+     end})
+
+---------------------------------------------------------------------------------------------
+-- NumPy spellings of pointwise ops (float inputs: their dtype rules agree).
+for _, n in ipairs({{"add", "np.add(a, b)"}, {"subtract", "a - b"}, {"multiply", "a * b"}, {"divide", "a / b"},
+                    {"power", "np.power(a, b)", {a = "pos", b = "small"}}, {"maximum", "np.maximum(a, b)"},
+                    {"minimum", "np.minimum(a, b)"}, {"less", "a < b", nil, "bool"}, {"greater_equal", "a >= b", nil, "bool"},
+                    {"equal", "a == b", "small", "bool"}, {"not_equal", "a != b", "small", "bool"},
+                    {"arctan2", "np.arctan2(a, b)"}, {"mod", "np.remainder(a, b)", "div"}}) do
+  local name = n[1]
+  local f = fn_of(np, "np", name)
+  add({name = "np." .. name, gen = "binary", dtypes = {"float32", "float64"}, out = n[4] or "promote", npstyle = true,
+       cast = n[4] and "common" or "result", ref = n[2], domain = n[3],
+       scalars = {"float"}, per_dtype = 4, call = function(a, b) return f(a, b) end})
+end
+for _, n in ipairs({{"exp", "np.exp(a)"}, {"log", "np.log(a)", "pos"}, {"sqrt", "np.sqrt(a)", "pos"},
+                    {"square", "np.square(a)"}, {"absolute", "np.abs(a)"}, {"abs", "np.abs(a)"}, {"tanh", "np.tanh(a)"},
+                    {"negative", "np.negative(a)"}, {"arcsin", "np.arcsin(a)", "unit"}, {"floor", "np.floor(a)"},
+                    {"sign", "np.sign(a)", "nonzero"}, {"isnan", "np.isnan(a)", nil, "bool"}}) do
+  local name = n[1]
+  local f = fn_of(np, "np", name)
+  add({name = "np." .. name, gen = "unary", dtypes = {"float32", "float64"}, out = n[4] or "same", ref = n[2], npstyle = true,
+       domain = n[3], per_dtype = 3, edges = name ~= "sign", call = function(a) return f(a) end})
+end
+add({name = "np.sum", out = "sum", ref = "np.sum(a, " .. AX .. ")", tol = RTOL,
+     cases = reduce_cases({multi = true, per_dtype = 2, dtypes = {"float32", "float64", "int64", "int32", "bool"}}),
+     call = function(a, _, _, p)
+       if p.dim == nil then return np.sum(a) end
+       return np.sum(a, {axis = p.dim, keepdims = p.keepdim})
+     end})
+add({name = "np.mean", out = "same", ref = "np.mean(a, " .. AX .. ")", tol = RTOL,
+     cases = reduce_cases({multi = true, per_dtype = 3, dtypes = {"float32", "float64"}}),
+     call = function(a, _, _, p)
+       if p.dim == nil then return np.mean(a) end
+       return np.mean(a, {axis = p.dim, keepdims = p.keepdim})
+     end})
+add({name = "np.argmax", out = "int64", cast = "none", ref = "argk(np.argmax, a, p.dim, False) + 1",
+     cases = reduce_cases({per_dtype = 2, dtypes = {"float32", "int64"}, no_empty = true}),
+     call = function(a, _, _, p) if p.dim == nil then return np.argmax(a) end return np.argmax(a, {axis = p.dim}) end})
+add({name = "np.transpose", out = "same", cast = "none", ref = "np.transpose(a)",
+     cases = shape_cases(function() return G.shape({max_rank = 4}), {} end, nil, 1),
+     call = function(a) return np.transpose(a) end})
+
+---------------------------------------------------------------------------------------------
+-- Errors: the op raises a Lua error that names the op (and the process lives on).
+local function err_row(name, expect, call, make)
+  add({name = "error: " .. name, expect_error = expect, cast = "none", out = "same", ref = "None", call = call,
+       cases = function() return {make()} end})
+end
+err_row("mm shapes", "mm", function(a, b) return a:mm(b) end,
+  function() return {a = G.make({2, 3}, "float32"), b = G.make({4, 2}, "float32")} end)
+err_row("add broadcast", "add", function(a, b) return torch.add(a, b) end,
+  function() return {a = G.make({2, 3}, "float32"), b = G.make({4}, "float32")} end)
+err_row("index out of range", "5", function(a) return a[5] end,
+  function() return {a = G.make({3}, "float32")} end)
+err_row("index_select out of range", "index_select", function(a, i) return a:index_select(1, i) end,
+  function() return {a = G.make({3}, "float32"), b = torch.tensor({1, 4})} end)
+err_row("gather out of range", "gather", function(a, i) return a:gather(1, i) end,
+  function() return {a = G.make({3}, "float32"), b = torch.tensor({0})} end)
+err_row("reshape numel", "reshape", function(a) return a:reshape(4, 2) end,
+  function() return {a = G.make({3, 2}, "float32")} end)
+err_row("cat shapes", "cat", function(a, b) return torch.cat({a, b}, 1) end,
+  function() return {a = G.make({2, 3}, "float32"), b = G.make({2, 4}, "float32")} end)
+err_row("sum dim", "sum", function(a) return a:sum(3) end,
+  function() return {a = G.make({2, 3}, "float32")} end)
+err_row("float into int in-place", "add", function(a) return a:add_(1.5) end,
+  function() return {a = G.make({2}, "int64")} end)
+err_row("bitwise on float", "bitwise_and", function(a, b) return torch.bitwise_and(a, b) end,
+  function() return {a = G.make({2}, "float32"), b = G.make({2}, "float32")} end)
+err_row("view of non-contiguous", "view", function(a) return a:view(6) end,
+  function() return {a = G.make({3, 2}, "float32"):t()} end)
+
+return rows
