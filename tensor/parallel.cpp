@@ -119,9 +119,13 @@ class ThreadPool {
   std::exception_ptr error_;
 };
 
+// The machine's cores, read once (hardware_concurrency costs microseconds per call).
 int default_threads() {
-  unsigned hw = std::thread::hardware_concurrency();
-  return hw == 0 ? 1 : int(hw);
+  static const int n = [] {
+    unsigned hw = std::thread::hardware_concurrency();
+    return hw == 0 ? 1 : int(hw);
+  }();
+  return n;
 }
 
 std::mutex g_pool_mu;
