@@ -77,6 +77,12 @@ int clone_fn(lua_State* L, Args& a) {
   return 1;
 }
 
+// detach(): a view sharing storage; autograd (next issue) cuts the graph here.
+int detach_fn(lua_State* L, Args& a) {
+  push_tensor(L, ops::alias(a.tensor(1)));
+  return 1;
+}
+
 int contiguous_fn(lua_State* L, Args& a) {
   push_tensor(L, a.tensor(1).contiguous());
   return 1;
@@ -216,6 +222,7 @@ const Binding kTensorBindings[] = {
     {"element_size", element_size_fn, METHOD, "element_size() -> integer: bytes per element."},
     {"clone", clone_fn, METHOD | TORCH, "clone(x) -> Tensor: a contiguous copy."},
     {"copy", clone_fn, METHOD | NUMPY, "copy(x) -> Tensor: a contiguous copy (NumPy)."},
+    {"detach", detach_fn, METHOD | TORCH, "detach(x) -> Tensor: a view of x that shares its storage, outside autograd."},
     {"contiguous", contiguous_fn, METHOD, "contiguous() -> Tensor: x itself if contiguous, else a copy."},
     {"copy_", copy_fn, METHOD, "copy_(src) -> x: copies src (broadcast, converted) into x."},
     {"free", free_fn, METHOD, "free() -> nil: releases the tensor's memory now; later use is an error."},

@@ -525,4 +525,21 @@ T.test("torch.is_tensor", function()
   T.eq(torch.is_tensor(nil), false)
 end)
 
+T.test("detach gives a view that shares storage", function()
+  local x = torch.tensor{1.0, 2.0, 3.0}
+  local d = x:detach()
+  T.eq(d:tolist(), {1, 2, 3})
+  d[2] = 7
+  T.eq(x:tolist(), {1, 7, 3})
+  T.eq(torch.detach(x):tolist(), {1, 7, 3})
+end)
+
+T.test("an allocation the machine cannot satisfy is an error naming the size", function()
+  local msg = err(function() return torch.empty(1 << 22, 1 << 22) end, "cannot allocate")
+  T.truthy(msg:find("^empty"), msg)
+  T.truthy(msg:find("70368744177664 bytes", 1, true), msg)
+  err(function() return torch.zeros(1 << 40, 1 << 40) end, "too many elements")
+  T.eq(torch.ones(2):sum():item(), 2.0)  -- still usable
+end)
+
 T.done()
