@@ -110,36 +110,9 @@ ops::NormOrd parse_ord(lua_State* L, const Args& a, int idx) {
 
 // Dims in the order given (the order matters for matrix norms): a number or a list.
 std::vector<int> parse_dims(lua_State* L, const Args& a, int idx, int ndim) {
-  std::vector<int> dims;
   int ty = lua_type(L, idx);
-  if (ty == LUA_TNIL || ty == LUA_TNONE) return dims;
-  auto add = [&](int vidx) {
-    if (!lua_isinteger(L, vidx)) {
-      double d = lua_tonumber(L, vidx);
-      if (lua_type(L, vidx) != LUA_TNUMBER || std::floor(d) != d)
-        a.error("dim must be an integer or a table of integers");
-    }
-    int64_t d = int64_t(lua_tonumber(L, vidx));
-    if (lua_isinteger(L, vidx)) d = lua_tointeger(L, vidx);
-    dims.push_back(a.dim_value(d, ndim));
-  };
-  if (ty == LUA_TTABLE) {
-    int n = int(lua_rawlen(L, idx));
-    for (int k = 1; k <= n; ++k) {
-      lua_rawgeti(L, idx, k);
-      int top = lua_gettop(L);
-      try {
-        add(top);
-      } catch (...) {
-        lua_settop(L, top - 1);
-        throw;
-      }
-      lua_pop(L, 1);
-    }
-    return dims;
-  }
-  add(idx);
-  return dims;
+  if (ty == LUA_TNIL || ty == LUA_TNONE) return {};
+  return a.dims_at(idx, ndim);
 }
 
 // np.linalg.norm(x[, ord][, axis][, keepdims]) / torch.linalg.norm(x[, ord][, dim][, keepdim]),

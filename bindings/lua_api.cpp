@@ -497,56 +497,41 @@ Tensor* Args::kw_tensor(const char* name) const {
   return x;
 }
 
-std::vector<int> Args::dims_arg(int i, int ndim) const {
-  const char* key = has_kw("dim") ? "dim" : has_kw("axis") ? "axis" : nullptr;
-  int idx;
-  bool pushed = false;
-  if (key) {
-    lua_getfield(L, kw_, key);
-    idx = lua_gettop(L);
-    pushed = true;
-  } else if (has(i)) {
-    idx = i;
-  } else {
-    return {};
-  }
+// Dims at stack index idx (a number or a table of numbers) as 0-based dims, each once, in
+// the order given. On an error the stack is left as it is: the call raises anyway.
+std::vector<int> Args::dims_at(int idx, int ndim) const {
   std::vector<int> dims;
   auto add = [&](int vidx) {
     int64_t d;
-    if (!integral_value(L, vidx, d)) {
-      if (pushed) lua_pop(L, 1);
+    if (!integral_value(L, vidx, d))
       TIDE_FAIL(op, ": dim must be an integer or a table of integers, got a ", describe(L, vidx));
-    }
-    int dd;
-    try {
-      dd = dim_value(d, ndim);
-    } catch (...) {
-      if (pushed) lua_pop(L, 1);
-      throw;
-    }
-    if (std::find(dims.begin(), dims.end(), dd) != dims.end()) {
-      if (pushed) lua_pop(L, 1);
-      TIDE_FAIL(op, ": dim ", d, " appears more than once");
-    }
+    int dd = dim_value(d, ndim);
+    TIDE_CHECK(std::find(dims.begin(), dims.end(), dd) == dims.end(), op, ": dim ", d, " appears more than once");
     dims.push_back(dd);
   };
   if (lua_type(L, idx) == LUA_TTABLE) {
     int n = int(lua_rawlen(L, idx));
     for (int k = 1; k <= n; ++k) {
       lua_rawgeti(L, idx, k);
-      int top = lua_gettop(L);
-      try {
-        add(top);
-      } catch (...) {
-        lua_settop(L, top - 1);
-        throw;
-      }
+      add(lua_gettop(L));
       lua_pop(L, 1);
     }
   } else {
     add(idx);
   }
-  if (pushed) lua_pop(L, 1);
+  return dims;
+}
+
+std::vector<int> Args::dims_arg(int i, int ndim) const {
+  const char* key = has_kw("dim") ? "dim" : has_kw("axis") ? "axis" : nullptr;
+  std::vector<int> dims;
+  if (key) {
+    lua_getfield(L, kw_, key);
+    dims = dims_at(lua_gettop(L), ndim);
+    lua_pop(L, 1);
+  } else if (has(i)) {
+    dims = dims_at(i, ndim);
+  }
   std::sort(dims.begin(), dims.end());
   return dims;
 }

@@ -95,6 +95,8 @@ class Args {
   // Reduction dims from `dim` (torch) or `axis` (numpy) keyword or positional i:
   // a number or a table of numbers; empty = all dims. Returns 0-based, sorted, unique.
   std::vector<int> dims_arg(int i, int ndim) const;
+  // The same for the value at absolute stack index idx, in the order given (matrix norms).
+  std::vector<int> dims_at(int idx, int ndim) const;
   bool keepdim() const;  // `keepdim` or `keepdims`
   // The `out` keyword (NumPy's out=): nullptr when absent.
   Tensor* out() const { return kw_tensor("out"); }
