@@ -10,9 +10,11 @@ namespace tide {
 int get_num_threads();
 void set_num_threads(int n);
 
-// Elements below which an elementwise loop runs on the calling thread (chosen by measuring
-// `a + b` in float32 on this project's 2-core machine: see bench/).
-constexpr int64_t kParallelGrain = 32768;
+// Elements below which an elementwise loop runs on the calling thread. Chosen by measuring
+// `a + b` into an existing float32 output (bench/grain.lua) on this project's 2-core
+// machine: 2 threads first win at 2^18 elements (41 us -> 26 us); below that, handing work
+// to another thread costs more than it saves.
+constexpr int64_t kParallelGrain = 262144;
 
 // Calls f(begin, end) on disjoint ranges covering [begin, end), in parallel when the range
 // is at least `grain` long. Chunk boundaries are multiples of `grain` from `begin`.
