@@ -82,6 +82,29 @@ function T.error(fn, pattern, msg)
   return err
 end
 
+-- The interpreter must still compute after an error.
+function T.still_usable()
+  local r = (require("torch").tensor{1, 2} + 1):tolist()
+  if r[1] ~= 2 or r[2] ~= 3 then error("interpreter unusable after an error", 2) end
+end
+
+-- T.error, then a check that the interpreter still works.
+function T.error_usable(fn, pattern, msg)
+  local err = T.error(fn, pattern, msg)
+  T.still_usable()
+  return err
+end
+
+-- Runs fn with torch's default float dtype set to d, restoring it afterwards.
+function T.with_default_dtype(d, fn)
+  local torch = require "torch"
+  local old = torch.get_default_dtype()
+  torch.set_default_dtype(d)
+  local ok, e = pcall(fn)
+  torch.set_default_dtype(old)
+  if not ok then error(e, 0) end
+end
+
 function T.done()
   print(string.format("%d passed, %d failed", T.passed, T.failed))
   os.exit(T.failed == 0 and 0 or 1)

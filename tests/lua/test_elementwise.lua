@@ -3,6 +3,7 @@
 --
 --   tide tests/lua/test_elementwise.lua
 local T = dofile((arg[0]:match("(.*/)") or "./") .. "harness.lua")
+local err, with_default, still_usable = T.error_usable, T.with_default_dtype, T.still_usable
 local torch = require "torch"
 local np = require "numpy"
 
@@ -15,24 +16,7 @@ end
 local function list(x) return x:tolist() end
 local function dt(x) return x.dtype end
 
--- After an error the interpreter must still work: a small computation right after.
-local function still_usable()
-  T.eq(list(ten{1, 2} + 1), {2, 3}, "interpreter unusable after an error")
-end
-local function err(fn, pattern)
-  local msg = T.error(fn, pattern)
-  still_usable()
-  return msg
-end
 
--- Runs fn with the torch default float dtype set to `d`, restoring it afterwards.
-local function with_default(d, fn)
-  local old = torch.get_default_dtype()
-  torch.set_default_dtype(d)
-  local ok, e = pcall(fn)
-  torch.set_default_dtype(old)
-  if not ok then error(e, 0) end
-end
 
 ---------------------------------------------------------------------------------------------
 -- Operators with a number on either side

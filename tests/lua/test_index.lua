@@ -3,6 +3,7 @@
 --
 --   tide tests/lua/test_index.lua
 local T = dofile((arg[0]:match("(.*/)") or "./") .. "harness.lua")
+local err = T.error_usable
 local torch = require "torch"
 local np = require "numpy"
 
@@ -16,12 +17,6 @@ end
 local function L(x) return x:tolist() end
 local function t(v, dtype) return dtype and torch.tensor(v, {dtype = dtype}) or torch.tensor(v) end
 
--- After an error the interpreter must still work.
-local function err(fn, pattern)
-  local msg = T.error(fn, pattern)
-  T.eq(L(t{1, 2} + 1), {2, 3}, "interpreter unusable after an error")
-  return msg
-end
 
 -------------------------------------------------------------------------------------------
 -- Reading

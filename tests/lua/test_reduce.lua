@@ -4,6 +4,7 @@
 --
 --   tide tests/lua/test_reduce.lua
 local T = dofile((arg[0]:match("(.*/)") or "./") .. "harness.lua")
+local err = T.error_usable
 local torch = require "torch"
 local np = require "numpy"
 
@@ -48,12 +49,6 @@ local R = {
   topk1_small_d1_v = {{-3.5, -1.25, -2.0, 1.0}},
 }
 
--- An error whose message contains `pattern`, and the interpreter still usable after it.
-local function err(fn, pattern)
-  local msg = T.error(fn, pattern)
-  T.eq(L(torch.tensor{1, 2} + 1), {2, 3}, "interpreter unusable after an error")
-  return msg
-end
 
 local function nret(...) return select("#", ...) end
 

@@ -4,6 +4,7 @@
 --
 --   tide tests/lua/test_tensor.lua
 local T = dofile((arg[0]:match("(.*/)") or "./") .. "harness.lua")
+local err, with_default = T.error_usable, T.with_default_dtype
 local torch = require "torch"
 local np = require "numpy"
 
@@ -22,22 +23,7 @@ local function ten(t, dtype)
   return torch.tensor(t)
 end
 
-local function still_usable()
-  T.eq((torch.tensor{1, 2} + 1):tolist(), {2, 3}, "interpreter unusable after an error")
-end
-local function err(fn, pattern)
-  local msg = T.error(fn, pattern)
-  still_usable()
-  return msg
-end
 
-local function with_default(d, fn)
-  local old = torch.get_default_dtype()
-  torch.set_default_dtype(d)
-  local ok, e = pcall(fn)
-  torch.set_default_dtype(old)
-  if not ok then error(e, 0) end
-end
 
 ---------------------------------------------------------------------------------------------
 -- Modules
