@@ -797,17 +797,33 @@ Tensor solve(const Tensor& A, const Tensor& B, DTypePolicy policy, const char* o
   return R;
 }
 
-Tensor inv(const Tensor& A, DTypePolicy policy, const char* op) {
+// The square matrices of A (batched over its leading dims), copied column-major in the
+// dtype LAPACK computes in: what inv and det start from.
+struct SquareBatch {
+  int64_t n = 0, batch = 1;
+  DType rdt = DType::Float32, cdt = DType::Float32;  // result dtype, LAPACK dtype
+  Dims bshape;
+  Tensor mats;
+};
+
+static SquareBatch square_batch(const Tensor& A, DTypePolicy policy, const char* op) {
   check_cpu(A, op);
   check_square(op, A);
-  const int64_t n = A.size(A.dim() - 1);
-  DType rdt;
-  const DType cdt = lapack_dtype(op, A.dtype(), policy, rdt);
-  TIDE_CHECK(n <= INT_MAX, op, ": matrices of shape ", A.sizes().str(), " are too large for LAPACK");
-  Dims bshape = leading(A, 2);
-  int64_t batch = 1;
-  for (int64_t s : bshape) batch *= s;
-  Tensor mats = batch_copy(A, bshape, cdt);  // column-major A^T; its inverse is inv(A) row-major
+  SquareBatch sb;
+  sb.n = A.size(A.dim() - 1);
+  sb.cdt = lapack_dtype(op, A.dtype(), policy, sb.rdt);
+  TIDE_CHECK(sb.n <= INT_MAX, op, ": matrices of shape ", A.sizes().str(), " are too large for LAPACK");
+  sb.bshape = leading(A, 2);
+  for (int64_t s : sb.bshape) sb.batch *= s;
+  sb.mats = batch_copy(A, sb.bshape, sb.cdt);
+  return sb;
+}
+
+Tensor inv(const Tensor& A, DTypePolicy policy, const char* op) {
+  SquareBatch sb = square_batch(A, policy, op);
+  const int64_t n = sb.n, batch = sb.batch;
+  Tensor mats = sb.mats;  // column-major A^T; its inverse is inv(A) row-major
+  const DType rdt = sb.rdt, cdt = sb.cdt;
   if (n > 0) {
     std::vector<lapack_int> ipiv(static_cast<size_t>(n));
     lapack_dispatch(cdt, [&](auto zero_) {
@@ -834,16 +850,11 @@ Tensor inv(const Tensor& A, DTypePolicy policy, const char* op) {
 }
 
 Tensor det(const Tensor& A, DTypePolicy policy, const char* op) {
-  check_cpu(A, op);
-  check_square(op, A);
-  const int64_t n = A.size(A.dim() - 1);
-  DType rdt;
-  const DType cdt = lapack_dtype(op, A.dtype(), policy, rdt);
-  TIDE_CHECK(n <= INT_MAX, op, ": matrices of shape ", A.sizes().str(), " are too large for LAPACK");
-  Dims bshape = leading(A, 2);
-  int64_t batch = 1;
-  for (int64_t s : bshape) batch *= s;
-  Tensor mats = batch_copy(A, bshape, cdt);
+  SquareBatch sb = square_batch(A, policy, op);
+  const int64_t n = sb.n, batch = sb.batch;
+  Tensor mats = sb.mats;
+  const DType rdt = sb.rdt, cdt = sb.cdt;
+  const Dims& bshape = sb.bshape;
   Tensor R = Tensor::empty(bshape, cdt);
   std::vector<lapack_int> ipiv(static_cast<size_t>(std::max<int64_t>(n, 1)));
   lapack_dispatch(cdt, [&](auto zero_) {
