@@ -1,32 +1,8 @@
 """PyTorch's side of the benchmark suite (same workloads and output format as workloads.lua)."""
-import sys
-import time
-
 import torch
+from common import add, run
 
-filt = sys.argv[1] if len(sys.argv) > 1 else ""
-repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 5
 torch.set_grad_enabled(False)
-
-
-def best_of(fn, reps):
-    fn()
-    best = float("inf")
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
-workloads = []
-
-
-def add(name):
-    def deco(setup):
-        workloads.append((name, setup))
-        return setup
-    return deco
 
 
 @add("add_10_elems")
@@ -81,7 +57,4 @@ for dt in ("float64", "float32"):
                 w2 -= 1e-6 * grad_w2
         return run, 1
 
-for name, setup in workloads:
-    if filt in name:
-        fn, per = setup()
-        print("%s\t%.9g" % (name, best_of(fn, repeats) / per), flush=True)
+run()

@@ -15,8 +15,10 @@
 #include "../../tensor/parallel.hpp"
 #include "../../tensor/print.hpp"
 #include "../../tensor/random.hpp"
+#include "helpers.hpp"
 
 using namespace tide;
+using tide::test::values;
 
 namespace {
 
@@ -43,13 +45,6 @@ Tensor from_doubles(const Dims& shape, const std::vector<double>& v, DType dt) {
 
 Tensor reshaped(const Tensor& t, const Dims& shape) {
   return t.as_strided(shape, contiguous_strides(shape), t.offset());
-}
-
-std::vector<double> values(const Tensor& t) {
-  std::vector<double> out;
-  Tensor c = t.contiguous();
-  for (int64_t i = 0; i < c.numel(); ++i) out.push_back(c.item_double(i));
-  return out;
 }
 
 std::string bytes_of(const Tensor& t) {

@@ -9,8 +9,12 @@
 #include "../../tensor/ops/elementwise.hpp"
 #include "../../tensor/ops/index.hpp"
 #include "../../tensor/ops/shape.hpp"
+#include "helpers.hpp"
 
 using namespace tide;
+using tide::test::values;
+using tide::test::error_of;
+using tide::test::contains;
 
 namespace {
 
@@ -36,23 +40,6 @@ Tensor bools(const std::vector<int>& v, Dims shape = {}) {
   for (size_t i = 0; i < v.size(); ++i) t.data<bool>()[i] = v[i] != 0;
   return t;
 }
-
-std::vector<double> values(const Tensor& t) {
-  std::vector<double> v;
-  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.item_double(i));
-  return v;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace
 

@@ -14,8 +14,11 @@
 #include "../../tensor/ops/linalg.hpp"
 #include "../../tensor/parallel.hpp"
 #include "../../tensor/tensor.hpp"
+#include "helpers.hpp"
 
 using namespace tide;
+using tide::test::values;
+using tide::test::error_of;
 using ops::DTypePolicy;
 
 namespace {
@@ -37,12 +40,6 @@ Tensor randt(const Dims& shape, DType dt, uint64_t seed) {
     t.data<double>()[i] = is_floating(dt) ? 2 * u - 1 : std::floor(u * 19) - 9;
   }
   return t.to(dt);
-}
-
-std::vector<double> values(const Tensor& t) {
-  std::vector<double> v(size_t(t.numel()));
-  for (int64_t i = 0; i < t.numel(); ++i) v[size_t(i)] = t.item_double(i);
-  return v;
 }
 
 Tensor tr(const Tensor& t) {  // the transposed view of a 2-D tensor (x:t())
@@ -69,15 +66,6 @@ double max_diff(const std::vector<double>& a, const std::vector<double>& b) {
 uint64_t allocations() {
   CpuAllocatorStats s = cpu_allocator_stats();
   return s.cache_hits + s.cache_misses;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 }  // namespace

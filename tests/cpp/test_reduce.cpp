@@ -11,8 +11,11 @@
 
 #include "../../tensor/ops/reduce.hpp"
 #include "../../tensor/parallel.hpp"
+#include "helpers.hpp"
 
 using namespace tide;
+using tide::test::values;
+using tide::test::error_of;
 
 namespace {
 
@@ -35,25 +38,6 @@ Tensor random_tensor(const Dims& shape, uint32_t seed, DType dt = DType::Float32
   std::vector<double> v(size_t(shape_numel(shape)));
   for (auto& x : v) x = nd(g);
   return make(v, shape, dt);
-}
-
-// Values of any tensor in row-major order, as doubles.
-std::vector<double> values(const Tensor& t) {
-  std::vector<double> out;
-  int64_t n = t.numel();
-  std::vector<int64_t> idx(size_t(t.dim()), 0);
-  for (int64_t k = 0; k < n; ++k) {
-    int64_t off = 0;
-    for (int d = 0; d < t.dim(); ++d) off += idx[size_t(d)] * t.stride(d);
-    TIDE_DISPATCH_ALL(t.dtype(), "values", [&] {
-      out.push_back(double(compute_t<scalar_t>(static_cast<const scalar_t*>(t.storage()->data())[t.offset() + off])));
-    });
-    for (int d = t.dim() - 1; d >= 0; --d) {
-      if (++idx[size_t(d)] < t.size(d)) break;
-      idx[size_t(d)] = 0;
-    }
-  }
-  return out;
 }
 
 void check_values(const Tensor& t, const std::vector<double>& expect, double tol = 1e-6) {
@@ -96,15 +80,6 @@ std::vector<double> naive(const Tensor& x, const std::vector<int>& dims, double 
 bool bit_equal(const Tensor& a, const Tensor& b) {
   return a.sizes() == b.sizes() && a.dtype() == b.dtype() && a.is_contiguous() && b.is_contiguous() &&
          std::memcmp(a.data_ptr(), b.data_ptr(), a.nbytes()) == 0;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 // A transposed view of a contiguous 2-D tensor.

@@ -8,8 +8,12 @@
 
 #include "../../tensor/ops/elementwise.hpp"
 #include "../../tensor/ops/shape.hpp"
+#include "helpers.hpp"
 
 using namespace tide;
+using tide::test::values;
+using tide::test::error_of;
+using tide::test::contains;
 
 namespace {
 
@@ -22,24 +26,6 @@ Tensor iota(const Dims& shape, DType dt = DType::Float32) {
   });
   return t;
 }
-
-// Values in row-major order, whatever the layout.
-std::vector<double> values(const Tensor& t) {
-  std::vector<double> v;
-  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.item_double(i));
-  return v;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace
 

@@ -105,6 +105,17 @@ function T.with_default_dtype(d, fn)
   if not ok then error(e, 0) end
 end
 
+-- The tide binary running this test: arg[1] if given, else the most negative entry of arg.
+function T.interpreter()
+  if arg[1] then return arg[1] end
+  local i = -1
+  while arg[i - 1] do i = i - 1 end
+  return arg[i]
+end
+
+-- s quoted for a POSIX shell command line.
+function T.quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+
 function T.done()
   print(string.format("%d passed, %d failed", T.passed, T.failed))
   os.exit(T.failed == 0 and 0 or 1)

@@ -17,15 +17,7 @@ local here = arg[0]:match("(.*/)") or "./"
 local T = dofile(here .. "harness.lua")
 local root = here .. "../../"
 
-local function quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
-
--- The interpreter running this test: arg[1], or the most negative entry of `arg`.
-local tide = arg[1]
-if not tide then
-  local i = -1
-  while arg[i - 1] do i = i - 1 end
-  tide = arg[i]
-end
+local quote, tide = T.quote, T.interpreter()
 
 local sanitized = os.getenv("TIDE_SANITIZED") == "1"
 local slack = sanitized and 4 or 1

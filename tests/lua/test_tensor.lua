@@ -10,13 +10,7 @@ local np = require "numpy"
 
 local nan, inf = 0 / 0, math.huge
 
--- The interpreter running this test: the most negative entry of `arg`.
-local function tide_binary()
-  local i = -1
-  while arg[i - 1] do i = i - 1 end
-  return arg[i]
-end
-local function quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+local tide_binary, quote = T.interpreter, T.quote
 
 local function ten(t, dtype)
   if dtype then return torch.tensor(t, {dtype = dtype}) end

@@ -12,15 +12,7 @@ local here = arg[0]:match("(.*/)") or "./"
 local T = dofile(here .. "harness.lua")
 local root = here .. "../../"
 
-local function quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
-
--- The interpreter running this test: the most negative entry of `arg`.
-local tide = arg[1]
-if not tide then
-  local i = -1
-  while arg[i - 1] do i = i - 1 end
-  tide = arg[i]
-end
+local quote, tide = T.quote, T.interpreter()
 
 local python = "/usr/bin/python3"
 if not os.execute(quote(python) .. " -c 'import numpy' >/dev/null 2>&1") then
