@@ -188,10 +188,14 @@ int open_module(lua_State* L, const ModuleSpec& spec) {
   set_dtype_constants(L, t, numpy);
   lua_pushstring(L, "0.1.0");
   lua_setfield(L, t, "__version__");
-  // The Lua-written part of the module gets the table and fills in the rest.
+  // The Lua-written parts of the module (bindings/lua/<module>.lua, then <module>_*.lua such
+  // as torch_nn.lua, in the order meson lists them) get the table and fill in the rest.
+  size_t name_len = std::strlen(spec.name);
   for (const auto& src : embedded::sources) {
-    if (std::strcmp(src.name, spec.name) != 0) continue;
-    std::string chunk = std::string("=[tide ") + spec.name + "]";
+    bool part = std::strncmp(src.name, spec.name, name_len) == 0 &&
+                (src.name[name_len] == '\0' || src.name[name_len] == '_');
+    if (!part) continue;
+    std::string chunk = std::string("=[tide ") + src.name + "]";
     if (luaL_loadbuffer(L, src.code, std::strlen(src.code), chunk.c_str()) != LUA_OK) return lua_error(L);
     lua_pushvalue(L, t);
     lua_call(L, 1, 0);
@@ -207,6 +211,10 @@ void open_tide(lua_State* L, bool globals) {
   lua_setfield(L, -2, "torch");
   lua_pushcfunction(L, luaopen_numpy);
   lua_setfield(L, -2, "numpy");
+  lua_pushcfunction(L, luaopen_torch_nn);
+  lua_setfield(L, -2, "torch.nn");
+  lua_pushcfunction(L, luaopen_torch_optim);
+  lua_setfield(L, -2, "torch.optim");
   lua_pop(L, 1);
   if (!globals) return;
   luaL_requiref(L, "torch", luaopen_torch, 1);
@@ -224,6 +232,16 @@ void open_tide(lua_State* L, bool globals) {
 extern "C" int luaopen_torch(lua_State* L) {
   return tide::lua::open_module(L, {"torch", tide::lua::Style::Torch, tide::lua::TORCH});
 }
+
+// require "torch.nn" / "torch.optim": the submodules of the torch module.
+static int torch_submodule(lua_State* L, const char* field) {
+  luaL_requiref(L, "torch", luaopen_torch, 0);
+  lua_getfield(L, -1, field);
+  return 1;
+}
+
+extern "C" int luaopen_torch_nn(lua_State* L) { return torch_submodule(L, "nn"); }
+extern "C" int luaopen_torch_optim(lua_State* L) { return torch_submodule(L, "optim"); }
 
 extern "C" int luaopen_numpy(lua_State* L) {
   return tide::lua::open_module(L, {"numpy", tide::lua::Style::Numpy, tide::lua::NUMPY});
