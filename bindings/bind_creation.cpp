@@ -5,6 +5,7 @@
 // Shapes are varargs or one table (torch.zeros(2, 3) = torch.zeros{2, 3}); NumPy spellings
 // also take the dtype as a trailing string (np.zeros({2, 3}, "int32")), and default to
 // float64 (Args::default_float). Keywords: {dtype=, device=}.
+#include "../tensor/autograd/functions.hpp"
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -197,6 +198,12 @@ int push_result(lua_State* L, const Tensor& t, bool scalar) {
 
 // ---- torch.tensor / np.array
 
+// Pushes a new tensor, marked as requiring grad when the keyword requires_grad=true is given.
+void push_created(lua_State* L, const Args& a, Tensor t) {
+  if (a.kw_bool("requires_grad").value_or(false)) autograd::set_requires_grad(t, true, a.op);
+  push_tensor(L, std::move(t));
+}
+
 int tensor_fn(lua_State* L, Args& a) {
   if (!a.has(1)) a.error("expected data (a number, a boolean, a table or a tensor) as argument 1");
   if (a.count() > 1 && !(a.style == Style::Numpy && a.count() == 2 && a.is_string(2)))
@@ -204,7 +211,7 @@ int tensor_fn(lua_State* L, Args& a) {
   std::optional<DType> dtype = dtype_kw(a);
   if (a.count() == 2) dtype = a.dtype(2);
   ops::check_creation_device(a.op, device_kw(a));
-  push_tensor(L, tensor_from_lua(L, 1, dtype, a.default_float(), a.op));
+  push_created(L, a, tensor_from_lua(L, 1, dtype, a.default_float(), a.op));
   return 1;
 }
 
@@ -218,7 +225,7 @@ int const_fn(lua_State* L, Args& a) {
   DType dt = dtype.value_or(a.default_float());
   Device dev = device_kw(a);
   Tensor t = Kind == 0 ? ops::empty(shape, dt, dev) : Kind == 1 ? ops::zeros(shape, dt, dev) : ops::ones(shape, dt, dev);
-  push_tensor(L, std::move(t));
+  push_created(L, a, std::move(t));
   return 1;
 }
 
@@ -249,7 +256,7 @@ int full_fn(lua_State* L, Args& a) {
             type_name(L, 1));
   Dims shape = shape_value(a, 1);
   Scalar v = fill_value(a, 2);
-  push_tensor(L, ops::full(shape, v, dtype.value_or(value_dtype(a, v)), device_kw(a)));
+  push_created(L, a, ops::full(shape, v, dtype.value_or(value_dtype(a, v)), device_kw(a)));
   return 1;
 }
 
@@ -280,11 +287,11 @@ int arange_fn(lua_State* L, Args& a) {
     double s = start.to_double(), e = end.to_double(), st = step.to_double();
     if (std::isfinite(s) && std::isfinite(e) && std::isfinite(st) && st != 0 && ((st > 0 && e < s) || (st < 0 && e > s))) {
       bool all_int = start.kind != Scalar::Float && end.kind != Scalar::Float && step.kind != Scalar::Float;
-      push_tensor(L, ops::empty(Dims{0}, dtype.value_or(all_int ? DType::Int64 : a.default_float()), dev));
+      push_created(L, a, ops::empty(Dims{0}, dtype.value_or(all_int ? DType::Int64 : a.default_float()), dev));
       return 1;
     }
   }
-  push_tensor(L, ops::arange(start, end, step, dtype, dev, a.default_float()));
+  push_created(L, a, ops::arange(start, end, step, dtype, dev, a.default_float()));
   return 1;
 }
 
@@ -308,7 +315,7 @@ int linspace_fn(lua_State* L, Args& a) {
     double step = (end - start) / double(*steps);
     end = start + step * double(*steps - 1);
   }
-  push_tensor(L, ops::linspace(start, end, *steps, dt, dev));
+  push_created(L, a, ops::linspace(start, end, *steps, dt, dev));
   return 1;
 }
 
@@ -323,7 +330,7 @@ int eye_fn(lua_State* L, Args& a) {
   if (m && *m < 0) a.error("m must be non-negative, got " + std::to_string(*m));
   int64_t k = 0;
   if (np) k = integer_arg(a, 3, "k").value_or(0);
-  push_tensor(L, ops::eye(n, m.value_or(-1), dtype.value_or(a.default_float()), device_kw(a), k));
+  push_created(L, a, ops::eye(n, m.value_or(-1), dtype.value_or(a.default_float()), device_kw(a), k));
   return 1;
 }
 
@@ -333,7 +340,7 @@ int identity_fn(lua_State* L, Args& a) {
   if (last != 1) a.error("expected identity(n)");
   int64_t n = a.integer(1);
   if (n < 0) a.error("n must be non-negative, got " + std::to_string(n));
-  push_tensor(L, ops::eye(n, n, dtype.value_or(a.default_float()), device_kw(a)));
+  push_created(L, a, ops::eye(n, n, dtype.value_or(a.default_float()), device_kw(a)));
   return 1;
 }
 
@@ -345,7 +352,7 @@ int rand_fn(lua_State* L, Args& a) {
   Dims shape = shape_args(a, 1, a.count());
   DType dt = dtype.value_or(a.default_float());
   Device dev = device_kw(a);
-  push_tensor(L, Normal ? ops::randn(shape, dt, dev) : ops::rand(shape, dt, dev));
+  push_created(L, a, Normal ? ops::randn(shape, dt, dev) : ops::rand(shape, dt, dev));
   return 1;
 }
 
@@ -365,7 +372,7 @@ int randint_fn(lua_State* L, Args& a) {
   if (low >= high)
     a.error("expected low < high, got low=" + std::to_string(low) + ", high=" + std::to_string(high));
   Dims shape = shape_value(a, n);
-  push_tensor(L, ops::randint(low, high, shape, dtype_kw(a).value_or(DType::Int64), device_kw(a)));
+  push_created(L, a, ops::randint(low, high, shape, dtype_kw(a).value_or(DType::Int64), device_kw(a)));
   return 1;
 }
 
@@ -373,7 +380,7 @@ int randperm_fn(lua_State* L, Args& a) {
   if (a.count() != 1) a.error("expected randperm(n)");
   int64_t n = a.integer(1);
   if (n < 0) a.error("n must be non-negative, got " + std::to_string(n));
-  push_tensor(L, ops::randperm(n, dtype_kw(a).value_or(DType::Int64), device_kw(a)));
+  push_created(L, a, ops::randperm(n, dtype_kw(a).value_or(DType::Int64), device_kw(a)));
   return 1;
 }
 
@@ -492,12 +499,12 @@ int np_permutation_fn(lua_State* L, Args& a) {
     Tensor& x = a.tensor(1);
     check_cpu(x, a.op);
     if (x.dim() == 0) a.error("x must have at least one dim");
-    push_tensor(L, permute_rows(x, ops::randperm(x.size(0))));
+    push_created(L, a, permute_rows(x, ops::randperm(x.size(0))));
     return 1;
   }
   int64_t n = a.integer(1);
   if (n < 0) a.error("n must be non-negative, got " + std::to_string(n));
-  push_tensor(L, ops::randperm(n));
+  push_created(L, a, ops::randperm(n));
   return 1;
 }
 
@@ -528,7 +535,7 @@ int like_fn(lua_State* L, Args& a) {
     case 3: t = ops::rand_like(x, dtype, dev); break;
     default: t = ops::randn_like(x, dtype, dev); break;
   }
-  push_tensor(L, std::move(t));
+  push_created(L, a, std::move(t));
   return 1;
 }
 
@@ -537,17 +544,25 @@ int full_like_fn(lua_State* L, Args& a) {
   std::optional<DType> dtype = dtype_kw(a);
   int last = a.style == Style::Numpy ? strip_dtype_string(a, dtype, 2) : a.count();
   if (last != 2) a.error("expected full_like(x, value)");
-  push_tensor(L, ops::full_like(x, fill_value(a, 2), dtype, device_kw_opt(a)));
+  push_created(L, a, ops::full_like(x, fill_value(a, 2), dtype, device_kw_opt(a)));
   return 1;
 }
 
 // ---- in-place fills (methods)
+
+// Random refills replace a tensor's values with ones that depend on nothing: on a tensor
+// autograd is recording that is only allowed under no_grad (nn.init does that).
+void check_refillable(const Args& a, const Tensor& x) {
+  if (autograd::needs_recording({&x}))
+    a.error("cannot refill a tensor that requires grad in place while grad mode is on (use torch.no_grad())");
+}
 
 int uniform_inplace(lua_State* L, Args& a) {
   Tensor& x = a.tensor(1);
   double lo = number_arg(a, 2, "from").value_or(0.0);
   double hi = number_arg(a, 3, "to").value_or(1.0);
   if (!(lo <= hi)) a.error("expects from <= to, got from=" + num_str(lo) + ", to=" + num_str(hi));
+  check_refillable(a, x);
   ops::uniform_(x, lo, hi);
   lua_settop(L, 1);
   return 1;
@@ -558,6 +573,7 @@ int normal_inplace(lua_State* L, Args& a) {
   double mean = number_arg(a, 2, "mean").value_or(0.0);
   double std = number_arg(a, 3, "std").value_or(1.0);
   if (!(std >= 0)) a.error("expects std >= 0, got std=" + num_str(std));
+  check_refillable(a, x);
   ops::normal_(x, mean, std);
   lua_settop(L, 1);
   return 1;
@@ -565,14 +581,14 @@ int normal_inplace(lua_State* L, Args& a) {
 
 int zero_inplace(lua_State* L, Args& a) {
   Tensor& x = a.tensor(1);
-  ops::fill_(x, Scalar(int64_t(0)));
+  ag::zero_(x);
   lua_settop(L, 1);
   return 1;
 }
 
 int fill_inplace(lua_State* L, Args& a) {
   Tensor& x = a.tensor(1);
-  ops::fill_(x, fill_value(a, 2));
+  ag::fill_(x, fill_value(a, 2));
   lua_settop(L, 1);
   return 1;
 }

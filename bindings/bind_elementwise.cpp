@@ -1,5 +1,6 @@
 // Bindings of the pointwise ops: one row per op, generated from the op tables in
 // tensor/ops/elementwise.hpp, plus in-place (`add_`) and NumPy (`np.add(a, b, {out=})`) forms.
+#include "../tensor/autograd/functions.hpp"
 #include "lua_api.hpp"
 
 namespace tide::lua {
@@ -11,7 +12,7 @@ namespace {
 // x:op() / torch.op(x) / np.op(x, {out=}).
 template <UnaryOp OP>
 int unary_fn(lua_State* L, Args& a) {
-  push_tensor(L, ops::unary(OP, a.tensor(1), a.out()));
+  push_tensor(L, ag::unary(OP, a.tensor(1), a.out()));
   return 1;
 }
 
@@ -19,7 +20,7 @@ int unary_fn(lua_State* L, Args& a) {
 template <UnaryOp OP>
 int unary_inplace(lua_State*, Args& a) {
   Tensor& x = a.tensor(1);
-  ops::unary(OP, x, &x);
+  ag::unary_(OP, x);
   lua_settop(a.L, 1);
   return 1;
 }
@@ -28,14 +29,14 @@ int unary_inplace(lua_State*, Args& a) {
 template <BinaryOp OP>
 int binary_fn(lua_State* L, Args& a) {
   if (!a.is_tensor(1) && !a.is_tensor(2)) a.error("expected at least one tensor argument");
-  push_tensor(L, ops::binary(OP, a.tensor_or_scalar(1), a.tensor_or_scalar(2), a.out()));
+  push_tensor(L, ag::binary(OP, a.tensor_or_scalar(1), a.tensor_or_scalar(2), a.out()));
   return 1;
 }
 
 template <BinaryOp OP>
 int binary_inplace(lua_State*, Args& a) {
   Tensor& x = a.tensor(1);
-  ops::binary(OP, x, a.tensor_or_scalar(2), &x);
+  ag::binary_(OP, x, a.tensor_or_scalar(2));
   lua_settop(a.L, 1);
   return 1;
 }
@@ -49,13 +50,13 @@ std::optional<TensorOrScalar> bound(Args& a, int i, const char* kw, const char* 
 }
 
 int clamp_fn(lua_State* L, Args& a) {
-  push_tensor(L, ops::clamp(a.tensor(1), bound(a, 2, "min", "a_min"), bound(a, 3, "max", "a_max"), a.out()));
+  push_tensor(L, ag::clamp(a.tensor(1), bound(a, 2, "min", "a_min"), bound(a, 3, "max", "a_max"), a.out()));
   return 1;
 }
 
 int clamp_inplace(lua_State* L, Args& a) {
   Tensor& x = a.tensor(1);
-  ops::clamp(x, bound(a, 2, "min", nullptr), bound(a, 3, "max", nullptr), &x);
+  ag::clamp_(x, bound(a, 2, "min", nullptr), bound(a, 3, "max", nullptr));
   lua_settop(L, 1);
   return 1;
 }
@@ -64,18 +65,18 @@ int clamp_inplace(lua_State* L, Args& a) {
 int where_fn(lua_State* L, Args& a) {
   if (a.count() == 1) return where_nonzero(L, a);
   if (a.count() != 3) a.error("expected where(cond) or where(cond, a, b), got " + std::to_string(a.count()) + " arguments");
-  push_tensor(L, ops::where(a.tensor(1), a.tensor_or_scalar(2), a.tensor_or_scalar(3), a.out()));
+  push_tensor(L, ag::where(a.tensor(1), a.tensor_or_scalar(2), a.tensor_or_scalar(3), a.out()));
   return 1;
 }
 
 int lerp_fn(lua_State* L, Args& a) {
-  push_tensor(L, ops::lerp(a.tensor(1), a.tensor(2), a.tensor_or_scalar(3), a.out()));
+  push_tensor(L, ag::lerp(a.tensor(1), a.tensor(2), a.tensor_or_scalar(3), a.out()));
   return 1;
 }
 
 int lerp_inplace(lua_State* L, Args& a) {
   Tensor& x = a.tensor(1);
-  ops::lerp(x, a.tensor(2), a.tensor_or_scalar(3), &x);
+  ag::lerp_(x, a.tensor(2), a.tensor_or_scalar(3));
   lua_settop(L, 1);
   return 1;
 }

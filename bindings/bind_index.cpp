@@ -6,6 +6,7 @@
 // 1-based, negative from the end). Numbers and ranges give views (numbers remove their
 // dim); tensors select copies, with PyTorch's advanced-indexing rules. Assignment writes
 // through the same views, or through index_put_ / masked_fill_ when tensors are involved.
+#include "../tensor/autograd/functions.hpp"
 #include <cmath>
 #include <string>
 
@@ -181,14 +182,14 @@ Applied apply_key(const Tensor& x, const std::vector<Entry>& entries) {
   for (const Entry& e : entries) {
     switch (e.kind) {
       case Entry::Int:
-        r = ops::select(r, rd, ops::wrap_index(kOp, e.i, ud, r.size(rd)));
+        r = ag::select(r, rd, ops::wrap_index(kOp, e.i, ud, r.size(rd)));
         viewed = true;
         ++ud;
         break;
       case Entry::Range: {
         int64_t s, en;
         resolve_range(e, ud, r.size(rd), s, en);
-        r = ops::slice(r, rd, s, en, e.step);
+        r = ag::slice(r, rd, s, en, e.step);
         viewed = true;
         a.labels.push_back(ud);
         ++rd, ++ud;
@@ -217,7 +218,7 @@ Applied apply_key(const Tensor& x, const std::vector<Entry>& entries) {
     }
   }
   while (int(a.labels.size()) < r.dim()) a.labels.push_back(ud++);
-  a.r = viewed ? r : ops::alias(r);
+  a.r = viewed ? r : ag::alias(r);
   return a;
 }
 
@@ -242,42 +243,20 @@ const Tensor* whole_mask(const Applied& a) {
 
 }  // namespace
 
-int tensor_index_get(lua_State* L, Args&, const Tensor& x, int key_idx) {
-  key_idx = lua_absindex(L, key_idx);
-  Applied a = apply_key(x, parse_key(L, key_idx));
-  if (a.n_adv == 0) {
-    push_tensor(L, a.r);
-  } else if (const Tensor* m = whole_mask(a)) {
-    push_tensor(L, ops::masked_select(a.r, *m));
-  } else {
-    std::vector<Tensor> idx = index_list(a);
-    push_tensor(L, ops::index(a.r, idx, &a.labels, kOp));
-  }
-  return 1;
+namespace {
+
+// x[entries], recorded by autograd through the differentiable views and selections.
+Tensor index_get(const Tensor& x, const std::vector<Entry>& entries) {
+  Applied a = apply_key(x, entries);
+  if (a.n_adv == 0) return a.r;
+  if (const Tensor* m = whole_mask(a)) return ag::masked_select(a.r, *m);
+  std::vector<Tensor> idx = index_list(a);
+  return ag::index(a.r, idx, &a.labels, kOp);
 }
 
-void tensor_index_set(lua_State* L, Args& args, Tensor& x, int key_idx, int value_idx) {
-  key_idx = lua_absindex(L, key_idx);
-  value_idx = lua_absindex(L, value_idx);
-  Applied a = apply_key(x, parse_key(L, key_idx));
-  // The value: a number or boolean (a fill), or a tensor / nested table (copied, broadcast).
-  std::optional<Scalar> s;
-  Tensor v;
-  switch (lua_type(L, value_idx)) {
-    case LUA_TNUMBER:
-      s = lua_isinteger(L, value_idx) ? Scalar(int64_t(lua_tointeger(L, value_idx))) : Scalar(double(lua_tonumber(L, value_idx)));
-      break;
-    case LUA_TBOOLEAN: s = Scalar(bool(lua_toboolean(L, value_idx))); break;
-    case LUA_TTABLE: v = tensor_from_lua(L, value_idx, x.dtype(), args.default_float(), kOp); break;
-    case LUA_TNIL:
-    case LUA_TNONE: TIDE_FAIL(kOp, ": cannot assign nil to tensor elements");
-    default:
-      if (Tensor* t = to_tensor(L, value_idx)) {
-        v = *t;
-        break;
-      }
-      TIDE_FAIL(kOp, ": cannot assign a ", type_text(L, value_idx), " to tensor elements (use a number or a tensor)");
-  }
+// x[entries] = value (a number s, or a tensor v), written into x's memory without autograd.
+void index_set(Tensor& x, const std::vector<Entry>& entries, const std::optional<Scalar>& s, Tensor v) {
+  Applied a = apply_key(x, entries);
   if (a.n_adv == 0) {
     Tensor& r = a.r;
     if (s) {
@@ -314,6 +293,60 @@ void tensor_index_set(lua_State* L, Args& args, Tensor& x, int key_idx, int valu
   ops::index_put_(a.r, idx, v, false, &a.labels, kOp);
 }
 
+// x[entries] = value while autograd records: the new x is a copy of the old with the
+// assignment made; the old values' gradient is the incoming one with the assigned places
+// zeroed, and the assigned value's gradient is the incoming one at those places.
+void index_set_recorded(Tensor& x, const std::vector<Entry>& entries, const std::optional<Scalar>& s,
+                        const Tensor& v) {
+  Tensor snap = autograd::inplace_snapshot(x, kOp);
+  Tensor y = x.clone();
+  index_set(y, entries, s, v);
+  autograd::record(kOp, y, {&snap, &v}, [entries](const Tensor& g, const Node& n) -> std::vector<Tensor> {
+    std::vector<Tensor> r(2);
+    if (n.needs_grad(0)) {
+      r[0] = g.clone();
+      index_set(r[0], entries, Scalar(0.0), Tensor());
+    }
+    if (n.needs_grad(1)) r[1] = index_get(g, entries);
+    return r;
+  });
+  autograd::commit_inplace(x, y, kOp);
+}
+
+}  // namespace
+
+int tensor_index_get(lua_State* L, Args&, const Tensor& x, int key_idx) {
+  key_idx = lua_absindex(L, key_idx);
+  push_tensor(L, index_get(x, parse_key(L, key_idx)));
+  return 1;
+}
+
+void tensor_index_set(lua_State* L, Args& args, Tensor& x, int key_idx, int value_idx) {
+  key_idx = lua_absindex(L, key_idx);
+  value_idx = lua_absindex(L, value_idx);
+  std::vector<Entry> entries = parse_key(L, key_idx);
+  // The value: a number or boolean (a fill), or a tensor / nested table (copied, broadcast).
+  std::optional<Scalar> s;
+  Tensor v;
+  switch (lua_type(L, value_idx)) {
+    case LUA_TNUMBER:
+      s = lua_isinteger(L, value_idx) ? Scalar(int64_t(lua_tointeger(L, value_idx))) : Scalar(double(lua_tonumber(L, value_idx)));
+      break;
+    case LUA_TBOOLEAN: s = Scalar(bool(lua_toboolean(L, value_idx))); break;
+    case LUA_TTABLE: v = tensor_from_lua(L, value_idx, x.dtype(), args.default_float(), kOp); break;
+    case LUA_TNIL:
+    case LUA_TNONE: TIDE_FAIL(kOp, ": cannot assign nil to tensor elements");
+    default:
+      if (Tensor* t = to_tensor(L, value_idx)) {
+        v = *t;
+        break;
+      }
+      TIDE_FAIL(kOp, ": cannot assign a ", type_text(L, value_idx), " to tensor elements (use a number or a tensor)");
+  }
+  if (autograd::needs_recording({&x, &v})) index_set_recorded(x, entries, s, v);
+  else index_set(x, entries, s, v);
+}
+
 // ---------------------------------------------------------------------------------------
 // Bindings of the index ops
 
@@ -333,12 +366,12 @@ Tensor index_arg(Args& a, int i) {
 
 int index_select_fn(lua_State* L, Args& a) {
   const Tensor& x = a.tensor(1);
-  return ret(L, ops::index_select(x, a.dim(2, x.dim()), index_arg(a, 3)));
+  return ret(L, ag::index_select(x, a.dim(2, x.dim()), index_arg(a, 3)));
 }
 
 int gather_fn(lua_State* L, Args& a) {
   const Tensor& x = a.tensor(1);
-  return ret(L, ops::gather(x, a.dim(2, x.dim()), index_arg(a, 3)));
+  return ret(L, ag::gather(x, a.dim(2, x.dim()), index_arg(a, 3)));
 }
 
 // The source of scatter: positional 4, or the `src` / `value` keyword.
@@ -351,24 +384,24 @@ TensorOrScalar scatter_src(Args& a) {
 
 int scatter_fn(lua_State* L, Args& a) {
   const Tensor& x = a.tensor(1);
-  return ret(L, ops::scatter(x, a.dim(2, x.dim()), index_arg(a, 3), scatter_src(a)));
+  return ret(L, ag::scatter(x, a.dim(2, x.dim()), index_arg(a, 3), scatter_src(a)));
 }
 
 int scatter_inplace(lua_State* L, Args& a) {
   Tensor& x = a.tensor(1);
-  ops::scatter_(x, a.dim(2, x.dim()), index_arg(a, 3), scatter_src(a));
+  ag::scatter_(x, a.dim(2, x.dim()), index_arg(a, 3), scatter_src(a));
   lua_settop(L, 1);
   return 1;
 }
 
 int scatter_add_fn(lua_State* L, Args& a) {
   const Tensor& x = a.tensor(1);
-  return ret(L, ops::scatter_add(x, a.dim(2, x.dim()), index_arg(a, 3), a.tensor(4)));
+  return ret(L, ag::scatter_add(x, a.dim(2, x.dim()), index_arg(a, 3), a.tensor(4)));
 }
 
 int scatter_add_inplace(lua_State* L, Args& a) {
   Tensor& x = a.tensor(1);
-  ops::scatter_add_(x, a.dim(2, x.dim()), index_arg(a, 3), a.tensor(4));
+  ag::scatter_add_(x, a.dim(2, x.dim()), index_arg(a, 3), a.tensor(4));
   lua_settop(L, 1);
   return 1;
 }
@@ -380,12 +413,12 @@ Scalar alpha_arg(Args& a) {
 
 int index_add_fn(lua_State* L, Args& a) {
   const Tensor& x = a.tensor(1);
-  return ret(L, ops::index_add(x, a.dim(2, x.dim()), index_arg(a, 3), a.tensor(4), alpha_arg(a)));
+  return ret(L, ag::index_add(x, a.dim(2, x.dim()), index_arg(a, 3), a.tensor(4), alpha_arg(a)));
 }
 
 int index_add_inplace(lua_State* L, Args& a) {
   Tensor& x = a.tensor(1);
-  ops::index_add_(x, a.dim(2, x.dim()), index_arg(a, 3), a.tensor(4), alpha_arg(a));
+  ag::index_add_(x, a.dim(2, x.dim()), index_arg(a, 3), a.tensor(4), alpha_arg(a));
   lua_settop(L, 1);
   return 1;
 }
@@ -401,14 +434,12 @@ Scalar fill_arg(Args& a, int i) {
 
 int index_fill_fn(lua_State* L, Args& a) {
   const Tensor& x = a.tensor(1);
-  Tensor out = x.clone();
-  ops::index_fill_(out, a.dim(2, x.dim()), index_arg(a, 3), fill_arg(a, 4));
-  return ret(L, out);
+  return ret(L, ag::index_fill(x, a.dim(2, x.dim()), index_arg(a, 3), fill_arg(a, 4)));
 }
 
 int index_fill_inplace(lua_State* L, Args& a) {
   Tensor& x = a.tensor(1);
-  ops::index_fill_(x, a.dim(2, x.dim()), index_arg(a, 3), fill_arg(a, 4));
+  ag::index_fill_(x, a.dim(2, x.dim()), index_arg(a, 3), fill_arg(a, 4));
   lua_settop(L, 1);
   return 1;
 }
@@ -437,30 +468,28 @@ bool accumulate_arg(Args& a) {
 }
 
 int index_put_fn(lua_State* L, Args& a) {
-  Tensor out = a.tensor(1).clone();
-  ops::index_put_(out, index_tuple(a, 2), a.tensor_like(3), accumulate_arg(a));
-  return ret(L, out);
+  return ret(L, ag::index_put(a.tensor(1), index_tuple(a, 2), a.tensor_like(3), accumulate_arg(a)));
 }
 
 int index_put_inplace(lua_State* L, Args& a) {
   Tensor& x = a.tensor(1);
-  ops::index_put_(x, index_tuple(a, 2), a.tensor_like(3), accumulate_arg(a));
+  ag::index_put_(x, index_tuple(a, 2), a.tensor_like(3), accumulate_arg(a));
   lua_settop(L, 1);
   return 1;
 }
 
 int masked_fill_fn(lua_State* L, Args& a) {
-  return ret(L, ops::masked_fill(a.tensor(1), a.tensor(2), a.tensor_or_scalar(3)));
+  return ret(L, ag::masked_fill(a.tensor(1), a.tensor(2), a.tensor_or_scalar(3)));
 }
 
 int masked_fill_inplace(lua_State* L, Args& a) {
   Tensor& x = a.tensor(1);
-  ops::masked_fill_(x, a.tensor(2), a.tensor_or_scalar(3));
+  ag::masked_fill_(x, a.tensor(2), a.tensor_or_scalar(3));
   lua_settop(L, 1);
   return 1;
 }
 
-int masked_select_fn(lua_State* L, Args& a) { return ret(L, ops::masked_select(a.tensor(1), a.tensor(2))); }
+int masked_select_fn(lua_State* L, Args& a) { return ret(L, ag::masked_select(a.tensor(1), a.tensor(2))); }
 
 // nonzero(x) -> (n, ndim) 1-based positions; {as_tuple=true} (always for np.nonzero) -> a
 // table of one 1-D tensor per dim.
@@ -497,9 +526,9 @@ int take_fn(lua_State* L, Args& a) {
     int d = a.dim_value(*axis, x.dim());
     std::vector<Tensor> per(size_t(d) + 1);
     per[d] = idx;
-    return ret(L, ops::index(x, per, nullptr, "take"));
+    return ret(L, ag::index(x, per, nullptr, "take"));
   }
-  return ret(L, ops::take(x, idx));
+  return ret(L, ag::take(x, idx));
 }
 
 const Binding kIndexBindings[] = {

@@ -2,6 +2,7 @@
 // and the norms of np.linalg / torch.linalg. Through `torch` (and as methods) operands must
 // be tensors of one dtype, as in PyTorch; through `np` they may be numbers or nested tables
 // and are promoted, as in NumPy.
+#include "../tensor/autograd/functions.hpp"
 #include <cmath>
 
 #include "../tensor/ops/linalg.hpp"
@@ -37,25 +38,25 @@ int ret_out(lua_State* L, const Args& a, Tensor t) {
   return ret(L, std::move(t));
 }
 
-int mm_fn(lua_State* L, Args& a) { return ret_out(L, a, ops::mm(operand(a, 1), operand(a, 2), a.out(), policy(a))); }
-int mv_fn(lua_State* L, Args& a) { return ret_out(L, a, ops::mv(operand(a, 1), operand(a, 2), a.out(), policy(a))); }
-int bmm_fn(lua_State* L, Args& a) { return ret_out(L, a, ops::bmm(operand(a, 1), operand(a, 2), a.out(), policy(a))); }
+int mm_fn(lua_State* L, Args& a) { return ret_out(L, a, ag::mm(operand(a, 1), operand(a, 2), a.out(), policy(a))); }
+int mv_fn(lua_State* L, Args& a) { return ret_out(L, a, ag::mv(operand(a, 1), operand(a, 2), a.out(), policy(a))); }
+int bmm_fn(lua_State* L, Args& a) { return ret_out(L, a, ag::bmm(operand(a, 1), operand(a, 2), a.out(), policy(a))); }
 
 int matmul_fn(lua_State* L, Args& a) {
-  return ret_out(L, a, ops::matmul(operand(a, 1), operand(a, 2), a.out(), policy(a)));
+  return ret_out(L, a, ag::matmul(operand(a, 1), operand(a, 2), a.out(), policy(a)));
 }
 
 // dot follows np.dot: a number on either side multiplies elementwise (keeping the tensor's
 // dtype, as a Lua number does everywhere in tide).
 int dot_fn(lua_State* L, Args& a) {
   if (a.is_number(1) != a.is_number(2) && (a.is_number(1) || a.is_number(2)))
-    return ret_out(L, a, ops::binary(BinaryOp::Mul, a.tensor_or_scalar(1), a.tensor_or_scalar(2), a.out()));
-  return ret_out(L, a, ops::dot(operand(a, 1), operand(a, 2), a.out(), policy(a)));
+    return ret_out(L, a, ag::binary(BinaryOp::Mul, a.tensor_or_scalar(1), a.tensor_or_scalar(2), a.out()));
+  return ret_out(L, a, ag::dot(operand(a, 1), operand(a, 2), a.out(), policy(a)));
 }
 
 // torch.outer takes 1-D tensors; np.outer flattens its inputs.
 int outer_fn(lua_State* L, Args& a) {
-  return ret_out(L, a, ops::outer(operand(a, 1), operand(a, 2), a.out(), a.style == Style::Numpy));
+  return ret_out(L, a, ag::outer(operand(a, 1), operand(a, 2), a.out(), a.style == Style::Numpy));
 }
 
 Scalar kw_or_one(const Args& a, const char* name) {
@@ -65,25 +66,25 @@ Scalar kw_or_one(const Args& a, const char* name) {
 
 // addmm(bias, m1, m2, {beta=1, alpha=1, out=})
 int addmm_fn(lua_State* L, Args& a) {
-  return ret_out(L, a, ops::addmm(a.tensor(1), a.tensor(2), a.tensor(3), kw_or_one(a, "beta"),
+  return ret_out(L, a, ag::addmm(a.tensor(1), a.tensor(2), a.tensor(3), kw_or_one(a, "beta"),
                                   kw_or_one(a, "alpha"), a.out()));
 }
 
 int addmm_inplace(lua_State* L, Args& a) {
   Tensor& x = a.tensor(1);
-  ops::addmm(x, a.tensor(2), a.tensor(3), kw_or_one(a, "beta"), kw_or_one(a, "alpha"), nullptr, true);
+  ag::addmm_(x, a.tensor(2), a.tensor(3), kw_or_one(a, "beta"), kw_or_one(a, "alpha"));
   lua_settop(L, 1);
   return 1;
 }
 
 int solve_fn(lua_State* L, Args& a) {
-  return ret(L, ops::solve(operand(a, 1), operand(a, 2), policy(a)));
+  return ret(L, ag::solve(operand(a, 1), operand(a, 2), policy(a)));
 }
 
-int inv_fn(lua_State* L, Args& a) { return ret(L, ops::inv(operand(a, 1), policy(a))); }
-int inverse_fn(lua_State* L, Args& a) { return ret(L, ops::inv(operand(a, 1), policy(a), "inverse")); }
-int det_fn(lua_State* L, Args& a) { return ret(L, ops::det(operand(a, 1), policy(a))); }
-int det_method(lua_State* L, Args& a) { return ret(L, ops::det(operand(a, 1), policy(a), "det")); }
+int inv_fn(lua_State* L, Args& a) { return ret(L, ag::inv(operand(a, 1), policy(a))); }
+int inverse_fn(lua_State* L, Args& a) { return ret(L, ag::inv(operand(a, 1), policy(a), "inverse")); }
+int det_fn(lua_State* L, Args& a) { return ret(L, ag::det(operand(a, 1), policy(a))); }
+int det_method(lua_State* L, Args& a) { return ret(L, ag::det(operand(a, 1), policy(a), "det")); }
 
 // ord: nil, a number (math.huge / -math.huge for inf), or "fro" / "nuc" / "inf" / "-inf".
 ops::NormOrd parse_ord(lua_State* L, const Args& a, int idx) {
@@ -147,7 +148,7 @@ int norm_fn(lua_State* L, Args& a) {
   lua_settop(L, top);
   bool keep = a.keepdim();
   if (a.has(4)) keep = a.boolean(4);
-  return ret(L, ops::linalg_norm(x, ord, dims, keep, policy(a)));
+  return ret(L, ag::linalg_norm(x, ord, dims, keep, policy(a)));
 }
 
 const Binding kLinalgBindings[] = {

@@ -4,6 +4,7 @@
 // `dim` (torch) / `axis` (NumPy) keyword; keepdim as a boolean after the dims or the
 // `keepdim` / `keepdims` keyword. `x:max(dim)` returns values and 1-based indices (torch);
 // the NumPy spellings (`np.max(x, {axis=d})`, or the `axis` keyword anywhere) return values.
+#include "../tensor/autograd/functions.hpp"
 #include "../tensor/ops/reduce.hpp"
 
 #include <algorithm>
@@ -56,6 +57,7 @@ bool keep_arg(Args& a, int i) {
 // Pushes the result, or copies it into the `out` keyword's tensor and pushes that.
 int push_result(lua_State* L, Args& a, const Tensor& r) {
   if (Tensor* o = a.out()) {
+    ag::check_out(a.op, o, {&r});
     TIDE_CHECK(o->sizes() == r.sizes(), a.op, ": out has shape ", o->sizes().str(), " but the result has shape ",
                r.sizes().str());
     ops::check_can_cast(a.op, r.dtype(), o->dtype());
@@ -84,13 +86,13 @@ std::optional<DType> dtype_kw(Args& a) { return a.kw_dtype("dtype"); }
 int sum_fn(lua_State* L, Args& a) {
   Tensor x = a.tensor_like(1);
   auto dims = a.dims_arg(2, x.dim());
-  return push_result(L, a, ops::sum(x, dimlist(dims), keep_arg(a, 3), dtype_kw(a)));
+  return push_result(L, a, ag::sum(x, dimlist(dims), keep_arg(a, 3), dtype_kw(a)));
 }
 
 int prod_fn(lua_State* L, Args& a) {
   Tensor x = a.tensor_like(1);
   auto dims = a.dims_arg(2, x.dim());
-  return push_result(L, a, ops::prod(x, dimlist(dims), keep_arg(a, 3), dtype_kw(a)));
+  return push_result(L, a, ag::prod(x, dimlist(dims), keep_arg(a, 3), dtype_kw(a)));
 }
 
 // mean: floating point only through torch; np.mean of integers gives float64 as NumPy does.
@@ -99,7 +101,7 @@ int mean_fn(lua_State* L, Args& a) {
   auto dims = a.dims_arg(2, x.dim());
   auto dt = dtype_kw(a);
   if (!dt && a.style == Style::Numpy && !is_floating(x.dtype())) dt = DType::Float64;
-  return push_result(L, a, ops::mean(x, dimlist(dims), keep_arg(a, 3), dt));
+  return push_result(L, a, ag::mean(x, dimlist(dims), keep_arg(a, 3), dt));
 }
 
 // max(x) -> 0-dim; max(x, dim[, keepdim]) -> values, indices; max(x, {axis=}) and np.max
@@ -107,7 +109,7 @@ int mean_fn(lua_State* L, Args& a) {
 template <bool IsMax>
 int max_fn(lua_State* L, Args& a) {
   if (a.is_tensor(2))
-    return push_result(L, a, ops::binary(IsMax ? BinaryOp::Maximum : BinaryOp::Minimum, a.tensor_or_scalar(1),
+    return push_result(L, a, ag::binary(IsMax ? BinaryOp::Maximum : BinaryOp::Minimum, a.tensor_or_scalar(1),
                                          a.tensor(2)));
   Tensor x = a.tensor_like(1);
   DimForm form = dim_form(a, 2);
@@ -116,10 +118,10 @@ int max_fn(lua_State* L, Args& a) {
   check_reducible(a, x, dims);
   bool values_only = form != DimForm::Number || a.style == Style::Numpy || kw_type(a, "axis") != LUA_TNIL;
   if (values_only) {
-    if (form == DimForm::None && !keep) return push_result(L, a, IsMax ? ops::max(x) : ops::min(x));
-    return push_result(L, a, IsMax ? ops::amax(x, dimlist(dims), keep) : ops::amin(x, dimlist(dims), keep));
+    if (form == DimForm::None && !keep) return push_result(L, a, IsMax ? ag::max(x) : ag::min(x));
+    return push_result(L, a, IsMax ? ag::amax(x, dimlist(dims), keep) : ag::amin(x, dimlist(dims), keep));
   }
-  ops::ValuesIndices r = IsMax ? ops::max(x, dims[0], keep) : ops::min(x, dims[0], keep);
+  ops::ValuesIndices r = IsMax ? ag::max(x, dims[0], keep) : ag::min(x, dims[0], keep);
   push_tensor(L, r.values);
   push_tensor(L, r.indices);
   return 2;
@@ -132,7 +134,7 @@ int amax_fn(lua_State* L, Args& a) {
   auto dims = a.dims_arg(2, x.dim());
   check_reducible(a, x, dims);
   bool keep = keep_arg(a, 3);
-  return push_result(L, a, IsMax ? ops::amax(x, dimlist(dims), keep) : ops::amin(x, dimlist(dims), keep));
+  return push_result(L, a, IsMax ? ag::amax(x, dimlist(dims), keep) : ag::amin(x, dimlist(dims), keep));
 }
 
 // argmax(x[, dim][, keepdim]): 1-based positions; without a dim, in the flattened tensor.
@@ -168,8 +170,8 @@ int var_fn(lua_State* L, Args& a) {
   if (auto d = a.kw_number("ddof")) correction = *d;
   if (auto dt = dtype_kw(a)) x = x.to(*dt);
   else if (a.style == Style::Numpy && !is_floating(x.dtype())) x = x.to(DType::Float64);
-  return push_result(L, a, Sqrt ? ops::std(x, dimlist(dims), correction, keep)
-                                : ops::var(x, dimlist(dims), correction, keep));
+  return push_result(L, a, Sqrt ? ag::std(x, dimlist(dims), correction, keep)
+                                : ag::var(x, dimlist(dims), correction, keep));
 }
 
 // The p of a norm from the Lua value at stack index idx: a number (math.huge for inf) or
@@ -210,7 +212,7 @@ int norm_fn(lua_State* L, Args& a) {
   auto dims = a.dims_arg(3, x.dim());
   bool keep = keep_arg(a, 4);
   if (auto dt = dtype_kw(a)) x = x.to(*dt);
-  return push_result(L, a, ops::norm(x, p, dimlist(dims), keep));
+  return push_result(L, a, ag::norm(x, p, dimlist(dims), keep));
 }
 
 // all / any: bool (uint8 for uint8 input through torch, as PyTorch; NumPy gives bool).
@@ -227,7 +229,7 @@ int all_fn(lua_State* L, Args& a) {
 int logsumexp_fn(lua_State* L, Args& a) {
   Tensor x = a.tensor_like(1);
   auto dims = a.dims_arg(2, x.dim());
-  return push_result(L, a, ops::logsumexp(x, dimlist(dims), keep_arg(a, 3)));
+  return push_result(L, a, ag::logsumexp(x, dimlist(dims), keep_arg(a, 3)));
 }
 
 // cumsum(x, dim[, {dtype=}]): torch needs the dim; np.cumsum(x) without an axis scans the
@@ -244,7 +246,7 @@ int scan_fn(lua_State* L, Args& a) {
     dim = 0;
   }
   auto dt = dtype_kw(a);
-  return push_result(L, a, Prod ? ops::cumprod(x, *dim, dt) : ops::cumsum(x, *dim, dt));
+  return push_result(L, a, Prod ? ag::cumprod(x, *dim, dt) : ag::cumsum(x, *dim, dt));
 }
 
 // sort(x[, dim][, descending][, {dim=, descending=, stable=}]) -> values, indices (torch);
@@ -257,7 +259,7 @@ bool descending_arg(Args& a, int i) {
 int sort_fn(lua_State* L, Args& a) {
   Tensor x = a.tensor_like(1);
   int dim = single_dim(a, 2, x.dim()).value_or(-1);
-  ops::ValuesIndices r = ops::sort(x, dim, descending_arg(a, 3));
+  ops::ValuesIndices r = ag::sort(x, dim, descending_arg(a, 3));
   if (a.style == Style::Numpy) return push_result(L, a, r.values);
   push_tensor(L, r.values);
   push_tensor(L, r.indices);
@@ -280,7 +282,7 @@ int topk_fn(lua_State* L, Args& a) {
   int dim = single_dim(a, 3, x.dim()).value_or(-1);
   bool largest = a.lua_type_at(4) == LUA_TBOOLEAN ? a.boolean(4) : a.kw_bool("largest").value_or(true);
   bool sorted = a.lua_type_at(5) == LUA_TBOOLEAN ? a.boolean(5) : a.kw_bool("sorted").value_or(true);
-  ops::ValuesIndices r = ops::topk(x, k, dim, largest, sorted);
+  ops::ValuesIndices r = ag::topk(x, k, dim, largest, sorted);
   push_tensor(L, r.values);
   push_tensor(L, r.indices);
   return 2;

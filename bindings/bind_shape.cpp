@@ -1,6 +1,7 @@
 // Bindings of the shape ops (tensor/ops/shape.hpp): views, joins, splits and flips, with
 // NumPy's spellings where NumPy has the op (np.concatenate, np.expand_dims, np.transpose
 // with its own meaning). Dims and positions from scripts are 1-based.
+#include "../tensor/autograd/functions.hpp"
 #include <algorithm>
 
 #include "../tensor/ops/index.hpp"
@@ -66,11 +67,11 @@ int ret(lua_State* L, Tensor t) {
   return 1;
 }
 
-int view_fn(lua_State* L, Args& a) { return ret(L, ops::view(a.tensor(1), a.shape_from(2, true))); }
-int view_as_fn(lua_State* L, Args& a) { return ret(L, ops::view(a.tensor(1), a.tensor(2).sizes())); }
-int reshape_fn(lua_State* L, Args& a) { return ret(L, ops::reshape(a.tensor(1), a.shape_from(2, true))); }
-int reshape_as_fn(lua_State* L, Args& a) { return ret(L, ops::reshape(a.tensor(1), a.tensor(2).sizes())); }
-int t_fn(lua_State* L, Args& a) { return ret(L, ops::t(a.tensor(1))); }
+int view_fn(lua_State* L, Args& a) { return ret(L, ag::view(a.tensor(1), a.shape_from(2, true))); }
+int view_as_fn(lua_State* L, Args& a) { return ret(L, ag::view(a.tensor(1), a.tensor(2).sizes())); }
+int reshape_fn(lua_State* L, Args& a) { return ret(L, ag::reshape(a.tensor(1), a.shape_from(2, true))); }
+int reshape_as_fn(lua_State* L, Args& a) { return ret(L, ag::reshape(a.tensor(1), a.tensor(2).sizes())); }
+int t_fn(lua_State* L, Args& a) { return ret(L, ag::t(a.tensor(1))); }
 int contiguous_fn(lua_State* L, Args& a) { return ret(L, a.tensor(1).contiguous()); }
 
 // torch: transpose(x, d1, d2) swaps two dims. NumPy: transpose(x) reverses the dims and
@@ -78,28 +79,28 @@ int contiguous_fn(lua_State* L, Args& a) { return ret(L, a.tensor(1).contiguous(
 int transpose_fn(lua_State* L, Args& a) {
   const Tensor& x = a.tensor(1);
   if (a.style == Style::Torch && a.count() == 3 && a.is_number(2))
-    return ret(L, ops::transpose(x, a.dim(2, x.dim()), a.dim(3, x.dim())));
-  if (!a.has(2)) return ret(L, ops::reverse_dims(x));
+    return ret(L, ag::transpose(x, a.dim(2, x.dim()), a.dim(3, x.dim())));
+  if (!a.has(2)) return ret(L, ag::reverse_dims(x));
   std::vector<int64_t> axes;
   for (int64_t d : a.int_list_from(2)) axes.push_back(a.dim_value(d, x.dim()));
-  return ret(L, ops::permute(x, axes));
+  return ret(L, ag::permute(x, axes));
 }
 
 int swapaxes_fn(lua_State* L, Args& a) {
   const Tensor& x = a.tensor(1);
-  return ret(L, ops::transpose(x, a.dim(2, x.dim()), a.dim(3, x.dim())));
+  return ret(L, ag::transpose(x, a.dim(2, x.dim()), a.dim(3, x.dim())));
 }
 
 int permute_fn(lua_State* L, Args& a) {
   const Tensor& x = a.tensor(1);
   std::vector<int64_t> dims;
   for (int64_t d : a.int_list_from(2)) dims.push_back(a.dim_value(d, x.dim()));
-  return ret(L, ops::permute(x, dims));
+  return ret(L, ag::permute(x, dims));
 }
 
 int movedim_fn(lua_State* L, Args& a) {
   const Tensor& x = a.tensor(1);
-  return ret(L, ops::movedim(x, dim_list(a, 2, x.dim()), dim_list(a, 3, x.dim())));
+  return ret(L, ag::movedim(x, dim_list(a, 2, x.dim()), dim_list(a, 3, x.dim())));
 }
 
 // squeeze(x) drops every size-1 dim; squeeze(x, dim or dims) those named that have size 1
@@ -107,7 +108,7 @@ int movedim_fn(lua_State* L, Args& a) {
 int squeeze_fn(lua_State* L, Args& a) {
   const Tensor& x = a.tensor(1);
   bool named = a.has(2) || a.has_kw("dim") || a.has_kw("axis");
-  if (!named) return ret(L, ops::squeeze(x));
+  if (!named) return ret(L, ag::squeeze(x));
   std::vector<int> dims = a.dims_arg(2, x.dim());
   std::vector<int64_t> d64(dims.begin(), dims.end());
   if (a.style == Style::Numpy)
@@ -115,7 +116,7 @@ int squeeze_fn(lua_State* L, Args& a) {
       if (x.dim() > 0 && x.size(d) != 1)
         a.error("cannot squeeze dim " + std::to_string(d + 1) + " of size " + std::to_string(x.size(d)) +
                 " (only size-1 dims can be squeezed)");
-  return ret(L, ops::squeeze(x, d64));
+  return ret(L, ag::squeeze(x, d64));
 }
 
 // unsqueeze(x, dim): dim in 1..ndim+1 (negative from the end); np.expand_dims also takes
@@ -127,7 +128,7 @@ int unsqueeze_fn(lua_State* L, Args& a) {
     std::optional<int64_t> d = a.kw_integer("dim");
     if (!d) d = a.kw_integer("axis");
     if (!d) a.error("expected a dim");
-    return ret(L, ops::unsqueeze(x, a.dim_value(*d, x.dim() + 1)));
+    return ret(L, ag::unsqueeze(x, a.dim_value(*d, x.dim() + 1)));
   }
   if (a.is_table(pos)) {
     std::vector<int64_t> raw = a.int_list_from(pos);
@@ -140,33 +141,33 @@ int unsqueeze_fn(lua_State* L, Args& a) {
     }
     std::sort(dims.begin(), dims.end());
     Tensor r = x;
-    for (int d : dims) r = ops::unsqueeze(r, d);
+    for (int d : dims) r = ag::unsqueeze(r, d);
     return ret(L, r);
   }
-  return ret(L, ops::unsqueeze(x, a.dim(pos, x.dim() + 1)));
+  return ret(L, ag::unsqueeze(x, a.dim(pos, x.dim() + 1)));
 }
 
-int expand_fn(lua_State* L, Args& a) { return ret(L, ops::expand(a.tensor(1), a.shape_from(2, true))); }
-int expand_as_fn(lua_State* L, Args& a) { return ret(L, ops::expand_as(a.tensor(1), a.tensor(2))); }
-int broadcast_to_fn(lua_State* L, Args& a) { return ret(L, ops::expand(a.tensor_like(1), a.shape_from(2, true))); }
+int expand_fn(lua_State* L, Args& a) { return ret(L, ag::expand(a.tensor(1), a.shape_from(2, true))); }
+int expand_as_fn(lua_State* L, Args& a) { return ret(L, ag::expand_as(a.tensor(1), a.tensor(2))); }
+int broadcast_to_fn(lua_State* L, Args& a) { return ret(L, ag::expand(a.tensor_like(1), a.shape_from(2, true))); }
 
 int flatten_fn(lua_State* L, Args& a) {
   const Tensor& x = a.tensor(1);
   int s = a.has(2) ? a.dim(2, x.dim()) : a.kw_integer("start_dim") ? a.dim_value(*a.kw_integer("start_dim"), x.dim()) : 0;
   int e = a.has(3) ? a.dim(3, x.dim())
                    : a.kw_integer("end_dim") ? a.dim_value(*a.kw_integer("end_dim"), x.dim()) : std::max(x.dim() - 1, 0);
-  return ret(L, ops::flatten(x, s, e));
+  return ret(L, ag::flatten(x, s, e));
 }
 
-int ravel_fn(lua_State* L, Args& a) { return ret(L, ops::reshape(a.tensor_like(1), {-1})); }
+int ravel_fn(lua_State* L, Args& a) { return ret(L, ag::reshape(a.tensor_like(1), {-1})); }
 
 int unflatten_fn(lua_State* L, Args& a) {
   const Tensor& x = a.tensor(1);
-  return ret(L, ops::unflatten(x, a.dim(2, x.dim()), a.shape_from(3, true)));
+  return ret(L, ag::unflatten(x, a.dim(2, x.dim()), a.shape_from(3, true)));
 }
 
-int repeat_fn(lua_State* L, Args& a) { return ret(L, ops::repeat(a.tensor(1), a.shape_from(2))); }
-int tile_fn(lua_State* L, Args& a) { return ret(L, ops::tile(a.tensor_like(1), a.shape_from(2))); }
+int repeat_fn(lua_State* L, Args& a) { return ret(L, ag::repeat(a.tensor(1), a.shape_from(2))); }
+int tile_fn(lua_State* L, Args& a) { return ret(L, ag::tile(a.tensor_like(1), a.shape_from(2))); }
 
 // The dims count that cat's dim is checked against: the first tensor that takes part.
 int cat_ndim(const std::vector<Tensor>& ts) {
@@ -177,12 +178,12 @@ int cat_ndim(const std::vector<Tensor>& ts) {
 
 int cat_fn(lua_State* L, Args& a) {
   std::vector<Tensor> ts = tensor_list(a, 1);
-  return ret(L, ops::cat(ts, opt_dim(a, 2, cat_ndim(ts), 0)));
+  return ret(L, ag::cat(ts, opt_dim(a, 2, cat_ndim(ts), 0)));
 }
 
 int stack_fn(lua_State* L, Args& a) {
   std::vector<Tensor> ts = tensor_list(a, 1);
-  return ret(L, ops::stack(ts, opt_dim(a, 2, ts[0].dim() + 1, 0)));
+  return ret(L, ag::stack(ts, opt_dim(a, 2, ts[0].dim() + 1, 0)));
 }
 
 // hstack: along dim 2 (dim 1 for 1-D tensors); vstack: along dim 1 after making 1-D
@@ -190,37 +191,37 @@ int stack_fn(lua_State* L, Args& a) {
 int hstack_fn(lua_State* L, Args& a) {
   std::vector<Tensor> ts = tensor_list(a, 1);
   for (Tensor& t : ts)
-    if (t.dim() == 0) t = ops::reshape(t, {1});
-  return ret(L, ops::cat(ts, ts[0].dim() == 1 ? 0 : 1));
+    if (t.dim() == 0) t = ag::reshape(t, {1});
+  return ret(L, ag::cat(ts, ts[0].dim() == 1 ? 0 : 1));
 }
 
 int vstack_fn(lua_State* L, Args& a) {
   std::vector<Tensor> ts = tensor_list(a, 1);
   for (Tensor& t : ts)
-    if (t.dim() < 2) t = ops::reshape(t, {1, -1});
-  return ret(L, ops::cat(ts, 0));
+    if (t.dim() < 2) t = ag::reshape(t, {1, -1});
+  return ret(L, ag::cat(ts, 0));
 }
 
 int split_fn(lua_State* L, Args& a) {
   const Tensor& x = a.tensor(1);
   int d = opt_dim(a, 3, x.dim(), 0);
   if (a.is_table(2)) {
-    push_tensor_list(L, ops::split_with_sizes(x, a.int_list_from(2), d));
+    push_tensor_list(L, ag::split_with_sizes(x, a.int_list_from(2), d));
   } else {
-    push_tensor_list(L, ops::split(x, a.integer(2), d));
+    push_tensor_list(L, ag::split(x, a.integer(2), d));
   }
   return 1;
 }
 
 int chunk_fn(lua_State* L, Args& a) {
   const Tensor& x = a.tensor(1);
-  push_tensor_list(L, ops::chunk(x, a.integer(2), opt_dim(a, 3, x.dim(), 0)));
+  push_tensor_list(L, ag::chunk(x, a.integer(2), opt_dim(a, 3, x.dim(), 0)));
   return 1;
 }
 
 int unbind_fn(lua_State* L, Args& a) {
   const Tensor& x = a.tensor(1);
-  push_tensor_list(L, ops::unbind(x, opt_dim(a, 2, x.dim(), 0)));
+  push_tensor_list(L, ag::unbind(x, opt_dim(a, 2, x.dim(), 0)));
   return 1;
 }
 
@@ -240,19 +241,19 @@ int flip_fn(lua_State* L, Args& a) {
   } else {
     for (int d = 0; d < x.dim(); ++d) dims.push_back(d);
   }
-  return ret(L, ops::flip(x, dims));
+  return ret(L, ag::flip(x, dims));
 }
 
 int fliplr_fn(lua_State* L, Args& a) {
   const Tensor& x = a.tensor(1);
   if (x.dim() < 2) a.error("expected a tensor with at least 2 dims, got " + std::to_string(x.dim()));
-  return ret(L, ops::flip(x, {1}));
+  return ret(L, ag::flip(x, {1}));
 }
 
 int flipud_fn(lua_State* L, Args& a) {
   const Tensor& x = a.tensor(1);
   if (x.dim() < 1) a.error("expected a tensor with at least 1 dim, got 0");
-  return ret(L, ops::flip(x, {0}));
+  return ret(L, ag::flip(x, {0}));
 }
 
 // narrow(x, dim, start, length): start is 1-based (negative from the end).
@@ -269,7 +270,7 @@ int narrow_fn(lua_State* L, Args& a) {
   if (s - 1 + length > n)
     a.error("start " + std::to_string(start) + " with length " + std::to_string(length) +
             " runs past the end of dim " + std::to_string(d + 1) + " of size " + std::to_string(n));
-  return ret(L, ops::narrow(x, d, s - 1, length));
+  return ret(L, ag::narrow(x, d, s - 1, length));
 }
 
 // select(x, dim, index): index is 1-based (negative from the end); removes the dim.
@@ -277,7 +278,7 @@ int select_fn(lua_State* L, Args& a) {
   const Tensor& x = a.tensor(1);
   if (x.dim() == 0) a.error("cannot select from a 0-dim tensor");
   int d = a.dim(2, x.dim());
-  return ret(L, ops::select(x, d, ops::wrap_index("select", a.integer(3), d, x.size(d))));
+  return ret(L, ag::select(x, d, ops::wrap_index("select", a.integer(3), d, x.size(d))));
 }
 
 const Binding kShapeBindings[] = {

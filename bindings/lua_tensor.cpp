@@ -1,6 +1,7 @@
 // The Tensor metatable: methods (from the registry), properties (shape, dtype, T, ...),
 // indexing, operators, tostring, __gc/__close/__len; and the tensor-level methods that
 // belong to no op family (size, item, tolist, conversions, free).
+#include "../tensor/autograd/functions.hpp"
 #include <cstring>
 
 #include "../tensor/ops/shape.hpp"
@@ -73,24 +74,24 @@ int element_size_fn(lua_State* L, Args& a) {
 }
 
 int clone_fn(lua_State* L, Args& a) {
-  push_tensor(L, a.tensor(1).clone());
+  push_tensor(L, ag::clone(a.tensor(1)));
   return 1;
 }
 
-// detach(): a view sharing storage; autograd (next issue) cuts the graph here.
+// detach(): a view sharing storage, outside autograd (no history, does not require grad).
 int detach_fn(lua_State* L, Args& a) {
   push_tensor(L, ops::alias(a.tensor(1)));
   return 1;
 }
 
 int contiguous_fn(lua_State* L, Args& a) {
-  push_tensor(L, a.tensor(1).contiguous());
+  push_tensor(L, ag::contiguous(a.tensor(1)));
   return 1;
 }
 
 int copy_fn(lua_State* L, Args& a) {
   Tensor& dst = a.tensor(1);
-  ops::copy_(dst, a.tensor_like(2));
+  ag::copy_(dst, a.tensor_like(2));
   lua_settop(L, 1);
   return 1;
 }
@@ -101,6 +102,12 @@ int free_fn(lua_State* L, Args& a) {
   if (!t) a.error("expected a tensor");
   t->reset();
   return 0;
+}
+
+// x in dtype (differentiable); a copy even when the dtype matches if `copy`.
+Tensor converted(const Tensor& x, DType dtype, bool copy) {
+  Tensor r = ag::cast(x, dtype);
+  return copy && r.same(x) ? ag::clone(x) : r;
 }
 
 // x:to("float64"), x:to("cpu"), x:to{device=, dtype=}, x:to(other_tensor)
@@ -134,13 +141,13 @@ int to_fn(lua_State* L, Args& a) {
       a.error(std::string("cannot move a tensor to ") + device->str() + ": " + e.what());
     }
   }
-  push_tensor(L, dtype ? x.to(*dtype, copy) : (copy ? x.clone() : x));
+  push_tensor(L, converted(x, dtype.value_or(x.dtype()), copy));
   return 1;
 }
 
 template <DType DT>
 int convert_fn(lua_State* L, Args& a) {
-  push_tensor(L, a.tensor(1).to(DT));
+  push_tensor(L, converted(a.tensor(1), DT, false));
   return 1;
 }
 
@@ -148,7 +155,7 @@ int convert_fn(lua_State* L, Args& a) {
 int type_fn(lua_State* L, Args& a) {
   Tensor& x = a.tensor(1);
   if (a.has(2)) {
-    push_tensor(L, x.to(a.dtype(2)));
+    push_tensor(L, converted(x, a.dtype(2), false));
     return 1;
   }
   std::string_view n = dtype_name(x.dtype());
@@ -158,7 +165,7 @@ int type_fn(lua_State* L, Args& a) {
 
 int astype_fn(lua_State* L, Args& a) {
   Tensor& x = a.tensor(1);
-  push_tensor(L, x.to(a.dtype(2), a.kw_bool("copy").value_or(true)));
+  push_tensor(L, converted(x, a.dtype(2), a.kw_bool("copy").value_or(true)));
   return 1;
 }
 
@@ -286,12 +293,21 @@ int index_mm(lua_State* L, Args&) {
     if (!std::strcmp(k, "dtype")) return lua_pushstring(L, std::string(dtype_name(x->dtype())).c_str()), 1;
     if (!std::strcmp(k, "device")) return lua_pushstring(L, x->device().str().c_str()), 1;
     if (!std::strcmp(k, "itemsize")) return lua_pushinteger(L, lua_Integer(x->itemsize())), 1;
-    if (!std::strcmp(k, "T")) return push_tensor(L, ops::reverse_dims(*x)), 1;
-    if (!std::strcmp(k, "requires_grad") || !std::strcmp(k, "is_leaf")) {
-      lua_pushboolean(L, !std::strcmp(k, "is_leaf"));  // no autograd yet: every tensor is a leaf
+    if (!std::strcmp(k, "T")) return push_tensor(L, ag::reverse_dims(*x)), 1;
+    if (!std::strcmp(k, "requires_grad")) return lua_pushboolean(L, autograd::requires_grad(*x)), 1;
+    if (!std::strcmp(k, "is_leaf")) return lua_pushboolean(L, autograd::is_leaf(*x)), 1;
+    if (!std::strcmp(k, "grad")) {
+      Tensor g = autograd::grad(*x);
+      if (g.defined()) push_tensor(L, g);
+      else lua_pushnil(L);
       return 1;
     }
-    if (!std::strcmp(k, "grad")) return lua_pushnil(L), 1;
+    if (!std::strcmp(k, "grad_fn")) {
+      const auto& fn = autograd::grad_fn(*x);
+      if (fn) lua_pushstring(L, fn->name().c_str());
+      else lua_pushnil(L);
+      return 1;
+    }
     TIDE_FAIL("tensor: no method or property named '", k, "'");
   }
   Tensor* x = to_tensor(L, 1);
@@ -303,6 +319,17 @@ int newindex_mm(lua_State* L, Args&) {
   Tensor* x = to_tensor(L, 1);
   if (lua_type(L, 2) == LUA_TSTRING) {
     const char* k = lua_tostring(L, 2);
+    if (!std::strcmp(k, "requires_grad")) {
+      TIDE_CHECK(lua_type(L, 3) == LUA_TBOOLEAN, "requires_grad: expected a boolean, got a ", luaL_typename(L, 3));
+      autograd::set_requires_grad(*x, lua_toboolean(L, 3), "requires_grad");
+      return 0;
+    }
+    if (!std::strcmp(k, "grad")) {
+      Tensor* g = lua_isnil(L, 3) ? nullptr : to_tensor(L, 3);
+      TIDE_CHECK(lua_isnil(L, 3) || g, "grad: expected a tensor or nil, got a ", luaL_typename(L, 3));
+      autograd::set_grad(*x, g ? *g : Tensor());
+      return 0;
+    }
     TIDE_FAIL("tensor: cannot set the property '", k, "'");
   }
   Args a(L, "index", Style::Torch);
@@ -316,7 +343,13 @@ int tostring_mm(lua_State* L, Args&) {
     lua_pushliteral(L, "tensor(<freed>)");
     return 1;
   }
-  std::string s = format_tensor(*to_tensor(L, 1), default_float_dtype());
+  const Tensor& x = *to_tensor(L, 1);
+  std::string s = format_tensor(x, default_float_dtype());
+  // PyTorch's suffix: the node that made the tensor, or that a leaf requires grad.
+  if (autograd::requires_grad(x) && !s.empty() && s.back() == ')') {
+    const auto& fn = autograd::grad_fn(x);
+    s.insert(s.size() - 1, fn ? ", grad_fn=<" + fn->name() + ">" : std::string(", requires_grad=true"));
+  }
   lua_pushlstring(L, s.data(), s.size());
   return 1;
 }

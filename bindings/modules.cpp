@@ -30,6 +30,8 @@ void ensure_registered() {
     register_index_bindings();
     register_io_bindings();
     register_tensor_bindings();
+    register_autograd_bindings();
+    register_nn_bindings();
   });
 }
 

@@ -179,7 +179,9 @@ bool Tensor::is_contiguous() const {
 }
 
 Tensor Tensor::as_strided(const Dims& sizes, const Dims& strides, int64_t offset) const {
-  return make_view(impl_->storage, sizes, strides, offset, impl_->dtype);
+  Tensor v = make_view(impl_->storage, sizes, strides, offset, impl_->dtype);
+  v.impl()->is_view = true;
+  return v;
 }
 
 Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }

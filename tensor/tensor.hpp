@@ -131,13 +131,14 @@ class Storage {
   std::atomic<uint32_t> version_{0};
 };
 
-struct AutogradMeta;  // defined by the autograd layer (next issue)
+struct AutogradMeta;  // tensor/autograd/autograd.hpp
 
 struct TensorImpl {
   std::shared_ptr<Storage> storage;
   Dims sizes, strides;   // strides in elements, never negative
   int64_t offset = 0;    // in elements
   DType dtype = DType::Float32;
+  bool is_view = false;  // made by as_strided from another tensor (autograd refuses in-place on it)
   std::shared_ptr<AutogradMeta> autograd;
 };
 

@@ -1,0 +1,143 @@
+// Reverse-mode automatic differentiation: the graph that differentiable ops record, grad
+// mode, saved tensors checked by version, and the engine that runs backward.
+//
+// A tensor that requires grad carries an AutogradMeta. A leaf (made by the user) has no
+// grad_fn and receives its gradient in `grad`; a result of a recorded op has grad_fn, the
+// Node that maps the gradient of that result to the gradients of the op's inputs. Every
+// node has exactly one output (ops with several outputs record one node per differentiable
+// output), which keeps the engine a plain dependency-counted walk.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../tensor.hpp"
+
+namespace tide {
+
+struct Node;
+
+// The input slot `input_nr` of `node` (a null node: that input needs no gradient).
+struct Edge {
+  std::shared_ptr<Node> node;
+};
+
+struct AutogradMeta {
+  bool requires_grad = false;
+  Tensor grad;                        // leaves: the accumulated gradient
+  std::shared_ptr<Node> grad_fn;      // null for leaves
+  std::weak_ptr<Node> accumulator;    // leaves: the node that accumulates into grad
+  // Views recorded by autograd remember their base's history generation: when the base is
+  // modified in place afterwards, the view's recorded history is stale and using it is an error.
+  std::shared_ptr<AutogradMeta> view_base;
+  uint32_t base_generation = 0;
+  uint32_t generation = 0;            // bumped when an in-place op rewrites this tensor's history
+};
+
+// Shape and dtype of an op's input, so that the engine can reduce a broadcast gradient to
+// the input's shape and convert it to the input's dtype.
+struct InputMeta {
+  Dims sizes;
+  DType dtype = DType::Float32;
+};
+
+struct Node : std::enable_shared_from_this<Node> {
+  std::vector<Edge> next;          // one per input of the op
+  std::vector<InputMeta> inputs;   // the same length as next
+  virtual ~Node() = default;
+  // "MulBackward" for a node recorded by mul.
+  virtual std::string name() const = 0;
+  // Gradients of the inputs (undefined: none) from the gradient of the output.
+  virtual std::vector<Tensor> apply(const Tensor& grad) = 0;
+  // Drops what was saved for backward (after a backward without retain_graph).
+  virtual void release() {}
+  bool needs_grad(size_t input) const { return input < next.size() && next[input].node != nullptr; }
+};
+
+// A tensor an op saved for its backward, with the storage version it had then: unpacking it
+// after an in-place change is an error naming the op. A saved output does not hold its own
+// node (that would be a cycle); unpack rebuilds its history from the node that owns it.
+class SavedTensor {
+ public:
+  SavedTensor() = default;
+  static SavedTensor input(const Tensor& t);
+  static SavedTensor output(const Tensor& t);
+  bool defined() const { return data_.defined(); }
+  Tensor unpack(const Node& owner) const;
+
+ private:
+  Tensor data_;
+  uint32_t version_ = 0;
+  bool is_output_ = false;
+};
+
+// Grad mode: whether ops record. Thread-local, on by default.
+namespace autograd {
+
+bool grad_enabled();
+void set_grad_enabled(bool on);
+
+// Sets grad mode for a scope and restores the previous mode.
+class GradModeGuard {
+ public:
+  explicit GradModeGuard(bool on) : prev_(grad_enabled()) { set_grad_enabled(on); }
+  ~GradModeGuard() { set_grad_enabled(prev_); }
+  GradModeGuard(const GradModeGuard&) = delete;
+  GradModeGuard& operator=(const GradModeGuard&) = delete;
+
+ private:
+  bool prev_;
+};
+
+// Per-tensor properties.
+bool requires_grad(const Tensor& t);
+bool is_leaf(const Tensor& t);                 // no grad_fn
+const std::shared_ptr<Node>& grad_fn(const Tensor& t);  // null for leaves
+Tensor grad(const Tensor& t);                  // undefined when none
+// Only floating-point tensors may require grad; a non-leaf can not stop requiring it.
+void set_requires_grad(Tensor& t, bool on, const char* op = "requires_grad_");
+void set_grad(Tensor& t, const Tensor& g);     // undefined g clears it
+// The meta of t, created if absent.
+AutogradMeta& meta(const Tensor& t);
+
+// True when grad mode is on and any of these (possibly undefined) tensors requires grad.
+bool needs_recording(std::initializer_list<const Tensor*> inputs);
+bool needs_recording(const std::vector<Tensor>& inputs);
+
+// The function a differentiable op records: gradients of its inputs from the gradient of
+// its output. It runs with grad mode on only under create_graph, so formulas written with
+// differentiable ops give higher-order gradients.
+using BackwardFn = std::function<std::vector<Tensor>(const Tensor& grad, const Node& node)>;
+
+// Makes `out` the result of a new node of `op` over `inputs` (null or undefined entries and
+// inputs that do not require grad get no edge). `view` marks out as a view of inputs[0].
+// Call only when needs_recording(inputs).
+void record(const char* op, Tensor& out, const std::vector<const Tensor*>& inputs, BackwardFn fn,
+            bool view = false);
+
+// Checks that `t` may be used as an input of a recorded op: a view whose base was since
+// modified in place has a stale history.
+void check_usable(const Tensor& t, const char* op);
+
+// The in-place protocol for differentiable ops. `x` is about to be overwritten by `op`:
+// when recording is needed, checks that x may be (not a leaf requiring grad, not a view)
+// and returns a snapshot of x that carries its history (for the out-of-place computation);
+// afterwards `commit_inplace` copies the result into x and makes it x's history.
+Tensor inplace_snapshot(const Tensor& x, const char* op);
+void commit_inplace(Tensor& x, const Tensor& result, const char* op);
+
+// Runs backward from `roots` with gradients `grads` (undefined: ones for a one-element root).
+// Gradients accumulate into leaves' grad. Without retain_graph the graph's saved tensors are
+// released, so a second backward through it is an error.
+void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, bool retain_graph,
+              bool create_graph, const char* op = "backward");
+// torch.autograd.grad: the gradients of roots with respect to `inputs`, returned instead of
+// accumulated. An input the roots do not depend on is an error unless allow_unused (then
+// its entry is undefined).
+std::vector<Tensor> grad(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads,
+                         const std::vector<Tensor>& inputs, bool retain_graph, bool create_graph,
+                         bool allow_unused, const char* op = "autograd.grad");
+
+}  // namespace autograd
+}  // namespace tide

@@ -1,0 +1,26 @@
+// Kernels of the neural-network functions that pay to be fused: image patches for
+// convolution and pooling (unfold2d / fold2d), and cross-entropy as log-softmax + NLL in one
+// pass over each row. The differentiable wrappers are in tensor/autograd/nn.cpp.
+#pragma once
+#include "../tensor.hpp"
+
+namespace tide::ops {
+
+struct Window2d {
+  int64_t kernel[2] = {1, 1}, stride[2] = {1, 1}, padding[2] = {0, 0}, dilation[2] = {1, 1};
+  // Output size along spatial dim i for an input of size n; throws (naming op) when < 1.
+  int64_t out_size(int i, int64_t n, const char* op) const;
+};
+
+// x (N, C, H, W) -> patches (N, C*kh*kw, Hout*Wout); positions in the padding read `pad`.
+Tensor unfold2d(const Tensor& x, const Window2d& w, double pad = 0, const char* op = "unfold");
+// The adjoint of unfold2d: patches (N, C*kh*kw, L) summed back into (N, C, H, W).
+Tensor fold2d(const Tensor& cols, int64_t H, int64_t W, const Window2d& w, const char* op = "fold");
+
+// Cross-entropy of each row of logits (M, C) (contiguous, floating) against target (M)
+// (int64, 0-based classes, or `ignore` for rows that count 0), optional class weights (C):
+// loss_i = (1-eps) w_t (lse_i - x_it) + eps/C sum_c w_c (lse_i - x_ic), one pass per row.
+Tensor cross_entropy_rows(const Tensor& logits, const Tensor& target, const Tensor* weight, int64_t ignore,
+                          double eps);
+
+}  // namespace tide::ops
