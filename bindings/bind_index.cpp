@@ -301,7 +301,7 @@ void index_set_recorded(Tensor& x, const std::vector<Entry>& entries, const std:
   Tensor snap = autograd::inplace_snapshot(x, kOp);
   Tensor y = x.clone();
   index_set(y, entries, s, v);
-  autograd::record(kOp, y, {&snap, &v}, [entries](const Tensor& g, const Node& n) -> std::vector<Tensor> {
+  autograd::record("index_put", y, {&snap, &v}, [entries](const Tensor& g, const Node& n) -> std::vector<Tensor> {
     std::vector<Tensor> r(2);
     if (n.needs_grad(0)) {
       r[0] = g.clone();

@@ -172,16 +172,34 @@ bool differentiable(BinaryOp op) {
   }
 }
 
-// A number operand stays a number; a tensor operand is saved by version.
+// A number operand stays a number; a tensor operand is saved by version when the
+// formula needs it (so that, say, x * 2 does not keep x and x:mul_(2) stays legal).
 struct SavedOperand {
   SavedTensor t;
   Scalar s;
   bool is_tensor;
-  explicit SavedOperand(const TensorOrScalar& v) : s(v.scalar), is_tensor(v.is_tensor()) {
-    if (is_tensor) t = SavedTensor::input(v.tensor);
+  SavedOperand(const TensorOrScalar& v, bool keep) : s(v.scalar), is_tensor(v.is_tensor()) {
+    if (is_tensor && keep) t = SavedTensor::input(v.tensor);
   }
   TensorOrScalar unpack(const Node& n) const { return is_tensor ? TensorOrScalar(t.unpack(n)) : TensorOrScalar(s); }
 };
+
+// Which operands a binary derivative reads, given which operands need a gradient.
+void operands_read(BinaryOp op, bool grad_a, bool grad_b, bool& read_a, bool& read_b) {
+  switch (op) {
+    case BinaryOp::Add: case BinaryOp::Sub: case BinaryOp::FloorDiv:
+      read_a = read_b = false;
+      return;
+    case BinaryOp::Mul:
+      read_a = grad_b, read_b = grad_a;
+      return;
+    case BinaryOp::Div:
+      read_a = grad_b, read_b = true;
+      return;
+    default:
+      read_a = read_b = true;
+  }
+}
 
 }  // namespace
 
@@ -208,8 +226,9 @@ Tensor binary(BinaryOp op, const TensorOrScalar& a, const TensorOrScalar& b, con
   check_out(binary_op_name(op), out, {pa, pb});
   Tensor y = ops::binary(op, a, b, out);
   if (out || !differentiable(op) || !needs_recording({pa, pb})) return y;
-  bool need_y = op == BinaryOp::Pow;
-  SavedOperand sa(a), sb(b);
+  bool need_y = op == BinaryOp::Pow, read_a, read_b;
+  operands_read(op, needs_recording({pa}), needs_recording({pb}), read_a, read_b);
+  SavedOperand sa(a, read_a), sb(b, read_b);
   SavedTensor sy = need_y ? SavedTensor::output(y) : SavedTensor();
   record(binary_op_name(op), y, {pa, pb}, [op, sa, sb, sy](const Tensor& g, const Node& n) -> Grads {
     return binary_grad(op, g, sa.unpack(n), sb.unpack(n), sy.unpack(n), n);
@@ -232,8 +251,8 @@ Tensor clamp(const Tensor& x, const std::optional<TensorOrScalar>& lo, const std
   if (out || !needs_recording({&x, plo, phi})) return y;
   SavedTensor sx = SavedTensor::input(x);
   std::optional<SavedOperand> slo, shi;
-  if (lo) slo.emplace(*lo);
-  if (hi) shi.emplace(*hi);
+  if (lo) slo.emplace(*lo, true);
+  if (hi) shi.emplace(*hi, true);
   record("clamp", y, {&x, plo, phi}, [sx, slo, shi](const Tensor& g, const Node& n) -> Grads {
     Tensor xv = sx.unpack(n);
     // x passes where it lies within the bounds; a tensor bound gets the gradient where it won.
@@ -276,7 +295,7 @@ Tensor lerp(const Tensor& a, const Tensor& b, const TensorOrScalar& w, const Ten
   Tensor y = ops::lerp(a, b, w, out);
   if (out || !needs_recording({&a, &b, pw})) return y;
   SavedTensor sa = SavedTensor::input(a), sb = SavedTensor::input(b);
-  SavedOperand sw(w);
+  SavedOperand sw(w, true);
   record("lerp", y, {&a, &b, pw}, [sa, sb, sw](const Tensor& g, const Node& n) -> Grads {
     TensorOrScalar wv = sw.unpack(n);
     Grads r(3);
