@@ -59,6 +59,47 @@ for _, dt in ipairs({"float64", "float32"}) do
   end)
 end
 
+-- Autograd overhead: a tiny training step (two small matmuls, relu, a squared loss,
+-- backward, an update under no_grad) -- per step.
+add("autograd_tiny_step", function()
+  torch.manual_seed(0)
+  local w1 = torch.randn(10, 16, {requires_grad = true})
+  local w2 = torch.randn(16, 1, {requires_grad = true})
+  local x, y = torch.randn(8, 10), torch.randn(8, 1)
+  local iters = 2000
+  return function()
+    for _ = 1, iters do
+      local loss = (x:mm(w1):relu():mm(w2) - y):pow(2):sum()
+      loss:backward()
+      torch.no_grad(function()
+        w1:sub_(w1.grad * 1e-4)
+        w2:sub_(w2.grad * 1e-4)
+      end)
+      w1.grad, w2.grad = nil, nil
+    end
+  end, iters
+end)
+
+-- The seed workload with autograd: the two-layer network, loss:backward(), 500 steps.
+add("autograd_two_layer_float32", function()
+  local N, D_in, H, D_out = 64, 1000, 100, 10
+  torch.manual_seed(0)
+  local x, y = torch.randn(N, D_in), torch.randn(N, D_out)
+  local w1_0, w2_0 = torch.randn(D_in, H), torch.randn(H, D_out)
+  return function()
+    local w1, w2 = w1_0:clone():requires_grad_(), w2_0:clone():requires_grad_()
+    for _ = 1, 500 do
+      local loss = (x:mm(w1):clamp{min = 0}:mm(w2) - y):pow(2):sum()
+      loss:backward()
+      torch.no_grad(function()
+        w1:sub_(w1.grad * 1e-6)
+        w2:sub_(w2.grad * 1e-6)
+      end)
+      w1.grad, w2.grad = nil, nil
+    end
+  end, 1
+end)
+
 for _, w in ipairs(workloads) do
   if w.name:find(filter, 1, true) then
     local fn, per = w.setup()

@@ -57,4 +57,45 @@ for dt in ("float64", "float32"):
                 w2 -= 1e-6 * grad_w2
         return run, 1
 
+
+@add("autograd_tiny_step")
+def _():
+    torch.manual_seed(0)
+    w1 = torch.randn(10, 16, requires_grad=True)
+    w2 = torch.randn(16, 1, requires_grad=True)
+    x, y = torch.randn(8, 10), torch.randn(8, 1)
+    iters = 2000
+
+    def run():
+        with torch.enable_grad():
+            for _ in range(iters):
+                loss = (x.mm(w1).relu().mm(w2) - y).pow(2).sum()
+                loss.backward()
+                with torch.no_grad():
+                    w1.sub_(w1.grad * 1e-4)
+                    w2.sub_(w2.grad * 1e-4)
+                w1.grad, w2.grad = None, None
+    return run, iters
+
+
+@add("autograd_two_layer_float32")
+def _():
+    N, D_in, H, D_out = 64, 1000, 100, 10
+    torch.manual_seed(0)
+    x, y = torch.randn(N, D_in), torch.randn(N, D_out)
+    w1_0, w2_0 = torch.randn(D_in, H), torch.randn(H, D_out)
+
+    def run():
+        with torch.enable_grad():
+            w1, w2 = w1_0.clone().requires_grad_(), w2_0.clone().requires_grad_()
+            for _ in range(500):
+                loss = (x.mm(w1).clamp(min=0).mm(w2) - y).pow(2).sum()
+                loss.backward()
+                with torch.no_grad():
+                    w1.sub_(w1.grad * 1e-6)
+                    w2.sub_(w2.grad * 1e-6)
+                w1.grad, w2.grad = None, None
+    return run, 1
+
+
 run()
