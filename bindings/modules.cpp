@@ -29,6 +29,7 @@ void ensure_registered() {
     register_shape_bindings();
     register_index_bindings();
     register_io_bindings();
+    register_optim_bindings();
     register_tensor_bindings();
     register_autograd_bindings();
     register_nn_bindings();

@@ -1,0 +1,92 @@
+// Bindings of the fused optimizer steps (tensor/ops/optim.hpp): internal functions that
+// torch.optim (bindings/lua/torch_optim.lua) calls once per parameter and step, with the
+// parameter, its gradient and the state buffers it created, and the group's
+// hyper-parameters as keywords. Each returns the parameter, updated in place.
+#include "../tensor/ops/optim.hpp"
+#include "lua_api.hpp"
+
+namespace tide::lua {
+
+namespace {
+
+// Positional i: a tensor, or nil for a state buffer the options do not use.
+const Tensor* optional_tensor(const Args& a, int i) { return a.has(i) ? &a.tensor(i) : nullptr; }
+
+double number_or(const Args& a, const char* name, double fallback) { return a.kw_number(name).value_or(fallback); }
+bool flag(const Args& a, const char* name) { return a.kw_bool(name).value_or(false); }
+
+// The learning rate has no default in a step: the optimizer always passes its group's.
+double learning_rate(const Args& a, const char* opt) {
+  auto lr = a.kw_number("lr");
+  TIDE_CHECK(lr.has_value(), opt, ": keyword 'lr' is required");
+  return *lr;
+}
+
+int ret_param(lua_State* L) {
+  lua_settop(L, 1);
+  return 1;
+}
+
+int sgd_step(lua_State* L, Args& a) {
+  ops::SgdOptions o;
+  o.lr = learning_rate(a, "SGD");
+  o.momentum = number_or(a, "momentum", 0);
+  o.dampening = number_or(a, "dampening", 0);
+  o.weight_decay = number_or(a, "weight_decay", 0);
+  o.nesterov = flag(a, "nesterov");
+  o.maximize = flag(a, "maximize");
+  o.new_buffer = flag(a, "new_buffer");
+  ops::sgd_step_(a.tensor(1), a.tensor(2), optional_tensor(a, 3), o);
+  return ret_param(L);
+}
+
+int adam_step(lua_State* L, Args& a) {
+  ops::AdamOptions o;
+  o.decoupled_weight_decay = flag(a, "decoupled_weight_decay");
+  o.lr = learning_rate(a, o.decoupled_weight_decay ? "AdamW" : "Adam");
+  o.beta1 = number_or(a, "beta1", o.beta1);
+  o.beta2 = number_or(a, "beta2", o.beta2);
+  o.eps = number_or(a, "eps", o.eps);
+  o.weight_decay = number_or(a, "weight_decay", 0);
+  o.step = a.kw_integer("step").value_or(1);
+  o.amsgrad = flag(a, "amsgrad");
+  o.maximize = flag(a, "maximize");
+  ops::adam_step_(a.tensor(1), a.tensor(2), a.tensor(3), a.tensor(4), optional_tensor(a, 5), o);
+  return ret_param(L);
+}
+
+int rmsprop_step(lua_State* L, Args& a) {
+  ops::RmspropOptions o;
+  o.lr = learning_rate(a, "RMSprop");
+  o.alpha = number_or(a, "alpha", o.alpha);
+  o.eps = number_or(a, "eps", o.eps);
+  o.weight_decay = number_or(a, "weight_decay", 0);
+  o.momentum = number_or(a, "momentum", 0);
+  o.centered = flag(a, "centered");
+  o.maximize = flag(a, "maximize");
+  ops::rmsprop_step_(a.tensor(1), a.tensor(2), a.tensor(3), optional_tensor(a, 4), optional_tensor(a, 5), o);
+  return ret_param(L);
+}
+
+const Binding kOptimBindings[] = {
+    {"_sgd_step_", sgd_step, TORCH,
+     "_sgd_step_(param, grad, momentum_buffer|nil, {lr=, momentum=0, dampening=0, weight_decay=0, "
+     "nesterov=false, maximize=false, new_buffer=false}) -> param: one fused SGD step in place "
+     "(new_buffer: the buffer takes the gradient instead of being decayed, as on PyTorch's first step)."},
+    {"_adam_step_", adam_step, TORCH,
+     "_adam_step_(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq|nil, {lr=, beta1=0.9, beta2=0.999, "
+     "eps=1e-8, weight_decay=0, step=1, amsgrad=false, maximize=false, decoupled_weight_decay=false}) "
+     "-> param: one fused Adam step in place (AdamW with decoupled_weight_decay; step counts this one)."},
+    {"_rmsprop_step_", rmsprop_step, TORCH,
+     "_rmsprop_step_(param, grad, square_avg, momentum_buffer|nil, grad_avg|nil, {lr=, alpha=0.99, "
+     "eps=1e-8, weight_decay=0, momentum=0, centered=false, maximize=false}) -> param: one fused "
+     "RMSprop step in place."},
+};
+
+}  // namespace
+
+void register_optim_bindings() {
+  register_bindings(kOptimBindings, sizeof(kOptimBindings) / sizeof(kOptimBindings[0]));
+}
+
+}  // namespace tide::lua

@@ -1,0 +1,47 @@
+// Fused optimizer steps: each call updates one parameter and its state buffers in place in
+// a single pass over the elements, with PyTorch 1.13's single-tensor formulas (sgd.py,
+// adam.py, adamw.py, rmsprop.py) and no temporaries. The parameter is float16, bfloat16,
+// float32 or float64 (halves are computed in float32); the gradient and every state buffer
+// have its shape and dtype. The parameter's version is bumped like any in-place write.
+#pragma once
+#include <cstdint>
+
+#include "../tensor.hpp"
+
+namespace tide::ops {
+
+struct SgdOptions {
+  double lr = 0, momentum = 0, dampening = 0, weight_decay = 0;
+  bool nesterov = false, maximize = false;
+  // The momentum buffer has no history yet: it takes the gradient as it is (PyTorch clones
+  // the gradient into a new buffer on the first step) instead of being decayed.
+  bool new_buffer = false;
+};
+
+// SGD with momentum, dampening, Nesterov and weight decay. momentum_buffer is required when
+// momentum != 0 and unused otherwise (may be nullptr then).
+void sgd_step_(const Tensor& param, const Tensor& grad, const Tensor* momentum_buffer,
+               const SgdOptions& o);
+
+struct AdamOptions {
+  double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0;
+  int64_t step = 1;  // the step count including this step (1 on the first), for bias correction
+  bool amsgrad = false, maximize = false;
+  bool decoupled_weight_decay = false;  // AdamW: decay the parameter, not the gradient
+};
+
+// Adam / AdamW. max_exp_avg_sq is required when amsgrad and unused otherwise.
+void adam_step_(const Tensor& param, const Tensor& grad, const Tensor& exp_avg,
+                const Tensor& exp_avg_sq, const Tensor* max_exp_avg_sq, const AdamOptions& o);
+
+struct RmspropOptions {
+  double lr = 1e-2, alpha = 0.99, eps = 1e-8, weight_decay = 0, momentum = 0;
+  bool centered = false, maximize = false;
+};
+
+// RMSprop. momentum_buffer is required when momentum > 0, grad_avg when centered; each is
+// unused otherwise.
+void rmsprop_step_(const Tensor& param, const Tensor& grad, const Tensor& square_avg,
+                   const Tensor* momentum_buffer, const Tensor* grad_avg, const RmspropOptions& o);
+
+}  // namespace tide::ops
