@@ -10,24 +10,9 @@
 -- them at random. Prints "step T loss L" every --print-every steps and "final loss L".
 local np = require "numpy"
 
-local function parse_args(argv)
-  local opts = {dtype = "float64", steps = 500, print_every = 100}
-  local i = 1
-  while i <= #argv do
-    local name, value = argv[i], argv[i + 1]
-    if name == "--dtype" then opts.dtype = value
-    elseif name == "--steps" then opts.steps = math.tointeger(tonumber(value))
-    elseif name == "--data" then opts.data = value
-    elseif name == "--seed" then opts.seed = math.tointeger(tonumber(value))
-    elseif name == "--print-every" then opts.print_every = math.tointeger(tonumber(value))
-    else error("unknown option " .. tostring(name) ..
-               " (use --dtype, --steps, --data, --seed, --print-every)", 0) end
-    if value == nil then error("option " .. name .. " needs a value", 0) end
-    i = i + 2
-  end
-  return opts
-end
-local opts = parse_args({...})
+local dir = arg and arg[0] and arg[0]:match("(.*/)") or "./"
+local opts = dofile(dir .. "common.lua").parse_args({...}, {dtype = "float64", steps = 500, print_every = 100,
+                                                          data = false, seed = false})
 
 -- N is batch size; D_in is input dimension;
 -- H is hidden dimension; D_out is output dimension.

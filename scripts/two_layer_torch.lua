@@ -9,51 +9,16 @@
 -- --data loads x, y, w1, w2 from an .npz file (as written by np.savez) instead of drawing
 -- them at random. Prints "step T loss L" every --print-every steps and "final loss L".
 local torch = require "torch"
-local np = require "numpy"
-
-local function parse_args(argv)
-  local opts = {dtype = "float64", device = "cpu", steps = 500, print_every = 100}
-  local i = 1
-  while i <= #argv do
-    local name, value = argv[i], argv[i + 1]
-    if name == "--dtype" then opts.dtype = value
-    elseif name == "--device" then opts.device = value
-    elseif name == "--steps" then opts.steps = math.tointeger(tonumber(value))
-    elseif name == "--data" then opts.data = value
-    elseif name == "--seed" then opts.seed = math.tointeger(tonumber(value))
-    elseif name == "--print-every" then opts.print_every = math.tointeger(tonumber(value))
-    else error("unknown option " .. tostring(name) ..
-               " (use --dtype, --device, --steps, --data, --seed, --print-every)", 0) end
-    if value == nil then error("option " .. name .. " needs a value", 0) end
-    i = i + 2
-  end
-  return opts
-end
-local opts = parse_args({...})
-
-local dtype = opts.dtype
-local device = opts.device
+local dir = arg and arg[0] and arg[0]:match("(.*/)") or "./"
+local common = dofile(dir .. "common.lua")
+local opts = common.parse_args({...}, {dtype = "float64", device = "cpu", steps = 500, print_every = 100,
+                                       data = false, seed = false})
 
 -- N is batch size; D_in is input dimension;
 -- H is hidden dimension; D_out is output dimension.
 local N, D_in, H, D_out = 64, 1000, 100, 10
-
-local x, y, w1, w2
-if opts.data then
-  local d = np.load(opts.data)
-  x = d.x:to{device = device, dtype = dtype}
-  y = d.y:to{device = device, dtype = dtype}
-  w1 = d.w1:to{device = device, dtype = dtype}
-  w2 = d.w2:to{device = device, dtype = dtype}
-else
-  if opts.seed then torch.manual_seed(opts.seed) end
-  -- Create random input and output data
-  x = torch.randn(N, D_in, {device = device, dtype = dtype})
-  y = torch.randn(N, D_out, {device = device, dtype = dtype})
-  -- Randomly initialize weights
-  w1 = torch.randn(D_in, H, {device = device, dtype = dtype})
-  w2 = torch.randn(H, D_out, {device = device, dtype = dtype})
-end
+-- Random (or loaded) input and output data and initial weights.
+local x, y, w1, w2 = common.two_layer_data(opts, N, D_in, H, D_out)
 
 local learning_rate = 1e-6
 local loss

@@ -1,4 +1,4 @@
--- The two-layer network of scripts/two_layer_{numpy,torch}.lua against the NumPy original
+-- The two-layer network of scripts/two_layer_*.lua against the NumPy original
 -- (tests/reference/two_layer_numpy.py), all on the same data: NumPy draws x, y, w1, w2 and
 -- saves them to an .npz, and every run trains from that file.
 --
@@ -109,7 +109,9 @@ local function check_float32(losses, final)
   T.truthy(final < 1e-2, string.format("float32 training did not converge (final loss %g)", final))
 end
 
-for _, script in ipairs({"two_layer_numpy.lua", "two_layer_torch.lua"}) do
+-- By hand (NumPy and torch style), with autograd, and with nn + optim: the same losses.
+local SCRIPTS = {"two_layer_numpy.lua", "two_layer_torch.lua", "two_layer_autograd.lua", "two_layer_nn.lua"}
+for _, script in ipairs(SCRIPTS) do
   T.test(script .. " float64 matches NumPy", function()
     check_float64(run_script(script, "float64"))
   end)
@@ -128,7 +130,7 @@ if torch and torch.cuda and torch.cuda.is_available() then
 end
 
 -- Without --data the scripts draw their own data; a seeded short run trains.
-for _, script in ipairs({"two_layer_numpy.lua", "two_layer_torch.lua"}) do
+for _, script in ipairs(SCRIPTS) do
   T.test(script .. " on random data", function()
     local out = run(table.concat({quote(tide), quote(root .. "scripts/" .. script),
                                   "--seed", "1", "--steps", "200"}, " "))

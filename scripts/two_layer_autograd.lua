@@ -1,0 +1,44 @@
+-- The two-layer network of two_layer_torch.lua with autograd: the weights require grad,
+-- loss:backward() computes the gradients, and the update runs under torch.no_grad() (the
+-- classic PyTorch "autograd" example, translated line by line).
+--
+--   tide scripts/two_layer_autograd.lua [--dtype float64|float32] [--device cpu|cuda]
+--        [--steps 500] [--data file.npz] [--seed S] [--print-every 100]
+--
+-- Prints "step T loss L" every --print-every steps and "final loss L".
+local torch = require "torch"
+local dir = arg and arg[0] and arg[0]:match("(.*/)") or "./"
+local common = dofile(dir .. "common.lua")
+local opts = common.parse_args({...}, {dtype = "float64", device = "cpu", steps = 500, print_every = 100,
+                                       data = false, seed = false})
+
+-- N is batch size; D_in is input dimension; H is hidden dimension; D_out is output dimension.
+local N, D_in, H, D_out = 64, 1000, 100, 10
+local x, y, w1, w2 = common.two_layer_data(opts, N, D_in, H, D_out)
+-- Autograd records every operation on the weights from here on.
+w1:requires_grad_()
+w2:requires_grad_()
+
+local learning_rate = 1e-6
+local loss
+for t = 0, opts.steps - 1 do
+  -- Forward pass: the same operations as by hand; no intermediate values need keeping.
+  local y_pred = x:mm(w1):clamp{min = 0}:mm(w2)
+  local l = (y_pred - y):pow(2):sum()
+  loss = l:item()
+  if t % opts.print_every == opts.print_every - 1 then
+    print(string.format("step %d loss %.17g", t, loss))
+  end
+
+  -- Backward pass: w1.grad and w2.grad receive d loss / d w.
+  l:backward()
+
+  -- Update the weights outside the graph, then clear the gradients for the next step.
+  torch.no_grad(function()
+    w1:sub_(learning_rate * w1.grad)
+    w2:sub_(learning_rate * w2.grad)
+    w1.grad:zero_()
+    w2.grad:zero_()
+  end)
+end
+print(string.format("final loss %.17g", loss))
