@@ -463,11 +463,18 @@ local function parse_to_target(op, ...)
   return target
 end
 
--- t converted to the target: the dtype applies to floating-point tensors only (integer
--- buffers such as counters keep theirs), as PyTorch's Module.to does.
+-- "cuda" names the same device as "cuda:0".
+local function same_device(a, b)
+  return a == b or a .. ":0" == b or a == b .. ":0"
+end
+
+-- t converted to the target, or t itself when it is there already (so that parameters an
+-- optimizer holds stay the module's). The dtype applies to floating-point tensors only
+-- (integer buffers such as counters keep theirs), as PyTorch's Module.to does.
 local function convert(t, target)
-  local spec = {device = target.device}
-  if target.dtype and t:is_floating_point() then spec.dtype = target.dtype end
+  local spec = {}
+  if target.device and not same_device(target.device, t.device) then spec.device = target.device end
+  if target.dtype and t.dtype ~= target.dtype and t:is_floating_point() then spec.dtype = target.dtype end
   if next(spec) == nil then return t end
   return t:to(spec)
 end

@@ -208,7 +208,12 @@ T.test("to converts parameters in place of the module and keeps them leaves", fu
   T.eq(m.scale.dtype, "float64")
   m:to(torch.zeros(1, {dtype = "float32"}))
   T.eq(m.scale.dtype, "float32")
+  -- Where nothing changes, the parameters stay the same tensors (an optimizer keeps them).
+  local w = m.fc1.weight
   T.truthy(m:to("cpu") == m)
+  m:to{device = "cpu", dtype = "float32"}
+  m:float()
+  T.truthy(m.fc1.weight == w)
   T.eq(m.fc1.weight.device, "cpu")
   T.error_usable(function() m:to(5) end, "Net:to: expected a device, a dtype, a {device=, dtype=} table or a tensor, got 5")
 end)
