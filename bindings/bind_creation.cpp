@@ -5,12 +5,12 @@
 // Shapes are varargs or one table (torch.zeros(2, 3) = torch.zeros{2, 3}); NumPy spellings
 // also take the dtype as a trailing string (np.zeros({2, 3}, "int32")), and default to
 // float64 (Args::default_float). Keywords: {dtype=, device=}.
-#include "../tensor/autograd/functions.hpp"
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <random>
 
+#include "../tensor/autograd/functions.hpp"
 #include "../tensor/ops/creation.hpp"
 #include "../tensor/random.hpp"
 #include "lua_api.hpp"

@@ -6,10 +6,10 @@
 // 1-based, negative from the end). Numbers and ranges give views (numbers remove their
 // dim); tensors select copies, with PyTorch's advanced-indexing rules. Assignment writes
 // through the same views, or through index_put_ / masked_fill_ when tensors are involved.
-#include "../tensor/autograd/functions.hpp"
 #include <cmath>
 #include <string>
 
+#include "../tensor/autograd/functions.hpp"
 #include "../tensor/ops/index.hpp"
 #include "../tensor/ops/shape.hpp"
 #include "indexing.hpp"

@@ -2,9 +2,9 @@
 // and the norms of np.linalg / torch.linalg. Through `torch` (and as methods) operands must
 // be tensors of one dtype, as in PyTorch; through `np` they may be numbers or nested tables
 // and are promoted, as in NumPy.
-#include "../tensor/autograd/functions.hpp"
 #include <cmath>
 
+#include "../tensor/autograd/functions.hpp"
 #include "../tensor/ops/linalg.hpp"
 #include "lua_api.hpp"
 

@@ -1,9 +1,9 @@
 // Bindings of the shape ops (tensor/ops/shape.hpp): views, joins, splits and flips, with
 // NumPy's spellings where NumPy has the op (np.concatenate, np.expand_dims, np.transpose
 // with its own meaning). Dims and positions from scripts are 1-based.
-#include "../tensor/autograd/functions.hpp"
 #include <algorithm>
 
+#include "../tensor/autograd/functions.hpp"
 #include "../tensor/ops/index.hpp"
 #include "../tensor/ops/shape.hpp"
 #include "lua_api.hpp"

@@ -1,9 +1,9 @@
 // The Tensor metatable: methods (from the registry), properties (shape, dtype, T, ...),
 // indexing, operators, tostring, __gc/__close/__len; and the tensor-level methods that
 // belong to no op family (size, item, tolist, conversions, free).
-#include "../tensor/autograd/functions.hpp"
 #include <cstring>
 
+#include "../tensor/autograd/functions.hpp"
 #include "../tensor/ops/shape.hpp"
 #include "../tensor/print.hpp"
 #include "indexing.hpp"
