@@ -1,11 +1,14 @@
-// NumPy's file functions: np.save, np.load (.npy -> tensor, .npz -> table of tensors),
-// np.savez, np.savez_compressed, np.loadtxt and np.savetxt. The formats live in
-// tensor/io/; this file only turns Lua arguments into their options.
+// The file functions: NumPy's np.save, np.load (.npy -> tensor, .npz -> table of tensors),
+// np.savez, np.savez_compressed, np.loadtxt and np.savetxt, and PyTorch's torch.save and
+// torch.load (safetensors checkpoints). The formats live in tensor/io/; this file only turns
+// Lua arguments into their options, and Lua tables into key paths and back.
 #include <algorithm>
+#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "../tensor/io/npy.hpp"
+#include "../tensor/io/safetensors.hpp"
 #include "../tensor/io/text.hpp"
 #include "lua_api.hpp"
 
@@ -22,11 +25,12 @@ const char* type_of(lua_State* L, int idx) {
   return lua_typename(L, lua_type(L, idx));
 }
 
-std::string path_arg(Args& a, const char* op) {
-  TIDE_CHECK(a.is_string(1), op, ": expected a file name (string) as argument 1, got ",
-             a.count() >= 1 ? type_of(a.L, 1) : "nothing");
+// The file name at argument i.
+std::string path_arg(Args& a, const char* op, int i = 1) {
+  TIDE_CHECK(a.is_string(i), op, ": expected a file name (string) as argument ", i, ", got ",
+             a.count() >= i ? type_of(a.L, i) : "nothing");
   size_t n;
-  const char* s = lua_tolstring(a.L, 1, &n);
+  const char* s = lua_tolstring(a.L, i, &n);
   return std::string(s, n);
 }
 
@@ -264,7 +268,125 @@ int savetxt_fn(lua_State* L, Args& a) {
   return 0;
 }
 
+// "the table to save" or "the table at fc1", for messages about a table being saved.
+std::string table_at(const io::KeyPath& path) {
+  return path.empty() ? "the table to save" : "the table at " + io::key_path_text(path);
+}
+
+// A key that is neither a string nor an integer, for messages: 1.5, true, a table.
+std::string key_repr(lua_State* L, int idx) {
+  if (lua_type(L, idx) == LUA_TNUMBER) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.14g", lua_tonumber(L, idx));
+    return buf;
+  }
+  if (lua_type(L, idx) == LUA_TBOOLEAN) return lua_toboolean(L, idx) ? "true" : "false";
+  return std::string("of type ") + type_of(L, idx);
+}
+
+// Adds the tensors of the table at idx, reached through `path`, to out (depth first). `open`
+// holds the tables on the way down, to refuse a table that contains itself.
+void collect_tensors(lua_State* L, int idx, io::KeyPath& path, std::vector<const void*>& open,
+                     std::vector<std::pair<io::KeyPath, Tensor>>& out, const char* op) {
+  idx = lua_absindex(L, idx);
+  const void* self = lua_topointer(L, idx);
+  TIDE_CHECK(std::find(open.begin(), open.end(), self) == open.end(), op, ": ", table_at(path),
+             " is the table itself or one holding it (a cycle)");
+  TIDE_CHECK(open.size() < 200 && lua_checkstack(L, 4), op, ": tables nested more than 200 deep");
+  open.push_back(self);
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    if (lua_type(L, -2) == LUA_TSTRING) {
+      size_t n;
+      const char* k = lua_tolstring(L, -2, &n);
+      path.emplace_back(std::string(k, n));
+    } else if (lua_isinteger(L, -2)) {
+      path.emplace_back(int64_t(lua_tointeger(L, -2)));
+    } else {
+      TIDE_FAIL(op, ": the key ", key_repr(L, -2), " in ", table_at(path), " is not a string or an integer");
+    }
+    if (Tensor* t = tensor_slot(L, -1)) {
+      TIDE_CHECK(t->defined(), op, ": the tensor at ", io::key_path_text(path), " was freed (x:free() or <close>)");
+      out.emplace_back(path, *t);
+    } else if (lua_type(L, -1) == LUA_TTABLE) {
+      collect_tensors(L, -1, path, open, out, op);
+    } else {
+      TIDE_FAIL(op, ": the value at ", io::key_path_text(path), " is a ", type_of(L, -1),
+                ", not a tensor (a checkpoint holds tensors and tables of them; for a module, save "
+                "model:state_dict())");
+    }
+    path.pop_back();
+    lua_pop(L, 1);
+  }
+  open.pop_back();
+}
+
+// torch.save(obj, path): a tensor or a (nested) table of tensors as a safetensors file.
+int torch_save_fn(lua_State* L, Args& a) {
+  const char* op = "torch.save";
+  std::string path = path_arg(a, op, 2);
+  io::Checkpoint ck;
+  if (Tensor* t = to_tensor(L, 1)) {
+    ck.single = true;
+    ck.entries.emplace_back(io::KeyPath{}, *t);
+  } else {
+    TIDE_CHECK(lua_type(L, 1) == LUA_TTABLE, op, ": expected a tensor or a table of tensors as argument 1, got ",
+               lua_isnone(L, 1) ? "nothing" : type_of(L, 1));
+    io::KeyPath root;
+    std::vector<const void*> open;
+    collect_tensors(L, 1, root, open, ck.entries, op);
+  }
+  io::save_safetensors(path, io::checkpoint_to_safetensors(ck, op), op);
+  return 0;
+}
+
+void push_key(lua_State* L, const io::Key& k) {
+  if (const int64_t* i = std::get_if<int64_t>(&k)) lua_pushinteger(L, *i);
+  else lua_pushlstring(L, std::get<std::string>(k).data(), std::get<std::string>(k).size());
+}
+
+// torch.load(path): the tensor, the nested table, or (a file written elsewhere) the flat
+// table name -> tensor that a safetensors file holds.
+int torch_load_fn(lua_State* L, Args& a) {
+  const char* op = "torch.load";
+  std::string path = path_arg(a, op);
+  io::Checkpoint ck = io::checkpoint_from_safetensors(io::load_safetensors(path, op), std::string(op) + ": " + path);
+  if (ck.single) {
+    push_tensor(L, std::move(ck.entries[0].second));
+    return 1;
+  }
+  lua_newtable(L);
+  const int root = lua_gettop(L);
+  for (auto& [keys, t] : ck.entries) {
+    lua_pushvalue(L, root);
+    for (size_t k = 0; k + 1 < keys.size(); ++k) {  // the tables on the way, made when missing
+      push_key(L, keys[k]);
+      if (lua_rawget(L, -2) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        push_key(L, keys[k]);
+        lua_pushvalue(L, -2);
+        lua_rawset(L, -4);
+      }
+      lua_remove(L, -2);
+    }
+    push_key(L, keys.back());
+    push_tensor(L, std::move(t));
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+  }
+  return 1;
+}
+
 const Binding kIoBindings[] = {
+    {"save", torch_save_fn, TORCH,
+     "save(obj, path): writes a tensor or a (nested) table of tensors to a safetensors file. Nested keys "
+     "are joined with dots as in a PyTorch state dict ({fc1 = {weight = w}} -> \"fc1.weight\"; list "
+     "entries by their index); the file is written aside and renamed over path when complete."},
+    {"load", torch_load_fn, TORCH,
+     "load(path) -> Tensor | table: reads a safetensors file. A tensor saved alone comes back as a "
+     "tensor and a table as the same nested table; a file written elsewhere gives a flat table "
+     "name -> tensor (what load_state_dict takes)."},
     {"save", save_fn, NUMPY,
      "save(path, x): writes x to a NumPy .npy file (\".npy\" is added when missing). bfloat16 has no "
      "NumPy dtype: convert with x:float() first."},

@@ -2,7 +2,10 @@
 // plus dtype constants and the Lua-written parts embedded from bindings/lua/.
 #include "modules.hpp"
 
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -153,8 +156,24 @@ int clock_fn(lua_State* L, Args&) {
   return 1;
 }
 
+// Whether a file descriptor (2 is stderr) or a Lua file handle is a terminal: the progress
+// bar of torch.utils.progress draws only there.
+int isatty_fn(lua_State* L, Args& a) {
+  int fd = -1;
+  if (auto* f = static_cast<luaL_Stream*>(luaL_testudata(L, 1, LUA_FILEHANDLE))) {
+    if (f->closef && f->f) fd = fileno(f->f);
+  } else {
+    int64_t n = a.integer(1);
+    TIDE_CHECK(n >= 0 && n <= INT32_MAX, "utils._isatty: expected a file descriptor (>= 0) or a file, got ", n);
+    fd = int(n);
+  }
+  lua_pushboolean(L, fd >= 0 && isatty(fd));
+  return 1;
+}
+
 const Binding kModuleBindings[] = {
     {"utils.clock", clock_fn, TORCH, "utils.clock() -> number: monotonic wall-clock seconds."},
+    {"utils._isatty", isatty_fn, TORCH, "utils._isatty(fd | file) -> boolean: whether it is a terminal."},
     {"set_default_dtype", set_default_dtype, TORCH, "set_default_dtype(dtype): the dtype of new float tensors."},
     {"get_default_dtype", get_default_dtype, TORCH, "get_default_dtype() -> string."},
     {"set_num_threads", set_num_threads_fn, TORCH, "set_num_threads(n): threads for the engine and BLAS together."},
