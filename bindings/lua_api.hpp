@@ -150,8 +150,8 @@ void register_shape_bindings();
 void register_index_bindings();
 void register_io_bindings();
 void register_optim_bindings();
-void register_tensor_bindings();
 void register_autograd_bindings();
-void register_nn_bindings();  // conversions, properties, misc methods
+void register_nn_bindings();
+void register_tensor_bindings();  // conversions, properties, misc methods
 
 }  // namespace tide::lua

@@ -33,9 +33,9 @@ void ensure_registered() {
     register_index_bindings();
     register_io_bindings();
     register_optim_bindings();
-    register_tensor_bindings();
     register_autograd_bindings();
     register_nn_bindings();
+    register_tensor_bindings();
   });
 }
 
