@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "backend.hpp"
+#include "io/file_io.hpp"
 
 namespace tide {
 
@@ -32,15 +32,6 @@ std::string py_float(double v, char conv, int prec) {
 std::string pad_left(std::string s, size_t width) {
   if (s.size() < width) s.insert(0, width - s.size(), ' ');
   return s;
-}
-
-// A host copy of t (t itself on the CPU).
-Tensor to_host(const Tensor& t) {
-  if (t.device().is_cpu()) return t;
-  Tensor c = t.contiguous();
-  Tensor h = Tensor::empty(c.sizes(), c.dtype());
-  backend_for(c.device().type).copy_bytes(h.data_ptr(), Device{}, c.data_ptr(), c.device(), c.nbytes());
-  return h;
 }
 
 class Printer {
@@ -221,7 +212,7 @@ std::string torch_dtype(DType d) { return "torch." + std::string(dtype_name(d));
 
 std::string format_tensor_data(const Tensor& t, int indent) {
   if (t.numel() == 0) return "[]";
-  Tensor h = to_host(t);
+  Tensor h = io::to_host(t);
   return Printer(h).str(indent);
 }
 

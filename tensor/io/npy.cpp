@@ -1,17 +1,14 @@
 // .npy and .npz reading and writing (see npy.hpp for what is accepted and guaranteed).
 //
 // The layers, bottom up:
-//   Input   random-access bytes (a file through pread, or a memory buffer)
-//   Reader  sequential bytes of one .npy payload: a plain range of an Input, or a deflate
+//   ByteSource  random-access bytes (a file through pread, or a memory buffer; file_io.hpp)
+//   Reader  sequential bytes of one .npy payload: a plain range of a ByteSource, or a deflate
 //           stream inflated on the fly; both keep the CRC-32 of what they produced
 //   decode  a .npy payload from a Reader into a tensor (header checks before allocation)
 //   zip     the central directory of an archive, checked against the archive's size
 // and the same on the way out: Output (file or string), npy header + data, zip records.
 #include "npy.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -22,7 +19,7 @@
 #include <cstring>
 #include <memory>
 
-#include "../backend.hpp"
+#include "file_io.hpp"
 
 namespace tide::io {
 namespace {
@@ -33,13 +30,6 @@ constexpr bool kHostLittle = std::endian::native == std::endian::little;
 constexpr size_t kChunk = 1 << 16;
 // Deflate cannot expand more than 1032:1, so a member declaring more than that is lying.
 constexpr uint64_t kMaxDeflateRatio = 1032;
-
-template <typename... A>
-[[noreturn]] void fail_at(const std::string& where, const A&... args) {
-  TIDE_FAIL(where, ": ", args...);
-}
-
-std::string where_of(const char* op, const std::string& name) { return std::string(op) + ": " + name; }
 
 uint16_t rd16(const unsigned char* p) { return uint16_t(p[0] | (p[1] << 8)); }
 uint32_t rd32(const unsigned char* p) {
@@ -56,62 +46,6 @@ void wr32(std::string& s, uint32_t v) {
 uint32_t crc_update(uint32_t crc, const void* p, size_t n) {
   return uint32_t(crc32_z(crc, static_cast<const Bytef*>(p), n));
 }
-
-// ---------------------------------------------------------------------------------------
-// Input
-
-class Input {
- public:
-  virtual ~Input() = default;
-  uint64_t size() const { return size_; }
-  // Reads exactly n bytes at off; the caller has checked that off + n <= size().
-  virtual void read_at(uint64_t off, void* dst, size_t n) = 0;
-
- protected:
-  uint64_t size_ = 0;
-};
-
-class FileInput : public Input {
- public:
-  FileInput(const std::string& path, const std::string& where) : where_(where) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) fail_at(where_, "cannot open file: ", std::strerror(errno));
-    struct stat st;
-    if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
-      ::close(fd_);
-      fail_at(where_, "not a regular file");
-    }
-    size_ = uint64_t(st.st_size);
-  }
-  ~FileInput() override { ::close(fd_); }
-  void read_at(uint64_t off, void* dst, size_t n) override {
-    char* p = static_cast<char*>(dst);
-    while (n > 0) {
-      ssize_t got = ::pread(fd_, p, std::min<size_t>(n, size_t(1) << 30), off_t(off));
-      if (got < 0 && errno == EINTR) continue;
-      if (got < 0) fail_at(where_, "read error: ", std::strerror(errno));
-      if (got == 0) fail_at(where_, "unexpected end of file (was it changed while being read?)");
-      p += got;
-      off += uint64_t(got);
-      n -= size_t(got);
-    }
-  }
-
- private:
-  int fd_ = -1;
-  std::string where_;
-};
-
-class MemoryInput : public Input {
- public:
-  MemoryInput(const void* data, size_t size) : data_(static_cast<const char*>(data)) { size_ = size; }
-  void read_at(uint64_t off, void* dst, size_t n) override {
-    if (n) std::memcpy(dst, data_ + off, n);
-  }
-
- private:
-  const char* data_;
-};
 
 // ---------------------------------------------------------------------------------------
 // Readers of one payload
@@ -136,7 +70,7 @@ class Reader {
 
 class RangeReader : public Reader {
  public:
-  RangeReader(Input& in, uint64_t off, uint64_t len) : in_(in), pos_(off) { remaining_ = len; }
+  RangeReader(ByteSource& in, uint64_t off, uint64_t len) : in_(in), pos_(off) { remaining_ = len; }
   void read(void* dst, size_t n) override {
     TIDE_ASSERT(n <= remaining_);
     in_.read_at(pos_, dst, n);
@@ -146,13 +80,13 @@ class RangeReader : public Reader {
   }
 
  private:
-  Input& in_;
+  ByteSource& in_;
   uint64_t pos_;
 };
 
 class InflateReader : public Reader {
  public:
-  InflateReader(Input& in, uint64_t off, uint64_t comp_len, uint64_t uncomp_len, std::string where)
+  InflateReader(ByteSource& in, uint64_t off, uint64_t comp_len, uint64_t uncomp_len, std::string where)
       : in_(in), pos_(off), comp_left_(comp_len), where_(std::move(where)), buf_(kChunk) {
     remaining_ = uncomp_len;
     std::memset(&zs_, 0, sizeof zs_);
@@ -216,7 +150,7 @@ class InflateReader : public Reader {
     fail_at(where_, "corrupt compressed data (", zs_.msg ? zs_.msg : "zlib error", ")");
   }
 
-  Input& in_;
+  ByteSource& in_;
   uint64_t pos_, comp_left_;
   std::string where_;
   std::vector<unsigned char> buf_;
@@ -266,15 +200,6 @@ void copy_to_contiguous(const Tensor& view, void* dst) {
   });
 }
 
-// A CPU tensor with the same values (device tensors are copied over as contiguous bytes).
-Tensor on_host(const Tensor& t, const char* op) {
-  TIDE_CHECK(t.defined(), op, ": got an undefined tensor");
-  if (t.device().is_cpu()) return t;
-  Tensor c = t.contiguous();
-  Tensor h = Tensor::empty(c.sizes(), c.dtype());
-  backend_for(c.device().type).copy_bytes(h.data_ptr(), Device{}, c.data_ptr(), c.device(), c.nbytes());
-  return h;
-}
 
 // ---------------------------------------------------------------------------------------
 // .npy header text
@@ -535,7 +460,7 @@ struct ZipMember {
   uint64_t comp, uncomp, local_off;
 };
 
-std::vector<ZipMember> read_central_directory(Input& in, const std::string& where) {
+std::vector<ZipMember> read_central_directory(ByteSource& in, const std::string& where) {
   const uint64_t size = in.size();
   if (size < 22) fail_at(where, "not a valid .npz archive (", size, " bytes, too short for a zip file)");
   const uint64_t tail = std::min<uint64_t>(size, 22 + 65535);
@@ -609,7 +534,7 @@ std::vector<ZipMember> read_central_directory(Input& in, const std::string& wher
   return members;
 }
 
-Tensor read_member(Input& in, const ZipMember& m, const std::string& where) {
+Tensor read_member(ByteSource& in, const ZipMember& m, const std::string& where) {
   const std::string mw = where + " member '" + m.name + "'";
   if (m.flags & 1) fail_at(mw, "encrypted zip members are not supported");
   std::unique_ptr<Reader> r;
@@ -633,7 +558,7 @@ Tensor read_member(Input& in, const ZipMember& m, const std::string& where) {
 
 enum class Kind { Npy, Npz, Other };
 
-Kind sniff(Input& in, const std::string& where) {
+Kind sniff(ByteSource& in, const std::string& where) {
   if (in.size() == 0) fail_at(where, "the file is empty");
   unsigned char b[6] = {0};
   in.read_at(0, b, size_t(std::min<uint64_t>(6, in.size())));
@@ -644,7 +569,7 @@ Kind sniff(Input& in, const std::string& where) {
   return Kind::Other;
 }
 
-std::vector<NamedTensor> read_npz(Input& in, const std::string& where) {
+std::vector<NamedTensor> read_npz(ByteSource& in, const std::string& where) {
   std::vector<NamedTensor> out;
   for (const ZipMember& m : read_central_directory(in, where)) {
     const std::string& n = m.name;
@@ -654,12 +579,12 @@ std::vector<NamedTensor> read_npz(Input& in, const std::string& where) {
   return out;
 }
 
-Tensor read_npy(Input& in, const std::string& where) {
+Tensor read_npy(ByteSource& in, const std::string& where) {
   RangeReader r(in, 0, in.size());
   return decode_npy(r, where);
 }
 
-Loaded load_any(Input& in, const std::string& where) {
+Loaded load_any(ByteSource& in, const std::string& where) {
   Loaded l;
   switch (sniff(in, where)) {
     case Kind::Npy: l.tensor = read_npy(in, where); break;
@@ -772,7 +697,8 @@ struct Prepared {
 Prepared prepare(const std::string& name, const Tensor& t, const char* op) {
   Prepared p;
   p.name = name;
-  p.t = on_host(t, op);
+  TIDE_CHECK(t.defined(), op, ": got an undefined tensor");
+  p.t = to_host(t);
   p.header = npy_header(p.t, op);
   p.size = p.header.size() + p.t.nbytes();
   return p;
@@ -984,26 +910,26 @@ std::string npy_descr(DType dtype, const char* op) {
 
 Loaded load(const std::string& path, const char* op) {
   const std::string where = where_of(op, path);
-  FileInput in(path, where);
+  FileSource in(path, where);
   return load_any(in, where);
 }
 
 Tensor load_npy(const std::string& path, const char* op) {
   const std::string where = where_of(op, path);
-  FileInput in(path, where);
+  FileSource in(path, where);
   if (sniff(in, where) == Kind::Npz) fail_at(where, "this is a .npz archive, not a .npy file");
   return read_npy(in, where);
 }
 
 std::vector<NamedTensor> load_npz(const std::string& path, const char* op) {
   const std::string where = where_of(op, path);
-  FileInput in(path, where);
+  FileSource in(path, where);
   if (sniff(in, where) == Kind::Npy) fail_at(where, "this is a .npy file, not a .npz archive");
   return read_npz(in, where);
 }
 
 Loaded load_bytes(const void* data, size_t size, const std::string& name, const char* op) {
-  MemoryInput in(data, size);
+  MemorySource in(data, size);
   return load_any(in, where_of(op, name));
 }
 

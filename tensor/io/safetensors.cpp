@@ -3,7 +3,7 @@
 // The layers, bottom up:
 //   JSON     a small strict parser (RFC 8259: UTF-8, escapes, surrogate pairs, duplicate keys
 //            refused, nesting capped) into a tree, and string quoting for the writer
-//   Source   random-access bytes of a file (pread) or of a memory buffer
+//   ByteSource  random-access bytes of a file (pread) or of a memory buffer (file_io.hpp)
 //   decode   header length -> header JSON -> every tensor's spec checked -> the layout
 //            checked (no gap, no overlap, the buffer exactly covered) -> allocation and reads
 //   encode   the header of a set of tensors, then their bytes, to a string or to a file
@@ -28,7 +28,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "../backend.hpp"
+#include "file_io.hpp"
 
 namespace tide::io {
 
@@ -36,11 +36,6 @@ static_assert(std::endian::native == std::endian::little,
               "safetensors data are little-endian and are read and written without swapping");
 
 namespace {
-
-template <typename... A>
-[[noreturn]] void fail_at(const std::string& where, const A&... args) {
-  TIDE_FAIL(where, ": ", args...);
-}
 
 // The safetensors names of the dtypes tide has.
 struct DTypeName {
@@ -349,65 +344,6 @@ void append_json_string(std::string& out, std::string_view s) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Sources of bytes
-
-class Source {
- public:
-  virtual ~Source() = default;
-  uint64_t size() const { return size_; }
-  // Reads exactly n bytes at off; callers have checked that off + n <= size().
-  virtual void read_at(uint64_t off, void* dst, size_t n) = 0;
-
- protected:
-  uint64_t size_ = 0;
-};
-
-class FileSource : public Source {
- public:
-  FileSource(const std::string& path, const std::string& where) : where_(where) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) fail_at(where_, "cannot open file: ", std::strerror(errno));
-    struct stat st;
-    if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
-      ::close(fd_);
-      fail_at(where_, "not a regular file");
-    }
-    size_ = uint64_t(st.st_size);
-  }
-  ~FileSource() override { ::close(fd_); }
-  FileSource(const FileSource&) = delete;
-  FileSource& operator=(const FileSource&) = delete;
-
-  void read_at(uint64_t off, void* dst, size_t n) override {
-    char* p = static_cast<char*>(dst);
-    while (n > 0) {
-      const ssize_t got = ::pread(fd_, p, std::min<size_t>(n, size_t(1) << 30), off_t(off));
-      if (got < 0 && errno == EINTR) continue;
-      if (got < 0) fail_at(where_, "read error: ", std::strerror(errno));
-      if (got == 0) fail_at(where_, "unexpected end of file (was it changed while being read?)");
-      p += got;
-      off += uint64_t(got);
-      n -= size_t(got);
-    }
-  }
-
- private:
-  int fd_ = -1;
-  const std::string& where_;
-};
-
-class MemorySource : public Source {
- public:
-  MemorySource(const void* data, size_t size) : data_(static_cast<const char*>(data)) { size_ = size; }
-  void read_at(uint64_t off, void* dst, size_t n) override {
-    if (n) std::memcpy(dst, data_ + off, n);
-  }
-
- private:
-  const char* data_;
-};
-
-// ---------------------------------------------------------------------------------------
 // Decoding
 
 // One tensor's entry of the header, checked on its own.
@@ -508,7 +444,7 @@ void check_layout(std::vector<TensorSpec>& specs, uint64_t buffer, const std::st
     fail_at(where, "the data buffer is ", buffer, " bytes but the tensors cover ", covered);
 }
 
-Safetensors decode(Source& in, const std::string& where) {
+Safetensors decode(ByteSource& in, const std::string& where) {
   const uint64_t size = in.size();
   if (size < 8)
     fail_at(where, "the file is ", size, " bytes, too short for a safetensors file (it starts with an 8-byte header length)");
@@ -549,15 +485,6 @@ Safetensors decode(Source& in, const std::string& where) {
 
 // ---------------------------------------------------------------------------------------
 // Encoding
-
-// The contiguous values of t in host memory (a device tensor is copied over).
-Tensor host_contiguous(const Tensor& t) {
-  Tensor c = t.contiguous();
-  if (c.device().is_cpu()) return c;
-  Tensor h = Tensor::empty(c.sizes(), c.dtype());
-  backend_for(c.device().type).copy_bytes(h.data_ptr(), Device{}, c.data_ptr(), c.device(), c.nbytes());
-  return h;
-}
 
 // The order of the tensors in the data buffer: largest itemsize first (so that each starts
 // aligned to its itemsize after the 8-aligned header), then by name.
@@ -625,7 +552,7 @@ std::string header_bytes(const Safetensors& st, const std::vector<size_t>& order
 template <typename Sink>
 void emit_data(const Safetensors& st, const std::vector<size_t>& order, Sink&& sink) {
   for (size_t k : order) {
-    const Tensor h = host_contiguous(st.tensors[k].second);
+    const Tensor h = to_host(st.tensors[k].second).contiguous();
     sink(h.data_ptr(), h.nbytes());
   }
 }
@@ -762,18 +689,18 @@ std::vector<std::pair<KeyPath, Tensor>> entries_from_keys(Safetensors& st, const
 // Public entry points
 
 Safetensors load_safetensors(const std::string& path, const char* op) {
-  const std::string where = std::string(op) + ": " + path;
+  const std::string where = where_of(op, path);
   FileSource in(path, where);
   return decode(in, where);
 }
 
 Safetensors decode_safetensors(const void* data, size_t size, const std::string& name, const char* op) {
   MemorySource in(data, size);
-  return decode(in, std::string(op) + ": " + name);
+  return decode(in, where_of(op, name));
 }
 
 void save_safetensors(const std::string& path, const Safetensors& st, const char* op) {
-  const std::string where = std::string(op) + ": " + path;
+  const std::string where = where_of(op, path);
   const std::vector<size_t> order = data_order(st);
   const std::string header = header_bytes(st, order, op);  // every check before the file is touched
   ReplacingFile out(path, where);

@@ -16,6 +16,8 @@
 #include <limits>
 #include <memory>
 
+#include "file_io.hpp"
+
 namespace tide::io {
 namespace {
 
@@ -384,7 +386,7 @@ std::string savetxt_impl(const Tensor& t0, const SavetxtOptions& opt, const char
 }  // namespace
 
 Tensor loadtxt_string(std::string_view text, const LoadtxtOptions& opt, const std::string& name, const char* op) {
-  std::string where = std::string(op) + ": " + name;
+  std::string where = where_of(op, name);
   TextParser p(opt, where);
   const char* b = text.data();
   const char* e = b + text.size();
@@ -394,7 +396,7 @@ Tensor loadtxt_string(std::string_view text, const LoadtxtOptions& opt, const st
 }
 
 Tensor loadtxt(const std::string& path, const LoadtxtOptions& opt, const char* op) {
-  std::string where = std::string(op) + ": " + path;
+  std::string where = where_of(op, path);
   TextParser p(opt, where);
   errno = 0;
   gzFile f = gzopen(path.c_str(), "rb");
@@ -435,7 +437,7 @@ std::string savetxt_string(const Tensor& t, const SavetxtOptions& opt, const cha
 }
 
 void savetxt(const std::string& path, const Tensor& t, const SavetxtOptions& opt, const char* op) {
-  std::string where = std::string(op) + ": " + path;
+  std::string where = where_of(op, path);
   std::string text = savetxt_impl(t, opt, op);
   const bool gz = path.size() >= 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
   if (gz) {
