@@ -116,6 +116,51 @@ end
 -- s quoted for a POSIX shell command line.
 function T.quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
 
+-- The whole contents of a file, as a byte string.
+function T.read_bytes(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+-- Replaces the contents of a file with the byte string s.
+function T.write_bytes(path, s)
+  local f = assert(io.open(path, "wb"))
+  f:write(s)
+  f:close()
+end
+
+-- A fresh temporary directory: its path, and a function giving the path of a name inside it.
+function T.tmpdir()
+  local dir = os.tmpname()
+  os.remove(dir)
+  assert(os.execute("mkdir -p " .. T.quote(dir)))
+  return dir, function(name) return dir .. "/" .. name end
+end
+
+-- The Python with NumPy and PyTorch 1.13 for reference values (the default python3 lacks them).
+T.PYTHON = "/usr/bin/python3"
+
+-- True when T.PYTHON can import the module `name`.
+function T.have_python_module(name)
+  return os.execute(T.quote(T.PYTHON) .. " -c " .. T.quote("import " .. name) .. " >/dev/null 2>&1") == true
+end
+
+-- Runs Python code with the given command-line arguments; returns its output (stdout and
+-- stderr together) and whether it exited with status 0.
+function T.python(code, ...)
+  local script = os.tmpname()
+  T.write_bytes(script, code)
+  local cmd = {T.quote(T.PYTHON), T.quote(script)}
+  for _, a in ipairs({...}) do cmd[#cmd + 1] = T.quote(a) end
+  local p = assert(io.popen(table.concat(cmd, " ") .. " 2>&1"))
+  local out = p:read("a")
+  local ok = p:close()
+  os.remove(script)
+  return out, ok == true
+end
+
 function T.done()
   print(string.format("%d passed, %d failed", T.passed, T.failed))
   os.exit(T.failed == 0 and 0 or 1)

@@ -7,23 +7,8 @@ local T = dofile(dir .. "harness.lua")
 local torch = torch or require("torch")
 
 local DATA = dir .. "../data/"
-local TMP = os.tmpname()
-os.remove(TMP)
-assert(os.execute("mkdir -p " .. T.quote(TMP)))
-local function tmp(name) return TMP .. "/" .. name end
-
-local function read_bytes(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
-local function write_bytes(path, s)
-  local f = assert(io.open(path, "wb"))
-  f:write(s)
-  f:close()
-end
+local TMP, tmp = T.tmpdir()
+local read_bytes, write_bytes = T.read_bytes, T.write_bytes
 
 -- The JSON header of a safetensors file, as text.
 local function header_of(path)
@@ -155,16 +140,15 @@ T.test("every dtype written by NumPy by hand, with escapes, reversed data, 0-d a
 end)
 
 T.test("files written here are read by an independent Python reader", function()
-  local PY = "/usr/bin/python3"
-  if os.execute(PY .. " -c 'import numpy' >/dev/null 2>&1") ~= true then
-    print("skipped: test_checkpoint Python reader (no NumPy at " .. PY .. ")")
+  if not T.have_python_module("numpy") then
+    print("skipped: test_checkpoint Python reader (no NumPy at " .. T.PYTHON .. ")")
     return
   end
   local saved = {}
   for _, dt in ipairs(DTYPES) do saved["w_" .. dt] = torch.tensor(fixture_values(dt), {dtype = dt}):reshape(2, 3) end
   saved.nested = {scalar = torch.tensor(-1.25, {dtype = "float64"}), empty = torch.zeros(0, 2)}
   torch.save(saved, tmp("for_python.safetensors"))
-  write_bytes(tmp("reader.py"), [==[
+  local out, ok = T.python([==[
 import json, struct, sys
 import numpy as np
 data = open(sys.argv[1], "rb").read()
@@ -190,10 +174,8 @@ for name in sorted(header):
     a = a.reshape(v["shape"])
     print(name, v["dtype"], json.dumps(list(a.shape)), json.dumps(a.astype(float).ravel().tolist()))
 print("format", meta.get("format"))
-]==])
-  local p = io.popen(PY .. " " .. T.quote(tmp("reader.py")) .. " " .. T.quote(tmp("for_python.safetensors")) .. " 2>&1")
-  local out = p:read("a")
-  T.truthy(p:close(), "the Python reader failed:\n" .. out)
+]==], tmp("for_python.safetensors"))
+  T.truthy(ok, "the Python reader failed:\n" .. out)
   local seen = {}
   for name, st_dtype, shape, vals in out:gmatch("(%S+) (%S+) (%b[]) (%b[])\n") do
     local nums = {}

@@ -7,38 +7,11 @@ local torch = torch or require("torch")
 local np = np or require("numpy")
 
 local DATA = dir .. "../data/"
-local TMP = os.tmpname()
-os.remove(TMP)
-assert(os.execute("mkdir -p '" .. TMP .. "'"))
-local function tmp(name) return TMP .. "/" .. name end
+local TMP, tmp = T.tmpdir()
+local read_bytes, write_bytes, python = T.read_bytes, T.write_bytes, T.python
 
-local PY = "/usr/bin/python3"
-local have_numpy = os.execute(PY .. " -c 'import numpy' >/dev/null 2>&1") == true
-if not have_numpy then io.stderr:write("test_io: no NumPy at " .. PY .. "; skipping the NumPy cross-checks\n") end
-
--- Runs a Python script, returns its output (stdout and stderr) and whether it exited with 0.
-local function python(code)
-  local f = assert(io.open(tmp("check.py"), "w"))
-  f:write(code)
-  f:close()
-  local p = assert(io.popen(PY .. " '" .. tmp("check.py") .. "' 2>&1"))
-  local out = p:read("a")
-  local ok = p:close()
-  return out, ok == true
-end
-
-local function read_bytes(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
-local function write_bytes(path, s)
-  local f = assert(io.open(path, "wb"))
-  f:write(s)
-  f:close()
-end
+local have_numpy = T.have_python_module("numpy")
+if not have_numpy then io.stderr:write("test_io: no NumPy at " .. T.PYTHON .. "; skipping the NumPy cross-checks\n") end
 
 local function exists(path)
   local f = io.open(path, "rb")
@@ -403,5 +376,5 @@ T.test("loadtxt reads the digits dataset", function()
   T.eq(d[{":", 65}]:max():item(), 9)
 end)
 
-os.execute("rm -rf '" .. TMP .. "'")
+os.execute("rm -rf " .. T.quote(TMP))
 T.done()

@@ -14,8 +14,8 @@ local root = here .. "../../"
 
 local quote, tide = T.quote, T.interpreter()
 
-local python = "/usr/bin/python3"
-if not os.execute(quote(python) .. " -c 'import numpy' >/dev/null 2>&1") then
+local python = T.PYTHON
+if not T.have_python_module("numpy") then
   print("skipped: " .. python .. " with numpy is not available")
   os.exit(77)
 end
