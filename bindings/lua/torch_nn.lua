@@ -331,6 +331,16 @@ function Module:apply(fn)
   return self
 end
 
+-- An iterator over a list of {name, value} pairs, yielding name, value.
+local function iterate_pairs(list)
+  local i = 0
+  return function()
+    i = i + 1
+    local pair = list[i]
+    if pair then return pair[1], pair[2] end
+  end
+end
+
 -- An iterator over (name, value) pairs of one registry in this module and, when recurse,
 -- its submodules; each value once (shared parameters are yielded under their first name).
 local function named_members(self, registry, prefix, recurse)
@@ -352,12 +362,7 @@ local function named_members(self, registry, prefix, recurse)
     end
   end
   visit(self, prefix ~= nil and prefix ~= "" and prefix .. "." or "")
-  local i = 0
-  return function()
-    i = i + 1
-    local pair = out[i]
-    if pair then return pair[1], pair[2] end
-  end
+  return iterate_pairs(out)
 end
 
 -- for name, p in model:named_parameters() do ... end  (names like "fc1.weight")
@@ -400,12 +405,7 @@ function Module:named_modules(prefix)
     end
   end
   visit(self, prefix or "")
-  local i = 0
-  return function()
-    i = i + 1
-    local pair = out[i]
-    if pair then return pair[1], pair[2] end
-  end
+  return iterate_pairs(out)
 end
 
 function Module:modules() return values_of(self:named_modules()) end
@@ -640,11 +640,17 @@ local function container_append(self, module)
   return self
 end
 
+-- The container class nn[name]: #, indexing from 1 and append.
+local function container_class(name)
+  local class = Module:extend(name)
+  nn[name] = class
+  class.__len, class.__getitem, class.__setitem = container_len, container_get, container_set
+  class.append = container_append
+  return class
+end
+
 -- nn.Sequential(a, b, c): calls its children in order, each on the previous one's output.
-local Sequential = Module:extend("Sequential")
-nn.Sequential = Sequential
-Sequential.__len, Sequential.__getitem, Sequential.__setitem = container_len, container_get, container_set
-Sequential.append = container_append
+local Sequential = container_class("Sequential")
 
 function Sequential:init(...)
   for i = 1, select("#", ...) do
@@ -660,10 +666,7 @@ function Sequential:forward(x)
 end
 
 -- nn.ModuleList({a, b}) or nn.ModuleList(a, b): a list of registered submodules.
-local ModuleList = Module:extend("ModuleList")
-nn.ModuleList = ModuleList
-ModuleList.__len, ModuleList.__getitem, ModuleList.__setitem = container_len, container_get, container_set
-ModuleList.append = container_append
+local ModuleList = container_class("ModuleList")
 
 function ModuleList:init(...)
   local list = ...
