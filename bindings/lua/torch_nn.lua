@@ -281,6 +281,13 @@ function Module:extend(name)
   return setmetatable({_name = name}, {__index = self, __call = construct, __tostring = ClassMeta.__tostring})
 end
 
+-- util.module_class("Name"): a subclass of nn.Module published as nn.Name (the built-in layers).
+function util.module_class(name)
+  local class = Module:extend(name)
+  nn[name] = class
+  return class
+end
+
 -- The base init does nothing: the registries are ready before init runs.
 function Module:init() end
 
@@ -642,8 +649,7 @@ end
 
 -- The container class nn[name]: #, indexing from 1 and append.
 local function container_class(name)
-  local class = Module:extend(name)
-  nn[name] = class
+  local class = util.module_class(name)
   class.__len, class.__getitem, class.__setitem = container_len, container_get, container_set
   class.append = container_append
   return class

@@ -4,7 +4,6 @@
 local torch = ...
 local nn = torch.nn
 local F, init, util = nn.functional, nn.init, nn._util
-local Module = nn.Module
 local fail, repr = util.fail, util.repr
 
 -- The creation options of a layer's parameters: {dtype=, device=} with the defaults filled
@@ -22,8 +21,7 @@ end
 ---------------------------------------------------------------------------------------------
 -- Linear
 
-local Linear = Module:extend("Linear")
-nn.Linear = Linear
+local Linear = util.module_class("Linear")
 
 function Linear:init(...)
   local o = util.args("Linear", {"in_features", "out_features", "bias", "device", "dtype"}, 2, {bias = true}, ...)
@@ -52,8 +50,7 @@ end
 ---------------------------------------------------------------------------------------------
 -- Conv2d and MaxPool2d
 
-local Conv2d = Module:extend("Conv2d")
-nn.Conv2d = Conv2d
+local Conv2d = util.module_class("Conv2d")
 
 function Conv2d:init(...)
   local op = "Conv2d"
@@ -106,8 +103,7 @@ function Conv2d:extra_repr()
   return s
 end
 
-local MaxPool2d = Module:extend("MaxPool2d")
-nn.MaxPool2d = MaxPool2d
+local MaxPool2d = util.module_class("MaxPool2d")
 
 -- Sizes are kept as given (a number or a pair) for printing; stride defaults to kernel_size.
 function MaxPool2d:init(...)
@@ -133,8 +129,7 @@ end
 ---------------------------------------------------------------------------------------------
 -- Embedding, LayerNorm, Dropout, Flatten
 
-local Embedding = Module:extend("Embedding")
-nn.Embedding = Embedding
+local Embedding = util.module_class("Embedding")
 
 function Embedding:init(...)
   local op = "Embedding"
@@ -164,8 +159,7 @@ function Embedding:extra_repr()
   return s
 end
 
-local LayerNorm = Module:extend("LayerNorm")
-nn.LayerNorm = LayerNorm
+local LayerNorm = util.module_class("LayerNorm")
 
 function LayerNorm:init(...)
   local op = "LayerNorm"
@@ -199,8 +193,7 @@ function LayerNorm:extra_repr()
                        tostring(self.elementwise_affine))
 end
 
-local Dropout = Module:extend("Dropout")
-nn.Dropout = Dropout
+local Dropout = util.module_class("Dropout")
 
 function Dropout:init(...)
   local o = util.args("Dropout", {"p"}, 0, {p = 0.5}, ...)
@@ -212,8 +205,7 @@ end
 function Dropout:forward(x) return F.dropout(x, self.p, self.training) end
 function Dropout:extra_repr() return "p=" .. repr(self.p) end
 
-local Flatten = Module:extend("Flatten")
-nn.Flatten = Flatten
+local Flatten = util.module_class("Flatten")
 
 -- Flattens dims start_dim..end_dim; the default keeps the batch dim (PyTorch's start_dim=1
 -- is dim 2 here).
@@ -231,18 +223,16 @@ function Flatten:extra_repr() return string.format("start_dim=%d, end_dim=%d", s
 
 -- A layer without options that applies fn.
 local function activation(name, fn)
-  local cls = Module:extend(name)
+  local cls = util.module_class(name)
   function cls:init(...) util.args(name, {}, 0, {}, ...) end
   function cls:forward(x) return fn(x) end
-  nn[name] = cls
 end
 
 activation("ReLU", F.relu)
 activation("Sigmoid", F.sigmoid)
 activation("Tanh", F.tanh)
 
-local GELU = Module:extend("GELU")
-nn.GELU = GELU
+local GELU = util.module_class("GELU")
 
 function GELU:init(...)
   local o = util.args("GELU", {"approximate"}, 0, {approximate = "none"}, ...)
@@ -257,14 +247,13 @@ function GELU:extra_repr() return "approximate=" .. repr(self.approximate) end
 
 -- A layer over one dim (1-based, negative from the end): Softmax, LogSoftmax.
 local function dim_layer(name, fn)
-  local cls = Module:extend(name)
+  local cls = util.module_class(name)
   function cls:init(...)
     local o = util.args(name, {"dim"}, 1, {}, ...)
     self.dim = util.check_int(name, "dim", o.dim, math.mininteger)
   end
   function cls:forward(x) return fn(x, self.dim) end
   function cls:extra_repr() return "dim=" .. self.dim end
-  nn[name] = cls
 end
 
 dim_layer("Softmax", F.softmax)
@@ -276,7 +265,7 @@ dim_layer("LogSoftmax", F.log_softmax)
 -- pos_weight) are buffers, so to() and state_dict() carry them as in PyTorch.
 
 local function loss(name, fn, names, tensor_options)
-  local cls = Module:extend(name)
+  local cls = util.module_class(name)
   function cls:init(...)
     local o = util.args(name, names, 0, {reduction = "mean"}, ...)
     util.check_reduction(name, o.reduction)
@@ -293,7 +282,6 @@ local function loss(name, fn, names, tensor_options)
     for _, k in ipairs(names) do options[k] = self[k] end
     return fn(input, target, options)
   end
-  nn[name] = cls
 end
 
 loss("MSELoss", F.mse_loss, {"reduction"}, {})
