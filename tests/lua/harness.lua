@@ -105,6 +105,14 @@ function T.with_default_dtype(d, fn)
   if not ok then error(e, 0) end
 end
 
+-- 0, 1, ..., n-1 (int64) in the shape given as arguments: T.arange_shaped(3, 4).
+function T.arange_shaped(...)
+  local shape = {...}
+  local n = 1
+  for _, s in ipairs(shape) do n = n * s end
+  return require("torch").arange(n):reshape(shape)
+end
+
 -- The tide binary running this test: arg[1] if given, else the most negative entry of arg.
 function T.interpreter()
   if arg[1] then return arg[1] end

@@ -7,12 +7,7 @@ local err = T.error_usable
 local torch = require "torch"
 local np = require "numpy"
 
-local function ar(...)
-  local shape = {...}
-  local n = 1
-  for _, s in ipairs(shape) do n = n * s end
-  return torch.arange(n):reshape(shape)
-end
+local ar = T.arange_shaped
 local function L(x) return x:tolist() end
 local function t(v, dtype) return dtype and torch.tensor(v, {dtype = dtype}) or torch.tensor(v) end
 
