@@ -27,4 +27,14 @@ inline std::string error_of(const std::function<void()>& f) {
 
 inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
+// 0, 1, 2, ... in a new contiguous tensor of this shape.
+inline Tensor iota(const Dims& shape, DType dt = DType::Float32) {
+  Tensor t = Tensor::empty(shape, dt);
+  TIDE_DISPATCH_ALL(dt, "iota", [&] {
+    scalar_t* p = t.data<scalar_t>();
+    for (int64_t i = 0; i < t.numel(); ++i) p[i] = scalar_t(compute_t<scalar_t>(i));
+  });
+  return t;
+}
+
 }  // namespace tide::test

@@ -15,17 +15,9 @@ using namespace tide;
 using tide::test::values;
 using tide::test::error_of;
 using tide::test::contains;
+using tide::test::iota;
 
 namespace {
-
-Tensor iota(const Dims& shape, DType dt = DType::Float32) {
-  Tensor t = Tensor::empty(shape, dt);
-  TIDE_DISPATCH_ALL(dt, "iota", [&] {
-    scalar_t* p = t.data<scalar_t>();
-    for (int64_t i = 0; i < t.numel(); ++i) p[i] = scalar_t(compute_t<scalar_t>(i));
-  });
-  return t;
-}
 
 Tensor ints(const std::vector<int64_t>& v, Dims shape = {}) {
   if (shape.empty()) shape = Dims{int64_t(v.size())};

@@ -14,20 +14,7 @@ using namespace tide;
 using tide::test::values;
 using tide::test::error_of;
 using tide::test::contains;
-
-namespace {
-
-// 0, 1, 2, ... in a new contiguous tensor of this shape.
-Tensor iota(const Dims& shape, DType dt = DType::Float32) {
-  Tensor t = Tensor::empty(shape, dt);
-  TIDE_DISPATCH_ALL(dt, "iota", [&] {
-    scalar_t* p = t.data<scalar_t>();
-    for (int64_t i = 0; i < t.numel(); ++i) p[i] = scalar_t(compute_t<scalar_t>(i));
-  });
-  return t;
-}
-
-}  // namespace
+using tide::test::iota;
 
 TEST_CASE("view shares storage and infers -1") {
   Tensor x = iota({3, 4});
