@@ -336,16 +336,34 @@ Tensor& index_put_(Tensor& x, const std::vector<Tensor>& indices, const Tensor& 
   return x;
 }
 
-Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
-  TIDE_CHECK(x.dim() > 0, "index_select: cannot index a 0-dim tensor");
-  int d = wrap_dim("index_select", dim, x.dim());
-  TIDE_CHECK(index.defined() && index.dim() <= 1, "index_select: index must be a 0-d or 1-D tensor, got shape ",
+namespace {
+
+// The index list of index_select / index_add_ / index_fill_: `index` (0-d or 1-D, 1-based
+// values) at the position of dim (0-based, may be negative), nothing before it, as
+// ops::index and index_put_ take it.
+struct IndexAlongDim {
+  int dim;
+  std::vector<Tensor> per_dim;
+  const Tensor& index() const { return per_dim[size_t(dim)]; }
+};
+
+IndexAlongDim index_along_dim(const char* op, const Tensor& x, int64_t dim, const Tensor& index) {
+  TIDE_CHECK(x.dim() > 0, op, ": cannot index a 0-dim tensor");
+  const int d = wrap_dim(op, dim, x.dim());
+  TIDE_CHECK(index.defined() && index.dim() <= 1, op, ": index must be a 0-d or 1-D tensor, got shape ",
              index.defined() ? index.sizes().str() : "(undefined)");
-  Tensor ix = as_index("index_select", index);
+  Tensor ix = as_index(op, index);
   if (ix.dim() == 0) ix = reshape(ix, {1});
-  std::vector<Tensor> per(size_t(d) + 1);
-  per[d] = ix;
-  return ops::index(x, per, nullptr, "index_select");
+  IndexAlongDim r{d, std::vector<Tensor>(size_t(d) + 1)};
+  r.per_dim[size_t(d)] = std::move(ix);
+  return r;
+}
+
+}  // namespace
+
+Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
+  const IndexAlongDim at = index_along_dim("index_select", x, dim, index);
+  return ops::index(x, at.per_dim, nullptr, "index_select");
 }
 
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
@@ -396,21 +414,15 @@ Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tens
 
 Tensor& index_add_(Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, const Scalar& alpha) {
   const char* op = "index_add";
-  TIDE_CHECK(x.dim() > 0, op, ": cannot index a 0-dim tensor");
-  int d = wrap_dim(op, dim, x.dim());
-  TIDE_CHECK(index.defined() && index.dim() <= 1, op, ": index must be a 0-d or 1-D tensor, got shape ",
-             index.defined() ? index.sizes().str() : "(undefined)");
-  Tensor ix = as_index(op, index);
-  if (ix.dim() == 0) ix = reshape(ix, {1});
+  const IndexAlongDim at = index_along_dim(op, x, dim, index);
+  const int64_t n = at.index().numel();
   Dims want = x.sizes();
-  want[d] = ix.numel();
+  want[at.dim] = n;
   TIDE_CHECK(src.defined() && src.sizes() == want, op, ": src must have shape ", want.str(), " (the input's with dim ",
-             d + 1, " of size ", ix.numel(), "), got ", src.defined() ? src.sizes().str() : "(undefined)");
+             at.dim + 1, " of size ", n, "), got ", src.defined() ? src.sizes().str() : "(undefined)");
   Tensor s = src;
   if (!(alpha.kind != Scalar::Float && alpha.i == 1)) s = binary(BinaryOp::Mul, src, alpha);
-  std::vector<Tensor> per(size_t(d) + 1);
-  per[d] = ix;
-  return index_put_(x, per, s, true, nullptr, op);
+  return index_put_(x, at.per_dim, s, true, nullptr, op);
 }
 
 Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, const Scalar& alpha) {
@@ -420,17 +432,10 @@ Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor
 
 Tensor& index_fill_(Tensor& x, int64_t dim, const Tensor& index, const Scalar& value) {
   const char* op = "index_fill";
-  TIDE_CHECK(x.dim() > 0, op, ": cannot index a 0-dim tensor");
-  int d = wrap_dim(op, dim, x.dim());
-  TIDE_CHECK(index.defined() && index.dim() <= 1, op, ": index must be a 0-d or 1-D tensor, got shape ",
-             index.defined() ? index.sizes().str() : "(undefined)");
-  Tensor ix = as_index(op, index);
-  if (ix.dim() == 0) ix = reshape(ix, {1});
+  const IndexAlongDim at = index_along_dim(op, x, dim, index);
   Tensor v = Tensor::empty({}, x.dtype());
   fill_(v, value);
-  std::vector<Tensor> per(size_t(d) + 1);
-  per[d] = ix;
-  return index_put_(x, per, v, false, nullptr, op);
+  return index_put_(x, at.per_dim, v, false, nullptr, op);
 }
 
 Tensor take(const Tensor& x, const Tensor& index) {
