@@ -15,6 +15,7 @@
 #include "../parallel.hpp"
 #include "elementwise.hpp"
 #include "reduce.hpp"
+#include "shape.hpp"
 
 namespace tide::ops {
 
@@ -92,15 +93,6 @@ Tensor expand_to(const Tensor& t, const Dims& shape) {
 
 // copy_ of a source whose dims broadcast to the destination's.
 void copy_bcast(Tensor& dst, const Tensor& src) { copy_(dst, expand_to(src, dst.sizes())); }
-
-// A view with a size-1 dim inserted at position d.
-Tensor insert_dim(const Tensor& t, int d) {
-  Dims sizes = t.sizes(), strides = t.strides();
-  int64_t st = d < t.dim() ? t.stride(d) * t.size(d) : 1;
-  sizes.insert(d, 1);
-  strides.insert(d, st);
-  return t.as_strided(sizes, strides, t.offset());
-}
 
 // A view (or, when the layout does not allow one, a copy) of t with another shape.
 Tensor reshape_to(const Tensor& t, const Dims& shape) {
@@ -498,8 +490,8 @@ Tensor dot_1d(const char* op, const Tensor& a, const Tensor& b, const Tensor* ou
 // matmul after the dtype has been settled (a and b have the same dtype, both >= 1-D).
 Tensor matmul_impl(const char* op, const Tensor& a, const Tensor& b, const Tensor* out) {
   if (a.dim() == 1 && b.dim() == 1) return dot_1d(op, a, b, out);
-  Tensor A = a.dim() == 1 ? insert_dim(a, 0) : a;
-  Tensor B = b.dim() == 1 ? insert_dim(b, 1) : b;
+  Tensor A = a.dim() == 1 ? unsqueeze(a, 0) : a;
+  Tensor B = b.dim() == 1 ? unsqueeze(b, 1) : b;
   const int64_t ka = A.size(A.dim() - 1), kb = B.size(B.dim() - 2);
   if (ka != kb) fail_shapes(op, a, b, ka, kb);
   Dims bshape = broadcast_batch(op, a, b, leading(A, 2), leading(B, 2));
@@ -637,7 +629,7 @@ Tensor dot(const Tensor& a, const Tensor& b, const Tensor* out, DTypePolicy poli
   const int nb = y.dim();
   const int64_t ka = x.size(x.dim() - 1), kb = y.size(nb - 2), n = y.size(nb - 1);
   if (ka != kb) fail_shapes(op, a, b, ka, kb);
-  Tensor A2 = x.dim() == 1 ? insert_dim(x, 0) : fold_leading(x);
+  Tensor A2 = x.dim() == 1 ? unsqueeze(x, 0) : fold_leading(x);
   // b permuted to (k, batch..., n), made (k, batch*n)
   Dims ps, pst;
   ps.push_back(kb);
@@ -736,7 +728,7 @@ Tensor solve(const Tensor& A, const Tensor& B, DTypePolicy policy, const char* o
     vec = true;
     for (int i = 0; i < B.dim(); ++i) vec = vec && B.size(i) == A.size(i);
   }
-  Tensor Bm = vec ? insert_dim(B, B.dim()) : B;
+  Tensor Bm = vec ? unsqueeze(B, B.dim()) : B;
   TIDE_CHECK(Bm.size(Bm.dim() - 2) == n, op, ": shapes ", A.sizes().str(), " and ", B.sizes().str(),
              " are incompatible (", n, " ~= ", Bm.size(Bm.dim() - 2), ")");
   TIDE_CHECK(n <= INT_MAX && Bm.size(Bm.dim() - 1) <= INT_MAX, op, ": matrices of shape ",
