@@ -9,6 +9,7 @@
 
 #include "../../tensor/io/npy.hpp"
 #include "../../tensor/io/text.hpp"
+#include "helpers.hpp"
 
 using namespace tide;
 using tide::io::NamedTensor;
@@ -39,13 +40,9 @@ Tensor load1(const std::string& bytes) {
   return l.tensor;
 }
 
+// The message with which loading these bytes fails.
 std::string error_of(const std::string& bytes) {
-  try {
-    io::load_bytes(bytes.data(), bytes.size(), "bad.npy");
-  } catch (const tide::Error& e) {
-    return e.what();
-  }
-  return "";
+  return tide::test::error_of([&] { io::load_bytes(bytes.data(), bytes.size(), "bad.npy"); });
 }
 
 // A .npy file from a header dict and raw data bytes, padded as NumPy pads.
