@@ -81,8 +81,8 @@ end
 
 -- ---------------------------------------------------------------------------------------
 -- Optimizer: parameter groups, per-parameter state, zero_grad, step and state dicts.
--- A subclass sets `defaults` (nil marks a required option), `validate(values)` and
--- `update(param, grad, state, group)`, which applies one step to one parameter.
+-- A subclass sets `defaults`, `required` (the options without a default, such as SGD's lr),
+-- `validate(values)` and `update(param, grad, state, group)`, which steps one parameter.
 
 local Optimizer = class("Optimizer")
 optim.Optimizer = Optimizer

@@ -493,6 +493,25 @@ T.test("a failed step leaves the parameter and its state as they were", function
   T.eq(a.state[p].step, 0)
 end)
 
+T.test("a user optimizer from optim.Optimizer:extend", function()
+  local SignSGD = optim.Optimizer:extend("SignSGD")
+  SignSGD.defaults = {lr = 0.1}
+  function SignSGD:update(p, g, state, group)
+    torch.no_grad(function() p:sub_(g:sign() * group.lr) end)
+    state.steps = (state.steps or 0) + 1
+  end
+  local p = torch.tensor({1.0, -1.0}, {dtype = "float64", requires_grad = true})
+  local opt = SignSGD({p}, {lr = 0.25})
+  p.grad = torch.tensor({3.0, -0.5}, {dtype = "float64"})
+  opt:step()
+  T.near(p:detach(), {0.75, -0.75}, 1e-15)
+  T.eq(opt.state[p].steps, 1)
+  T.error_usable(function() SignSGD({p}, {momentum = 0.9}) end, "SignSGD: unknown option 'momentum'")
+  local Bare = optim.Optimizer:extend("Bare")
+  T.error_usable(function() Bare({p}):step() end,
+    "Bare: a subclass of optim.Optimizer must define update(param, grad, state, group)")
+end)
+
 -- The fused kernels called directly (as torch.optim calls them).
 T.test("torch._sgd_step_ / _adam_step_ / _rmsprop_step_ directly", function()
   local p = torch.tensor({1.0, 2.0, 3.0}, {dtype = "float64"})
