@@ -52,6 +52,7 @@ run_all_suites() {
   done
   if [ -f tests/conformance/run.sh ]; then
     run_suite "$tag conformance" bash tests/conformance/run.sh "$build/tide"
+    run_suite "$tag gradients" bash tests/conformance/run_grad.sh "$build/tide"
   fi
 }
 

@@ -20,6 +20,21 @@
 --   expect_error  a string the error message must contain (the row checks failures)
 --   npstyle a NumPy spelling: Lua floats with integer tensors give float64 (NumPy's default
 --           float) instead of float32; a case may set p.npstyle instead
+--
+-- The gradient column (gradcheck.lua checks autograd against finite differences):
+--   grad        the differentiable inputs, e.g. {"a", "b"}: their floating-point tensors (or
+--               the tensors of a list) become float64 leaves; other inputs stay as they are
+--   gradgrad    true: second derivatives are checked too
+--   grad_domain where differentiable values may lie (as `domain`; default: the row's domain),
+--               e.g. "pos" for pow's base; values off it, on kinks or tied are redrawn
+--   grad_call   function(a, b, c, p, dtypes) used for the check instead of call (dtypes: the
+--               inputs' original dtypes), or "clone": call on a clone of a (in-place ops,
+--               which autograd refuses on a leaf)
+--   grad_if     function(case) -> whether the case is checked (default: every case with a
+--               floating-point tensor among the grad inputs)
+--   grad_tol    the relative tolerance (default 1e-5)
+--   grad_values "grid": values on the 1/8 grid (exact in every float dtype), with grad_h the
+--               finite-difference step (default 1e-6)
 local G = ...
 local rows = {}
 
@@ -30,6 +45,10 @@ local function add(r)
     else error("row " .. r.name .. " has no cases") end
   end
   r.cast = r.cast or "result"
+  if r.grad_call == "clone" then
+    local call = r.call
+    r.grad_call = function(a, ...) return call(a:clone(), ...) end
+  end
   rows[#rows + 1] = r
   return r
 end
@@ -87,9 +106,9 @@ local UNARY = {
   {"bitwise_not", "INTEGRAL", "np.invert(a)"},
 }
 local UNARY_KIND = {
-  NUMERIC = {dtypes = G.NUMERIC, out = "same", cast = "result"},
-  FLOAT = {dtypes = G.DTYPES, out = "float", cast = "result"},
-  SAME = {dtypes = G.NUMERIC, out = "same", cast = "result"},
+  NUMERIC = {dtypes = G.NUMERIC, out = "same", cast = "result", grad = {"a"}},
+  FLOAT = {dtypes = G.DTYPES, out = "float", cast = "result", grad = {"a"}},
+  SAME = {dtypes = G.NUMERIC, out = "same", cast = "result", grad = {"a"}},
   BOOL = {dtypes = G.DTYPES, out = "bool", cast = "none"},
   INTEGRAL = {dtypes = G.INTEGRAL, out = "same", cast = "none"},
 }
@@ -98,7 +117,7 @@ for _, u in ipairs(UNARY) do
   -- Spellings rotate by case: method, torch.f, np.f (where NumPy has the name), out=.
   local fn = torch[name]
   add({name = name, gen = "unary", dtypes = kind.dtypes, out = kind.out, cast = kind.cast, ref = ref,
-       domain = u.domain, edges = u.edges, tol = u.tol,
+       domain = u.domain, edges = u.edges, tol = u.tol, grad = kind.grad, gradgrad = kind.grad ~= nil,
        call = function(a)
          if fn and a:numel() % 3 == 1 then return fn(a) end
          return a[name](a)
@@ -121,6 +140,7 @@ for _, u in ipairs({{"exp_", "np.exp(a)", "pos"}, {"neg_", "np.negative(a)"}, {"
                     {"floor_", "np.floor(a)"}, {"sigmoid_", "sigmoid(a)"}, {"abs_", "np.abs(a)"}}) do
   local name = u[1]
   add({name = name, gen = "unary", dtypes = G.FLOATS, out = "same", ref = u[2], domain = u[3], per_dtype = 3,
+       grad = {"a"}, grad_call = "clone",
        call = function(a) local r = a[name](a); assert(rawequal(r, a), name .. " did not return x itself"); return a end,
        cases = function()
          local cs = {}
@@ -137,18 +157,22 @@ end
 ---------------------------------------------------------------------------------------------
 -- Pointwise binary ops (TIDE_BINARY_OPS).
 local NO_BOOL = G.NUMERIC
+-- grad: differentiable (gradgrad: twice); grad_domain: values for the gradient check.
+local POW_GRAD = {a = "pos", b = "exp"}   -- a negative base has no real power
 local BINARY = {
-  {"add", "a + b", dtypes = G.DTYPES, out = "promote"},
-  {"sub", "a - b", dtypes = NO_BOOL, out = "promote"},
-  {"mul", "a * b", dtypes = G.DTYPES, out = "promote"},
-  {"div", "a / b", dtypes = G.DTYPES, out = "truediv"},
-  {"floor_divide", "np.floor_divide(a, b)", dtypes = NO_BOOL, out = "promote", cast = "exact", domain = "div"},
-  {"remainder", "np.remainder(a, b)", dtypes = NO_BOOL, out = "promote", cast = "exact", domain = "div"},
-  {"fmod", "np.fmod(a, b)", dtypes = NO_BOOL, out = "promote", cast = "exact", domain = "div"},
-  {"pow", "np.power(a, b)", dtypes = NO_BOOL, out = "promote", domain = {a = "small", b = "exp"}},
-  {"maximum", "np.maximum(a, b)", dtypes = G.DTYPES, out = "promote", scalars = {}},
-  {"minimum", "np.minimum(a, b)", dtypes = G.DTYPES, out = "promote", scalars = {}},
-  {"atan2", "np.arctan2(a, b)", dtypes = G.DTYPES, out = "truediv", scalars = {}},
+  {"add", "a + b", dtypes = G.DTYPES, out = "promote", grad = true},
+  {"sub", "a - b", dtypes = NO_BOOL, out = "promote", grad = true},
+  {"mul", "a * b", dtypes = G.DTYPES, out = "promote", grad = true, gradgrad = true},
+  {"div", "a / b", dtypes = G.DTYPES, out = "truediv", grad = true, gradgrad = true, grad_domain = {b = "nonzero"}},
+  {"floor_divide", "np.floor_divide(a, b)", dtypes = NO_BOOL, out = "promote", cast = "exact", domain = "div", grad = true},
+  {"remainder", "np.remainder(a, b)", dtypes = NO_BOOL, out = "promote", cast = "exact", domain = "div", grad = true},
+  {"fmod", "np.fmod(a, b)", dtypes = NO_BOOL, out = "promote", cast = "exact", domain = "div", grad = true},
+  {"pow", "np.power(a, b)", dtypes = NO_BOOL, out = "promote", domain = {a = "small", b = "exp"}, grad = true,
+   gradgrad = true, grad_domain = POW_GRAD},
+  {"maximum", "np.maximum(a, b)", dtypes = G.DTYPES, out = "promote", scalars = {}, grad = true},
+  {"minimum", "np.minimum(a, b)", dtypes = G.DTYPES, out = "promote", scalars = {}, grad = true},
+  {"atan2", "np.arctan2(a, b)", dtypes = G.DTYPES, out = "truediv", scalars = {}, grad = true, gradgrad = true,
+   grad_domain = "nonzero"},
   {"eq", "a == b", dtypes = G.DTYPES, out = "bool", cast = "common", domain = "small"},
   {"ne", "a != b", dtypes = G.DTYPES, out = "bool", cast = "common", domain = "small"},
   {"lt", "a < b", dtypes = G.DTYPES, out = "bool", cast = "common", domain = "small"},
@@ -167,6 +191,7 @@ for _, bspec in ipairs(BINARY) do
   local fn = torch[name]
   add({name = name, gen = "binary", ref = bspec[2], dtypes = bspec.dtypes, out = bspec.out,
        cast = bspec.cast, domain = bspec.domain, scalars = bspec.scalars,
+       grad = bspec.grad and {"a", "b"}, gradgrad = bspec.gradgrad, grad_domain = bspec.grad_domain,
        call = function(a, b)
          if not torch.is_tensor(a) then return fn(a, b) end
          if fn and (a:numel() % 2 == 0) then return fn(a, b) end
@@ -176,28 +201,32 @@ end
 
 -- Lua operators, with a Lua number on either side.
 local OPERATORS = {
-  {"op +", function(a, b) return a + b end, "a + b", G.DTYPES, "promote"},
-  {"op -", function(a, b) return a - b end, "a - b", NO_BOOL, "promote"},
-  {"op *", function(a, b) return a * b end, "a * b", G.DTYPES, "promote"},
-  {"op /", function(a, b) return a / b end, "a / b", G.DTYPES, "truediv"},
-  {"op ^", function(a, b) return a ^ b end, "np.power(a, b)", NO_BOOL, "promote", domain = {a = "small", b = "exp"}},
-  {"op //", function(a, b) return a // b end, "np.floor_divide(a, b)", NO_BOOL, "promote", cast = "exact", domain = "div"},
-  {"op %", function(a, b) return a % b end, "np.remainder(a, b)", NO_BOOL, "promote", cast = "exact", domain = "div"},
+  {"op +", function(a, b) return a + b end, "a + b", G.DTYPES, "promote", grad = true},
+  {"op -", function(a, b) return a - b end, "a - b", NO_BOOL, "promote", grad = true},
+  {"op *", function(a, b) return a * b end, "a * b", G.DTYPES, "promote", grad = true},
+  {"op /", function(a, b) return a / b end, "a / b", G.DTYPES, "truediv", grad = true, grad_domain = {b = "nonzero"}},
+  {"op ^", function(a, b) return a ^ b end, "np.power(a, b)", NO_BOOL, "promote", domain = {a = "small", b = "exp"},
+   grad = true, grad_domain = POW_GRAD},
+  {"op //", function(a, b) return a // b end, "np.floor_divide(a, b)", NO_BOOL, "promote", cast = "exact", domain = "div",
+   grad = true},
+  {"op %", function(a, b) return a % b end, "np.remainder(a, b)", NO_BOOL, "promote", cast = "exact", domain = "div",
+   grad = true},
   {"op &", function(a, b) return a & b end, "np.bitwise_and(a, b)", G.INTEGRAL, "promote", scalars = {"int"}},
   {"op |", function(a, b) return a | b end, "np.bitwise_or(a, b)", G.INTEGRAL, "promote", scalars = {"int"}},
   {"op ~", function(a, b) return a ~ b end, "np.bitwise_xor(a, b)", G.INTEGRAL, "promote", scalars = {"int"}},
 }
 for _, o in ipairs(OPERATORS) do
   add({name = o[1], gen = "binary", call = o[2], ref = o[3], dtypes = o[4], out = o[5], cast = o.cast,
-       domain = o.domain, scalars = o.scalars, scalar_left = true, per_dtype = 4})
+       domain = o.domain, scalars = o.scalars, scalar_left = true, per_dtype = 4,
+       grad = o.grad and {"a", "b"}, grad_domain = o.grad_domain})
 end
 add({name = "op unary -", gen = "unary", dtypes = G.NUMERIC, out = "same", ref = "np.negative(a)",
-     call = function(a) return -a end, per_dtype = 2})
+     call = function(a) return -a end, per_dtype = 2, grad = {"a"}})
 add({name = "op unary ~", gen = "unary", dtypes = G.INTEGRAL, out = "same", cast = "none", ref = "np.invert(a)",
      call = function(a) return ~a end, per_dtype = 2})
 
 -- Type promotion: every pair of dtypes, 0-dim tensors against n-dim ones, Lua numbers.
-add({name = "promotion add", out = "promote", ref = "a + b",
+add({name = "promotion add", out = "promote", ref = "a + b", grad = {"a", "b"},
      call = function(a, b) return torch.add(a, b) end,
      cases = function()
        local cs = {}
@@ -218,7 +247,8 @@ add({name = "promotion add", out = "promote", ref = "a + b",
 -- In-place binary ops and out=: the result keeps the first operand's dtype.
 for _, ip in ipairs({{"add_", "a + b"}, {"sub_", "a - b"}, {"mul_", "a * b"}, {"div_", "a / b"}}) do
   local name = ip[1]
-  add({name = name, out = "same", ref = ip[2],
+  add({name = name, out = "same", ref = ip[2], grad = {"a", "b"}, grad_call = "clone",
+       grad_domain = name == "div_" and {b = "nonzero"} or nil,
        call = function(a, b) a[name](a, b); return a end,
        cases = function()
          local cs = {}
@@ -284,14 +314,14 @@ local function clamp_cases()
   end
   return cs
 end
-add({name = "clamp", out = "promote", ref = "clamp_ref(a, b, c)", cases = clamp_cases,
+add({name = "clamp", out = "promote", ref = "clamp_ref(a, b, c)", cases = clamp_cases, grad = {"a", "b", "c"},
      call = function(a, lo, hi, p)
        if p.form == 0 then return a:clamp(lo, hi) end
        if p.form == 1 then return a:clamp({min = lo, max = hi}) end
        if p.form == 2 then return torch.clamp(a, lo, hi) end
        return np.clip(a, lo, hi)
      end})
-add({name = "clamp_", out = "same", ref = "clamp_ref(a, b, c)",
+add({name = "clamp_", out = "same", ref = "clamp_ref(a, b, c)", grad = {"a"}, grad_call = "clone",
      cases = function()
        local cs = {}
        for _, dt in ipairs({"float32", "float64", "float16", "int64", "int32"}) do
@@ -305,6 +335,7 @@ add({name = "clamp_", out = "same", ref = "clamp_ref(a, b, c)",
      call = function(a, lo, hi) a:clamp_(lo, hi); return a end})
 
 add({name = "where", out = "promote_bc", ref = "np.where(a, np.asarray(b), np.asarray(c))", cast = "none",
+     grad = {"b", "c"},
      call = function(cond, x, y, p)
        if p.form == 1 then return torch.where(cond, x, y) end
        if p.form == 2 then return np.where(cond, x, y) end
@@ -326,7 +357,7 @@ add({name = "where", out = "promote_bc", ref = "np.where(a, np.asarray(b), np.as
        return cs
      end})
 
-add({name = "lerp", out = "same", ref = "a + c * (b - a)",
+add({name = "lerp", out = "same", ref = "a + c * (b - a)", grad = {"a", "b", "c"},
      tol = {float32 = {1e-5, 1e-5}, float16 = {2e-3, 2e-3}, bfloat16 = {1.6e-2, 1.6e-2}},
      call = function(a, b, w) return a:lerp(b, w) end,
      cases = function()
@@ -377,14 +408,20 @@ local function cast_values(src, dst)
 end
 local CONVERT = {float32 = "float", float64 = "double", float16 = "half", bfloat16 = "bfloat16",
                  int64 = "long", int32 = "int", int16 = "short", uint8 = "byte", int8 = "char", bool = "bool"}
-add({name = "cast", out = "p.dtype", cast = "none", ref = "a.astype(npdt(p.dtype))",
-     call = function(a, _, _, p)
-       if p.form == 0 then return a:to(p.dtype) end
-       if p.form == 1 then return a:astype(p.dtype) end
-       if p.form == 2 then return a[CONVERT[p.dtype]](a) end
-       if p.form == 3 then return a:type(p.dtype) end
-       return a:to({dtype = p.dtype})
-     end,
+-- x:to(p.dtype) in its spellings, by p.form.
+local function cast_call(a, _, _, p)
+  if p.form == 0 then return a:to(p.dtype) end
+  if p.form == 1 then return a:astype(p.dtype) end
+  if p.form == 2 then return a[CONVERT[p.dtype]](a) end
+  if p.form == 3 then return a:type(p.dtype) end
+  return a:to({dtype = p.dtype})
+end
+-- The gradient check of casts between float dtypes: float64 leaf -> source dtype -> target
+-- dtype, on values of the 1/8 grid with a step of 1/8 (exact in every float dtype).
+add({name = "cast", out = "p.dtype", cast = "none", ref = "a.astype(npdt(p.dtype))", call = cast_call,
+     grad = {"a"}, grad_values = "grid", grad_h = 0.125,
+     grad_if = function(case) return G.is_float(case.p.dtype) end,
+     grad_call = function(a, b, c, p, dtypes) return cast_call(a:to(dtypes.a), b, c, p) end,
      cases = function()
        local cs = {}
        for i, src in ipairs(G.DTYPES) do
@@ -398,6 +435,7 @@ add({name = "cast", out = "p.dtype", cast = "none", ref = "a.astype(npdt(p.dtype
        return cs
      end})
 add({name = "copy_", out = "same", cast = "none", ref = "np.broadcast_to(b, a.shape).astype(a.dtype)",
+     grad = {"a", "b"}, grad_call = "clone", grad_if = function(case) return G.is_float(case.a.dtype) end,
      call = function(a, b) a:copy_(b); return a end,
      cases = function()
        local cs = {}
@@ -413,7 +451,7 @@ add({name = "copy_", out = "same", cast = "none", ref = "np.broadcast_to(b, a.sh
        end
        return cs
      end})
-add({name = "clone", out = "same", cast = "none", ref = "a",
+add({name = "clone", out = "same", cast = "none", ref = "a", grad = {"a"},
      call = function(a, _, _, p) if p.np then return np.copy(a) end return a:clone() end,
      cases = function()
        local cs = {}
@@ -425,7 +463,7 @@ add({name = "clone", out = "same", cast = "none", ref = "a",
        end
        return cs
      end})
-add({name = "contiguous", out = "same", cast = "none", ref = "a",
+add({name = "contiguous", out = "same", cast = "none", ref = "a", grad = {"a"},
      call = function(a)
        local r = a:contiguous()
        assert(r:is_contiguous(), "contiguous() returned a tensor that is not contiguous")
@@ -442,6 +480,7 @@ add({name = "contiguous", out = "same", cast = "none", ref = "a",
        return cs
      end})
 add({name = "fill_", out = "same", cast = "none", ref = "np.full(a.shape, b).astype(a.dtype)",
+     grad = {"a"}, grad_call = "clone",
      call = function(a, b) a:fill_(b); return a end,
      cases = function()
        local cs = {}
@@ -452,7 +491,7 @@ add({name = "fill_", out = "same", cast = "none", ref = "np.full(a.shape, b).ast
        end
        return cs
      end})
-add({name = "zero_", out = "same", cast = "none", ref = "np.zeros_like(a)",
+add({name = "zero_", out = "same", cast = "none", ref = "np.zeros_like(a)", grad = {"a"}, grad_call = "clone",
      call = function(a) a:zero_(); return a end,
      cases = function()
        local cs = {}
@@ -519,28 +558,28 @@ end
 local AX = "axis=ax(p.dim, a), keepdims=bool(p.keepdim) and p.dim is not None"
 local RTOL = {float16 = {4e-3, 1e-3}, bfloat16 = {1.6e-2, 1e-2}, float32 = {1e-5, 1e-5}, float64 = {1e-12, 1e-12}}
 
-add({name = "sum", out = "sum", ref = "np.sum(a, " .. AX .. ")", tol = RTOL,
+add({name = "sum", out = "sum", ref = "np.sum(a, " .. AX .. ")", tol = RTOL, grad = {"a"}, gradgrad = true,
      cases = reduce_cases({multi = true, empty = true}), call = red_call("sum")})
-add({name = "prod", out = "sum", ref = "np.prod(a, " .. AX .. ")", tol = RTOL,
+add({name = "prod", out = "sum", ref = "np.prod(a, " .. AX .. ")", tol = RTOL, grad = {"a"},
      cases = reduce_cases({domain = "small", max_numel = 24, empty = true}), call = red_call("prod")})
-add({name = "mean", out = "same", ref = "np.mean(a, " .. AX .. ")", tol = RTOL,
+add({name = "mean", out = "same", ref = "np.mean(a, " .. AX .. ")", tol = RTOL, grad = {"a"}, gradgrad = true,
      cases = reduce_cases({dtypes = G.FLOATS, multi = true, empty = true}), call = red_call("mean")})
-add({name = "amax", out = "same", ref = "np.max(a, " .. AX .. ")",
+add({name = "amax", out = "same", ref = "np.max(a, " .. AX .. ")", grad = {"a"},
      cases = reduce_cases({multi = true, no_empty = true}), call = red_call("amax", {no_np = true})})
-add({name = "amin", out = "same", ref = "np.min(a, " .. AX .. ")",
+add({name = "amin", out = "same", ref = "np.min(a, " .. AX .. ")", grad = {"a"},
      cases = reduce_cases({multi = true, no_empty = true}), call = red_call("amin", {no_np = true})})
 -- torch's max/min: all -> a 0-dim tensor; with a dim -> values and 1-based indices.
 for _, mm in ipairs({{"max", "np.max", "np.argmax"}, {"min", "np.min", "np.argmin"}}) do
   local name = mm[1]
   add({name = name .. "(dim)", out = "same,int64", ref = "(" .. mm[2] .. "(a, " .. AX .. "), argk(" .. mm[3] .. ", a, p.dim, p.keepdim) + 1)",
-       cases = reduce_cases({need_dim = true, no_empty = true}),
+       cases = reduce_cases({need_dim = true, no_empty = true}), grad = {"a"},
        call = function(a, _, _, p)
          if p.form == 1 then return a[name](a, {dim = p.dim, keepdim = p.keepdim}) end
          return a[name](a, p.dim, p.keepdim)
        end})
-  add({name = name, out = "same", ref = mm[2] .. "(a)", cases = reduce_cases({no_empty = true, per_dtype = 2}),
+  add({name = name, out = "same", ref = mm[2] .. "(a)", cases = reduce_cases({no_empty = true, per_dtype = 2}), grad = {"a"},
        call = function(a, _, _, p) if p.form == 2 then return torch[name](a) end return a[name](a) end})
-  add({name = "np." .. name, out = "same", ref = mm[2] .. "(a, " .. AX .. ")",
+  add({name = "np." .. name, out = "same", ref = mm[2] .. "(a, " .. AX .. ")", grad = {"a"},
        cases = reduce_cases({no_empty = true, per_dtype = 3, need_dim = true}),
        call = function(a, _, _, p) return np[name](a, {axis = p.dim, keepdims = p.keepdim}) end})
 end
@@ -548,10 +587,20 @@ for _, am in ipairs({{"argmax", "np.argmax"}, {"argmin", "np.argmin"}}) do
   add({name = am[1], out = "int64", cast = "none", ref = "argk(" .. am[2] .. ", a, p.dim, p.keepdim) + 1",
        cases = reduce_cases({dtypes = G.NUMERIC, no_empty = true}), call = red_call(am[1])})
 end
+-- Whether a reduction case reduces groups of more than one element (the std of one element
+-- is 0 whatever it is: a kink, where the gradient is NaN as in PyTorch).
+local function reduces_several(case)
+  local dims, shape, n = case.p.dim, case.a.shape, 1
+  if dims == nil then return case.a:numel() > 1 end
+  if type(dims) ~= "table" then dims = {dims} end
+  for _, d in ipairs(dims) do n = n * shape[d > 0 and d or #shape + 1 + d] end
+  return n > 1
+end
 for _, sv in ipairs({"std", "var"}) do
   add({name = sv, out = "same", ref = "np." .. sv .. "(a, " .. AX .. ", ddof=1 if p.extra is None else p.extra)",
-       tol = RTOL, cases = reduce_cases({dtypes = G.FLOATS, multi = true, per_dtype = 6,
-                                          extra = function(j) return j == 6 and 0 or nil end}),
+       tol = RTOL, grad = {"a"}, grad_if = sv == "std" and reduces_several or nil,
+       cases = reduce_cases({dtypes = G.FLOATS, multi = true, per_dtype = 6,
+                             extra = function(j) return j == 6 and 0 or nil end}),
        call = function(a, _, _, p)
          if p.extra then
            if p.dim == nil then return a[sv](a, {correction = p.extra}) end
@@ -561,7 +610,8 @@ for _, sv in ipairs({"std", "var"}) do
          if p.form == 1 then return a[sv](a, {dim = p.dim, keepdim = p.keepdim}) end
          return a[sv](a, p.dim, true, p.keepdim)
        end})
-  add({name = "np." .. sv, out = "same", ref = "np." .. sv .. "(a, " .. AX .. ")", tol = RTOL,
+  add({name = "np." .. sv, out = "same", ref = "np." .. sv .. "(a, " .. AX .. ")", tol = RTOL, grad = {"a"},
+       grad_if = sv == "std" and reduces_several or nil,
        cases = reduce_cases({dtypes = {"float32", "float64"}, multi = true, per_dtype = 4}),
        call = function(a, _, _, p)
          if p.dim == nil then return np[sv](a) end
@@ -569,6 +619,7 @@ for _, sv in ipairs({"std", "var"}) do
        end})
 end
 add({name = "norm", out = "same", ref = "vnorm(a, p.extra, ax(p.dim, a), bool(p.keepdim) and p.dim is not None)", tol = RTOL,
+     grad = {"a"},
      cases = reduce_cases({dtypes = G.FLOATS, per_dtype = 6, multi = true, edges = false,
                            extra = function(j) return ({2, 1, math.huge, 3, 2, 1})[j] end}),
      call = function(a, _, _, p)
@@ -588,7 +639,7 @@ for _, aa in ipairs({"all", "any"}) do
          return np[aa](a, {axis = p.dim, keepdims = p.keepdim})
        end})
 end
-add({name = "logsumexp", out = "float", ref = "lse(a, ax(p.dim, a), bool(p.keepdim))", tol = RTOL,
+add({name = "logsumexp", out = "float", ref = "lse(a, ax(p.dim, a), bool(p.keepdim))", tol = RTOL, grad = {"a"},
      cases = reduce_cases({dtypes = {"float16", "bfloat16", "float32", "float64", "int64", "int32"}, need_dim = true,
                            multi = true, domain = "small", no_empty = true}),
      call = function(a, _, _, p)
@@ -597,7 +648,7 @@ add({name = "logsumexp", out = "float", ref = "lse(a, ax(p.dim, a), bool(p.keepd
      end})
 for _, cs_ in ipairs({{"cumsum", "np.cumsum"}, {"cumprod", "np.cumprod"}}) do
   local name = cs_[1]
-  add({name = name, out = "sum", ref = cs_[2] .. "(a, axis=ax(p.dim, a))", tol = RTOL,
+  add({name = name, out = "sum", ref = cs_[2] .. "(a, axis=ax(p.dim, a))", tol = RTOL, grad = {"a"},
        cases = reduce_cases({need_dim = true, min_rank = 1, domain = name == "cumprod" and "small" or nil,
                              max_numel = name == "cumprod" and 40 or nil, empty = true, edges = false}),
        call = function(a, _, _, p)
@@ -605,13 +656,13 @@ for _, cs_ in ipairs({{"cumsum", "np.cumsum"}, {"cumprod", "np.cumprod"}}) do
          return a[name](a, p.dim)
        end})
 end
-add({name = "sort", out = "same,int64", cast = "none", ref = "sort_ref(a, p.dim, p.keepdim)",
+add({name = "sort", out = "same,int64", cast = "none", ref = "sort_ref(a, p.dim, p.keepdim)", grad = {"a"},
      cases = reduce_cases({need_dim = true, min_rank = 1, per_dtype = 4}),
      call = function(a, _, _, p) return a:sort(p.dim, p.keepdim) end})  -- keepdim slot = descending
 add({name = "argsort", out = "int64", cast = "none", ref = "sort_ref(a, p.dim, p.keepdim)[1]",
      cases = reduce_cases({need_dim = true, min_rank = 1, per_dtype = 3, dtypes = G.NUMERIC}),
      call = function(a, _, _, p) return a:argsort(p.dim, p.keepdim) end})
-add({name = "topk", out = "same,int64", cast = "none", ref = "topk_ref(a, p.extra, p.dim, p.keepdim)",
+add({name = "topk", out = "same,int64", cast = "none", ref = "topk_ref(a, p.extra, p.dim, p.keepdim)", grad = {"a"},
      cases = reduce_cases({need_dim = true, min_rank = 1, per_dtype = 3, no_empty = true, edges = false,
                            dtypes = {"float32", "float64", "int32", "int64"}, extra = function() return 0 end}),
      call = function(a, _, _, p)
@@ -649,23 +700,23 @@ local function la_cases(make_shapes, dtypes, n)
 end
 local MAIN = {"float32", "float64"}
 local function d() return G.pick(LA_DIMS) end
-add({name = "mm", out = "same", ref = "a @ b", tol = LTOL,
+add({name = "mm", out = "same", ref = "a @ b", tol = LTOL, grad = {"a", "b"}, gradgrad = true,
      cases = la_cases(function(j)
        local n, k, m = d(), d(), d()
        if j == 5 then k = 0 end
        return {{n, k}, {k, m}}
      end, MAIN, 8),
      call = function(a, b) return a:mm(b) end})
-add({name = "mm (other dtypes)", out = "same", ref = "a @ b", tol = LTOL,
+add({name = "mm (other dtypes)", out = "same", ref = "a @ b", tol = LTOL, grad = {"a", "b"},
      cases = la_cases(function() return {{d(), 4}, {4, d()}} end, {"float16", "bfloat16", "int64", "int32"}, 1),
      call = function(a, b) return torch.mm(a, b) end})
-add({name = "mv", out = "same", ref = "a @ b", tol = LTOL,
+add({name = "mv", out = "same", ref = "a @ b", tol = LTOL, grad = {"a", "b"},
      cases = la_cases(function() local n, k = d(), d(); return {{n, k}, {k}} end, MAIN, 5),
      call = function(a, b) return a:mv(b) end})
-add({name = "bmm", out = "same", ref = "a @ b", tol = LTOL,
+add({name = "bmm", out = "same", ref = "a @ b", tol = LTOL, grad = {"a", "b"},
      cases = la_cases(function() local bt, n, k, m = G.pick({1, 2, 3}), d(), d(), d(); return {{bt, n, k}, {bt, k, m}} end, MAIN, 5),
      call = function(a, b) return torch.bmm(a, b) end})
-add({name = "matmul", out = "same", ref = "np.matmul(a, b)", tol = LTOL,
+add({name = "matmul", out = "same", ref = "np.matmul(a, b)", tol = LTOL, grad = {"a", "b"}, gradgrad = true,
      cases = la_cases(function(j)
        local n, k, m = d(), d(), d()
        local forms = {
@@ -675,17 +726,17 @@ add({name = "matmul", out = "same", ref = "np.matmul(a, b)", tol = LTOL,
        return forms[(j - 1) % #forms + 1]
      end, MAIN, 9),
      call = function(a, b, _, p) if p.np then return np.matmul(a, b) end return a:matmul(b) end})
-add({name = "dot", out = "same", ref = "np.dot(a, b)", tol = LTOL,
+add({name = "dot", out = "same", ref = "np.dot(a, b)", tol = LTOL, grad = {"a", "b"},
      cases = la_cases(function(j)
        local n, k, m = d(), d(), d()
        if j <= 3 then return {{k}, {k}} end
        return {{n, k}, {k, m}}
      end, {"float32", "float64", "int64"}, 4),
      call = function(a, b, _, p) if a:numel() % 2 == 0 then return np.dot(a, b) end return a:dot(b) end})
-add({name = "outer", out = "same", ref = "np.outer(a, b)", tol = LTOL,
+add({name = "outer", out = "same", ref = "np.outer(a, b)", tol = LTOL, grad = {"a", "b"},
      cases = la_cases(function() return {{d()}, {d()}} end, {"float32", "float64", "int64"}, 3),
      call = function(a, b) return torch.outer(a, b) end})
-add({name = "addmm", out = "same", ref = "p.beta * a + p.alpha * (b @ c)", tol = LTOL,
+add({name = "addmm", out = "same", ref = "p.beta * a + p.alpha * (b @ c)", tol = LTOL, grad = {"a", "b", "c"},
      cases = la_cases(function(j)
        local n, k, m = d(), d(), d()
        local bias = (j % 2 == 0) and {m} or {n, m}
@@ -696,6 +747,7 @@ add({name = "addmm", out = "same", ref = "p.beta * a + p.alpha * (b @ c)", tol =
        return torch.addmm(bias, a, b, {alpha = p.alpha, beta = p.beta})
      end})
 add({name = "linalg.solve", out = "same", ref = "np.linalg.solve(a, b)", tol = {float32 = {1e-3, 1e-4}, float64 = {1e-9, 1e-10}},
+     grad = {"a", "b"},
      cases = function()
        local cs = {}
        for _, dt in ipairs(MAIN) do
@@ -711,6 +763,7 @@ add({name = "linalg.solve", out = "same", ref = "np.linalg.solve(a, b)", tol = {
      call = function(a, b) return torch.linalg.solve(a, b) end})
 
 add({name = "linalg.inv", out = "same", ref = "np.linalg.inv(a)", tol = {float32 = {1e-3, 1e-4}, float64 = {1e-9, 1e-10}},
+     grad = {"a"},
      cases = function()
        local cs = {}
        for _, dt in ipairs(MAIN) do
@@ -724,6 +777,7 @@ add({name = "linalg.inv", out = "same", ref = "np.linalg.inv(a)", tol = {float32
      end,
      call = function(a, _, _, p) if p.np then return np.linalg.inv(a) end return torch.linalg.inv(a) end})
 add({name = "linalg.det", out = "same", ref = "np.linalg.det(a)", tol = {float32 = {1e-4, 1e-4}, float64 = {1e-10, 1e-10}},
+     grad = {"a"},
      cases = function()
        local cs = {}
        for _, dt in ipairs(MAIN) do
@@ -732,7 +786,7 @@ add({name = "linalg.det", out = "same", ref = "np.linalg.det(a)", tol = {float32
        return cs
      end,
      call = function(a) return torch.linalg.det(a) end})
-add({name = "linalg.norm", out = "same", ref = "np.linalg.norm(a, p.ord, axis=ax(p.dim, a))", tol = RTOL,
+add({name = "linalg.norm", out = "same", ref = "np.linalg.norm(a, p.ord, axis=ax(p.dim, a))", tol = RTOL, grad = {"a"},
      cases = function()
        local cs = {}
        for _, dt in ipairs(MAIN) do
@@ -779,7 +833,7 @@ local function factor_shape(n)
   if math.random() < 0.3 then table.insert(s, math.random(1, #s + 1), 1) end
   return s
 end
-add({name = "reshape", out = "same", cast = "none", ref = "a.reshape(p.shape)",
+add({name = "reshape", grad = {"a"}, out = "same", cast = "none", ref = "a.reshape(p.shape)",
      cases = shape_cases(function(j)
        local s = G.shape({max_rank = 4, min_rank = 0})
        local n = G.numel(s)
@@ -795,7 +849,7 @@ add({name = "reshape", out = "same", cast = "none", ref = "a.reshape(p.shape)",
        if p.form == 1 then return a:reshape(p.shape) end
        return np.reshape(a, p.shape)
      end})
-add({name = "view", out = "same", cast = "none", ref = "a.reshape(p.shape)",
+add({name = "view", grad = {"a"}, out = "same", cast = "none", ref = "a.reshape(p.shape)",
      cases = shape_cases(function()
        local s = G.shape({max_rank = 4})
        return s, {shape = factor_shape(math.max(G.numel(s), 1))}, "contig"
@@ -804,7 +858,7 @@ add({name = "view", out = "same", cast = "none", ref = "a.reshape(p.shape)",
        if a:numel() == 0 then return a:view(0) end
        return a:view(unpack(p.shape))
      end})
-add({name = "transpose", out = "same", cast = "none", ref = "np.swapaxes(a, ax(p.d1, a), ax(p.d2, a))",
+add({name = "transpose", grad = {"a"}, out = "same", cast = "none", ref = "np.swapaxes(a, ax(p.d1, a), ax(p.d2, a))",
      cases = shape_cases(function()
        local s = G.shape({min_rank = 1, max_rank = 4})
        local d1, d2 = math.random(1, #s), math.random(1, #s)
@@ -812,13 +866,13 @@ add({name = "transpose", out = "same", cast = "none", ref = "np.swapaxes(a, ax(p
        return s, {d1 = d1, d2 = d2}
      end),
      call = function(a, _, _, p) if p.form == 2 then return torch.transpose(a, p.d1, p.d2) end return a:transpose(p.d1, p.d2) end})
-add({name = "t", out = "same", cast = "none", ref = "a.T",
+add({name = "t", grad = {"a"}, out = "same", cast = "none", ref = "a.T",
      cases = shape_cases(function() return G.shape({min_rank = 0, max_rank = 2}), {} end, nil, 2),
      call = function(a) return a:t() end})
-add({name = ".T", out = "same", cast = "none", ref = "a.T",
+add({name = ".T", grad = {"a"}, out = "same", cast = "none", ref = "a.T",
      cases = shape_cases(function() return G.shape({min_rank = 0, max_rank = 4}), {} end, nil, 2),
      call = function(a) return a.T end})
-add({name = "permute", out = "same", cast = "none", ref = "np.transpose(a, [x - 1 for x in p.perm])",
+add({name = "permute", grad = {"a"}, out = "same", cast = "none", ref = "np.transpose(a, [x - 1 for x in p.perm])",
      cases = shape_cases(function()
        local s = G.shape({min_rank = 1, max_rank = 4})
        local perm = {}
@@ -827,7 +881,7 @@ add({name = "permute", out = "same", cast = "none", ref = "np.transpose(a, [x - 
        return s, {perm = perm}
      end),
      call = function(a, _, _, p) if p.form == 1 then return a:permute(p.perm) end return a:permute(unpack(p.perm)) end})
-add({name = "squeeze", out = "same", cast = "none", ref = "squeeze_ref(a, p.dim)",
+add({name = "squeeze", grad = {"a"}, out = "same", cast = "none", ref = "squeeze_ref(a, p.dim)",
      cases = shape_cases(function()
        local s = G.shape({min_rank = 1, max_rank = 4, dims = {1, 1, 2, 3}})
        local dim = nil
@@ -835,7 +889,7 @@ add({name = "squeeze", out = "same", cast = "none", ref = "squeeze_ref(a, p.dim)
        return s, {dim = dim}
      end),
      call = function(a, _, _, p) if p.dim then return a:squeeze(p.dim) end return a:squeeze() end})
-add({name = "unsqueeze", out = "same", cast = "none", ref = "np.expand_dims(a, ax(p.dim, None))",
+add({name = "unsqueeze", grad = {"a"}, out = "same", cast = "none", ref = "np.expand_dims(a, ax(p.dim, None))",
      cases = shape_cases(function()
        local s = G.shape({min_rank = 0, max_rank = 3})
        local dim = math.random(1, #s + 1)
@@ -843,7 +897,7 @@ add({name = "unsqueeze", out = "same", cast = "none", ref = "np.expand_dims(a, a
        return s, {dim = dim}
      end),
      call = function(a, _, _, p) return a:unsqueeze(p.dim) end})
-add({name = "expand", out = "same", cast = "none", ref = "expand_ref(a, p.sizes)",
+add({name = "expand", grad = {"a"}, out = "same", cast = "none", ref = "expand_ref(a, p.sizes)",
      cases = shape_cases(function()
        local s = G.shape({min_rank = 0, max_rank = 3, dims = {1, 1, 2, 3}})
        local sizes = {}
@@ -862,7 +916,7 @@ add({name = "expand", out = "same", cast = "none", ref = "expand_ref(a, p.sizes)
        for i, x in ipairs(shape) do if x == -1 then shape[i] = a:size(i - off) end end
        return torch.broadcast_to(a, shape)
      end})
-add({name = "flatten", out = "same", cast = "none", ref = "flatten_ref(a, p.s, p.e)",
+add({name = "flatten", grad = {"a"}, out = "same", cast = "none", ref = "flatten_ref(a, p.s, p.e)",
      cases = shape_cases(function()
        local s = G.shape({min_rank = 0, max_rank = 4})
        local r = math.max(#s, 1)
@@ -872,7 +926,7 @@ add({name = "flatten", out = "same", cast = "none", ref = "flatten_ref(a, p.s, p
        return s, {s = st, e = en}
      end),
      call = function(a, _, _, p) if p.s == nil then return a:flatten() end return a:flatten(p.s, p.e) end})
-add({name = "repeat", out = "same", cast = "none", ref = "np.tile(a, p.reps)",
+add({name = "repeat", grad = {"a"}, out = "same", cast = "none", ref = "np.tile(a, p.reps)",
      cases = shape_cases(function()
        local s = G.shape({min_rank = 0, max_rank = 3, max_numel = 40})
        local reps = {}
@@ -884,7 +938,7 @@ add({name = "repeat", out = "same", cast = "none", ref = "np.tile(a, p.reps)",
        if p.form == 0 then return a["repeat"](a, unpack(p.reps)) end
        return a:repeat_tensor(unpack(p.reps))
      end})
-add({name = "flip", out = "same", cast = "none", ref = "np.flip(a, axis=ax(p.dims, a))",
+add({name = "flip", grad = {"a"}, out = "same", cast = "none", ref = "np.flip(a, axis=ax(p.dims, a))",
      cases = shape_cases(function()
        local s = G.shape({min_rank = 1, max_rank = 4})
        local d1 = math.random(1, #s)
@@ -896,7 +950,7 @@ add({name = "flip", out = "same", cast = "none", ref = "np.flip(a, axis=ax(p.dim
        return s, {dims = dims}
      end),
      call = function(a, _, _, p) return a:flip(p.dims) end})
-add({name = "narrow", out = "same", cast = "none", ref = "narrow_ref(a, p.dim, p.start, p.len)",
+add({name = "narrow", grad = {"a"}, out = "same", cast = "none", ref = "narrow_ref(a, p.dim, p.start, p.len)",
      cases = shape_cases(function()
        local s = G.shape({min_rank = 1, max_rank = 4})
        local dim = math.random(1, #s)
@@ -906,7 +960,7 @@ add({name = "narrow", out = "same", cast = "none", ref = "narrow_ref(a, p.dim, p
        return s, {dim = dim, start = start, len = len}
      end),
      call = function(a, _, _, p) return a:narrow(p.dim, p.start, p.len) end})
-add({name = "select", out = "same", cast = "none", ref = "np.take(a, p.idx - 1 if p.idx > 0 else p.idx, axis=ax(p.dim, a))",
+add({name = "select", grad = {"a"}, out = "same", cast = "none", ref = "np.take(a, p.idx - 1 if p.idx > 0 else p.idx, axis=ax(p.dim, a))",
      cases = shape_cases(function()
        local s = G.shape({min_rank = 1, max_rank = 4})
        local dim = math.random(1, #s)
@@ -931,7 +985,7 @@ local function list_cases(make, n)
     return cs
   end
 end
-add({name = "cat", out = "promote", ref = "np.concatenate(a, axis=ax(p.dim, a[0]))",
+add({name = "cat", grad = {"a"}, out = "promote", ref = "np.concatenate(a, axis=ax(p.dim, a[0]))",
      cases = list_cases(function(j, dt)
        local s = G.shape({min_rank = 1, max_rank = 3})
        local dim = math.random(1, #s)
@@ -949,7 +1003,7 @@ add({name = "cat", out = "promote", ref = "np.concatenate(a, axis=ax(p.dim, a[0]
        if p.form == 0 then return torch.cat(a, p.dim) end
        return np.concatenate(a, {axis = p.dim})
      end})
-add({name = "stack", out = "same", ref = "np.stack(a, axis=ax(p.dim, None))", cast = "none",
+add({name = "stack", grad = {"a"}, out = "same", ref = "np.stack(a, axis=ax(p.dim, None))", cast = "none",
      cases = list_cases(function()
        local s = G.shape({min_rank = 0, max_rank = 3})
        local shapes = {}
@@ -960,7 +1014,7 @@ add({name = "stack", out = "same", ref = "np.stack(a, axis=ax(p.dim, None))", ca
        if p.form == 0 then return torch.stack(a, p.dim) end
        return np.stack(a, {axis = p.dim})
      end})
-add({name = "split", out = "same*", cast = "none", ref = "split_ref(a, p.size, p.dim)",
+add({name = "split", grad = {"a"}, out = "same*", cast = "none", ref = "split_ref(a, p.size, p.dim)",
      cases = shape_cases(function(j)
        local s = G.shape({min_rank = 1, max_rank = 3})
        local dim = math.random(1, #s)
@@ -973,26 +1027,26 @@ add({name = "split", out = "same*", cast = "none", ref = "split_ref(a, p.size, p
        return s, {dim = dim, size = size}
      end),
      call = function(a, _, _, p) return a:split(p.size, p.dim) end})
-add({name = "chunk", out = "same*", cast = "none", ref = "chunk_ref(a, p.n, p.dim)",
+add({name = "chunk", grad = {"a"}, out = "same*", cast = "none", ref = "chunk_ref(a, p.n, p.dim)",
      cases = shape_cases(function()
        local s = G.shape({min_rank = 1, max_rank = 3})
        return s, {dim = math.random(1, #s), n = G.pick({1, 2, 3, 4})}
      end),
      call = function(a, _, _, p) return a:chunk(p.n, p.dim) end})
 
-add({name = "unbind", out = "same*", cast = "none", ref = "[np.take(a, i, axis=ax(p.dim, a)) for i in range(a.shape[ax(p.dim, a)])]",
+add({name = "unbind", grad = {"a"}, out = "same*", cast = "none", ref = "[np.take(a, i, axis=ax(p.dim, a)) for i in range(a.shape[ax(p.dim, a)])]",
      cases = shape_cases(function()
        local s = G.shape({min_rank = 1, max_rank = 3, dims = {1, 2, 3}})
        return s, {dim = math.random(1, #s)}
      end, nil, 2),
      call = function(a, _, _, p) return a:unbind(p.dim) end})
-add({name = "movedim", out = "same", cast = "none", ref = "np.moveaxis(a, ax(p.src, a), ax(p.dst, a))",
+add({name = "movedim", grad = {"a"}, out = "same", cast = "none", ref = "np.moveaxis(a, ax(p.src, a), ax(p.dst, a))",
      cases = shape_cases(function()
        local s = G.shape({min_rank = 1, max_rank = 4})
        return s, {src = math.random(1, #s), dst = -math.random(1, #s)}
      end, nil, 2),
      call = function(a, _, _, p) return a:movedim(p.src, p.dst) end})
-add({name = "tile", out = "same", cast = "none", ref = "np.tile(a, p.reps)",
+add({name = "tile", grad = {"a"}, out = "same", cast = "none", ref = "np.tile(a, p.reps)",
      cases = shape_cases(function()
        local s = G.shape({min_rank = 0, max_rank = 3, max_numel = 40})
        local reps = {}
@@ -1000,8 +1054,36 @@ add({name = "tile", out = "same", cast = "none", ref = "np.tile(a, p.reps)",
        return s, {reps = reps}
      end, nil, 2),
      call = function(a, _, _, p) return torch.tile(a, p.reps) end})
+add({name = "expand_as", grad = {"a"}, out = "same", cast = "none", ref = "np.broadcast_to(a, b.shape)",
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs(G.DTYPES) do
+         for _ = 1, G.count(2) do
+           local s = G.shape({min_rank = 0, max_rank = 3, dims = {1, 1, 2, 3}})
+           local target = {}
+           if math.random() < 0.5 then target[1] = G.pick({2, 3}) end
+           for _, x in ipairs(s) do target[#target + 1] = x == 1 and G.pick({1, 2, 4}) or x end
+           local a, l = G.view(s, dt, G.pick(G.LAYOUTS))
+           cs[#cs + 1] = {a = a, b = torch.zeros(target, {dtype = G.pick(G.DTYPES)}), layouts = {a = l}}
+         end
+       end
+       return cs
+     end,
+     call = function(a, b) return a:expand_as(b) end})
+add({name = "unflatten", grad = {"a"}, out = "same", cast = "none",
+     ref = "a.reshape(a.shape[:ax(p.dim, a) % a.ndim] + tuple(p.sizes) + a.shape[ax(p.dim, a) % a.ndim + 1:])",
+     cases = shape_cases(function()
+       local s = G.shape({min_rank = 1, max_rank = 3})
+       local dim = math.random(1, #s)
+       local sizes = factor_shape(s[dim])
+       if #sizes == 0 then sizes = {1} end
+       if math.random() < 0.3 then sizes[math.random(1, #sizes)] = -1 end
+       if math.random() < 0.3 then dim = dim - #s - 1 end
+       return s, {dim = dim, sizes = sizes}
+     end, nil, 2),
+     call = function(a, _, _, p) return a:unflatten(p.dim, p.sizes) end})
 for _, hv in ipairs({"hstack", "vstack"}) do
-  add({name = hv, out = "same", cast = "none", ref = "np." .. hv .. "(a)",
+  add({name = hv, grad = {"a"}, out = "same", cast = "none", ref = "np." .. hv .. "(a)",
        cases = list_cases(function()
          local s = G.shape({min_rank = 1, max_rank = 3})
          local shapes = {}
@@ -1016,7 +1098,7 @@ for _, hv in ipairs({"hstack", "vstack"}) do
        end, 1),
        call = function(a) return torch[hv](a) end})
 end
-add({name = "max(a, b)", out = "promote", ref = "np.maximum(a, b)", gen = "binary", scalars = {}, per_dtype = 2,
+add({name = "max(a, b)", grad = {"a", "b"}, out = "promote", ref = "np.maximum(a, b)", gen = "binary", scalars = {}, per_dtype = 2,
      call = function(a, b) return a:max(b) end})
 
 ---------------------------------------------------------------------------------------------
@@ -1058,7 +1140,7 @@ local function spec_shape(s, spec)
   end
   return out
 end
-add({name = "x[spec]", out = "same", cast = "none", ref = "a[pyidx(p.spec)]",
+add({name = "x[spec]", grad = {"a"}, out = "same", cast = "none", ref = "a[pyidx(p.spec)]",
      cases = shape_cases(function()
        local s = G.shape({min_rank = 1, max_rank = 4})
        return s, {spec = random_spec(s)}
@@ -1067,7 +1149,8 @@ add({name = "x[spec]", out = "same", cast = "none", ref = "a[pyidx(p.spec)]",
        if #p.spec == 1 and type(p.spec[1]) == "number" then return a[p.spec[1]] end
        return a[p.spec]
      end})
-add({name = "x[spec] = v", out = "same", cast = "none", ref = "setitem(a, pyidx(p.spec), b)",
+add({name = "x[spec] = v", grad = {"a", "b"}, grad_if = function(case) return G.is_float(case.a.dtype) end,
+     out = "same", cast = "none", ref = "setitem(a, pyidx(p.spec), b)",
      cases = function()
        local cs = {}
        for di, dt in ipairs(G.DTYPES) do
@@ -1093,7 +1176,7 @@ add({name = "x[spec] = v", out = "same", cast = "none", ref = "setitem(a, pyidx(
        if #p.spec == 1 and type(p.spec[1]) == "number" then r[p.spec[1]] = b else r[p.spec] = b end
        return r
      end})
-add({name = "x[mask]", out = "same", cast = "none", ref = "a[b]",
+add({name = "x[mask]", grad = {"a"}, out = "same", cast = "none", ref = "a[b]",
      cases = function()
        local cs = {}
        for _, dt in ipairs(G.DTYPES) do
@@ -1107,7 +1190,7 @@ add({name = "x[mask]", out = "same", cast = "none", ref = "a[b]",
        return cs
      end,
      call = function(a, m) return a[m] end})
-add({name = "x[mask] = v", out = "same", cast = "none", ref = "setitem(a, b, c)",
+add({name = "x[mask] = v", grad = {"a"}, out = "same", cast = "none", ref = "setitem(a, b, c)",
      cases = function()
        local cs = {}
        for _, dt in ipairs(G.DTYPES) do
@@ -1126,7 +1209,7 @@ local function index_tensor(n, count, allow_neg)
   end
   return torch.tensor(v, {dtype = "int64"}):reshape(count)
 end
-add({name = "x[idx]", out = "same", cast = "none", ref = "a[np.where(b > 0, b - 1, b)]",
+add({name = "x[idx]", grad = {"a"}, out = "same", cast = "none", ref = "a[np.where(b > 0, b - 1, b)]",
      cases = function()
        local cs = {}
        for _, dt in ipairs(G.DTYPES) do
@@ -1140,7 +1223,7 @@ add({name = "x[idx]", out = "same", cast = "none", ref = "a[np.where(b > 0, b - 
        return cs
      end,
      call = function(a, idx) return a[idx] end})
-add({name = "index_select", out = "same", cast = "none", ref = "np.take(a, b - 1, axis=ax(p.dim, a))",
+add({name = "index_select", grad = {"a"}, out = "same", cast = "none", ref = "np.take(a, b - 1, axis=ax(p.dim, a))",
      cases = function()
        local cs = {}
        for _, dt in ipairs(G.DTYPES) do
@@ -1211,20 +1294,20 @@ local function gather_cases(unique, with_src, dtypes)
     return cs
   end
 end
-add({name = "gather", out = "same", cast = "none", ref = "gather_ref(a, ax(p.dim, a), b)",
+add({name = "gather", grad = {"a"}, out = "same", cast = "none", ref = "gather_ref(a, ax(p.dim, a), b)",
      cases = gather_cases(false, false), call = function(a, idx, _, p) return a:gather(p.dim, idx) end})
-add({name = "scatter", out = "same", cast = "none", ref = "scatter_ref(a, ax(p.dim, a), b, c)",
+add({name = "scatter", grad = {"a", "c"}, out = "same", cast = "none", ref = "scatter_ref(a, ax(p.dim, a), b, c)",
      cases = gather_cases(true, true), call = function(a, idx, src, p) return a:scatter(p.dim, idx, src) end})
-add({name = "scatter_", out = "same", cast = "none", ref = "scatter_ref(a, ax(p.dim, a), b, c)",
+add({name = "scatter_", grad = {"a", "c"}, grad_call = "clone", out = "same", cast = "none", ref = "scatter_ref(a, ax(p.dim, a), b, c)",
      cases = gather_cases(true, true, {"float32", "int64"}),
      call = function(a, idx, src, p) a:scatter_(p.dim, idx, src); return a end})
-add({name = "scatter_add", out = "same", cast = "none", ref = "scatter_add_ref(a, ax(p.dim, a), b, c)",
+add({name = "scatter_add", grad = {"a", "c"}, out = "same", cast = "none", ref = "scatter_add_ref(a, ax(p.dim, a), b, c)",
      tol = RTOL, cases = gather_cases(false, true, {"float32", "float64", "int64", "int32"}),
      call = function(a, idx, src, p)
        if not torch.is_tensor(src) then src = torch.full(idx.shape, src, {dtype = a.dtype}) end
        return a:scatter_add(p.dim, idx, src)
      end})
-add({name = "masked_fill", out = "same", cast = "none", ref = "np.where(b, np.array(c).astype(a.dtype), a)",
+add({name = "masked_fill", grad = {"a"}, out = "same", cast = "none", ref = "np.where(b, np.array(c).astype(a.dtype), a)",
      cases = function()
        local cs = {}
        for _, dt in ipairs(G.DTYPES) do
@@ -1260,7 +1343,7 @@ add({name = "nonzero", out = "int64", cast = "none", ref = "np.argwhere(a) + 1",
      end,
      call = function(a, _, _, p) if p.np then return torch.argwhere(a) end return a:nonzero() end})
 
-add({name = "masked_select", out = "same", cast = "none", ref = "a[np.broadcast_to(b, a.shape)]",
+add({name = "masked_select", grad = {"a"}, out = "same", cast = "none", ref = "a[np.broadcast_to(b, a.shape)]",
      cases = function()
        local cs = {}
        for _, dt in ipairs(G.DTYPES) do
@@ -1273,7 +1356,7 @@ add({name = "masked_select", out = "same", cast = "none", ref = "a[np.broadcast_
        return cs
      end,
      call = function(a, m) return a:masked_select(m) end})
-add({name = "take", out = "same", cast = "none", ref = "np.take(a.reshape(-1), b - 1)",
+add({name = "take", grad = {"a"}, out = "same", cast = "none", ref = "np.take(a.reshape(-1), b - 1)",
      cases = function()
        local cs = {}
        for _, dt in ipairs(G.DTYPES) do
@@ -1287,7 +1370,7 @@ add({name = "take", out = "same", cast = "none", ref = "np.take(a.reshape(-1), b
        return cs
      end,
      call = function(a, idx) return a:take(idx) end})
-add({name = "index_fill", out = "same", cast = "none", ref = "index_fill_ref(a, ax(p.dim, a), b, c)",
+add({name = "index_fill", grad = {"a"}, out = "same", cast = "none", ref = "index_fill_ref(a, ax(p.dim, a), b, c)",
      cases = function()
        local cs = {}
        for _, dt in ipairs(G.DTYPES) do
@@ -1301,7 +1384,7 @@ add({name = "index_fill", out = "same", cast = "none", ref = "index_fill_ref(a, 
        return cs
      end,
      call = function(a, idx, v, p) return a:index_fill(p.dim, idx, v) end})
-add({name = "index_add", out = "same", cast = "none", ref = "index_add_ref(a, ax(p.dim, a), b, c)", tol = RTOL,
+add({name = "index_add", grad = {"a", "c"}, out = "same", cast = "none", ref = "index_add_ref(a, ax(p.dim, a), b, c)", tol = RTOL,
      cases = function()
        local cs = {}
        for _, dt in ipairs({"float32", "float64", "int64", "int32", "int16"}) do
@@ -1320,6 +1403,77 @@ add({name = "index_add", out = "same", cast = "none", ref = "index_add_ref(a, ax
        return cs
      end,
      call = function(a, idx, src, p) return a:index_add(p.dim, idx, src) end})
+-- index_put(x, {i1, ...}, v[, accumulate]): index tensors (1-based) for the leading dims;
+-- distinct positions unless accumulating (p.acc), values per position or broadcast.
+add({name = "index_put", grad = {"a", "c"}, out = "same", cast = "none",
+     ref = "(lambda r, idx: (np.add.at(r, idx, c) if p.acc else r.__setitem__(idx, c), r)[1])"
+        .. "(np.array(a, copy=True), tuple(i - 1 for i in b))",
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs({"float32", "float64", "float16", "int64"}) do
+         for j = 1, G.count(3) do
+           local s = G.shape({min_rank = 1, max_rank = 3, dims = {2, 3, 4, 5}})
+           local k, n, acc = math.random(1, #s), math.random(1, 4), j == 2
+           local idx, seen = {}, {}
+           for d = 1, k do idx[d] = {} end
+           for _ = 1, 50 do
+             if #idx[1] == n then break end
+             local pos = {}
+             for d = 1, k do pos[d] = math.random(1, s[d]) end
+             local key = table.concat(pos, ",")
+             if acc or not seen[key] then
+               seen[key] = true
+               for d = 1, k do idx[d][#idx[d] + 1] = pos[d] end
+             end
+           end
+           local list = {}
+           for d = 1, k do list[d] = torch.tensor(idx[d], {dtype = "int64"}) end
+           local vs = {#idx[1]}
+           for d = k + 1, #s do vs[#vs + 1] = s[d] end
+           if j == 3 and #vs > 1 then table.remove(vs, 1) end
+           local a, l = G.view(s, dt, G.pick(G.LAYOUTS))
+           cs[#cs + 1] = {a = a, b = list, c = G.make(vs, dt), layouts = {a = l}, p = {acc = acc}}
+         end
+       end
+       return cs
+     end,
+     call = function(a, idx, v, p) return a:index_put(idx, v, p.acc) end})
+-- Keys that mix numbers, ranges and ":" with index tensors ("T": b, "U": c) or a 1-D mask
+-- ("M": b). As in PyTorch, numbers select first and the tensors index what is left (NumPy
+-- would count the numbers as index arrays and move the dims elsewhere).
+local MIXED = {{"T", ":"}, {":", "T"}, {2, "T"}, {"T", {1, -1, 2}}, {"M", ":"}, {":", "M", 1}, {"T", ":", "U"},
+               {"T", "U"}, {-1, ":", "T"}, {{2, 3}, "T", 1}}
+add({name = "x[mixed]", grad = {"a"}, out = "same", cast = "none",
+     ref = "(lambda s1: s1[tuple(b - 1 if e == 'T' else c - 1 if e == 'U' else b if e == 'M' else slice(None)"
+        .. " for e in p.spec if not isinstance(e, int))])"
+        .. "(a[tuple(slice(None) if e in ('T', 'U', 'M') else pyidx([e])[0] for e in p.spec)])",
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs({"float32", "float64", "int64", "bool", "float16"}) do
+         for _, spec in ipairs(MIXED) do
+           local s = {}
+           for i, e in ipairs(spec) do s[i] = type(e) == "table" and G.pick({3, 4}) or G.pick({2, 3, 4}) end
+           if math.random() < 0.5 then s[#s + 1] = G.pick({1, 2, 3}) end
+           local n = math.random(1, 4)
+           local b, c
+           for i, e in ipairs(spec) do
+             if e == "T" then b = index_tensor(s[i], n)
+             elseif e == "U" then c = index_tensor(s[i], math.random() < 0.3 and 1 or n)
+             elseif e == "M" then b = G.make({s[i]}, "bool") end
+           end
+           local a, l = G.view(s, dt, G.pick(G.LAYOUTS))
+           cs[#cs + 1] = {a = a, b = b, c = c, layouts = {a = l}, p = {spec = spec}}
+         end
+       end
+       return cs
+     end,
+     call = function(a, b, c, p)
+       local key = {}
+       for i, e in ipairs(p.spec) do
+         if e == "T" or e == "M" then key[i] = b elseif e == "U" then key[i] = c else key[i] = e end
+       end
+       return a[key]
+     end})
 add({name = "count_nonzero", out = "int64", cast = "none", ref = "np.count_nonzero(a)",
      cases = function()
        local cs = {}
@@ -1330,6 +1484,162 @@ add({name = "count_nonzero", out = "int64", cast = "none", ref = "np.count_nonze
        return cs
      end,
      call = function(a) return torch.count_nonzero(a) end})
+
+---------------------------------------------------------------------------------------------
+-- Neural-network functions: torch.linear softmax log_softmax cross_entropy nll_loss conv2d
+-- max_pool2d. Options come in p; class targets are 1-based int64.
+local NN_TOL = {float16 = {4e-3, 1e-3}, bfloat16 = {1.6e-2, 1e-2}, float32 = {1e-5, 1e-6}, float64 = {1e-12, 1e-13}}
+-- A keyword table, or nil when it is empty (an empty table would be a positional argument).
+local function kwargs(t) return next(t) ~= nil and t or nil end
+add({name = "linear", grad = {"a", "b", "c"}, gradgrad = true, out = "same", ref = "a @ b.T + (0 if c is None else c)",
+     tol = LTOL,
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs(MAIN) do
+         for j = 1, G.count(4) do
+           local inf, outf = G.pick({1, 3, 5}), G.pick({1, 2, 4})
+           local xs = ({{inf}, {G.pick({2, 3}), inf}, {2, G.pick({1, 3}), inf}, {0, inf}})[j]
+           local x, lx = G.view(xs, dt, G.pick(G.LAYOUTS))
+           local w, lw = G.view({outf, inf}, dt, G.pick({"contig", "T"}))
+           cs[#cs + 1] = {a = x, b = w, c = j ~= 2 and G.make({outf}, dt) or nil, layouts = {a = lx, b = lw}}
+         end
+       end
+       return cs
+     end,
+     call = function(x, w, bias) if bias then return torch.linear(x, w, bias) end return torch.linear(x, w) end})
+for _, sm in ipairs({{"softmax", "np.exp(a - lse(a, ax(p.dim, a), True))"}, {"log_softmax", "a - lse(a, ax(p.dim, a), True)"}}) do
+  local name = sm[1]
+  add({name = name, grad = {"a"}, gradgrad = true, out = "same", ref = sm[2], tol = NN_TOL,
+       cases = reduce_cases({dtypes = G.FLOATS, need_dim = true, min_rank = 1, edges = false, per_dtype = 4}),
+       call = function(a, _, _, p)
+         if p.form == 0 then return a[name](a, p.dim) end
+         if p.form == 1 then return torch[name](a, {dim = p.dim}) end
+         return torch[name](a, p.dim)
+       end})
+end
+
+-- The NumPy reference of the class-target losses (cross-entropy with log-softmax as LP, NLL
+-- with LP = x): per row (1 - ls) w[t] (-L[t]) + ls / C sum_c w[c] (-L[c]), 0 for ignored
+-- rows; "mean" divides the sum by the total weight of the counted rows.
+local CLASS_LOSS = "(lambda x, cd: (lambda C: (lambda w, L, valid, t0: (lambda wt:"
+  .. " (lambda per, wsum: per if p.red == 'none' else (per.sum() if p.red == 'sum' else per.sum() / wsum))("
+  .. "np.where(valid, (1 - (p.ls or 0)) * wt * -np.take_along_axis(L, t0[..., None], -1)[..., 0]"
+  .. " + (p.ls or 0) / C * -(L * w).sum(-1), 0.0), wt.sum()))(np.where(valid, w[t0], 0.0)))("
+  .. "np.ones(C) if c is None else c.astype(np.float64), np.moveaxis(LP, cd, -1), b != (p.ig or -100),"
+  .. " np.where(b != (p.ig or -100), b - 1, 0)))(x.shape[cd]))(a.astype(np.float64), 0 if a.ndim == 1 else 1)"
+-- Probability targets: -sum_c w[c] t'[c] log_softmax(x)[c] with t' = t (1 - ls) + ls / C.
+local PROB_LOSS = "(lambda x, cd: (lambda C: (lambda per: per if p.red == 'none' else (per.sum() if p.red == 'sum'"
+  .. " else per.mean()))(-((b * (1 - (p.ls or 0)) + (p.ls or 0) / C) * (x - lse(x, cd, True))"
+  .. " * (1.0 if c is None else c.reshape([C if i == cd else 1 for i in range(x.ndim)]))).sum(axis=cd)))"
+  .. "(x.shape[cd]))(a.astype(np.float64), 0 if a.ndim == 1 else 1)"
+-- Class targets of shape `shape` for C classes; `ignored` of them (the first ones) set to ig.
+local function class_targets(shape, C, ig, ignored)
+  local n = G.numel(shape)
+  local v = {}
+  for i = 1, n do v[i] = (i <= (ignored or 0)) and ig or math.random(1, C) end
+  return G.make(shape, "int64", {values = v})
+end
+-- Loss cases: {logits shape, options}; prob = probability targets, weight = class weights.
+local LOSS_CASES = {
+  {{4, 5}, {}}, {{5}, {red = "sum"}}, {{2, 3, 2, 2}, {red = "none", weight = true}},
+  {{6, 4}, {ig = 2, ignored = 2, weight = true, ls = 0.1}}, {{3, 4}, {ig = -100, ignored = 1, ls = 0.2, red = "sum"}},
+  {{4, 3}, {prob = true, ls = 0.2, weight = true}}, {{2, 4, 3}, {prob = true, red = "none"}}, {{4, 5}, {weight = true}},
+}
+local function loss_cases(with_prob)
+  return function()
+    local cs = {}
+    for _, dt in ipairs(G.FLOATS) do
+      for _, lc in ipairs(LOSS_CASES) do
+        local shape, o = lc[1], lc[2]
+        if with_prob or not o.prob then
+          local cd = #shape == 1 and 1 or 2
+          local C = shape[cd]
+          local tshape = G.copy(shape)
+          local target
+          if o.prob then
+            target = G.make(shape, dt, {dom = "prob"})
+            target = target / target:sum(cd, true)
+          else
+            table.remove(tshape, cd)
+            target = class_targets(tshape, C, o.ig, o.ignored)
+          end
+          local x, lx = G.view(shape, dt, G.pick(G.LAYOUTS), {dom = "small"})
+          cs[#cs + 1] = {a = x, b = target, c = o.weight and G.make({C}, dt, {dom = "pos"}) or nil, layouts = {a = lx},
+                         p = {red = o.red, ig = o.ig, ls = with_prob and o.ls or nil}}
+        end
+      end
+    end
+    return cs
+  end
+end
+add({name = "cross_entropy", grad = {"a", "b"}, gradgrad = true, out = "same", cast = "none", tol = NN_TOL,
+     ref = "(" .. CLASS_LOSS:gsub("LP", "x - lse(x, cd, True)") .. " if b.dtype.kind != 'f' else " .. PROB_LOSS .. ")",
+     cases = loss_cases(true),
+     call = function(x, t, w, p)
+       return torch.cross_entropy(x, t, kwargs({weight = w, reduction = p.red, ignore_index = p.ig, label_smoothing = p.ls}))
+     end})
+add({name = "nll_loss", grad = {"a"}, out = "same", cast = "none", tol = NN_TOL,
+     ref = (CLASS_LOSS:gsub("LP", "x")), cases = loss_cases(false),
+     call = function(x, t, w, p) return torch.nll_loss(x, t, kwargs({weight = w, reduction = p.red, ignore_index = p.ig})) end})
+
+-- Convolution and max-pooling: {input shape, weight shape or kernel, options}.
+local CONV_CASES = {
+  {{2, 3, 6, 5}, {4, 3, 3, 2}, {bias = true}},
+  {{1, 2, 7, 7}, {3, 2, 3, 3}, {stride = {2, 2}, padding = {1, 1}}},
+  {{2, 2, 6, 6}, {2, 2, 2, 3}, {dilation = {2, 1}, padding = {1, 0}, bias = true}},
+  {{1, 4, 5, 6}, {6, 2, 2, 2}, {groups = 2, stride = {1, 2}, bias = true}},
+  {{3, 5, 5}, {2, 3, 3, 3}, {padding = {1, 1}}},
+}
+add({name = "conv2d", grad = {"a", "b", "c"}, out = "same", tol = {float32 = {1e-4, 1e-5}, float64 = {1e-10, 1e-12}},
+     ref = "(lambda x4, w, s, pd, dl, G: (lambda win: (lambda o: o if a.ndim == 4 else o[0])("
+        .. "np.einsum('ngchwij,gocij->ngohw', win.reshape(win.shape[0], G, -1, *win.shape[2:]),"
+        .. " w.reshape(G, -1, *w.shape[1:])).reshape(win.shape[0], w.shape[0], win.shape[2], win.shape[3])"
+        .. " + (0 if c is None else c.reshape(1, -1, 1, 1))))("
+        .. "np.lib.stride_tricks.sliding_window_view(np.pad(x4, ((0, 0), (0, 0), (pd[0], pd[0]), (pd[1], pd[1]))),"
+        .. " (dl[0] * (w.shape[2] - 1) + 1, dl[1] * (w.shape[3] - 1) + 1), axis=(2, 3))"
+        .. "[:, :, ::s[0], ::s[1], ::dl[0], ::dl[1]]))"
+        .. "(a if a.ndim == 4 else a[None], b, p.stride or [1, 1], p.padding or [0, 0], p.dilation or [1, 1], p.groups or 1)",
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs(MAIN) do
+         for _, cc in ipairs(CONV_CASES) do
+           local o = cc[3]
+           local x, lx = G.view(cc[1], dt, G.pick(G.LAYOUTS))
+           cs[#cs + 1] = {a = x, b = G.make(cc[2], dt), c = o.bias and G.make({cc[2][1]}, dt) or nil, layouts = {a = lx},
+                          p = {stride = o.stride, padding = o.padding, dilation = o.dilation, groups = o.groups}}
+         end
+       end
+       return cs
+     end,
+     call = function(x, w, bias, p)
+       return torch.conv2d(x, w, kwargs({bias = bias, stride = p.stride, padding = p.padding, dilation = p.dilation,
+                                         groups = p.groups}))
+     end})
+local POOL_CASES = {
+  {{2, 3, 6, 6}, {kernel = {2, 2}}},
+  {{1, 2, 7, 7}, {kernel = {3, 3}, stride = {2, 2}, padding = {1, 1}}},
+  {{2, 1, 6, 7}, {kernel = {2, 3}, stride = {1, 1}, dilation = {2, 1}}},
+  {{3, 5, 5}, {kernel = {2, 2}, stride = {1, 2}, padding = {1, 0}}},
+}
+add({name = "max_pool2d", grad = {"a"}, out = "same",
+     ref = "(lambda x4, k, s, pd, dl: (lambda o: o if a.ndim == 4 else o[0])("
+        .. "np.lib.stride_tricks.sliding_window_view(np.pad(x4, ((0, 0), (0, 0), (pd[0], pd[0]), (pd[1], pd[1])),"
+        .. " constant_values=-np.inf), (dl[0] * (k[0] - 1) + 1, dl[1] * (k[1] - 1) + 1), axis=(2, 3))"
+        .. "[:, :, ::s[0], ::s[1], ::dl[0], ::dl[1]].max(axis=(-2, -1))))"
+        .. "(a if a.ndim == 4 else a[None], p.kernel, p.stride or p.kernel, p.padding or [0, 0], p.dilation or [1, 1])",
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs(G.FLOATS) do
+         for _, pc in ipairs(POOL_CASES) do
+           local x, lx = G.view(pc[1], dt, G.pick(G.LAYOUTS))
+           cs[#cs + 1] = {a = x, layouts = {a = lx}, p = pc[2]}
+         end
+       end
+       return cs
+     end,
+     call = function(x, _, _, p)
+       return torch.max_pool2d(x, p.kernel, kwargs({stride = p.stride, padding = p.padding, dilation = p.dilation}))
+     end})
 
 ---------------------------------------------------------------------------------------------
 -- Creation. No inputs: the parameters say what to make; p.dtype (when given) is passed.
@@ -1450,7 +1760,8 @@ for _, n in ipairs({{"add", "np.add(a, b)"}, {"subtract", "a - b"}, {"multiply",
   local name = n[1]
   local f = fn_of(np, "np", name)
   add({name = "np." .. name, gen = "binary", dtypes = {"float32", "float64"}, out = n[4] or "promote", npstyle = true,
-       cast = n[4] and "common" or "result", ref = n[2], domain = n[3],
+       cast = n[4] and "common" or "result", ref = n[2], domain = n[3], grad = not n[4] and {"a", "b"} or nil,
+       grad_domain = (name == "arctan2" and "nonzero") or (name == "divide" and {b = "nonzero"}) or nil,
        scalars = {"float"}, per_dtype = 4, call = function(a, b) return f(a, b) end})
 end
 for _, n in ipairs({{"exp", "np.exp(a)"}, {"log", "np.log(a)", "pos"}, {"sqrt", "np.sqrt(a)", "pos"},
@@ -1460,15 +1771,16 @@ for _, n in ipairs({{"exp", "np.exp(a)"}, {"log", "np.log(a)", "pos"}, {"sqrt", 
   local name = n[1]
   local f = fn_of(np, "np", name)
   add({name = "np." .. name, gen = "unary", dtypes = {"float32", "float64"}, out = n[4] or "same", ref = n[2], npstyle = true,
+       grad = not n[4] and {"a"} or nil,
        domain = n[3], per_dtype = 3, edges = name ~= "sign", call = function(a) return f(a) end})
 end
-add({name = "np.sum", out = "sum", ref = "np.sum(a, " .. AX .. ")", tol = RTOL,
+add({name = "np.sum", out = "sum", ref = "np.sum(a, " .. AX .. ")", tol = RTOL, grad = {"a"},
      cases = reduce_cases({multi = true, per_dtype = 2, dtypes = {"float32", "float64", "int64", "int32", "bool"}}),
      call = function(a, _, _, p)
        if p.dim == nil then return np.sum(a) end
        return np.sum(a, {axis = p.dim, keepdims = p.keepdim})
      end})
-add({name = "np.mean", out = "same", ref = "np.mean(a, " .. AX .. ")", tol = RTOL,
+add({name = "np.mean", out = "same", ref = "np.mean(a, " .. AX .. ")", tol = RTOL, grad = {"a"},
      cases = reduce_cases({multi = true, per_dtype = 3, dtypes = {"float32", "float64"}}),
      call = function(a, _, _, p)
        if p.dim == nil then return np.mean(a) end
@@ -1477,7 +1789,7 @@ add({name = "np.mean", out = "same", ref = "np.mean(a, " .. AX .. ")", tol = RTO
 add({name = "np.argmax", out = "int64", cast = "none", ref = "argk(np.argmax, a, p.dim, False) + 1",
      cases = reduce_cases({per_dtype = 2, dtypes = {"float32", "int64"}, no_empty = true}),
      call = function(a, _, _, p) if p.dim == nil then return np.argmax(a) end return np.argmax(a, {axis = p.dim}) end})
-add({name = "np.transpose", out = "same", cast = "none", ref = "np.transpose(a)",
+add({name = "np.transpose", out = "same", cast = "none", ref = "np.transpose(a)", grad = {"a"},
      cases = shape_cases(function() return G.shape({max_rank = 4}), {} end, nil, 1),
      call = function(a) return np.transpose(a) end})
 
