@@ -62,7 +62,12 @@ Tensor log_softmax(const Tensor& x, int dim) {
   check_float(x, "log_softmax", "input");
   int d = ops::wrap_dim("log_softmax", dim, std::max(x.dim(), 1));
   DimList dl = x.dim() ? DimList{d} : DimList{};
-  Tensor y = ops::binary(BinaryOp::Sub, x, ops::logsumexp(x, dl, true));
+  // x - logsumexp(x) cancels where x is the largest entry: half-precision inputs are computed
+  // in float32 and rounded once, or the most likely class's log-probability loses its digits.
+  bool half = x.dtype() == DType::Float16 || x.dtype() == DType::BFloat16;
+  Tensor xc = half ? ops::cast(x, DType::Float32) : x;
+  Tensor y = ops::binary(BinaryOp::Sub, xc, ops::logsumexp(xc, dl, true));
+  if (half) y = ops::cast(y, x.dtype());
   if (!needs_recording({&x})) return y;
   SavedTensor sy = SavedTensor::output(y);
   record("log_softmax", y, {&x}, [sy, dl](const Tensor& g, const Node& n) -> Grads {

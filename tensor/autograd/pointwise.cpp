@@ -103,9 +103,12 @@ Tensor unary_grad(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y)
 Grads binary_grad(BinaryOp op, const Tensor& g, const TensorOrScalar& a, const TensorOrScalar& b, const Tensor& y,
                   const Node& n) {
   bool ga = n.needs_grad(0), gb = n.needs_grad(1);
-  // A number operand as a 0-dim tensor of g's dtype, so one formula serves both.
+  // An operand as a floating tensor: a number as a 0-dim tensor of g's dtype, so one formula
+  // serves both; an integer tensor converted to g's dtype, so the formula computes in the
+  // gradient's precision (int8 a * a would wrap in atan2's; int exponent - 1.0 is float32).
   auto as_tensor = [&](const TensorOrScalar& v) {
-    return v.is_tensor() ? v.tensor : ops::full({}, v.scalar, g.dtype());
+    if (!v.is_tensor()) return ops::full({}, v.scalar, g.dtype());
+    return is_floating(v.tensor.dtype()) ? v.tensor : ops::cast(v.tensor, g.dtype());
   };
   switch (op) {
     case BinaryOp::Add: return {ga ? g : Tensor(), gb ? g : Tensor()};
@@ -256,16 +259,22 @@ Tensor clamp(const Tensor& x, const std::optional<TensorOrScalar>& lo, const std
   record("clamp", y, {&x, plo, phi}, [sx, slo, shi](const Tensor& g, const Node& n) -> Grads {
     Tensor xv = sx.unpack(n);
     // x passes where it lies within the bounds; a tensor bound gets the gradient where it won.
-    Tensor below, above;
+    // Crossed bounds (lo > hi) give hi everywhere, as min(max(x, lo), hi) does.
+    Tensor below, above, crossed;
     if (slo) below = ops::binary(BinaryOp::Lt, xv, slo->unpack(n));
     if (shi) above = ops::binary(BinaryOp::Gt, xv, shi->unpack(n));
+    if (slo && shi && (n.needs_grad(1) || n.needs_grad(2)))
+      crossed = ops::binary(BinaryOp::Gt, slo->unpack(n), shi->unpack(n));
     Tensor inside = g;
     if (below.defined()) inside = where(below, 0.0, inside);
     if (above.defined()) inside = where(above, 0.0, inside);
     Grads r{inside, Tensor(), Tensor()};
-    if (n.needs_grad(1)) r[1] = above.defined() ? where(ops::binary(BinaryOp::LogicalAnd, below, ops::unary(UnaryOp::LogicalNot, above)), g, 0.0)
-                                                 : where(below, g, 0.0);
-    if (n.needs_grad(2)) r[2] = where(above, g, 0.0);
+    if (n.needs_grad(1))
+      r[1] = where(crossed.defined() ? ops::binary(BinaryOp::LogicalAnd, below, ops::unary(UnaryOp::LogicalNot, crossed))
+                                     : below,
+                   g, 0.0);
+    if (n.needs_grad(2))
+      r[2] = where(crossed.defined() ? ops::binary(BinaryOp::LogicalOr, above, crossed) : above, g, 0.0);
     return r;
   });
   return y;
