@@ -113,29 +113,33 @@ template <typename T> constexpr bool is_float_v = std::is_floating_point_v<T> ||
     break;                      \
   }
 
+// The cases of the bool and integer dtypes, and of the floating-point ones.
+#define TIDE_INTEGRAL_CASES(...)                                                       \
+  TIDE_DTYPE_CASE(::tide::DType::Bool, __VA_ARGS__)                                   \
+  TIDE_DTYPE_CASE(::tide::DType::UInt8, __VA_ARGS__)                                  \
+  TIDE_DTYPE_CASE(::tide::DType::Int8, __VA_ARGS__)                                   \
+  TIDE_DTYPE_CASE(::tide::DType::Int16, __VA_ARGS__)                                  \
+  TIDE_DTYPE_CASE(::tide::DType::Int32, __VA_ARGS__)                                  \
+  TIDE_DTYPE_CASE(::tide::DType::Int64, __VA_ARGS__)
+
+#define TIDE_FLOAT_CASES(...)                                                          \
+  TIDE_DTYPE_CASE(::tide::DType::Float16, __VA_ARGS__)                                \
+  TIDE_DTYPE_CASE(::tide::DType::BFloat16, __VA_ARGS__)                               \
+  TIDE_DTYPE_CASE(::tide::DType::Float32, __VA_ARGS__)                                \
+  TIDE_DTYPE_CASE(::tide::DType::Float64, __VA_ARGS__)
+
 #define TIDE_DISPATCH_ALL(DT, NAME, ...)                                               \
   [&] {                                                                              \
     switch (DT) {                                                                    \
-      TIDE_DTYPE_CASE(::tide::DType::Bool, __VA_ARGS__)                             \
-      TIDE_DTYPE_CASE(::tide::DType::UInt8, __VA_ARGS__)                            \
-      TIDE_DTYPE_CASE(::tide::DType::Int8, __VA_ARGS__)                             \
-      TIDE_DTYPE_CASE(::tide::DType::Int16, __VA_ARGS__)                            \
-      TIDE_DTYPE_CASE(::tide::DType::Int32, __VA_ARGS__)                            \
-      TIDE_DTYPE_CASE(::tide::DType::Int64, __VA_ARGS__)                            \
-      TIDE_DTYPE_CASE(::tide::DType::Float16, __VA_ARGS__)                          \
-      TIDE_DTYPE_CASE(::tide::DType::BFloat16, __VA_ARGS__)                         \
-      TIDE_DTYPE_CASE(::tide::DType::Float32, __VA_ARGS__)                          \
-      TIDE_DTYPE_CASE(::tide::DType::Float64, __VA_ARGS__)                          \
+      TIDE_INTEGRAL_CASES(__VA_ARGS__)                                               \
+      TIDE_FLOAT_CASES(__VA_ARGS__)                                                  \
     }                                                                                \
   }()
 
 #define TIDE_DISPATCH_FLOAT(DT, NAME, ...)                                             \
   [&] {                                                                              \
     switch (DT) {                                                                    \
-      TIDE_DTYPE_CASE(::tide::DType::Float16, __VA_ARGS__)                          \
-      TIDE_DTYPE_CASE(::tide::DType::BFloat16, __VA_ARGS__)                         \
-      TIDE_DTYPE_CASE(::tide::DType::Float32, __VA_ARGS__)                          \
-      TIDE_DTYPE_CASE(::tide::DType::Float64, __VA_ARGS__)                          \
+      TIDE_FLOAT_CASES(__VA_ARGS__)                                                  \
       default:                                                                       \
         ::tide::detail::fail(NAME, ": expected a floating-point tensor, got ",       \
                              ::tide::dtype_name(DT));                                \
@@ -145,12 +149,7 @@ template <typename T> constexpr bool is_float_v = std::is_floating_point_v<T> ||
 #define TIDE_DISPATCH_INTEGRAL(DT, NAME, ...)                                          \
   [&] {                                                                              \
     switch (DT) {                                                                    \
-      TIDE_DTYPE_CASE(::tide::DType::Bool, __VA_ARGS__)                             \
-      TIDE_DTYPE_CASE(::tide::DType::UInt8, __VA_ARGS__)                            \
-      TIDE_DTYPE_CASE(::tide::DType::Int8, __VA_ARGS__)                             \
-      TIDE_DTYPE_CASE(::tide::DType::Int16, __VA_ARGS__)                            \
-      TIDE_DTYPE_CASE(::tide::DType::Int32, __VA_ARGS__)                            \
-      TIDE_DTYPE_CASE(::tide::DType::Int64, __VA_ARGS__)                            \
+      TIDE_INTEGRAL_CASES(__VA_ARGS__)                                               \
       default:                                                                       \
         ::tide::detail::fail(NAME, ": expected a bool or integer tensor, got ",      \
                              ::tide::dtype_name(DT));                                \
