@@ -298,10 +298,11 @@ void index_set(Tensor& x, const std::vector<Entry>& entries, const std::optional
 // zeroed, and the assigned value's gradient is the incoming one at those places.
 void index_set_recorded(Tensor& x, const std::vector<Entry>& entries, const std::optional<Scalar>& s,
                         const Tensor& v) {
-  Tensor snap = autograd::inplace_snapshot(x, kOp);
-  Tensor y = x.clone();
+  autograd::InPlace write(x, kOp);
+  const Tensor& old = write.input();
+  Tensor y = old.clone();
   index_set(y, entries, s, v);
-  autograd::record("index_put", y, {&snap, &v}, [entries](const Tensor& g, const Node& n) -> std::vector<Tensor> {
+  autograd::record("index_put", y, {&old, &v}, [entries](const Tensor& g, const Node& n) -> std::vector<Tensor> {
     std::vector<Tensor> r(2);
     if (n.needs_grad(0)) {
       r[0] = g.clone();
@@ -310,7 +311,7 @@ void index_set_recorded(Tensor& x, const std::vector<Entry>& entries, const std:
     if (n.needs_grad(1)) r[1] = index_get(g, entries);
     return r;
   });
-  autograd::commit_inplace(x, y, kOp);
+  write.commit(y);
 }
 
 }  // namespace

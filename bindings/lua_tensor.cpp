@@ -78,9 +78,11 @@ int clone_fn(lua_State* L, Args& a) {
   return 1;
 }
 
-// detach(): a view sharing storage, outside autograd (no history, does not require grad).
+// detach(): the same elements (shared storage, so in-place changes stay visible to the
+// version check), outside autograd: no history, and not a view that gradients flow through.
 int detach_fn(lua_State* L, Args& a) {
-  push_tensor(L, ops::alias(a.tensor(1)));
+  const Tensor& x = a.tensor(1);
+  push_tensor(L, Tensor::make_view(x.storage(), x.sizes(), x.strides(), x.offset(), x.dtype()));
   return 1;
 }
 

@@ -180,7 +180,7 @@ bool Tensor::is_contiguous() const {
 
 Tensor Tensor::as_strided(const Dims& sizes, const Dims& strides, int64_t offset) const {
   Tensor v = make_view(impl_->storage, sizes, strides, offset, impl_->dtype);
-  v.impl()->is_view = true;
+  v.impl()->base = impl_->base ? impl_->base : impl_;
   return v;
 }
 

@@ -138,7 +138,9 @@ struct TensorImpl {
   Dims sizes, strides;   // strides in elements, never negative
   int64_t offset = 0;    // in elements
   DType dtype = DType::Float32;
-  bool is_view = false;  // made by as_strided from another tensor (autograd refuses in-place on it)
+  // For a view made by as_strided: the tensor that owns the memory it shares (the root of a
+  // chain of views). Autograd uses it to route gradients of in-place writes through views.
+  std::shared_ptr<TensorImpl> base;
   std::shared_ptr<AutogradMeta> autograd;
 };
 

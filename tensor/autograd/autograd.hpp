@@ -111,21 +111,33 @@ bool needs_recording(const std::vector<Tensor>& inputs);
 using BackwardFn = std::function<std::vector<Tensor>(const Tensor& grad, const Node& node)>;
 
 // Makes `out` the result of a new node of `op` over `inputs` (null or undefined entries and
-// inputs that do not require grad get no edge). `view` marks out as a view of inputs[0].
+// inputs that are not differentiable get no edge). `view` marks out as a view of inputs[0].
 // Call only when needs_recording(inputs).
 void record(const char* op, Tensor& out, const std::vector<const Tensor*>& inputs, BackwardFn fn,
             bool view = false);
 
-// Checks that `t` may be used as an input of a recorded op: a view whose base was since
-// modified in place has a stale history.
-void check_usable(const Tensor& t, const char* op);
+// True when t takes part in recording: it requires grad, or it is a view of a tensor that
+// does (its gradient then flows to that base, even if the view was taken before).
+bool is_differentiable(const Tensor& t);
 
-// The in-place protocol for differentiable ops. `x` is about to be overwritten by `op`:
-// when recording is needed, checks that x may be (not a leaf requiring grad, not a view)
-// and returns a snapshot of x that carries its history (for the out-of-place computation);
-// afterwards `commit_inplace` copies the result into x and makes it x's history.
-Tensor inplace_snapshot(const Tensor& x, const char* op);
-void commit_inplace(Tensor& x, const Tensor& result, const char* op);
+// The in-place protocol for differentiable ops. `x` is about to be overwritten by `op`
+// while autograd records: the constructor checks that it may be (not a leaf that requires
+// grad, nor a view of one) and provides input(), a differentiable stand-in for x's old
+// value; commit(result) writes the result into x and makes it x's history. For a view, the
+// history of its base is rewritten (the base's new value is the old one with the view's
+// elements replaced), and the view's own history is derived from the base again.
+class InPlace {
+ public:
+  InPlace(Tensor& x, const char* op);
+  const Tensor& input() const { return input_; }
+  void commit(const Tensor& result);
+
+ private:
+  Tensor& x_;
+  const char* op_;
+  Tensor input_;
+  Tensor base_, base_input_;  // for a view: its base, and the stand-in for the base's old value
+};
 
 // Runs backward from `roots` with gradients `grads` (undefined: ones for a one-element root).
 // Gradients accumulate into leaves' grad. Without retain_graph the graph's saved tensors are

@@ -53,7 +53,7 @@ struct AccumulateGrad final : Node {
       // The first gradient becomes .grad itself when nothing else can see it; otherwise a
       // copy, so that accumulating into .grad later never writes into another tensor.
       bool exclusive = grad.impl_ptr().use_count() == 1 && grad.storage().use_count() == 1 &&
-                       !grad.impl()->is_view && grad.is_contiguous();
+                       !grad.impl()->base && grad.is_contiguous();
       m.grad = autograd::grad_enabled() || exclusive ? grad : grad.clone();
     } else if (autograd::grad_enabled()) {
       m.grad = ag::binary(BinaryOp::Add, m.grad, grad);  // create_graph: keep the sum differentiable
@@ -72,10 +72,45 @@ std::shared_ptr<Node> accumulator_of(const Tensor& leaf) {
   return acc;
 }
 
+// A view of a base that requires grad gets its history from the base: when it has none yet,
+// or when the base was rewritten in place after the view's history was recorded, it is
+// (re)derived as an as_strided view of the base's current value. A leaf the user made
+// require grad keeps being a leaf.
+void refresh_view_history(const Tensor& t) {
+  const auto& base = t.impl()->base;
+  if (!base || !base->autograd || !base->autograd->requires_grad) return;
+  auto& m = t.impl()->autograd;
+  if (m && m->requires_grad && !m->grad_fn) return;
+  const std::shared_ptr<AutogradMeta>& bm = base->autograd;
+  if (m && m->grad_fn && m->view_base == bm && m->base_generation == bm->generation) return;
+  Tensor b(base);
+  Tensor v = ag::as_strided(b, t.sizes(), t.strides(), t.offset() - b.offset());
+  AutogradMeta& tm = autograd::meta(t);
+  tm.requires_grad = true;
+  tm.grad_fn = autograd::grad_fn(v);
+  tm.view_base = bm;
+  tm.base_generation = bm->generation;
+}
+
 // The edge through which a gradient reaches t: its grad_fn, or its accumulator for a leaf.
 std::shared_ptr<Node> gradient_edge(const Tensor& t) {
+  refresh_view_history(t);
   const AutogradMeta& m = *t.impl()->autograd;
   return m.grad_fn ? m.grad_fn : accumulator_of(t);
+}
+
+// A copy of t's current value that carries t's history (but none of its view relation):
+// the stand-in for t's old value when t is about to be overwritten. A copy, so that the
+// op's derivative may read the old value (abs_, mul_ by a tensor that requires grad, ...).
+Tensor history_snapshot(const Tensor& t) {
+  Tensor snap = t.clone();
+  if (autograd::is_differentiable(t)) {
+    gradient_edge(t);  // brings a view's history up to date
+    const AutogradMeta& m = *t.impl()->autograd;
+    snap.impl()->autograd = std::make_shared<AutogradMeta>(
+        AutogradMeta{m.requires_grad, {}, m.grad_fn, m.accumulator, {}, 0, 0});
+  }
+  return snap;
 }
 
 // A gradient brought to the shape and dtype of the input it belongs to: broadcast dims are
@@ -202,7 +237,8 @@ SavedTensor SavedTensor::input(const Tensor& t) {
 
 SavedTensor SavedTensor::output(const Tensor& t) {
   SavedTensor s;
-  s.data_ = ops::alias(t);  // the data without the history (that would hold the owning node)
+  // The data without the history, and not as a view of t (either would hold the owning node).
+  s.data_ = Tensor::make_view(t.storage(), t.sizes(), t.strides(), t.offset(), t.dtype());
   s.version_ = t.storage()->version();
   s.is_output_ = true;
   return s;
@@ -216,7 +252,7 @@ Tensor SavedTensor::unpack(const Node& owner) const {
              now, "); clone it before changing it in place, or use the out-of-place op");
   if (!is_output_ || !autograd::grad_enabled()) return data_;
   // create_graph: the saved output is connected to the node that produced it.
-  Tensor t = ops::alias(data_);
+  Tensor t = Tensor::make_view(data_.storage(), data_.sizes(), data_.strides(), data_.offset(), data_.dtype());
   AutogradMeta& m = autograd::meta(t);
   m.requires_grad = true;
   m.grad_fn = std::const_pointer_cast<Node>(owner.shared_from_this());
@@ -280,25 +316,24 @@ void set_grad(Tensor& t, const Tensor& g) {
   meta(t).grad = g;
 }
 
+bool is_differentiable(const Tensor& t) {
+  if (requires_grad(t)) return true;
+  const auto& base = t.impl()->base;
+  return base && base->autograd && base->autograd->requires_grad;
+}
+
 bool needs_recording(std::initializer_list<const Tensor*> inputs) {
   if (!g_grad_enabled) return false;
   for (const Tensor* t : inputs)
-    if (t && t->defined() && requires_grad(*t)) return true;
+    if (t && t->defined() && is_differentiable(*t)) return true;
   return false;
 }
 
 bool needs_recording(const std::vector<Tensor>& inputs) {
   if (!g_grad_enabled) return false;
   for (const Tensor& t : inputs)
-    if (t.defined() && requires_grad(t)) return true;
+    if (t.defined() && is_differentiable(t)) return true;
   return false;
-}
-
-void check_usable(const Tensor& t, const char* op) {
-  const auto& m = t.impl()->autograd;
-  if (!m || !m->view_base) return;
-  TIDE_CHECK(m->view_base->generation == m->base_generation, op,
-             ": this view was taken before its base was modified in place; take the view again after the in-place op");
 }
 
 void record(const char* op, Tensor& out, const std::vector<const Tensor*>& inputs, BackwardFn fn, bool view) {
@@ -306,8 +341,7 @@ void record(const char* op, Tensor& out, const std::vector<const Tensor*>& input
   node->next.reserve(inputs.size());
   node->inputs.reserve(inputs.size());
   for (const Tensor* t : inputs) {
-    bool differentiable = t && t->defined() && requires_grad(*t);
-    if (differentiable) check_usable(*t, op);
+    bool differentiable = t && t->defined() && is_differentiable(*t);
     node->next.push_back({differentiable ? gradient_edge(*t) : nullptr});
     node->inputs.push_back(differentiable ? InputMeta{t->sizes(), t->dtype()} : InputMeta{});
   }
@@ -324,35 +358,45 @@ void record(const char* op, Tensor& out, const std::vector<const Tensor*>& input
   }
 }
 
-Tensor inplace_snapshot(const Tensor& x, const char* op) {
+InPlace::InPlace(Tensor& x, const char* op) : x_(x), op_(op) {
   const auto& m = x.impl()->autograd;
-  if (m && m->requires_grad) {
-    TIDE_CHECK(m->grad_fn, op, ": a leaf tensor that requires grad cannot be modified in place "
-               "(do it under torch.no_grad(), or on a clone)");
-    check_usable(x, op);
+  TIDE_CHECK(!(m && m->requires_grad && !m->grad_fn), op, ": a leaf tensor that requires grad cannot be modified in place "
+             "(do it under torch.no_grad(), or on a clone)");
+  if (!x.impl()->base) {
+    input_ = history_snapshot(x);
+    return;
   }
-  TIDE_CHECK(!x.impl()->is_view && !(m && m->view_base), op,
-             ": in-place operation on a view while autograd records it is not supported "
-             "(it would leave the base tensor's gradient wrong); use the out-of-place op or clone first");
-  Tensor snap = ops::alias(x);
-  snap.impl()->is_view = false;
-  if (m) snap.impl()->autograd = std::make_shared<AutogradMeta>(AutogradMeta{m->requires_grad, {}, m->grad_fn, m->accumulator, {}, 0, 0});
-  return snap;
+  base_ = Tensor(x.impl()->base);
+  const auto& bm = base_.impl()->autograd;
+  TIDE_CHECK(!(bm && bm->requires_grad && !bm->grad_fn), op,
+             ": a view of a leaf tensor that requires grad cannot be modified in place "
+             "(do it under torch.no_grad(), or on a clone)");
+  TIDE_CHECK(base_.is_contiguous(), op, ": writing in place into a view of a non-contiguous tensor while autograd ",
+             "records it is not supported; make the tensor contiguous first");
+  for (int d = 0; d < x.dim(); ++d)
+    TIDE_CHECK(x.stride(d) != 0 || x.size(d) <= 1, op, ": cannot write in place into an expanded tensor (shape ",
+               x.sizes().str(), ", dim ", d + 1, " has stride 0): several of its elements share memory");
+  base_input_ = history_snapshot(base_);
+  input_ = ag::as_strided(base_input_, x.sizes(), x.strides(), x.offset() - base_.offset());
 }
 
-void commit_inplace(Tensor& x, const Tensor& result, const char* op) {
-  TIDE_CHECK(result.sizes() == x.sizes(), op, ": the result has shape ", result.sizes().str(),
-             ", which does not match the shape ", x.sizes().str(), " of the tensor written in place");
-  ops::check_can_cast(op, result.dtype(), x.dtype());
+void InPlace::commit(const Tensor& result) {
+  TIDE_CHECK(result.sizes() == x_.sizes(), op_, ": the result has shape ", result.sizes().str(),
+             ", which does not match the shape ", x_.sizes().str(), " of the tensor written in place");
+  ops::check_can_cast(op_, result.dtype(), x_.dtype());
+  Tensor r = ag::cast(result, x_.dtype());
   {
     GradModeGuard off(false);
-    ops::copy_(x, result);
+    ops::copy_(x_, r);
   }
-  AutogradMeta& m = meta(x);
+  // The tensor whose history changes: x itself, or the base of the view x.
+  Tensor& owner = base_.defined() ? base_ : x_;
+  Tensor value = base_.defined() ? ag::as_strided_scatter(base_input_, r, x_.strides(), x_.offset() - base_.offset()) : r;
+  AutogradMeta& m = meta(owner);
   m.requires_grad = true;
-  Tensor r = result.dtype() == x.dtype() ? result : ag::cast(result, x.dtype());
-  m.grad_fn = grad_fn(r);
+  m.grad_fn = grad_fn(value);
   ++m.generation;
+  if (base_.defined()) gradient_edge(x_);  // the view's history, derived from the new base
 }
 
 void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, bool retain_graph,

@@ -33,8 +33,8 @@ using Grads = std::vector<Tensor>;
 namespace tide::ag {
 
 // Runs in-place op `op` on x: directly (`direct`) when nothing needs recording, otherwise as
-// the differentiable out-of-place `compute` on a snapshot of x whose result is written back
-// and becomes x's history (autograd.hpp's in-place protocol).
+// the differentiable out-of-place `compute` on a stand-in for x's old value, whose result is
+// written back and becomes x's history (autograd.hpp's InPlace).
 template <class Direct, class Compute>
 Tensor& inplace(const char* op, Tensor& x, std::initializer_list<const Tensor*> others, Direct&& direct,
                 Compute&& compute) {
@@ -42,8 +42,8 @@ Tensor& inplace(const char* op, Tensor& x, std::initializer_list<const Tensor*> 
     direct();
     return x;
   }
-  Tensor snap = autograd::inplace_snapshot(x, op);
-  autograd::commit_inplace(x, compute(snap), op);
+  autograd::InPlace write(x, op);
+  write.commit(compute(write.input()));
   return x;
 }
 

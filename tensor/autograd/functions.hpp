@@ -111,6 +111,11 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
 Tensor repeat(const Tensor& x, const Dims& repeats);
 Tensor tile(const Tensor& x, const Dims& repeats);
 Tensor flip(const Tensor& x, const std::vector<int64_t>& dims);
+// The view of the contiguous tensor base with these sizes, strides and offset (in base's
+// elements); its gradient adds the incoming one back at the viewed places.
+Tensor as_strided(const Tensor& base, const Dims& sizes, const Dims& strides, int64_t offset);
+// base (contiguous) with the elements of that view replaced by src, out of place.
+Tensor as_strided_scatter(const Tensor& base, const Tensor& src, const Dims& strides, int64_t offset);
 
 // ---- index ops (index.cpp)
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);

@@ -203,4 +203,47 @@ Tensor flip(const Tensor& x, const std::vector<int64_t>& dims) {
   return y;
 }
 
+namespace {
+
+// zeros of base's shape with g added at the places the view (g's shape, strides, offset)
+// sees; its own gradient is that view of the incoming gradient.
+Tensor strided_embed(const Tensor& g, const Dims& base_sizes, const Dims& strides, int64_t offset) {
+  Tensor z = ops::zeros(base_sizes, g.dtype());
+  ops::as_strided_write(z, g, strides, offset, true);
+  if (needs_recording({&g})) {
+    Dims sizes = g.sizes();
+    record("as_strided_backward", z, {&g}, [sizes, strides, offset](const Tensor& gg, const Node&) -> Grads {
+      return {as_strided(contiguous(gg), sizes, strides, offset)};
+    });
+  }
+  return z;
+}
+
+}  // namespace
+
+Tensor as_strided(const Tensor& base, const Dims& sizes, const Dims& strides, int64_t offset) {
+  TIDE_ASSERT(base.is_contiguous());
+  Tensor y = base.as_strided(sizes, strides, base.offset() + offset);
+  Dims base_sizes = base.sizes();
+  return record_view("as_strided", y, base, [base_sizes, strides, offset](const Tensor& g) {
+    return strided_embed(g, base_sizes, strides, offset);
+  });
+}
+
+Tensor as_strided_scatter(const Tensor& base, const Tensor& src, const Dims& strides, int64_t offset) {
+  TIDE_ASSERT(base.is_contiguous() && src.dtype() == base.dtype());
+  Tensor y = base.clone();
+  ops::as_strided_write(y, src, strides, offset, false);
+  if (!needs_recording({&base, &src})) return y;
+  Dims src_sizes = src.sizes();
+  record("as_strided_scatter", y, {&base, &src}, [src_sizes, strides, offset](const Tensor& g, const Node& n) -> Grads {
+    Tensor gc = contiguous(g);
+    Grads r(2);
+    if (n.needs_grad(0)) r[0] = as_strided_scatter(gc, ops::zeros(src_sizes, g.dtype()), strides, offset);
+    if (n.needs_grad(1)) r[1] = as_strided(gc, src_sizes, strides, offset);
+    return r;
+  });
+  return y;
+}
+
 }  // namespace tide::ag

@@ -500,4 +500,28 @@ Tensor flip(const Tensor& x, const std::vector<int64_t>& dims) {
   return out;
 }
 
+void as_strided_write(Tensor& dst, const Tensor& src_, const Dims& strides, int64_t offset, bool accumulate) {
+  TIDE_ASSERT(dst.is_contiguous() && src_.dim() == strides.size() && dst.dtype() == src_.dtype());
+  Tensor src = src_.contiguous();
+  int n = src.dim();
+  Dims idx(n, 0);
+  int64_t total = src.numel(), limit = dst.numel();
+  TIDE_DISPATCH_ALL(dst.dtype(), "as_strided_write", [&] {
+    scalar_t* d = dst.data<scalar_t>();
+    const scalar_t* s = src.data<scalar_t>();
+    int64_t pos = offset;
+    for (int64_t i = 0; i < total; ++i) {
+      TIDE_ASSERT(pos >= 0 && pos < limit);
+      d[pos] = accumulate ? scalar_t(d[pos] + s[i]) : s[i];
+      for (int k = n - 1; k >= 0; --k) {  // next multi-index, row-major
+        pos += strides[k];
+        if (++idx[k] < src.size(k)) break;
+        pos -= strides[k] * src.size(k);
+        idx[k] = 0;
+      }
+    }
+  });
+  dst.storage()->bump_version();
+}
+
 }  // namespace tide::ops

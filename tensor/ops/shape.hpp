@@ -50,6 +50,12 @@ std::vector<Tensor> split_with_sizes(const Tensor& x, const std::vector<int64_t>
 std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim = 0);
 std::vector<Tensor> unbind(const Tensor& x, int64_t dim = 0);
 
+// Writes src into the contiguous tensor dst at the elements a view with src's sizes and
+// these strides and offset (in dst's elements) would see: dst[offset + sum_k i_k strides[k]]
+// = src[i], or += with accumulate (overlapping positions then add up). Autograd's gradient
+// of an arbitrary view.
+void as_strided_write(Tensor& dst, const Tensor& src, const Dims& strides, int64_t offset, bool accumulate);
+
 // Copies.
 // Joins along an existing dim; dtypes promote as in torch.cat; 1-D empty tensors are skipped.
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);

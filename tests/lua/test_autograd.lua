@@ -201,15 +201,60 @@ T.test("in-place ops on non-leaf tensors are recorded", function()
   T.near(b.grad, {2, 4}, 1e-15)
 end)
 
-T.test("in-place on views of recorded tensors is refused, and stale views are caught", function()
+T.test("in-place writes through views rewrite the base's history", function()
   local x = leaf{1, 2, 3}
   local y = x * 2
   local v = y[{{1, 2}}]
-  T.error_usable(function() v:mul_(2) end, "mul_: in-place operation on a view while autograd records it")
+  v:mul_(3)
+  T.near(y, {6, 12, 6}, 0)
+  T.eq(v.grad_fn, "AsStridedBackward")
+  y:sum():backward()
+  T.near(x.grad, {6, 6, 2}, 1e-15)
+  -- the view itself, used after the write, has the new history
+  x.grad = nil
+  local y2 = x * 2
+  local v2 = y2[{{2, 3}}]
+  v2:add_(x[{{1, 2}}])
+  ;(v2 * v2):sum():backward()   -- v2 = (2 x2 + x1, 2 x3 + x2) = (5, 8)
+  T.near(x.grad, {10, 2 * 5 * 2 + 2 * 8, 2 * 8 * 2}, 1e-14)
+end)
+
+T.test("a view taken before its base changed in place sees the new history", function()
+  local x = leaf{1, 2, 3}
+  local y = x * 2
   local w = y[1]
-  y:add_(1)
-  T.error_usable(function() return w * 2 end, "this view was taken before its base was modified in place")
-  T.error_usable(function() x:view(3):add_(1) end, "in-place operation on a view")
+  y:mul_(5)
+  ;(w * 1):backward()
+  T.near(x.grad, {10, 0, 0}, 1e-15)
+  -- a view of a tensor that did not require grad when the view was taken
+  local c = torch.zeros(3, {dtype = "float64"})
+  local first = c[1]
+  c:add_(x)
+  T.eq(first.requires_grad, false)
+  x.grad = nil
+  ;(first * 1):backward()
+  T.near(x.grad, {1, 0, 0}, 1e-15)
+end)
+
+T.test("writing a value that requires grad into a view of a plain tensor", function()
+  local x = leaf{1, 2, 3}
+  local c = torch.zeros(3, {dtype = "float64"})
+  c:narrow(1, 1, 2):copy_(x[{{1, 2}}] * 2)
+  T.eq(c.requires_grad, true)
+  T.near(c, {2, 4, 0}, 0)
+  ;(c * c):sum():backward()
+  T.near(x.grad, {8, 16, 0}, 1e-15)
+end)
+
+T.test("in-place through views of leaves and into expanded tensors is an error", function()
+  local x = leaf{1, 2, 3}
+  T.error_usable(function() x[1]:mul_(2) end, "mul_: a view of a leaf tensor that requires grad cannot be modified in place")
+  T.error_usable(function() x:view(3):add_(1) end, "a view of a leaf tensor that requires grad cannot be modified in place")
+  T.error_usable(function() x[{{1, 2}}] = 0 end, "index: a leaf tensor that requires grad cannot be modified in place")
+  local z = x * 1
+  T.error_usable(function() z:view(1, 3):expand(2, 3):add_(1) end, "cannot write in place into an expanded tensor")
+  torch.no_grad(function() x[1]:mul_(2) end)
+  T.near(x, {2, 2, 3}, 0)
 end)
 
 T.test("out= is not differentiable", function()
