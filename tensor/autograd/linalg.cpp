@@ -11,54 +11,54 @@ constexpr DTypePolicy P = DTypePolicy::Promote;
 
 Tensor mT(const Tensor& x) { return transpose(x, -2, -1); }
 
+// Records y = a (x) b, a product that is linear in each operand: d/da is grad_a(g, b) and
+// d/db is grad_b(a, g). Each operand is saved only when the other one needs a gradient.
+template <class GradA, class GradB>
+Tensor record_product(const char* op, Tensor y, const Tensor& a, const Tensor& b, GradA grad_a, GradB grad_b) {
+  SavedTensor sa = needs_recording({&b}) ? SavedTensor::input(a) : SavedTensor();
+  SavedTensor sb = needs_recording({&a}) ? SavedTensor::input(b) : SavedTensor();
+  record(op, y, {&a, &b}, [sa, sb, grad_a, grad_b](const Tensor& g, const Node& n) -> Grads {
+    return {n.needs_grad(0) ? grad_a(g, sb.unpack(n)) : Tensor(), n.needs_grad(1) ? grad_b(sa.unpack(n), g) : Tensor()};
+  });
+  return y;
+}
+
 }  // namespace
 
 Tensor mm(const Tensor& a, const Tensor& b, const Tensor* out, DTypePolicy policy) {
   check_out("mm", out, {&a, &b});
   Tensor y = ops::mm(a, b, out, policy);
   if (out || !needs_recording({&a, &b})) return y;
-  SavedTensor sa = SavedTensor::input(a), sb = SavedTensor::input(b);
-  record("mm", y, {&a, &b}, [sa, sb](const Tensor& g, const Node& n) -> Grads {
-    return {n.needs_grad(0) ? ag::mm(g, t(sb.unpack(n)), nullptr, P) : Tensor(),
-            n.needs_grad(1) ? ag::mm(t(sa.unpack(n)), g, nullptr, P) : Tensor()};
-  });
-  return y;
+  return record_product(
+      "mm", y, a, b, [](const Tensor& g, const Tensor& bv) { return ag::mm(g, t(bv), nullptr, P); },
+      [](const Tensor& av, const Tensor& g) { return ag::mm(t(av), g, nullptr, P); });
 }
 
 Tensor mv(const Tensor& a, const Tensor& v, const Tensor* out, DTypePolicy policy) {
   check_out("mv", out, {&a, &v});
   Tensor y = ops::mv(a, v, out, policy);
   if (out || !needs_recording({&a, &v})) return y;
-  SavedTensor sa = SavedTensor::input(a), sv = SavedTensor::input(v);
-  record("mv", y, {&a, &v}, [sa, sv](const Tensor& g, const Node& n) -> Grads {
-    return {n.needs_grad(0) ? ag::outer(g, sv.unpack(n)) : Tensor(),
-            n.needs_grad(1) ? ag::mv(t(sa.unpack(n)), g, nullptr, P) : Tensor()};
-  });
-  return y;
+  return record_product(
+      "mv", y, a, v, [](const Tensor& g, const Tensor& vv) { return ag::outer(g, vv); },
+      [](const Tensor& av, const Tensor& g) { return ag::mv(t(av), g, nullptr, P); });
 }
 
 Tensor bmm(const Tensor& a, const Tensor& b, const Tensor* out, DTypePolicy policy) {
   check_out("bmm", out, {&a, &b});
   Tensor y = ops::bmm(a, b, out, policy);
   if (out || !needs_recording({&a, &b})) return y;
-  SavedTensor sa = SavedTensor::input(a), sb = SavedTensor::input(b);
-  record("bmm", y, {&a, &b}, [sa, sb](const Tensor& g, const Node& n) -> Grads {
-    return {n.needs_grad(0) ? ag::bmm(g, mT(sb.unpack(n)), nullptr, P) : Tensor(),
-            n.needs_grad(1) ? ag::bmm(mT(sa.unpack(n)), g, nullptr, P) : Tensor()};
-  });
-  return y;
+  return record_product(
+      "bmm", y, a, b, [](const Tensor& g, const Tensor& bv) { return ag::bmm(g, mT(bv), nullptr, P); },
+      [](const Tensor& av, const Tensor& g) { return ag::bmm(mT(av), g, nullptr, P); });
 }
 
 namespace {
 
 // The inner product of two vectors, recorded.
 Tensor vector_dot(const Tensor& a, const Tensor& b, DTypePolicy policy, const char* op) {
-  Tensor y = ops::dot(a, b, nullptr, policy, op);
-  SavedTensor sa = SavedTensor::input(a), sb = SavedTensor::input(b);
-  record(op, y, {&a, &b}, [sa, sb](const Tensor& g, const Node& n) -> Grads {
-    return {n.needs_grad(0) ? g * sb.unpack(n) : Tensor(), n.needs_grad(1) ? g * sa.unpack(n) : Tensor()};
-  });
-  return y;
+  return record_product(
+      op, ops::dot(a, b, nullptr, policy, op), a, b, [](const Tensor& g, const Tensor& bv) { return g * bv; },
+      [](const Tensor& av, const Tensor& g) { return g * av; });
 }
 
 }  // namespace
@@ -73,12 +73,10 @@ Tensor matmul(const Tensor& a, const Tensor& b, const Tensor* out, DTypePolicy p
   // broadcast; the engine sums the gradient back over broadcast batch dims.
   Tensor a2 = a.dim() == 1 ? unsqueeze(a, 0) : a;
   Tensor b2 = b.dim() == 1 ? unsqueeze(b, 1) : b;
-  Tensor y = ops::matmul(a2, b2, nullptr, policy, op);
-  SavedTensor sa = SavedTensor::input(a2), sb = SavedTensor::input(b2);
-  record(op, y, {&a2, &b2}, [sa, sb, op](const Tensor& g, const Node& n) -> Grads {
-    return {n.needs_grad(0) ? ag::matmul(g, mT(sb.unpack(n)), nullptr, P, op) : Tensor(),
-            n.needs_grad(1) ? ag::matmul(mT(sa.unpack(n)), g, nullptr, P, op) : Tensor()};
-  });
+  Tensor y = record_product(
+      op, ops::matmul(a2, b2, nullptr, policy, op), a2, b2,
+      [op](const Tensor& g, const Tensor& bv) { return ag::matmul(g, mT(bv), nullptr, P, op); },
+      [op](const Tensor& av, const Tensor& g) { return ag::matmul(mT(av), g, nullptr, P, op); });
   if (a.dim() == 1) y = squeeze(y, {-2});
   if (b.dim() == 1) y = squeeze(y, {-1});
   return y;
@@ -99,13 +97,10 @@ Tensor outer(const Tensor& a, const Tensor& b, const Tensor* out, bool flatten_i
   if (out || !needs_recording({&a, &b})) return ops::outer(a, b, out, flatten_inputs, op);
   Tensor a1 = flatten_inputs ? reshape(a, {a.numel()}) : a;
   Tensor b1 = flatten_inputs ? reshape(b, {b.numel()}) : b;
-  Tensor y = ops::outer(a1, b1, nullptr, false, op);
-  SavedTensor sa = SavedTensor::input(a1), sb = SavedTensor::input(b1);
-  record(op, y, {&a1, &b1}, [sa, sb](const Tensor& g, const Node& n) -> Grads {
-    return {n.needs_grad(0) ? ag::mv(g, sb.unpack(n), nullptr, P) : Tensor(),
-            n.needs_grad(1) ? ag::mv(t(g), sa.unpack(n), nullptr, P) : Tensor()};
-  });
-  return y;
+  return record_product(
+      op, ops::outer(a1, b1, nullptr, false, op), a1, b1,
+      [](const Tensor& g, const Tensor& bv) { return ag::mv(g, bv, nullptr, P); },
+      [](const Tensor& av, const Tensor& g) { return ag::mv(t(g), av, nullptr, P); });
 }
 
 Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha,
