@@ -3,8 +3,9 @@
 --
 --   tide gradcheck.lua OUTDIR [FIRST_ROW]
 --
--- Per row it takes a few of the row's own cases (the same ones runner.lua builds), converts
--- their floating-point tensors to float64 (index, mask and target inputs stay as they are),
+-- Per row it takes the row's own cases (the same ones runner.lua builds; half as many under
+-- TIDE_SANITIZED=1), those with a floating-point differentiable input, converts their
+-- floating-point tensors to float64 (index, mask and target inputs stay as they are),
 -- moves values off kinks and domain edges, and makes the inputs named by `grad` leaves. With
 -- y = call(...) and a fixed random r per output (seeded by the row name), s = sum(y * r) over
 -- the floating-point outputs; torch.autograd.grad gives ds/dx, and each checked element must
@@ -30,7 +31,6 @@ local rows = assert(loadfile(here .. "ops.lua"))(G)
 local H = 1e-6                               -- finite-difference step
 local RTOL = 1e-5                            -- |analytic - numeric| <= RTOL * (1 + |numeric|) + noise
 local EPS = 2.220446049250313e-16
-local MAX_CASES = SANITIZED and 6 or 12      -- checked cases per row
 local MAX_ELEMENTS = SANITIZED and 8 or 16   -- checked elements per input
 local FLOAT = {float16 = true, bfloat16 = true, float32 = true, float64 = true}
 
@@ -351,29 +351,6 @@ local function report(row, ci, order, text, msg)
   io.flush()
 end
 
-local function gcd(a, b) while b ~= 0 do a, b = b, a % b end return a end
-
--- The list reordered so that its first n items are spread over it, the rest following in
--- order. Case lists run through the dtypes, and within each through the row's kinds of case,
--- so the picks step through the list by about 0.618 of its length (a step prime to it):
--- unlike every k-th item, they fall on different kinds in different dtypes.
-local function spread_first(list, n)
-  local m = #list
-  if m <= n then return list end
-  local step = math.floor(0.618 * m + 0.5)
-  while gcd(step, m) ~= 1 do step = step + 1 end
-  local picked, taken = {}, {}
-  for k = 0, n - 1 do
-    local i = (k * step) % m + 1
-    picked[#picked + 1], taken[i] = i, true
-  end
-  table.sort(picked)
-  local out = {}
-  for _, i in ipairs(picked) do out[#out + 1] = list[i] end
-  for i = 1, m do if not taken[i] then out[#out + 1] = list[i] end end
-  return out
-end
-
 -- Checks a row's cases; returns the numbers of passed and failed checks.
 local function run_row(row)
   local passed, failed = 0, 0
@@ -387,18 +364,16 @@ local function run_row(row)
     return passed, failed
   end
   G.seed("grad " .. row.name)
-  local chosen = {}
+  local checkable = {}
   for ci, case in ipairs(cases) do
     local prep = (not row.grad_if or row.grad_if(case)) and prepare(row, case)
-    if prep then chosen[#chosen + 1] = {ci = ci, prep = prep, p = case.p or {}} end
+    if prep then checkable[#checkable + 1] = {ci = ci, prep = prep, p = case.p or {}} end
   end
-  if #chosen == 0 then
+  if #checkable == 0 then
     fail(0, "first-order", nil, "no case has a floating-point tensor among the inputs " .. table.concat(row.grad, ", "))
   end
-  -- MAX_CASES checked cases (cases where s is not finite do not count)
-  local checked = 0
-  for _, c in ipairs(spread_first(chosen, MAX_CASES)) do
-    if checked == MAX_CASES then break end
+  local checked = 0   -- cases where s is finite
+  for _, c in ipairs(checkable) do
     local ok, msg, rs = xpcall(check_first, debug.traceback, row, c.prep, c.p)
     if msg ~= false then checked = checked + 1 end
     if not ok then
@@ -415,7 +390,7 @@ local function run_row(row)
       end
     end
   end
-  if #chosen > 0 and checked == 0 then fail(0, "first-order", nil, "no case has a finite value to differentiate") end
+  if #checkable > 0 and checked == 0 then fail(0, "first-order", nil, "no case has a finite value to differentiate") end
   return passed, failed
 end
 
