@@ -282,7 +282,7 @@ Tensor max_pool2d(const Tensor& x, const int64_t kernel[2], const Conv2dOptions&
   check_float(x, op, "input");
   ops::Window2d w = window(kernel, o);
   for (int i = 0; i < 2; ++i)
-    TIDE_CHECK(2 * w.padding[i] <= w.kernel[i], op, ": padding ", w.padding[i], " must be at most half the kernel size ",
+    TIDE_CHECK(w.padding[i] <= w.kernel[i] / 2, op, ": padding ", w.padding[i], " must be at most half the kernel size ",
                w.kernel[i]);
   Tensor x4 = x.dim() == 4 ? x : unsqueeze(x, 0);
   int64_t N = x4.size(0), C = x4.size(1);

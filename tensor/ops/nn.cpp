@@ -8,15 +8,20 @@
 
 namespace tide::ops {
 
+// The output length along spatial dim i of an input of length n. The span and the padded
+// length are computed with overflow checks, so huge sizes raise an error instead of wrapping.
 int64_t Window2d::out_size(int i, int64_t n, const char* op) const {
   TIDE_CHECK(kernel[i] > 0 && stride[i] > 0 && dilation[i] > 0 && padding[i] >= 0, op,
              ": kernel size, stride and dilation must be positive and padding non-negative, got kernel ", kernel[i],
              ", stride ", stride[i], ", dilation ", dilation[i], ", padding ", padding[i]);
-  int64_t span = dilation[i] * (kernel[i] - 1) + 1;
-  int64_t out = (n + 2 * padding[i] - span) / stride[i] + 1;
-  TIDE_CHECK(n + 2 * padding[i] >= span && out >= 1, op, ": the input's spatial size ", n, " (padded by ", padding[i],
+  int64_t span = 0, padded = 0;
+  bool overflow = __builtin_mul_overflow(dilation[i], kernel[i] - 1, &span) || __builtin_add_overflow(span, 1, &span) ||
+                  __builtin_mul_overflow(padding[i], 2, &padded) || __builtin_add_overflow(padded, n, &padded);
+  TIDE_CHECK(!overflow, op, ": kernel size ", kernel[i], ", dilation ", dilation[i], " and padding ", padding[i],
+             " are too large (the window or the padded input overflows 64 bits)");
+  TIDE_CHECK(padded >= span, op, ": the input's spatial size ", n, " (padded by ", padding[i],
              " on each side) is smaller than the kernel's extent ", span);
-  return out;
+  return (padded - span) / stride[i] + 1;
 }
 
 namespace {
