@@ -119,7 +119,7 @@ ClassRows class_rows(const char* op, const Tensor& logits, const Tensor& target,
   }
   Tensor x = logits.dim() == 1 ? unsqueeze(logits, 0) : logits;
   if (x.dim() > 2) x = movedim(x, {1}, {-1});
-  r.x = contiguous(reshape(x, {x.numel() / std::max<int64_t>(C, 1), C}));
+  r.x = contiguous(reshape(x, {target.numel(), C}));  // one row per target, even with no classes
   int64_t M = r.x.size(0);
   Tensor t = ops::cast(target, DType::Int64).contiguous();
   r.class1 = Tensor::empty({M}, DType::Int64);
