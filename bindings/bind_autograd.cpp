@@ -16,11 +16,14 @@ int requires_grad_fn(lua_State* L, Args& a) {
 }
 
 // A tensor or a list of tensors at i (undefined entries allowed when `holes`) as a vector.
+// A table with a metatable (an nn.Module, say) is an object, not a list.
 std::vector<Tensor> tensor_list(Args& a, int i, const char* what, bool holes = false) {
   if (a.is_tensor(i)) return {a.tensor(i)};
-  if (!a.is_table(i)) a.error(std::string("expected a tensor or a list of tensors as ") + what);
-  std::vector<Tensor> out;
   lua_State* L = a.L;
+  bool object = a.is_table(i) && lua_getmetatable(L, i);
+  if (object) lua_pop(L, 1);
+  if (!a.is_table(i) || object) a.error(std::string("expected a tensor or a list of tensors as ") + what);
+  std::vector<Tensor> out;
   int n = int(lua_rawlen(L, i));
   for (int k = 1; k <= n; ++k) {
     lua_rawgeti(L, i, k);
@@ -83,6 +86,7 @@ int autograd_backward_fn(lua_State*, Args& a) {
 int autograd_grad_fn(lua_State* L, Args& a) {
   std::vector<Tensor> outputs = tensor_list(a, 1, "outputs");
   std::vector<Tensor> inputs = tensor_list(a, 2, "inputs");
+  if (inputs.empty()) a.error("inputs is an empty list (grad needs at least one tensor to differentiate with respect to)");
   std::vector<Tensor> grads = kw_tensor_list(a, "grad_outputs");
   bool create = a.kw_bool("create_graph").value_or(false);
   std::vector<Tensor> r = autograd::grad(outputs, grads, inputs, a.kw_bool("retain_graph").value_or(create), create,
