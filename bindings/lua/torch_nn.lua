@@ -324,6 +324,9 @@ function Module:register_buffer(name, tensor, persistent)
 end
 
 function Module:add_module(name, module)
+  if type(name) ~= "string" or name == "" or name:find(".", 1, true) then
+    fail(class_name(self) .. ":add_module", "the name must be a non-empty string without '.', got %s", describe(name))
+  end
   if not is_module(module) then
     fail(class_name(self) .. ":add_module", "expected a module for '%s', got %s", tostring(name), describe(module))
   end
@@ -447,7 +450,9 @@ function Module:zero_grad(...)
 end
 
 -- Device and dtype targets of to(): "cuda", "float64", {device=, dtype=} or a tensor.
+-- As in PyTorch, a module converts to floating-point dtypes only.
 local device_prefixes = {cpu = true, cuda = true}
+local floating_dtypes = {float16 = true, bfloat16 = true, float32 = true, float64 = true}
 local function dtype_name(s)
   local alias = torch[s]  -- torch.float = "float32", ...
   return type(alias) == "string" and alias or s
@@ -466,6 +471,9 @@ local function parse_to_target(op, ...)
     else
       fail(op, "expected a device, a dtype, a {device=, dtype=} table or a tensor, got %s", describe(v))
     end
+  end
+  if target.dtype ~= nil and not floating_dtypes[target.dtype] then
+    fail(op, "only floating-point dtypes (float16, bfloat16, float32, float64) are allowed, got %s", describe(target.dtype))
   end
   return target
 end
