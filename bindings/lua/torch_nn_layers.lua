@@ -215,7 +215,9 @@ function Flatten:init(...)
   self.end_dim = util.check_int("Flatten", "end_dim", o.end_dim, math.mininteger)
 end
 
-function Flatten:forward(x) return x:flatten(self.start_dim, self.end_dim) end
+function Flatten:forward(x)
+  return util.check_tensor("Flatten", "input", x):flatten(self.start_dim, self.end_dim)
+end
 function Flatten:extra_repr() return string.format("start_dim=%d, end_dim=%d", self.start_dim, self.end_dim) end
 
 ---------------------------------------------------------------------------------------------
