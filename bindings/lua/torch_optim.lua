@@ -185,7 +185,12 @@ end
 -- re-evaluates the model with grad mode on and returns the loss, which step returns.
 function Optimizer:step(closure)
   local loss
-  if closure ~= nil then loss = torch.enable_grad(closure) end
+  if closure ~= nil then
+    if type(closure) ~= "function" then
+      fail(self.name .. ".step: closure must be a function that returns the loss, got a " .. describe(closure))
+    end
+    loss = torch.enable_grad(closure)
+  end
   local state = self.state
   for _, group in ipairs(self.param_groups) do
     for _, p in ipairs(group.params) do
