@@ -221,10 +221,12 @@ Tensor cumprod(const Tensor& x, int dim, std::optional<DType> dtype) {
   SavedTensor sx = SavedTensor::input(x), sy = SavedTensor::output(y);
   record("cumprod", y, {&x}, [d, sx, sy](const Tensor& g, const Node& n) -> Grads {
     Tensor xv = sx.unpack(n), yv = sy.unpack(n);
-    TIDE_CHECK(ops::count_nonzero(ops::binary(BinaryOp::Eq, xv, 0.0)) == 0,
-               "cumprod: the gradient of an input that contains zeros is not supported");
     if (g.dim() == 0) return {g};
-    // d y_j / d x_i = y_j / x_i for j >= i.
+    // First order: the kernel, exact for any input (zeros included).
+    if (!autograd::grad_enabled()) return {ops::cumprod_backward(xv, g, d)};
+    // create_graph: a formula of differentiable ops, d y_j / d x_i = y_j / x_i for j >= i.
+    TIDE_CHECK(ops::count_nonzero(ops::binary(BinaryOp::Eq, xv, 0.0)) == 0,
+               "cumprod: second derivatives at an input that contains zeros are not supported");
     return {flip(cumsum(flip(g * yv, {d}), d), {d}) / xv};
   });
   return y;

@@ -26,6 +26,7 @@
 
 #include "../parallel.hpp"
 #include "elementwise.hpp"
+#include "shape.hpp"
 
 // The per-leaf and per-row kernels are called once per block of work; keeping them out of
 // line keeps this file's code size (and compile time) down at no measurable cost.
@@ -1114,6 +1115,34 @@ Tensor scan(const char* op, const Tensor& x0, int dim, std::optional<DType> dtyp
 
 Tensor cumsum(const Tensor& x, int dim, std::optional<DType> dtype) { return scan<false>("cumsum", x, dim, dtype); }
 Tensor cumprod(const Tensor& x, int dim, std::optional<DType> dtype) { return scan<true>("cumprod", x, dim, dtype); }
+
+Tensor cumprod_backward(const Tensor& x, const Tensor& g, int dim) {
+  int d = wrap_dim("cumprod", dim, x.dim());
+  // Rows of length n along dim, contiguous, in float64.
+  Tensor xr = cast(movedim(x, {d}, {-1}), DType::Float64).contiguous();
+  Tensor gr = cast(movedim(g, {d}, {-1}), DType::Float64).contiguous();
+  int64_t n = x.size(d), rows = n ? x.numel() / n : 0;
+  Tensor out = Tensor::empty(xr.sizes(), DType::Float64);
+  const double *xv = xr.data<double>(), *gv = gr.data<double>();
+  double* o = out.data<double>();
+  parallel_for(0, rows, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const double *xs = xv + r * n, *gs = gv + r * n;
+      double* os = o + r * n;
+      double s = 0;
+      for (int64_t i = n - 1; i >= 0; --i) {  // S_i, from the end
+        s = gs[i] + (i + 1 < n ? xs[i + 1] * s : 0.0);
+        os[i] = s;
+      }
+      double prefix = 1;
+      for (int64_t i = 0; i < n; ++i) {  // times the product of the earlier elements
+        os[i] *= prefix;
+        prefix *= xs[i];
+      }
+    }
+  });
+  return cast(movedim(out, {-1}, {d}), x.dtype());
+}
 
 // ---------------------------------------------------------------------------------------
 // Sorting.

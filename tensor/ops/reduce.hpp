@@ -71,6 +71,10 @@ Tensor logsumexp(const Tensor& x, const DimList& dims = {}, bool keepdim = false
 // Inclusive running sum / product along dim; dtypes as sum (integer inputs give int64).
 Tensor cumsum(const Tensor& x, int dim, std::optional<DType> dtype = std::nullopt);
 Tensor cumprod(const Tensor& x, int dim, std::optional<DType> dtype = std::nullopt);
+// The gradient of cumprod(x, dim) for the output gradient g, for any x (zeros included):
+// grad_i = (prod_{k<i} x_k) * S_i with S_i = g_i + x_{i+1} S_{i+1}, one pass each way
+// along dim, in float64. The result has x's dtype (floating point) and shape.
+Tensor cumprod_backward(const Tensor& x, const Tensor& g, int dim);
 
 // Sorts along dim: values and 1-based int64 indices. Always stable (equal elements keep
 // their order, also when descending). NaN sorts as the largest value, as in PyTorch.

@@ -322,6 +322,23 @@ T.test("closed forms: solve, inv, det, matmul", function()
   T.near(Q.grad, {{4, 4}, {6, 6}}, 1e-15)
 end)
 
+T.test("cumprod's gradient at inputs with zeros matches PyTorch", function()
+  -- x = [2, 0, 3, 0, 5]; (x.cumprod(0) * [1, 2, 3, 4, 5]).sum().backward() -> [1, 22, 0, 0, 0]
+  local x = leaf{2, 0, 3, 0, 5}
+  ;(x:cumprod(1) * t64{1, 2, 3, 4, 5}):sum():backward()
+  T.near(x.grad, {1, 22, 0, 0, 0}, 1e-15)
+  -- m = [[1, 2, 0], [3, 0, 4]]; m.cumprod(1).sum().backward() -> [[3, 1, 2], [1, 15, 0]]
+  local m = leaf{{1, 2, 0}, {3, 0, 4}}
+  m:cumprod(2):sum():backward()
+  T.near(m.grad, {{3, 1, 2}, {1, 15, 0}}, 1e-15)
+  local z = leaf{1, 0, 2}
+  T.error_usable(function() torch.autograd.grad(z:cumprod(1):sum(), z, {create_graph = true}) end,
+    "cumprod: second derivatives at an input that contains zeros are not supported")
+  local w = leaf{1, 2, 3}
+  local g = torch.autograd.grad(w:cumprod(1):sum(), w, {create_graph = true})[1]
+  T.near(g, {1 + 2 + 6, 1 + 3, 2}, 1e-14)
+end)
+
 T.test("linear and cross_entropy match PyTorch", function()
   -- logits = (arange(20).reshape(5,4)*0.7).sin(); t = [0,3,1,2,0];
   -- F.cross_entropy(logits, t, weight=[1,2,.5,1.5], label_smoothing=0.1, ignore_index=2)
