@@ -18,7 +18,8 @@ namespace tide {
 
 struct Node;
 
-// The input slot `input_nr` of `node` (a null node: that input needs no gradient).
+// Where an input's gradient goes: the node that produced the input, or the accumulator of a
+// leaf (a null node: that input needs no gradient).
 struct Edge {
   std::shared_ptr<Node> node;
 };
@@ -28,8 +29,8 @@ struct AutogradMeta {
   Tensor grad;                        // leaves: the accumulated gradient
   std::shared_ptr<Node> grad_fn;      // null for leaves
   std::weak_ptr<Node> accumulator;    // leaves: the node that accumulates into grad
-  // Views recorded by autograd remember their base's history generation: when the base is
-  // modified in place afterwards, the view's recorded history is stale and using it is an error.
+  // A view's history records which generation of its base's history it was derived from:
+  // when the base is rewritten in place afterwards, the view's history is derived again.
   std::shared_ptr<AutogradMeta> view_base;
   uint32_t base_generation = 0;
   uint32_t generation = 0;            // bumped when an in-place op rewrites this tensor's history
