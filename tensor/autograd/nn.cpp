@@ -265,7 +265,8 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor* bias, const C
   int64_t kernel[2] = {weight.size(2), weight.size(3)};
   ops::Window2d w = window(kernel, o);
   int64_t N = x4.size(0);
-  int64_t Ho = w.out_size(0, x4.size(2), op), Wo = w.out_size(1, x4.size(3), op), L = Ho * Wo;
+  int64_t Ho = w.out_size(0, x4.size(2), op), Wo = w.out_size(1, x4.size(3), op);
+  int64_t L = w.positions(x4.size(2), x4.size(3), op);
   int64_t K = Cin / G * kernel[0] * kernel[1];
   Tensor cols = unfold(x4, w, 0);  // (N, Cin*kh*kw, L)
   Tensor y = G == 1 ? matmul(reshape(weight, {Cout, K}), cols)

@@ -24,6 +24,13 @@ int64_t Window2d::out_size(int i, int64_t n, const char* op) const {
   return (padded - span) / stride[i] + 1;
 }
 
+int64_t Window2d::positions(int64_t H, int64_t W, const char* op) const {
+  int64_t Ho = out_size(0, H, op), Wo = out_size(1, W, op), L = 0;
+  TIDE_CHECK(!__builtin_mul_overflow(Ho, Wo, &L), op, ": an output of ", Ho, " x ", Wo,
+             " positions is too large (the count overflows 64 bits)");
+  return L;
+}
+
 namespace {
 
 // Calls f(plane) for every (n, c) plane, in parallel when the work is large enough.
@@ -43,8 +50,11 @@ Tensor unfold2d(const Tensor& x_, const Window2d& w, double pad, const char* op)
   Tensor x = x_.contiguous();
   int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
   int64_t Ho = w.out_size(0, H, op), Wo = w.out_size(1, W, op);
-  int64_t kh = w.kernel[0], kw = w.kernel[1], L = Ho * Wo;
-  Tensor cols = Tensor::empty({N, C * kh * kw, L}, x.dtype());
+  int64_t kh = w.kernel[0], kw = w.kernel[1], L = w.positions(H, W, op);
+  int64_t window = 0, rows = 0;
+  TIDE_CHECK(!__builtin_mul_overflow(kh, kw, &window) && !__builtin_mul_overflow(C, window, &rows), op, ": a ", kh,
+             " x ", kw, " window over ", C, " channels is too large (the patch size overflows 64 bits)");
+  Tensor cols = Tensor::empty({N, rows, L}, x.dtype());
   TIDE_DISPATCH_ALL(x.dtype(), op, [&] {
     const scalar_t* src = x.data<scalar_t>();
     scalar_t* dst = cols.data<scalar_t>();
@@ -69,7 +79,7 @@ Tensor unfold2d(const Tensor& x_, const Window2d& w, double pad, const char* op)
 Tensor fold2d(const Tensor& cols_, int64_t H, int64_t W, const Window2d& w, const char* op) {
   check_cpu(cols_, op);
   int64_t kh = w.kernel[0], kw = w.kernel[1];
-  int64_t Ho = w.out_size(0, H, op), Wo = w.out_size(1, W, op), L = Ho * Wo;
+  int64_t Ho = w.out_size(0, H, op), Wo = w.out_size(1, W, op), L = w.positions(H, W, op);
   TIDE_CHECK(cols_.dim() == 3 && cols_.size(1) % (kh * kw) == 0 && cols_.size(2) == L, op,
              ": expected patches of shape (N, C*", kh * kw, ", ", L, "), got ", cols_.sizes().str());
   Tensor cols = cols_.contiguous();

@@ -10,6 +10,8 @@ struct Window2d {
   int64_t kernel[2] = {1, 1}, stride[2] = {1, 1}, padding[2] = {0, 0}, dilation[2] = {1, 1};
   // Output size along spatial dim i for an input of size n; throws (naming op) when < 1.
   int64_t out_size(int i, int64_t n, const char* op) const;
+  // Number of output positions Hout * Wout for an (H, W) input; throws when it overflows.
+  int64_t positions(int64_t H, int64_t W, const char* op) const;
 };
 
 // x (N, C, H, W) -> patches (N, C*kh*kw, Hout*Wout); positions in the padding read `pad`.
