@@ -250,6 +250,7 @@ function Optimizer:load_state_dict(sd)
     end
     local g = copy_group(saved)
     g.params = group.params
+    self:validate(g)
     for i, p in ipairs(group.params) do params[saved.params[i]] = p end
     groups[gi] = g
   end
@@ -257,8 +258,17 @@ function Optimizer:load_state_dict(sd)
   for i, s in pairs(sd.state) do
     local p = params[i]
     if p == nil then fail(name .. ".load_state_dict: state for parameter " .. tostring(i) .. " has no parameter") end
+    if type(s) ~= "table" then
+      fail(name .. ".load_state_dict: state for parameter " .. tostring(i) .. " is a " .. describe(s) .. ", not a table")
+    end
     local c = {}
     for k, v in pairs(s) do
+      -- The state holds a step count and tensors shaped like the parameter.
+      local want = k == "step" and "number" or "tensor"
+      if describe(v) ~= want then
+        fail(name .. ".load_state_dict: state '" .. tostring(k) .. "' of parameter " .. tostring(i) .. " is a "
+          .. describe(v) .. ", expected a " .. want)
+      end
       if is_tensor(v) then
         local ps, vs = p.shape, v.shape
         local same = #ps == #vs
