@@ -396,6 +396,42 @@ T.test("optimizer step, zero_grad, add_param_group, load_state_dict: bad argumen
   T.near(s:item(), 1.9, 1e-6)  -- Adam's first step moves by lr * sign(grad)
 end)
 
+T.test("optimizer load_state_dict: garbage groups and state are errors before anything changes", function()
+  local p = leaf({1.0, 2.0})
+  local opt = optim.Adam({p}, {lr = 0.1})
+  p.grad = torch.tensor({1.0, 1.0})
+  opt:step()
+  -- state_dict() shares the per-parameter state tables (as PyTorch's does), so edit copies.
+  local function with(edit)
+    local sd = opt:state_dict()
+    local state = {}
+    for i, s in pairs(sd.state) do
+      state[i] = {}
+      for k, v in pairs(s) do state[i][k] = v end
+    end
+    sd.state = state
+    edit(sd)
+    return function() opt:load_state_dict(sd) end
+  end
+  T.error_usable(with(function(sd) sd.state[1].step = "x" end),
+                 "Adam.load_state_dict: state 'step' of parameter 1 is a string, expected a number")
+  T.error_usable(with(function(sd) sd.state[1].exp_avg = 5 end),
+                 "Adam.load_state_dict: state 'exp_avg' of parameter 1 is a number, expected a tensor")
+  T.error_usable(with(function(sd) sd.state[1] = true end), "Adam.load_state_dict: state for parameter 1 is a boolean, not a table")
+  T.error_usable(with(function(sd) sd.state[1].exp_avg = torch.ones(5) end),
+                 "Adam.load_state_dict: state 'exp_avg' of parameter 1 has shape {5} but the parameter {2}")
+  T.error_usable(with(function(sd) sd.state[7] = {} end), "Adam.load_state_dict: state for parameter 7 has no parameter")
+  T.error_usable(with(function(sd) sd.param_groups[1].lr = "x" end), "Adam: lr must be a number, got string")
+  T.error_usable(with(function(sd) sd.param_groups[1].betas = nil end), "Adam: betas must be a table of two numbers")
+  T.error_usable(with(function(sd) sd.param_groups[1].params = {1, 2} end),
+                 "Adam.load_state_dict: parameter group 1 has 1 parameters but the saved one 2")
+  -- The optimizer still steps from its own state: Adam's second step with a constant
+  -- gradient moves by lr again (m_hat / sqrt(v_hat) = 1).
+  opt:step()
+  T.near(p:detach(), {0.8, 1.8}, 1e-5)
+  T.eq(opt.state[p].step, 2)
+end)
+
 T.test("lr schedulers: bad optimizers and options", function()
   local opt = optim.SGD(params(), {lr = 0.1})
   T.error_usable(function() optim.lr_scheduler.StepLR(nil, {step_size = 1}) end, "StepLR: expected an optimizer, got a nil")
