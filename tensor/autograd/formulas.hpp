@@ -47,6 +47,10 @@ Tensor& inplace(const char* op, Tensor& x, std::initializer_list<const Tensor*> 
   return x;
 }
 
+// Records y, the p-norm of x over dims (empty: all), with the norm's gradient (reduce.cpp);
+// linalg.norm's vector and Frobenius norms share it.
+void record_norm(const char* op, Tensor& y, const Tensor& x, double p, const DimList& dims);
+
 // The tensor inside a TensorOrScalar (nullptr for a number), for record()'s input list.
 inline const Tensor* tensor_ptr(const TensorOrScalar& v) { return v.is_tensor() ? &v.tensor : nullptr; }
 

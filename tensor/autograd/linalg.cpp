@@ -169,17 +169,15 @@ Tensor det(const Tensor& A, DTypePolicy policy, const char* op) {
 
 Tensor linalg_norm(const Tensor& x, ops::NormOrd ord, const std::vector<int>& dims, bool keepdim, DTypePolicy policy,
                    const char* op) {
-  if (!needs_recording({&x})) return ops::linalg_norm(x, ord, dims, keepdim, policy, op);
-  // Vector norms and the Frobenius norm are the reductions' norm, which has a gradient.
+  Tensor y = ops::linalg_norm(x, ord, dims, keepdim, policy, op);
+  if (!needs_recording({&x})) return y;
+  // Vector norms and the Frobenius norm have the reductions' norm gradient.
   bool vector = dims.size() == 1 || (dims.empty() && (ord.kind == ops::NormOrd::Default || x.dim() == 1));
-  if (ord.kind == ops::NormOrd::Default || ord.kind == ops::NormOrd::Fro) {
-    ops::linalg_norm(x, ord, dims, keepdim, policy, op);  // the same argument checks
-    return norm(x, 2, dims, keepdim);
-  }
-  TIDE_CHECK(ord.kind == ops::NormOrd::P && vector, op,
+  bool two = ord.kind == ops::NormOrd::Default || ord.kind == ops::NormOrd::Fro;
+  TIDE_CHECK(two || (ord.kind == ops::NormOrd::P && vector), op,
              ": gradients of matrix norms other than 'fro' are not supported (ord and dims select a matrix norm)");
-  ops::linalg_norm(x, ord, dims, keepdim, policy, op);
-  return norm(x, ord.p, dims, keepdim);
+  record_norm(op, y, x, two ? 2 : ord.p, DimList(dims.begin(), dims.end()));
+  return y;
 }
 
 }  // namespace tide::ag

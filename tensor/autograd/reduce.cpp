@@ -174,11 +174,9 @@ Tensor std(const Tensor& x, const DimList& dims, double correction, bool keepdim
   return y;
 }
 
-Tensor norm(const Tensor& x, double p, const DimList& dims, bool keepdim) {
-  Tensor y = ops::norm(x, p, dims, keepdim);
-  if (!needs_recording({&x})) return y;
-  DimList d = covered(x, dims, "norm");
-  record_reduction("norm", y, x, d, true, true, [p, d](const Tensor& g, const Tensor& xv, const Tensor& yv) -> Tensor {
+void record_norm(const char* op, Tensor& y, const Tensor& x, double p, const DimList& dims) {
+  DimList d = covered(x, dims, op);
+  record_reduction(op, y, x, d, true, true, [p, d](const Tensor& g, const Tensor& xv, const Tensor& yv) -> Tensor {
     if (p == 0) return ops::zeros(xv.sizes(), xv.dtype());
     if (p == 1) return g * unary(UnaryOp::Sign, xv);
     if (std::isinf(p)) {
@@ -191,6 +189,11 @@ Tensor norm(const Tensor& x, double p, const DimList& dims, bool keepdim) {
                       : g * xv * binary(BinaryOp::Pow, unary(UnaryOp::Abs, xv), p - 2) / binary(BinaryOp::Pow, yv, p - 1);
     return where(zero, 0.0, r);
   });
+}
+
+Tensor norm(const Tensor& x, double p, const DimList& dims, bool keepdim) {
+  Tensor y = ops::norm(x, p, dims, keepdim);
+  if (needs_recording({&x})) record_norm("norm", y, x, p, dims);
   return y;
 }
 

@@ -40,6 +40,13 @@ std::vector<int64_t> inverse(const std::vector<int64_t>& perm, int ndim, const c
   return inv;
 }
 
+// The tensors of a list as record()'s inputs.
+std::vector<const Tensor*> pointers(const std::vector<Tensor>& tensors) {
+  std::vector<const Tensor*> out;
+  for (const Tensor& t : tensors) out.push_back(&t);
+  return out;
+}
+
 // Split pieces (consecutive slices along dim d) recorded one by one.
 std::vector<Tensor> record_pieces(const char* op, const Tensor& x, int d, std::vector<Tensor> pieces) {
   if (!needs_recording({&x})) return pieces;
@@ -135,18 +142,16 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
   Tensor y = ops::cat(tensors, dim);
   if (!autograd::needs_recording(tensors)) return y;
   int d = ops::wrap_dim("cat", dim, y.dim());
-  std::vector<const Tensor*> inputs;
   std::vector<int64_t> offsets, lengths;
   int64_t off = 0;
   for (const Tensor& t : tensors) {
-    inputs.push_back(&t);
     bool skipped = t.dim() == 1 && t.numel() == 0;  // as ops::cat
     int64_t len = skipped ? 0 : t.size(d);
     offsets.push_back(off);
     lengths.push_back(skipped ? -1 : len);
     off += len;
   }
-  record("cat", y, inputs, [d, offsets, lengths](const Tensor& g, const Node& n) -> Grads {
+  record("cat", y, pointers(tensors), [d, offsets, lengths](const Tensor& g, const Node& n) -> Grads {
     Grads r(offsets.size());
     for (size_t i = 0; i < r.size(); ++i)
       if (n.needs_grad(i) && lengths[i] >= 0) r[i] = narrow(g, d, offsets[i], lengths[i]);
@@ -159,9 +164,7 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
   Tensor y = ops::stack(tensors, dim);
   if (!autograd::needs_recording(tensors)) return y;
   int d = ops::wrap_dim("stack", dim, y.dim());
-  std::vector<const Tensor*> inputs;
-  for (const Tensor& t : tensors) inputs.push_back(&t);
-  record("stack", y, inputs, [d](const Tensor& g, const Node& n) -> Grads {
+  record("stack", y, pointers(tensors), [d](const Tensor& g, const Node& n) -> Grads {
     Grads r(n.next.size());
     for (size_t i = 0; i < r.size(); ++i)
       if (n.needs_grad(i)) r[i] = select(g, d, int64_t(i));
@@ -190,11 +193,7 @@ Tensor repeat(const Tensor& x, const Dims& repeats) {
   return y;
 }
 
-Tensor tile(const Tensor& x, const Dims& repeats) {
-  Dims r = repeats;
-  while (r.size() < x.dim()) r.insert(0, 1);
-  return repeat(x, r);
-}
+Tensor tile(const Tensor& x, const Dims& repeats) { return repeat(x, ops::tile_repeats(x, repeats)); }
 
 Tensor flip(const Tensor& x, const std::vector<int64_t>& dims) {
   Tensor y = ops::flip(x, dims);

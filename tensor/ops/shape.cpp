@@ -468,11 +468,13 @@ Tensor repeat(const Tensor& x, const Dims& repeats) {
   return out;
 }
 
-Tensor tile(const Tensor& x, const Dims& repeats) {
+Dims tile_repeats(const Tensor& x, const Dims& repeats) {
   Dims r = repeats;
   while (r.size() < x.dim()) r.insert(0, 1);
-  return repeat(x, r);
+  return r;
 }
+
+Tensor tile(const Tensor& x, const Dims& repeats) { return repeat(x, tile_repeats(x, repeats)); }
 
 Tensor flip(const Tensor& x, const std::vector<int64_t>& dims) {
   std::vector<int> w = unique_dims("flip", dims, x.dim());

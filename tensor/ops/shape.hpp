@@ -65,6 +65,8 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
 Tensor repeat(const Tensor& x, const Dims& repeats);
 // np.tile / torch.tile: like repeat, fewer repeats than dims get leading 1s.
 Tensor tile(const Tensor& x, const Dims& repeats);
+// tile's repeats as repeat takes them: leading 1s up to x's number of dims.
+Dims tile_repeats(const Tensor& x, const Dims& repeats);
 // Reverses the order of elements along dims (always a copy).
 Tensor flip(const Tensor& x, const std::vector<int64_t>& dims);
 
