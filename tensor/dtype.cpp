@@ -59,14 +59,25 @@ DType promote_types(DType a, DType b) {
 
 static std::atomic<DType> g_default_float{DType::Float32};
 static thread_local int t_default_override = -1;
+static thread_local DType* t_default_slot = nullptr;
 
 DType default_float_dtype() {
-  return t_default_override >= 0 ? DType(t_default_override) : g_default_float.load(std::memory_order_relaxed);
+  if (t_default_override >= 0) return DType(t_default_override);
+  return t_default_slot ? *t_default_slot : g_default_float.load(std::memory_order_relaxed);
+}
+
+DType* set_thread_default_dtype_slot(DType* slot) {
+  DType* previous = t_default_slot;
+  t_default_slot = slot;
+  return previous;
 }
 
 DefaultFloatScope::DefaultFloatScope(DType t) : saved_(t_default_override) { t_default_override = int(t); }
 DefaultFloatScope::~DefaultFloatScope() { t_default_override = saved_; }
-void set_default_float_dtype(DType t) { g_default_float.store(t, std::memory_order_relaxed); }
+void set_default_float_dtype(DType t) {
+  if (t_default_slot) *t_default_slot = t;
+  else g_default_float.store(t, std::memory_order_relaxed);
+}
 
 DType Scalar::natural_dtype() const {
   switch (kind) {

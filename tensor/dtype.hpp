@@ -27,6 +27,9 @@ DType promote_types(DType a, DType b);
 // The dtype of a default float (torch.set_default_dtype); float32 unless changed.
 DType default_float_dtype();
 void set_default_float_dtype(DType t);
+// While set (not nullptr), the default float dtype on the calling thread is read from and
+// written to *slot: an embedded interpreter's own setting. Returns the previous slot.
+DType* set_thread_default_dtype_slot(DType* slot);
 
 // Overrides the default float dtype on this thread while it lives: NumPy-style calls run
 // under float64, so that np.sqrt(int_array) or np.divide(ints, 2) give float64 as in NumPy.

@@ -37,7 +37,16 @@ Generator::Draw Generator::reserve(int64_t n, int words) {
   return d;
 }
 
+static thread_local Generator* t_generator = nullptr;
+
+Generator* set_thread_generator(Generator* g) {
+  Generator* previous = t_generator;
+  t_generator = g;
+  return previous;
+}
+
 Generator& default_generator() {
+  if (t_generator) return *t_generator;
   static Generator* gen = new Generator();  // never destroyed: usable during static teardown
   return *gen;
 }

@@ -141,5 +141,9 @@ class Generator {
 // np.random.*; manual_seed reseeds it.
 Generator& default_generator();
 void manual_seed(uint64_t seed);
+// While set (not nullptr), default_generator() on the calling thread is `g`: an embedded
+// interpreter's own stream, so that interpreters on different threads draw reproducibly.
+// Returns the previous setting.
+Generator* set_thread_generator(Generator* g);
 
 }  // namespace tide
