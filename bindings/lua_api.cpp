@@ -601,4 +601,12 @@ void push_binding(lua_State* L, const Binding& b, Style style) {
   lua_pushcclosure(L, call_binding, 2);
 }
 
+const Binding* binding_of(lua_State* L, int idx) {
+  if (lua_tocfunction(L, idx) != call_binding) return nullptr;
+  lua_getupvalue(L, idx, 2);
+  auto* b = static_cast<const Binding*>(lua_touserdata(L, -1));
+  lua_pop(L, 1);
+  return b;
+}
+
 }  // namespace tide::lua

@@ -140,6 +140,8 @@ const Binding* find_binding(std::string_view name);
 // Wraps a binding as a lua_CFunction with the style in upvalue 1 and the Binding* in
 // upvalue 2. Used by the module builders.
 void push_binding(lua_State* L, const Binding& b, Style style);
+// The binding behind the function at idx when push_binding made it, else nullptr (help()).
+const Binding* binding_of(lua_State* L, int idx);
 
 // The per-family registration functions (one per bindings/*.cpp file).
 void register_elementwise_bindings();

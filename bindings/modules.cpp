@@ -171,7 +171,19 @@ int isatty_fn(lua_State* L, Args& a) {
   return 1;
 }
 
+// The registered doc and name of a function made from a binding; nothing for any other
+// value. torch._doc (bindings/lua/torch_doc.lua) looks C functions up through it.
+int binding_doc_fn(lua_State* L, Args&) {
+  const Binding* b = binding_of(L, 1);
+  if (b == nullptr) return 0;
+  lua_pushstring(L, b->doc);
+  lua_pushstring(L, b->name);
+  return 2;
+}
+
 const Binding kModuleBindings[] = {
+    {"_binding_doc", binding_doc_fn, TORCH,
+     "_binding_doc(f) -> doc, name: the registration of a built-in function (nil for other values); help() reads it."},
     {"utils.clock", clock_fn, TORCH, "utils.clock() -> number: monotonic wall-clock seconds."},
     {"utils._isatty", isatty_fn, TORCH, "utils._isatty(fd | file) -> boolean: whether it is a terminal."},
     {"set_default_dtype", set_default_dtype, TORCH, "set_default_dtype(dtype): the dtype of new float tensors."},

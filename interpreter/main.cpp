@@ -10,7 +10,9 @@
 //
 // With no script and no -e/-v it opens the REPL when stdin is a terminal and otherwise runs
 // stdin as a script. An uncaught error prints "progname: message" and a traceback on
-// stderr and exits with status 1. Ctrl-C while a chunk runs raises "interrupted!".
+// stderr and exits with status 1. Ctrl-C while a chunk runs raises "interrupted!" in Lua
+// code and "interrupted" in a long engine op (tensor/interrupt.hpp). In a script a second
+// Ctrl-C ends the program; in the REPL it never does (the session's state is kept).
 //
 // Everything that touches Lua runs inside one protected call (run_main), and the code
 // reached from it holds no C++ objects with destructors, because Lua errors unwind with
@@ -24,7 +26,8 @@
 #include <cstring>
 
 #include "bindings/modules.hpp"
-#include "repl.hpp"
+#include "repl/repl.hpp"
+#include "tensor/interrupt.hpp"
 
 #ifndef TIDE_VERSION
 #define TIDE_VERSION "0.1.0"
@@ -34,6 +37,7 @@ namespace {
 
 const char* g_progname = "tide";  // prefix of error messages (argv[0] as lua does)
 lua_State* g_state = nullptr;     // the state a Ctrl-C interrupts
+bool g_in_repl = false;           // a REPL session runs: Ctrl-C never ends the program
 
 void print_message(const char* prefix, const char* msg) {
   if (prefix) fprintf(stderr, "%s: ", prefix);
@@ -85,20 +89,23 @@ void interrupt_hook(lua_State* L, lua_Debug*) {
   luaL_error(L, "interrupted!");
 }
 
-void set_sigint(void (*handler)(int)) {
+// Installs `handler` for SIGINT and saves the action it replaces in *old (when given).
+void set_sigint(void (*handler)(int), struct sigaction* old) {
   struct sigaction sa;
   sa.sa_handler = handler;
   sa.sa_flags = 0;
   sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGINT, &sa, old);
 }
 
 // A signal handler may only do async-signal-safe work: it sets a hook (lua_sethook is
-// documented as safe to call from a signal) and restores the default action, so a second
-// Ctrl-C ends a program stuck outside Lua code.
+// documented as safe to call from a signal) and the engine's interrupt flag (one atomic
+// store). Outside the REPL it restores the default action, so a second Ctrl-C ends a
+// program stuck where neither is checked.
 void on_sigint(int sig) {
-  set_sigint(SIG_DFL);
+  if (!g_in_repl) set_sigint(SIG_DFL, nullptr);
   (void)sig;
+  tide::request_interrupt();
   lua_sethook(g_state, interrupt_hook,
               LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE | LUA_MASKCOUNT, 1);
 }
@@ -118,15 +125,19 @@ int message_handler(lua_State* L) {
 }
 
 // Calls the function below its `narg` arguments with the message handler and Ctrl-C
-// turned into an error.
+// turned into an error; afterwards SIGINT is handled as before (by the REPL at its prompt).
 int docall(lua_State* L, int narg, int nres) {
   int base = lua_gettop(L) - narg;
   lua_pushcfunction(L, message_handler);
   lua_insert(L, base);
   g_state = L;
-  set_sigint(on_sigint);
+  tide::clear_interrupt();
+  struct sigaction saved;
+  set_sigint(on_sigint, &saved);
   int status = lua_pcall(L, narg, nres, base);
-  set_sigint(SIG_DFL);
+  sigaction(SIGINT, &saved, nullptr);
+  if (lua_gethook(L) == interrupt_hook) lua_sethook(L, nullptr, 0, 0);  // came as it returned
+  tide::clear_interrupt();
   lua_remove(L, base);
   return status;
 }
@@ -290,6 +301,16 @@ int handle_init(lua_State* L) {
   return dostring(L, init, name);
 }
 
+// The REPL, with the globals as the script and options left them.
+void run_repl(lua_State* L) {
+  const char* saved = g_progname;
+  g_progname = nullptr;  // errors in the REPL print without the program name
+  g_in_repl = true;
+  tide::repl::run(L, docall);
+  g_in_repl = false;
+  g_progname = saved;
+}
+
 // The whole program, in protected mode. Returns true on success.
 int run_main(lua_State* L) {
   int argc = static_cast<int>(lua_tointeger(L, 1));
@@ -321,17 +342,11 @@ int run_main(lua_State* L) {
   if (!run_options(L, argv, optlim)) return 0;
   if (script > 0 && handle_script(L, argv, script) != LUA_OK) return 0;
   if (flags & kHasI) {
-    const char* saved = g_progname;
-    g_progname = nullptr;  // errors in the REPL print without the program name
-    tide::repl::run(L, docall);
-    g_progname = saved;
+    run_repl(L);
   } else if (script == 0 && !(flags & (kHasE | kHasV))) {
     if (isatty(fileno(stdin))) {
       print_version();
-      const char* saved = g_progname;
-      g_progname = nullptr;
-      tide::repl::run(L, docall);
-      g_progname = saved;
+      run_repl(L);
     } else if (dofile(L, nullptr) != LUA_OK) {
       return 0;
     }

@@ -12,6 +12,8 @@
 
 #include <cblas.h>
 
+#include "interrupt.hpp"
+
 namespace tide {
 
 namespace {
@@ -183,6 +185,7 @@ bool in_parallel_region() { return t_in_parallel; }
 void parallel_for(int64_t begin, int64_t end, int64_t grain,
                   const std::function<void(int64_t, int64_t)>& f) {
   if (end <= begin) return;
+  check_interrupt();  // Ctrl-C stops long work between regions and between chunks
   if (grain < 1) grain = 1;
   int64_t n = end - begin;
   if (n <= grain || t_in_parallel || get_num_threads() == 1) {
@@ -196,6 +199,7 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain,
   nchunks = (n + chunk - 1) / chunk;
   pool().run(nchunks, [&](int64_t c) {
     int64_t b = begin + c * chunk;
+    check_interrupt();
     f(b, std::min(end, b + chunk));
   });
 }

@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "../interrupt.hpp"
 #include "../parallel.hpp"
 #include "elementwise.hpp"
 #include "reduce.hpp"
@@ -365,9 +366,11 @@ void blas_batched(const GemmProblem& P, const Scalar& alpha, const Scalar& beta,
   const T* b = reinterpret_cast<const T*>(P.b_base);
   T* c = reinterpret_cast<T*>(P.c_base);
   const T al = T(alpha.to_double()), be = use_beta ? T(beta.to_double()) : T(0);
-  for (int64_t bi = 0; bi < P.batch; ++bi)
+  for (int64_t bi = 0; bi < P.batch; ++bi) {
+    check_interrupt();  // a long batch of products stops between matrices on Ctrl-C
     blas_gemm_one<T>(P.m, P.n, P.k, al, a + P.a_off[bi], P.ars, P.acs, b + P.b_off[bi], P.brs, P.bcs, be,
                      c + P.c_off[bi], P.n);
+  }
 }
 
 // ---------------------------------------------------------------------------------------

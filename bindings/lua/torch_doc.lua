@@ -1,0 +1,202 @@
+-- torch._doc: the documentation help() prints, keyed by the function or class itself.
+-- A registered C function finds its doc in its registration (torch._binding_doc, from the
+-- same Binding that binds it); the Lua-written parts (nn, nn.functional, nn.init, optim,
+-- the grad-mode switches, utils.progress) have theirs here, in the same form:
+-- "signature -> result: one paragraph". Loaded after the other torch_*.lua parts.
+local torch = ...
+local nn, F, init, optim = torch.nn, torch.nn.functional, torch.nn.init, torch.optim
+local sched = optim.lr_scheduler
+
+local docs = setmetatable({}, {
+  __mode = "k",
+  __index = function(_, f) return torch._binding_doc(f) end,
+})
+torch._doc = docs
+
+local function document(t, entries)
+  for name, doc in pairs(entries) do
+    local v = rawget(t, name)
+    if v == nil then error("torch_doc.lua: nothing named '" .. name .. "' to document") end
+    docs[v] = doc
+  end
+end
+
+document(torch, {
+  no_grad = "no_grad([fn, ...]) -> results of fn, or a to-be-closed guard: runs fn with autograd recording off; " ..
+    "without fn, `local _ <close> = torch.no_grad()` turns recording off until the scope ends.",
+  enable_grad = "enable_grad([fn, ...]) -> results of fn, or a to-be-closed guard: as no_grad, with recording on.",
+})
+
+document(torch.utils, {
+  progress = "utils.progress(n | list[, {desc=, total=, file=, force=}]) -> iterator: `for i in " ..
+    "torch.utils.progress(100) do ... end` draws a progress bar on stderr when it is a terminal " ..
+    "(TIDE_PROGRESS=1/0 forces it on/off); bar:set_postfix{loss = l} adds values to the line.",
+})
+
+document(nn, {
+  Module = "nn.Module: the base class of layers. nn.Module:extend(\"Name\") makes a subclass; define " ..
+    "init(self, ...) and forward(self, ...); tensors and modules assigned to self become parameters " ..
+    "and submodules (parameters(), state_dict(), to(), train()/eval() follow them).",
+  Parameter = "nn.Parameter(t[, requires_grad=true]) -> Tensor: a leaf tensor sharing t's storage that " ..
+    "registers as a parameter when assigned to a module.",
+  is_module = "nn.is_module(v) -> boolean: whether v is an nn.Module instance.",
+  Sequential = "nn.Sequential(m1, m2, ...) -> Module: applies the modules in order; seq[i] is the i-th " ..
+    "(1-based), seq:append(m) adds one.",
+  ModuleList = "nn.ModuleList([{m1, m2, ...}]) -> Module: a list of submodules (registered, indexable " ..
+    "1-based, append/extend) with no forward of its own.",
+  Linear = "nn.Linear(in_features, out_features[, {bias=true, dtype=, device=}]) -> Module: y = x W^T + b " ..
+    "with W of shape {out, in}, initialised U(-1/sqrt(in), 1/sqrt(in)) as in PyTorch.",
+  Conv2d = "nn.Conv2d(in_channels, out_channels, kernel_size[, {stride=1, padding=0, dilation=1, groups=1, " ..
+    "bias=true}]) -> Module: 2-D convolution over (N, C, H, W) input; padding may be \"same\" or \"valid\".",
+  MaxPool2d = "nn.MaxPool2d(kernel_size[, {stride=kernel_size, padding=0, dilation=1}]) -> Module: the " ..
+    "maximum over each window of (N, C, H, W) input.",
+  Embedding = "nn.Embedding(num_embeddings, embedding_dim[, {padding_idx=}]) -> Module: looks rows of a " ..
+    "{num, dim} table up by 1-based integer indices; the padding row stays zero and gets no gradient.",
+  LayerNorm = "nn.LayerNorm(normalized_shape[, {eps=1e-5, elementwise_affine=true}]) -> Module: normalises " ..
+    "over the trailing dims to mean 0 and variance 1, then scales and shifts.",
+  Dropout = "nn.Dropout([p=0.5]) -> Module: in training mode zeroes each element with probability p and " ..
+    "scales the rest by 1/(1-p); the identity in eval mode.",
+  Flatten = "nn.Flatten([start_dim=2, end_dim=-1]) -> Module: flattens dims start_dim..end_dim " ..
+    "(the default keeps the batch dim).",
+  ReLU = "nn.ReLU() -> Module: max(x, 0) elementwise.",
+  Sigmoid = "nn.Sigmoid() -> Module: 1 / (1 + exp(-x)) elementwise.",
+  Tanh = "nn.Tanh() -> Module: tanh(x) elementwise.",
+  GELU = "nn.GELU([{approximate=\"none\"}]) -> Module: x * Phi(x) elementwise; approximate=\"tanh\" uses " ..
+    "the tanh formula.",
+  Softmax = "nn.Softmax(dim) -> Module: exp(x) / sum(exp(x)) along dim (1-based, negative from the end).",
+  LogSoftmax = "nn.LogSoftmax(dim) -> Module: log(softmax(x)) along dim, computed stably.",
+  MSELoss = "nn.MSELoss([{reduction=\"mean\"}]) -> Module: loss(input, target) = (input - target)^2, " ..
+    "reduced by \"mean\", \"sum\" or \"none\".",
+  L1Loss = "nn.L1Loss([{reduction=\"mean\"}]) -> Module: loss(input, target) = |input - target|, reduced.",
+  CrossEntropyLoss = "nn.CrossEntropyLoss([{weight=, ignore_index=, reduction=\"mean\", label_smoothing=0}]) -> " ..
+    "Module: loss(logits (N, C), classes (N)) = log-softmax and negative log-likelihood; class indices " ..
+    "are 1-based.",
+  NLLLoss = "nn.NLLLoss([{weight=, ignore_index=, reduction=\"mean\"}]) -> Module: loss(log_probs (N, C), " ..
+    "classes (N)) = -log_probs[i, class_i], with 1-based classes.",
+  BCELoss = "nn.BCELoss([{weight=, reduction=\"mean\"}]) -> Module: binary cross-entropy of probabilities " ..
+    "and 0/1 targets.",
+  BCEWithLogitsLoss = "nn.BCEWithLogitsLoss([{weight=, reduction=\"mean\", pos_weight=}]) -> Module: sigmoid and " ..
+    "binary cross-entropy in one stable step.",
+})
+
+document(nn.Module, {
+  extend = "Module:extend(\"Name\") -> class: a subclass; calling it constructs an instance and runs its init.",
+  init = "Module:init(...): a subclass's constructor body (the base one does nothing).",
+  forward = "Module:forward(...) -> output: what calling the module computes (subclasses define it).",
+  extra_repr = "Module:extra_repr() -> string: the options shown inside the module's printed form.",
+  isinstance = "module:isinstance(cls) -> boolean: whether the module is an instance of cls or a subclass.",
+  add_module = "module:add_module(name, m): registers m as the submodule `name`.",
+  register_parameter = "module:register_parameter(name, t | nil): registers t as the parameter `name`.",
+  register_buffer = "module:register_buffer(name, t[, persistent=true]): a tensor moved by to() and saved " ..
+    "by state_dict() (unless not persistent) that is not a parameter.",
+  parameters = "module:parameters([recurse=true]) -> list of Tensors: for an optimizer.",
+  named_parameters = "module:named_parameters([prefix, recurse=true]) -> iterator: `for name, p in m:named_parameters() do` " ..
+    "with dotted names as in PyTorch.",
+  buffers = "module:buffers([recurse=true]) -> list of Tensors.",
+  named_buffers = "module:named_buffers([prefix, recurse=true]) -> iterator over name, buffer.",
+  children = "module:children() -> list of the direct submodules.",
+  named_children = "module:named_children() -> iterator over name, direct submodule.",
+  modules = "module:modules() -> list of the module and all its submodules.",
+  named_modules = "module:named_modules([prefix]) -> iterator over name, module: the module itself first (name \"\"), " ..
+    "then every submodule once with dotted names.",
+  apply = "module:apply(fn) -> module: calls fn on every submodule and then the module itself.",
+  state_dict = "module:state_dict() -> table: dotted name -> tensor for parameters and persistent buffers " ..
+    "(torch.save writes it as safetensors).",
+  load_state_dict = "module:load_state_dict(sd[, strict=true]) -> module: copies the tensors of sd into the " ..
+    "parameters and buffers; strict reports missing and unexpected keys.",
+  train = "module:train([mode=true]) -> module: sets training mode (Dropout active) on it and its submodules.",
+  eval = "module:eval() -> module: training mode off.",
+  zero_grad = "module:zero_grad([set_to_none=true]) -> module: clears the parameters' gradients.",
+  requires_grad_ = "module:requires_grad_([flag=true]) -> module: sets requires_grad on every parameter.",
+  to = "module:to(dtype | device) -> module: converts parameters and buffers in place.",
+  float = "module:float() -> module: parameters and buffers as float32.",
+  double = "module:double() -> module: parameters and buffers as float64.",
+  half = "module:half() -> module: parameters and buffers as float16.",
+  cpu = "module:cpu() -> module: parameters and buffers on the CPU.",
+  cuda = "module:cuda() -> module: parameters and buffers on the GPU.",
+})
+
+document(F, {
+  linear = "F.linear(input, weight[, bias]) -> Tensor: input @ weight^T + bias.",
+  relu = "F.relu(input) -> Tensor: max(input, 0).",
+  sigmoid = "F.sigmoid(input) -> Tensor: 1 / (1 + exp(-input)).",
+  tanh = "F.tanh(input) -> Tensor: tanh(input).",
+  gelu = "F.gelu(input[, {approximate=\"none\"}]) -> Tensor: input * Phi(input) (\"tanh\": the tanh formula).",
+  softmax = "F.softmax(input, dim) -> Tensor: exp / sum(exp) along dim (1-based).",
+  log_softmax = "F.log_softmax(input, dim) -> Tensor: log of softmax along dim, computed stably.",
+  dropout = "F.dropout(input[, p=0.5][, training=true]) -> Tensor: zeroes elements with probability p and " ..
+    "scales the rest by 1/(1-p) when training.",
+  embedding = "F.embedding(input, weight[, padding_idx]) -> Tensor: the rows of weight at the 1-based " ..
+    "indices in input.",
+  layer_norm = "F.layer_norm(input, normalized_shape[, weight, bias, eps=1e-5]) -> Tensor: normalised over " ..
+    "the trailing dims, then scaled and shifted.",
+  conv2d = "F.conv2d(input, weight[, bias, stride=1, padding=0, dilation=1, groups=1]) -> Tensor: 2-D " ..
+    "convolution of (N, C, H, W) input with (O, C/groups, kh, kw) weights.",
+  max_pool2d = "F.max_pool2d(input, kernel_size[, stride, padding=0, dilation=1]) -> Tensor: window maxima.",
+  flatten = "F.flatten(input[, start_dim=1, end_dim=-1]) -> Tensor: dims start_dim..end_dim merged into one.",
+  mse_loss = "F.mse_loss(input, target[, {reduction=\"mean\"}]) -> Tensor: mean (or sum, or none) of " ..
+    "(input - target)^2.",
+  l1_loss = "F.l1_loss(input, target[, {reduction=\"mean\"}]) -> Tensor: reduced |input - target|.",
+  cross_entropy = "F.cross_entropy(logits, target[, {weight=, ignore_index=, reduction=\"mean\", " ..
+    "label_smoothing=0}]) -> Tensor: log-softmax and NLL with 1-based class targets (or class probabilities).",
+  nll_loss = "F.nll_loss(log_probs, target[, {weight=, ignore_index=, reduction=\"mean\"}]) -> Tensor: " ..
+    "-log_probs at the 1-based target classes, reduced.",
+  binary_cross_entropy = "F.binary_cross_entropy(probs, target[, {weight=, reduction=\"mean\"}]) -> Tensor: " ..
+    "-(t log p + (1 - t) log(1 - p)), reduced.",
+  binary_cross_entropy_with_logits = "F.binary_cross_entropy_with_logits(logits, target[, {weight=, " ..
+    "reduction=\"mean\", pos_weight=}]) -> Tensor: sigmoid and binary cross-entropy in one stable step.",
+})
+
+document(init, {
+  calculate_gain = "init.calculate_gain(nonlinearity[, param]) -> number: PyTorch's recommended gain " ..
+    "(\"relu\": sqrt(2), \"tanh\": 5/3, \"leaky_relu\": sqrt(2 / (1 + param^2)), ...).",
+  uniform_ = "init.uniform_(t[, a=0, b=1]) -> t: fills t from U(a, b) without recording a gradient.",
+  normal_ = "init.normal_(t[, mean=0, std=1]) -> t: fills t from N(mean, std^2).",
+  constant_ = "init.constant_(t, val) -> t: fills t with val.",
+  zeros_ = "init.zeros_(t) -> t: fills t with 0.",
+  ones_ = "init.ones_(t) -> t: fills t with 1.",
+  kaiming_uniform_ = "init.kaiming_uniform_(t[, {a=0, mode=\"fan_in\", nonlinearity=\"leaky_relu\"}]) -> t: " ..
+    "He initialisation, U(-bound, bound) with bound = gain * sqrt(3 / fan).",
+  kaiming_normal_ = "init.kaiming_normal_(t[, {a=0, mode=\"fan_in\", nonlinearity=\"leaky_relu\"}]) -> t: " ..
+    "He initialisation, N(0, (gain / sqrt(fan))^2).",
+  xavier_uniform_ = "init.xavier_uniform_(t[, gain=1]) -> t: Glorot initialisation, U(-b, b) with " ..
+    "b = gain * sqrt(6 / (fan_in + fan_out)).",
+  xavier_normal_ = "init.xavier_normal_(t[, gain=1]) -> t: Glorot initialisation, N(0, gain^2 * 2 / " ..
+    "(fan_in + fan_out)).",
+})
+
+document(optim, {
+  Optimizer = "optim.Optimizer: the base class of optimizers (param_groups, state, step, zero_grad, " ..
+    "state_dict); Optimizer:extend(\"Name\") makes a new one with its own defaults and update.",
+  SGD = "optim.SGD(params, {lr=, momentum=0, dampening=0, weight_decay=0, nesterov=false, maximize=false}) -> " ..
+    "Optimizer: stochastic gradient descent, with momentum as in PyTorch.",
+  Adam = "optim.Adam(params[, {lr=1e-3, betas={0.9, 0.999}, eps=1e-8, weight_decay=0, amsgrad=false}]) -> " ..
+    "Optimizer: Adam with bias correction; weight_decay adds to the gradient.",
+  AdamW = "optim.AdamW(params[, {lr=1e-3, betas={0.9, 0.999}, eps=1e-8, weight_decay=1e-2, amsgrad=false}]) -> " ..
+    "Optimizer: Adam with decoupled weight decay.",
+  RMSprop = "optim.RMSprop(params[, {lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, " ..
+    "centered=false}]) -> Optimizer: divides by a running root mean square of the gradients.",
+})
+
+document(optim.Optimizer, {
+  step = "opt:step([closure]) -> loss or nil: one update of every parameter that has a gradient; the " ..
+    "closure, when given, recomputes the loss with grad enabled and its result is returned.",
+  zero_grad = "opt:zero_grad([set_to_none=true]): clears the gradients of the optimizer's parameters.",
+  add_param_group = "opt:add_param_group({params=, lr=, ...}): adds parameters with their own options.",
+  state_dict = "opt:state_dict() -> table: the options of each group and the per-parameter state.",
+  load_state_dict = "opt:load_state_dict(sd): restores the options and state saved by state_dict, checked " ..
+    "against the current groups.",
+})
+
+document(sched, {
+  LRScheduler = "lr_scheduler.LRScheduler: the base class of schedulers (step, get_last_lr).",
+  StepLR = "lr_scheduler.StepLR(optimizer, {step_size=, gamma=0.1}) -> scheduler: multiplies the lr by " ..
+    "gamma every step_size epochs.",
+  CosineAnnealingLR = "lr_scheduler.CosineAnnealingLR(optimizer, {T_max=, eta_min=0}) -> scheduler: the lr " ..
+    "follows half a cosine from the initial lr down to eta_min over T_max epochs.",
+})
+
+document(sched.LRScheduler, {
+  step = "scheduler:step(): advances one epoch and sets the optimizer's lr.",
+  get_last_lr = "scheduler:get_last_lr() -> list of numbers: the lr of each group after the last step.",
+})
