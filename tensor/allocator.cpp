@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "error.hpp"
+#include "memory_budget.hpp"
 
 namespace tide {
 
@@ -66,7 +67,8 @@ size_t cpu_size_class(size_t nbytes) {
   return (nbytes + step - 1) / step * step;
 }
 
-void* cpu_allocate(size_t nbytes) {
+// A block from the cache or the system (cpu_allocate without the budget).
+static void* allocate_block(size_t nbytes) {
   size_t cls = cpu_size_class(nbytes);
   Cache& c = cache();
   {
@@ -100,8 +102,14 @@ void* cpu_allocate(size_t nbytes) {
   return p;
 }
 
+// Charged to the thread's memory budget, if an embedded interpreter installed one.
+void* cpu_allocate(size_t nbytes) {
+  return budget_charged_allocation(cpu_size_class(nbytes), [&] { return allocate_block(nbytes); });
+}
+
 void cpu_free(void* ptr, size_t nbytes) {
   if (!ptr) return;
+  budget_release(ptr);
   size_t cls = cpu_size_class(nbytes);
   Cache& c = cache();
   {

@@ -17,6 +17,8 @@
 #include "dtype.hpp"
 #include "error.hpp"
 
+struct DLManagedTensor;  // <dlpack/dlpack.h>
+
 namespace tide {
 
 enum class DeviceType : uint8_t { CPU, CUDA };
@@ -154,12 +156,23 @@ class Tensor {
   // A view of existing storage.
   static Tensor make_view(std::shared_ptr<Storage> storage, const Dims& sizes, const Dims& strides,
                           int64_t offset, DType dtype);
+  // Zero-copy interop (tensor/dlpack.cpp). from_blob wraps memory the caller owns (host or
+  // CUDA): strides in elements (empty: contiguous); `deleter` runs when the last view dies.
+  static Tensor from_blob(void* data, const Dims& shape, DType dtype, const Dims& strides = {},
+                          std::function<void(void*)> deleter = nullptr, Device device = {});
+  static Tensor from_blob(void* data, const Dims& shape, DType dtype, std::function<void(void*)> deleter,
+                          Device device = {});
+  // Takes ownership of a DLPack tensor (its deleter runs when the last view dies); on an
+  // error it is left to the caller. to_dlpack shares this tensor's memory with the consumer.
+  static Tensor from_dlpack(DLManagedTensor* managed);
+  DLManagedTensor* to_dlpack() const;
 
   bool defined() const { return impl_ != nullptr; }
   DType dtype() const { return impl_->dtype; }
   Device device() const { return impl_->storage->device(); }
   int dim() const { return impl_->sizes.size(); }
   const Dims& sizes() const { return impl_->sizes; }
+  const Dims& shape() const { return impl_->sizes; }
   const Dims& strides() const { return impl_->strides; }
   int64_t size(int d) const { return impl_->sizes[d]; }
   int64_t stride(int d) const { return impl_->strides[d]; }

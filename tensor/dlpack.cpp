@@ -1,0 +1,147 @@
+// Zero-copy interop: from_blob, DLPack import and export.
+#include "dlpack.hpp"
+
+#include <string>
+
+namespace tide {
+
+namespace {
+
+// Bytes from the first to one past the last element a view of these sizes and strides
+// reaches (0 for an empty tensor); throws naming `op` on negative strides or overflow.
+size_t extent_bytes(const Dims& shape, const Dims& strides, DType dtype, const char* op) {
+  int64_t last = 0;
+  for (int d = 0; d < shape.size(); ++d) {
+    TIDE_CHECK(shape[d] >= 0, op, ": negative size ", shape[d], " in shape ", shape.str());
+    TIDE_CHECK(strides[d] >= 0, op, ": negative stride ", strides[d], " in strides ", strides.str(),
+               " (tide tensors have non-negative strides)");
+    if (shape[d] == 0) return 0;
+    int64_t reach;
+    TIDE_CHECK(!__builtin_mul_overflow(shape[d] - 1, strides[d], &reach) &&
+                   !__builtin_add_overflow(last, reach, &last),
+               op, ": shape ", shape.str(), " with strides ", strides.str(), " spans more memory than exists");
+  }
+  int64_t bytes;
+  TIDE_CHECK(!__builtin_mul_overflow(last + 1, int64_t(dtype_size(dtype)), &bytes), op, ": shape ", shape.str(),
+             " with strides ", strides.str(), " spans more memory than exists");
+  return size_t(bytes);
+}
+
+// What a DLPack export keeps alive: the tensor, and the shape and strides arrays it points to.
+struct ExportContext {
+  Tensor tensor;
+  int64_t shape[kMaxDims];
+  int64_t strides[kMaxDims];
+  DLManagedTensor managed;
+};
+
+}  // namespace
+
+DLDataType to_dlpack_dtype(DType dtype) {
+  DLDataType dl{kDLFloat, uint8_t(dtype_size(dtype) * 8), 1};
+  switch (dtype) {
+    case DType::Bool: dl.code = kDLBoolCode; break;
+    case DType::UInt8: dl.code = kDLUInt; break;
+    case DType::Int8: case DType::Int16: case DType::Int32: case DType::Int64: dl.code = kDLInt; break;
+    case DType::BFloat16: dl.code = kDLBfloat; break;
+    case DType::Float16: case DType::Float32: case DType::Float64: dl.code = kDLFloat; break;
+  }
+  return dl;
+}
+
+DType from_dlpack_dtype(DLDataType dl, const char* op) {
+  TIDE_CHECK(dl.lanes == 1, op, ": vector types (lanes = ", dl.lanes, ") are not supported");
+  switch (dl.code) {
+    case kDLBoolCode:
+      if (dl.bits == 8) return DType::Bool;
+      break;
+    case kDLUInt:
+      if (dl.bits == 8) return DType::UInt8;
+      break;
+    case kDLInt:
+      if (dl.bits == 8) return DType::Int8;
+      if (dl.bits == 16) return DType::Int16;
+      if (dl.bits == 32) return DType::Int32;
+      if (dl.bits == 64) return DType::Int64;
+      break;
+    case kDLFloat:
+      if (dl.bits == 16) return DType::Float16;
+      if (dl.bits == 32) return DType::Float32;
+      if (dl.bits == 64) return DType::Float64;
+      break;
+    case kDLBfloat:
+      if (dl.bits == 16) return DType::BFloat16;
+      break;
+    default:
+      break;
+  }
+  TIDE_FAIL(op, ": unsupported DLPack data type (code ", int(dl.code), ", ", int(dl.bits),
+            " bits): expected bool, uint8, int8-int64, float16, bfloat16, float32 or float64");
+}
+
+Tensor Tensor::from_blob(void* data, const Dims& shape, DType dtype, const Dims& strides,
+                         std::function<void(void*)> deleter, Device device) {
+  Dims st = strides.empty() && !shape.empty() ? contiguous_strides(shape) : strides;
+  TIDE_CHECK(st.size() == shape.size(), "from_blob: ", shape.size(), " sizes ", shape.str(), " but ", st.size(),
+             " strides ", st.str());
+  size_t nbytes = extent_bytes(shape, st, dtype, "from_blob");
+  TIDE_CHECK(data != nullptr || nbytes == 0, "from_blob: null data pointer for a tensor of shape ", shape.str());
+  auto storage = Storage::wrap(data, nbytes, device, std::move(deleter));
+  return make_view(std::move(storage), shape, st, 0, dtype);
+}
+
+Tensor Tensor::from_blob(void* data, const Dims& shape, DType dtype, std::function<void(void*)> deleter,
+                         Device device) {
+  return from_blob(data, shape, dtype, Dims{}, std::move(deleter), device);
+}
+
+Tensor Tensor::from_dlpack(DLManagedTensor* managed) {
+  TIDE_CHECK(managed != nullptr, "from_dlpack: null DLManagedTensor");
+  const DLTensor& dl = managed->dl_tensor;
+  Device device;
+  switch (dl.device.device_type) {
+    case kDLCPU: case kDLCUDAHost: break;
+    case kDLCUDA: case kDLCUDAManaged: device = Device{DeviceType::CUDA, dl.device.device_id}; break;
+    default: TIDE_FAIL("from_dlpack: unsupported device type ", int(dl.device.device_type), " (expected CPU or CUDA)");
+  }
+  TIDE_CHECK(dl.ndim >= 0 && dl.ndim <= kMaxDims, "from_dlpack: ", dl.ndim, " dims (at most ", kMaxDims,
+             " are supported)");
+  TIDE_CHECK(dl.ndim == 0 || dl.shape != nullptr, "from_dlpack: null shape for ", dl.ndim, " dims");
+  DType dtype = from_dlpack_dtype(dl.dtype, "from_dlpack");
+  Dims shape, strides;
+  for (int d = 0; d < dl.ndim; ++d) shape.push_back(dl.shape[d]);
+  if (dl.strides)
+    for (int d = 0; d < dl.ndim; ++d) strides.push_back(dl.strides[d]);
+  else
+    strides = contiguous_strides(shape);
+  void* data = static_cast<char*>(dl.data) + dl.byte_offset;
+  // Validated by from_blob before the deleter is attached: on an error the caller keeps it.
+  return from_blob(data, shape, dtype, strides,
+                   [managed](void*) {
+                     if (managed->deleter) managed->deleter(managed);
+                   },
+                   device);
+}
+
+DLManagedTensor* Tensor::to_dlpack() const {
+  TIDE_CHECK(defined(), "to_dlpack: the tensor is undefined (freed)");
+  auto* ctx = new ExportContext{*this, {}, {}, {}};
+  for (int d = 0; d < dim(); ++d) {
+    ctx->shape[d] = size(d);
+    ctx->strides[d] = stride(d);
+  }
+  Device dev = device();
+  DLTensor& dl = ctx->managed.dl_tensor;
+  dl.data = data_ptr();
+  dl.device = DLDevice{dev.is_cuda() ? kDLCUDA : kDLCPU, dev.index};
+  dl.ndim = dim();
+  dl.dtype = to_dlpack_dtype(dtype());
+  dl.shape = ctx->shape;
+  dl.strides = ctx->strides;
+  dl.byte_offset = 0;
+  ctx->managed.manager_ctx = ctx;
+  ctx->managed.deleter = [](DLManagedTensor* self) { delete static_cast<ExportContext*>(self->manager_ctx); };
+  return &ctx->managed;
+}
+
+}  // namespace tide
