@@ -210,8 +210,9 @@ int tensor_fn(lua_State* L, Args& a) {
     a.error("expected one data argument (and a keyword table), got " + std::to_string(a.count()) + " arguments");
   std::optional<DType> dtype = dtype_kw(a);
   if (a.count() == 2) dtype = a.dtype(2);
-  ops::check_creation_device(a.op, device_kw(a));
-  push_created(L, a, tensor_from_lua(L, 1, dtype, a.default_float(), a.op));
+  const Device device = device_kw(a);
+  ops::check_creation_device(a.op, device);
+  push_created(L, a, tensor_from_lua(L, 1, dtype, a.default_float(), a.op).to_device(device));
   return 1;
 }
 

@@ -10,6 +10,7 @@
 #include "../tensor/io/npy.hpp"
 #include "../tensor/io/safetensors.hpp"
 #include "../tensor/io/text.hpp"
+#include "../tensor/ops/creation.hpp"
 #include "lua_api.hpp"
 
 namespace tide::lua {
@@ -345,12 +346,17 @@ void push_key(lua_State* L, const io::Key& k) {
   else lua_pushlstring(L, std::get<std::string>(k).data(), std::get<std::string>(k).size());
 }
 
-// torch.load(path): the tensor, the nested table, or (a file written elsewhere) the flat
-// table name -> tensor that a safetensors file holds.
+// torch.load(path[, {map_location=}]): the tensor, the nested table, or (a file written
+// elsewhere) the flat table name -> tensor that a safetensors file holds; map_location
+// ("cpu", "cuda", "cuda:N") moves every tensor there.
 int torch_load_fn(lua_State* L, Args& a) {
   const char* op = "torch.load";
   std::string path = path_arg(a, op);
+  const std::optional<Device> device = a.kw_device("map_location");
+  if (device) ops::check_creation_device(op, *device);
   io::Checkpoint ck = io::checkpoint_from_safetensors(io::load_safetensors(path, op), std::string(op) + ": " + path);
+  if (device)
+    for (auto& entry : ck.entries) entry.second = entry.second.to_device(*device);
   if (ck.single) {
     push_tensor(L, std::move(ck.entries[0].second));
     return 1;
@@ -384,7 +390,8 @@ const Binding kIoBindings[] = {
      "are joined with dots as in a PyTorch state dict ({fc1 = {weight = w}} -> \"fc1.weight\"; list "
      "entries by their index); the file is written aside and renamed over path when complete."},
     {"load", torch_load_fn, TORCH,
-     "load(path) -> Tensor | table: reads a safetensors file. A tensor saved alone comes back as a "
+     "load(path[, {map_location=device}]) -> Tensor | table: reads a safetensors file (onto `device` when "
+     "given, e.g. \"cuda\"). A tensor saved alone comes back as a "
      "tensor and a table as the same nested table; a file written elsewhere gives a flat table "
      "name -> tensor (what load_state_dict takes)."},
     {"save", save_fn, NUMPY,

@@ -123,8 +123,8 @@ static void push_list_rec(lua_State* L, const Tensor& t, int d, int64_t off) {
   }
 }
 
-void push_tolist(lua_State* L, const Tensor& t) {
-  check_cpu(t, "tolist");
+void push_tolist(lua_State* L, const Tensor& t0) {
+  const Tensor t = t0.to_device({});  // a device tensor is read from a host copy
   if (t.dim() == 0) {
     push_scalar(L, t.item());
     return;

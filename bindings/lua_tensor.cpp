@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "../tensor/autograd/functions.hpp"
+#include "../tensor/ops/creation.hpp"
 #include "../tensor/ops/shape.hpp"
 #include "../tensor/print.hpp"
 #include "indexing.hpp"
@@ -137,11 +138,9 @@ int to_fn(lua_State* L, Args& a) {
     }
   }
   if (device && *device != x.device()) {
-    try {
-      Tensor::empty({0}, x.dtype(), *device);
-    } catch (const Error& e) {
-      a.error(std::string("cannot move a tensor to ") + device->str() + ": " + e.what());
-    }
+    ops::check_creation_device("to", *device);
+    push_tensor(L, converted(ag::to_device(x, *device), dtype.value_or(x.dtype()), false));
+    return 1;
   }
   push_tensor(L, converted(x, dtype.value_or(x.dtype()), copy));
   return 1;
@@ -172,14 +171,17 @@ int astype_fn(lua_State* L, Args& a) {
 }
 
 int cpu_fn(lua_State* L, Args& a) {
-  push_tensor(L, a.tensor(1));
+  push_tensor(L, ag::to_device(a.tensor(1), Device{}));
   return 1;
 }
 
-int cuda_fn(lua_State*, Args& a) {
+// x:cuda(): the tensor on the first CUDA device (x:to("cuda:N") for another).
+int cuda_fn(lua_State* L, Args& a) {
   Tensor& x = a.tensor(1);
-  check_cpu(Tensor::empty({0}, x.dtype(), Device{DeviceType::CUDA, 0}), "cuda");
-  return 0;
+  const Device d{DeviceType::CUDA, 0};
+  ops::check_creation_device("cuda", d);
+  push_tensor(L, ag::to_device(x, d));
+  return 1;
 }
 
 int is_floating_point_fn(lua_State* L, Args& a) {
@@ -249,7 +251,7 @@ const Binding kTensorBindings[] = {
     {"char", convert_fn<DType::Int8>, METHOD, "char() -> Tensor: as int8."},
     {"bool", convert_fn<DType::Bool>, METHOD, "bool() -> Tensor: as bool."},
     {"cpu", cpu_fn, METHOD, "cpu() -> Tensor: the tensor on the CPU."},
-    {"cuda", cuda_fn, METHOD, "cuda() -> Tensor: the tensor on the GPU."},
+    {"cuda", cuda_fn, METHOD, "cuda() -> Tensor: the tensor on the first GPU (to(\"cuda:N\") for others)."},
     {"is_tensor", is_tensor_fn, TORCH, "is_tensor(v) -> boolean."},
     {"is_floating_point", is_floating_point_fn, METHOD | TORCH, "is_floating_point(x) -> boolean."},
     {"size", numel_np_fn, NUMPY, "np.size(x) -> integer: number of elements."},

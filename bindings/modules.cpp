@@ -144,9 +144,49 @@ int cuda_device_count_fn(lua_State* L, Args&) {
   return 1;
 }
 
-int cuda_synchronize(lua_State*, Args&) {
-  backend_for(DeviceType::CUDA);  // says why CUDA is unavailable
+// The CUDA backend (throws saying why CUDA is unavailable).
+const DeviceBackend& cuda_backend() { return backend_for(DeviceType::CUDA); }
+
+// The device an optional argument names: an integer N (cuda:N) or a device string; cuda:0
+// when absent.
+int cuda_index(Args& a, int i) {
+  if (!a.has(i)) return 0;
+  Device d = a.is_number(i) ? Device{DeviceType::CUDA, int(a.integer(i))} : Device::parse(a.string(i));
+  TIDE_CHECK(d.is_cuda() && d.index >= 0 && d.index < cuda_backend().device_count(), a.op, ": no such CUDA device ",
+             d.str(), " (", cuda_backend().device_count(), " available)");
+  return d.index;
+}
+
+int cuda_synchronize(lua_State*, Args& a) {
+  const DeviceBackend& be = cuda_backend();
+  if (a.has(1)) {
+    be.synchronize(cuda_index(a, 1));
+  } else {
+    for (int d = 0; d < be.device_count(); ++d) be.synchronize(d);
+  }
   return 0;
+}
+
+// torch.cuda.memory_allocated / memory_reserved / max_memory_allocated([device]): bytes.
+template <size_t DeviceMemoryStats::*Field>
+int cuda_memory_fn(lua_State* L, Args& a) {
+  lua_pushinteger(L, lua_Integer(cuda_backend().memory_stats(cuda_index(a, 1)).*Field));
+  return 1;
+}
+
+int cuda_empty_cache(lua_State*, Args&) {
+  cuda_backend().empty_cache();
+  return 0;
+}
+
+int cuda_set_allow_tf32(lua_State*, Args& a) {
+  cuda_backend().set_allow_tf32(a.boolean(1));
+  return 0;
+}
+
+int cuda_unavailable_reason_fn(lua_State* L, Args&) {
+  lua_pushstring(L, cuda_unavailable_reason().c_str());
+  return 1;
 }
 
 // Monotonic wall-clock seconds (Python's perf_counter).
@@ -194,7 +234,20 @@ const Binding kModuleBindings[] = {
     {"result_type", result_type_fn, TORCH | NUMPY, "result_type(a, b) -> dtype of a binary op on a and b."},
     {"cuda.is_available", cuda_is_available, TORCH, "cuda.is_available() -> boolean."},
     {"cuda.device_count", cuda_device_count_fn, TORCH, "cuda.device_count() -> integer."},
-    {"cuda.synchronize", cuda_synchronize, TORCH, "cuda.synchronize(): waits for the GPU."},
+    {"cuda.synchronize", cuda_synchronize, TORCH,
+     "cuda.synchronize([device]): waits until every op queued on the GPU (all GPUs by default) has run."},
+    {"cuda.memory_allocated", cuda_memory_fn<&DeviceMemoryStats::allocated>, TORCH,
+     "cuda.memory_allocated([device]) -> integer: bytes held by live CUDA tensors."},
+    {"cuda.memory_reserved", cuda_memory_fn<&DeviceMemoryStats::reserved>, TORCH,
+     "cuda.memory_reserved([device]) -> integer: bytes the caching allocator holds (in use + cached)."},
+    {"cuda.max_memory_allocated", cuda_memory_fn<&DeviceMemoryStats::peak_allocated>, TORCH,
+     "cuda.max_memory_allocated([device]) -> integer: the peak of memory_allocated."},
+    {"cuda.empty_cache", cuda_empty_cache, TORCH,
+     "cuda.empty_cache(): returns the allocator's unused cached blocks to the GPU."},
+    {"cuda._set_allow_tf32", cuda_set_allow_tf32, TORCH,
+     "cuda._set_allow_tf32(bool): let float32 products use TF32 tensor cores (torch.backends.cuda.matmul.allow_tf32)."},
+    {"cuda.unavailable_reason", cuda_unavailable_reason_fn, TORCH,
+     "cuda.unavailable_reason() -> string: why CUDA cannot be used (\"\" when it can)."},
 };
 
 struct ModuleSpec {

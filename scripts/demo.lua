@@ -5,23 +5,24 @@
 --   scripts/predict.lua loads to classify the held-out images.
 --
 --   tide scripts/demo.lua [--epochs 60] [--hidden 128] [--batch 64] [--lr 0.001]
---        [--checkpoint digits_mlp.safetensors] [--seed 0]
+--        [--checkpoint digits_mlp.safetensors] [--seed 0] [--device cpu|cuda]
 local torch = require "torch"
 local nn, optim = torch.nn, torch.optim
 local dir = arg and arg[0] and arg[0]:match("(.*/)") or "./"
 local common = dofile(dir .. "common.lua")
 local opts = common.parse_args({...}, {epochs = 60, hidden = 128, batch = 64, lr = 0.001,
-                                       checkpoint = "digits_mlp.safetensors", seed = 0})
+                                       checkpoint = "digits_mlp.safetensors", seed = 0, device = "cpu"})
 local clock = torch.utils.clock
 
 local t0 = clock()
 local d = common.load_digits(opts.seed)
+for k, t in pairs(d) do d[k] = t:to(opts.device) end
 local n_train = d.x_train:size(1)
 print(string.format("digits: %d training and %d test images of 8x8 pixels, loaded in %.0f ms",
                     n_train, d.x_test:size(1), (clock() - t0) * 1000))
 
 torch.manual_seed(opts.seed)
-local model = common.digits_mlp(opts.hidden)
+local model = common.digits_mlp(opts.hidden):to(opts.device)
 print(model)
 local criterion = nn.CrossEntropyLoss()
 local optimizer = optim.Adam(model:parameters(), {lr = opts.lr})
@@ -57,5 +58,5 @@ print(string.format("trained %d epochs in %.2f s; final mean loss %.4f", opts.ep
 print(string.format("train accuracy %.1f%%, test accuracy %.1f%%",
                     accuracy(d.x_train, d.y_train) * 100, accuracy(d.x_test, d.y_test) * 100))
 
-torch.save(model:state_dict(), opts.checkpoint)
+torch.save(model:to("cpu"):state_dict(), opts.checkpoint)
 print("saved the model to " .. opts.checkpoint .. "; classify with: build/tide scripts/predict.lua " .. opts.checkpoint)

@@ -1,5 +1,6 @@
 // float16 (IEEE binary16) and bfloat16 storage types. They are stored as 16 bits and
-// converted to float for arithmetic on the CPU (round to nearest even on the way back).
+// converted to float for arithmetic (round to nearest even on the way back), with the same
+// bit-exact conversions on the CPU and in CUDA kernels.
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -13,12 +14,12 @@
 namespace tide {
 
 namespace detail {
-inline uint32_t f32_bits(float f) {
+TIDE_HOST_DEVICE inline uint32_t f32_bits(float f) {
   uint32_t u;
   std::memcpy(&u, &f, 4);
   return u;
 }
-inline float bits_f32(uint32_t u) {
+TIDE_HOST_DEVICE inline float bits_f32(uint32_t u) {
   float f;
   std::memcpy(&f, &u, 4);
   return f;
@@ -28,10 +29,10 @@ inline float bits_f32(uint32_t u) {
 struct Half {
   uint16_t bits = 0;
   Half() = default;
-  Half(float f) : bits(from_float(f)) {}
-  operator float() const { return to_float(bits); }
+  TIDE_HOST_DEVICE Half(float f) : bits(from_float(f)) {}
+  TIDE_HOST_DEVICE operator float() const { return to_float(bits); }
 
-  static uint16_t from_float(float f) {
+  TIDE_HOST_DEVICE static uint16_t from_float(float f) {
     uint32_t x = detail::f32_bits(f);
     uint32_t sign = (x >> 16) & 0x8000u;
     uint32_t absx = x & 0x7fffffffu;
@@ -53,7 +54,7 @@ struct Half {
     if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;
     return uint16_t(sign | h);
   }
-  static float to_float(uint16_t h) {
+  TIDE_HOST_DEVICE static float to_float(uint16_t h) {
     uint32_t sign = uint32_t(h & 0x8000u) << 16;
     uint32_t exp = (h >> 10) & 0x1fu;
     uint32_t mant = h & 0x3ffu;
@@ -70,10 +71,10 @@ struct Half {
 struct BFloat16 {
   uint16_t bits = 0;
   BFloat16() = default;
-  BFloat16(float f) : bits(from_float(f)) {}
-  operator float() const { return detail::bits_f32(uint32_t(bits) << 16); }
+  TIDE_HOST_DEVICE BFloat16(float f) : bits(from_float(f)) {}
+  TIDE_HOST_DEVICE operator float() const { return detail::bits_f32(uint32_t(bits) << 16); }
 
-  static uint16_t from_float(float f) {
+  TIDE_HOST_DEVICE static uint16_t from_float(float f) {
     uint32_t x = detail::f32_bits(f);
     if ((x & 0x7fffffffu) > 0x7f800000u) return uint16_t((x >> 16) | 0x40u);  // quiet nan
     uint32_t rounding = 0x7fffu + ((x >> 16) & 1u);

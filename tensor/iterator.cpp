@@ -56,8 +56,7 @@ TensorIter TensorIter::build(const char* op, Tensor& out, DType out_dtype,
     TIDE_CHECK(out.device() == device || first, op, ": output on ", out.device().str(),
                " but inputs on ", device.str());
   }
-  TIDE_CHECK(out.device().is_cpu(), op, ": tensors on ", out.device().str(),
-             " are not supported by this build (only cpu)");
+  it.device_ = out.device();
 
   // Per operand, byte strides over the broadcast shape, innermost dim first.
   const Tensor* ops[kMaxOperands];
@@ -110,11 +109,13 @@ TensorIter TensorIter::build(const char* op, Tensor& out, DType out_dtype,
 // shape (and on the CPU). Then the iteration is one flat dim.
 bool TensorIter::try_flat(Tensor& out, DType out_dtype, std::initializer_list<const Tensor*> inputs) {
   const Tensor& first = **inputs.begin();
+  const Device device = first.device();
   for (const Tensor* t : inputs)
-    if (!t->is_contiguous() || t->sizes() != first.sizes() || !t->device().is_cpu()) return false;
-  if (out.defined() && (!out.is_contiguous() || out.sizes() != first.sizes() || !out.device().is_cpu()))
+    if (!t->is_contiguous() || t->sizes() != first.sizes() || t->device() != device) return false;
+  if (out.defined() && (!out.is_contiguous() || out.sizes() != first.sizes() || out.device() != device))
     return false;
-  if (!out.defined()) out = Tensor::empty(first.sizes(), out_dtype, first.device());
+  if (!out.defined()) out = Tensor::empty(first.sizes(), out_dtype, device);
+  device_ = device;
   int k = 0;
   numel_ = out.numel();
   shape_[0] = numel_ > 0 ? numel_ : 0;
@@ -168,6 +169,7 @@ void TensorIter::serial_for(int64_t begin, int64_t end, const Loop& loop) const 
 }
 
 void TensorIter::for_each(const Loop& loop, int64_t grain) const {
+  TIDE_ASSERT(device_.is_cpu());
   if (numel_ == 0) return;
   if (grain < 0) grain = kParallelGrain;
   if (numel_ < grain) {

@@ -24,6 +24,9 @@ class TensorIter {
   const int64_t* shape() const { return shape_; }            // innermost first, coalesced
   const int64_t* strides(int operand) const { return strides_[operand]; }  // bytes
   char* data(int operand) const { return data_[operand]; }
+  // The device every operand lives on; a CUDA iterator goes to the device backend, never to
+  // for_each (its data pointers are device memory).
+  Device device() const { return device_; }
 
   // The inner loop: data pointers of all operands, their byte strides along the inner
   // dim, and the number of elements.
@@ -42,6 +45,7 @@ class TensorIter {
   int64_t shape_[kMaxDims];
   int64_t strides_[kMaxOperands][kMaxDims];
   char* data_[kMaxOperands];
+  Device device_;
 };
 
 // The broadcast shape of two shapes (NumPy rules); throws "<op>: shapes A and B cannot be

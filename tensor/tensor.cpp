@@ -192,6 +192,21 @@ Tensor Tensor::clone() const {
   return out;
 }
 
+Tensor Tensor::to_device(Device d) const {
+  if (d == device()) return *this;
+  Tensor src = contiguous();
+  Tensor out = empty(sizes(), dtype(), d);
+  if (size_t n = src.nbytes()) {
+    const DeviceBackend& be = backend_for(d.is_cpu() ? src.device() : d);
+    be.copy_bytes(out.data_ptr(), d, src.data_ptr(), src.device(), n);
+  }
+  return out;
+}
+
+void Tensor::no_host_access() const {
+  TIDE_FAIL("tensor: this operation has no ", device().str(), " implementation; move the tensor with :cpu() first");
+}
+
 Tensor Tensor::to(DType dt, bool copy) const {
   if (dt == dtype() && !copy) return *this;
   return ops::cast(*this, dt);
@@ -200,7 +215,7 @@ Tensor Tensor::to(DType dt, bool copy) const {
 Scalar Tensor::item() const {
   TIDE_CHECK(numel() == 1, "item: a tensor with ", numel(), " elements cannot be converted to a number (shape ",
              sizes().str(), ")");
-  check_cpu(*this, "item");
+  if (!device().is_cpu()) return to_device(Device{}).item();
   Scalar s;
   TIDE_DISPATCH_ALL(dtype(), "item", [&] {
     scalar_t v = *data<scalar_t>();
@@ -212,7 +227,7 @@ Scalar Tensor::item() const {
 }
 
 double Tensor::item_double(int64_t linear_index) const {
-  check_cpu(*this, "item");
+  if (!device().is_cpu()) return to_device(Device{}).item_double(linear_index);
   // Walk the strides for the linear (row-major) index.
   int64_t off = 0, rem = linear_index;
   for (int d = dim() - 1; d >= 0; --d) {
@@ -225,10 +240,18 @@ double Tensor::item_double(int64_t linear_index) const {
   return v;
 }
 
+void check_defined(const Tensor& t, const char* op) {
+  TIDE_CHECK(t.defined(), op, ": got an undefined tensor");
+}
+
+void check_same_device(const char* op, const Tensor& a, const Tensor& b) {
+  TIDE_CHECK(a.device() == b.device(), op, ": expected all tensors on one device, got ", a.device().str(),
+             " and ", b.device().str());
+}
+
 void check_cpu(const Tensor& t, const char* op) {
   TIDE_CHECK(t.defined(), op, ": got an undefined tensor");
-  TIDE_CHECK(t.device().is_cpu(), op, ": tensors on ", t.device().str(),
-             " are not supported by this build (only cpu)");
+  TIDE_CHECK(t.device().is_cpu(), op, ": expected a cpu tensor, got one on ", t.device().str());
 }
 
 }  // namespace tide

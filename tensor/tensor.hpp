@@ -184,8 +184,12 @@ class Tensor {
   void* data_ptr() const {
     return static_cast<char*>(impl_->storage->data()) + impl_->offset * int64_t(itemsize());
   }
+  // Typed host access for CPU kernels. A tensor on another device has no host address: an
+  // op that reaches here with one lacks its device path, which is an error, never a crash.
   template <typename T>
   T* data() const {
+    if (!impl_->storage->device().is_cpu()) [[unlikely]]
+      no_host_access();
     return static_cast<T*>(data_ptr());
   }
   const std::shared_ptr<Storage>& storage() const { return impl_->storage; }
@@ -202,15 +206,22 @@ class Tensor {
   Tensor clone() const;
   // A copy converted to dtype (this tensor itself if the dtype already matches and copy is false).
   Tensor to(DType dtype, bool copy = false) const;
+  // A copy on another device (this tensor itself when it is already there).
+  Tensor to_device(Device device) const;
   // Reads one element as a double / int64 (for item(), printing, tests).
   double item_double(int64_t linear_index = 0) const;
   Scalar item() const;
 
  private:
+  [[noreturn]] void no_host_access() const;
   std::shared_ptr<TensorImpl> impl_;
 };
 
-// Checks that a tensor is on the CPU; later backends are reached through the device table.
+// Checks that a tensor is defined and on the CPU, for the few ops that exist only there.
 void check_cpu(const Tensor& t, const char* op);
+// Checks that a tensor is defined (any device).
+void check_defined(const Tensor& t, const char* op);
+// "<op>: expected all tensors on one device, got cpu and cuda:0" unless b is on a's device.
+void check_same_device(const char* op, const Tensor& a, const Tensor& b);
 
 }  // namespace tide

@@ -54,6 +54,10 @@ run_all_suites() {
     run_suite "$tag conformance" bash tests/conformance/run.sh "$build/tide"
     run_suite "$tag gradients" bash tests/conformance/run_grad.sh "$build/tide"
   fi
+  # Every op on CUDA against the CPU (prints "skipped: no CUDA device" without a GPU).
+  if [ "$tag" = release ]; then
+    run_suite "$tag cuda conformance" "$build/tide" tests/conformance/devicecheck.lua
+  fi
 }
 
 run_all_suites build release

@@ -164,3 +164,25 @@ local function progress(n_or_table, opts)
 end
 
 torch.utils.progress = progress
+
+-- torch.backends.cuda.matmul.allow_tf32: float32 products on CUDA may use TF32 tensor cores
+-- (about 10 bits of mantissa) when set to true; off by default, as in PyTorch since 1.12.
+do
+  local allow_tf32 = false
+  local matmul = setmetatable({}, {
+    __index = function(_, k)
+      if k == "allow_tf32" then return allow_tf32 end
+    end,
+    __newindex = function(_, k, v)
+      if k ~= "allow_tf32" then
+        error("torch.backends.cuda.matmul: unknown setting '" .. tostring(k) .. "' (allow_tf32 is the one)", 2)
+      end
+      if type(v) ~= "boolean" then
+        error("torch.backends.cuda.matmul.allow_tf32: expected a boolean, got " .. type(v), 2)
+      end
+      if torch.cuda.is_available() then torch.cuda._set_allow_tf32(v) end
+      allow_tf32 = v
+    end,
+  })
+  torch.backends = {cuda = {matmul = matmul}}
+end

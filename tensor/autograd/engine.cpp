@@ -126,7 +126,7 @@ Tensor root_grad(const Tensor& root, const Tensor& given, const char* op) {
   if (!given.defined()) {
     TIDE_CHECK(root.numel() == 1, op, ": grad can be implicitly created only for one-element outputs, but the output has shape ",
                root.sizes().str(), "; pass a gradient of that shape");
-    return ops::ones(root.sizes(), root.dtype());
+    return ops::ones(root.sizes(), root.dtype(), root.device());
   }
   TIDE_CHECK(given.sizes() == root.sizes(), op, ": the gradient has shape ", given.sizes().str(),
              " but the output has shape ", root.sizes().str());

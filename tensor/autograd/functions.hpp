@@ -36,6 +36,8 @@ Tensor lerp(const Tensor& a, const Tensor& b, const TensorOrScalar& w, const Ten
 Tensor& lerp_(Tensor& a, const Tensor& b, const TensorOrScalar& w);
 // x converted to dtype (x itself when it already has it).
 Tensor cast(const Tensor& x, DType dtype);
+// x on another device (x itself when it is there); the gradient moves back.
+Tensor to_device(const Tensor& x, Device device);
 Tensor clone(const Tensor& x);
 Tensor contiguous(const Tensor& x);
 // dst = src (broadcast, converted): dst's history becomes src's.

@@ -14,7 +14,7 @@ namespace {
 // scatter allows; the gradient of src for scatter / scatter_add.
 Tensor fit_to(const Tensor& g, const Dims& src_sizes) {
   if (g.sizes() == src_sizes) return g;
-  Tensor z = ops::zeros(src_sizes, g.dtype());
+  Tensor z = ops::zeros(src_sizes, g.dtype(), g.device());
   Tensor part = z;
   for (int d = 0; d < g.dim(); ++d) part = ops::narrow(part, d, 0, g.size(d));
   ops::copy_(part, g);
@@ -32,7 +32,7 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   record("index_select", y, {&x}, [sizes, d, idx](const Tensor& g, const Node&) -> Grads {
     if (sizes.size() == 0) return {reshape(g, sizes)};
     Tensor g1 = g.dim() == int(sizes.size()) ? g : unsqueeze(g, d);
-    return {index_add(ops::zeros(sizes, g.dtype()), d, idx, g1)};
+    return {index_add(ops::zeros(sizes, g.dtype(), g.device()), d, idx, g1)};
   });
   return y;
 }
@@ -42,7 +42,7 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
   if (!needs_recording({&x})) return y;
   Dims sizes = x.sizes();
   record("gather", y, {&x}, [sizes, dim, index](const Tensor& g, const Node&) -> Grads {
-    return {scatter_add(ops::zeros(sizes, g.dtype()), dim, index, g)};
+    return {scatter_add(ops::zeros(sizes, g.dtype(), g.device()), dim, index, g)};
   });
   return y;
 }
@@ -84,7 +84,7 @@ Tensor index(const Tensor& x, const std::vector<Tensor>& indices, const std::vec
   if (!needs_recording({&x})) return y;
   Dims sizes = x.sizes();
   record(op, y, {&x}, [sizes, indices, op](const Tensor& g, const Node&) -> Grads {
-    return {index_put(ops::zeros(sizes, g.dtype()), indices, g, true, nullptr, op)};
+    return {index_put(ops::zeros(sizes, g.dtype(), g.device()), indices, g, true, nullptr, op)};
   });
   return y;
 }
@@ -97,7 +97,7 @@ Tensor index_put(const Tensor& x, const std::vector<Tensor>& indices, const Tens
   record(op, y, {&x, &values}, [indices, accumulate, op](const Tensor& g, const Node& n) -> Grads {
     Grads r(2);
     if (n.needs_grad(0))
-      r[0] = accumulate ? g : index_put(g, indices, ops::zeros({}, g.dtype()), false, nullptr, op);
+      r[0] = accumulate ? g : index_put(g, indices, ops::zeros({}, g.dtype(), g.device()), false, nullptr, op);
     if (n.needs_grad(1)) r[1] = index(g, indices, nullptr, op);
     return r;
   });
@@ -173,7 +173,7 @@ Tensor masked_select(const Tensor& x, const Tensor& mask) {
     // Into zeros of the broadcast shape of x and mask (the engine sums it back to x's shape).
     Dims shape = broadcast_shapes("masked_select", sizes, mask.sizes());
     Tensor m = ops::expand(mask, shape);
-    return {index_put(ops::zeros(shape, g.dtype()), {m}, g, false, nullptr, "masked_select")};
+    return {index_put(ops::zeros(shape, g.dtype(), g.device()), {m}, g, false, nullptr, "masked_select")};
   });
   return y;
 }

@@ -121,14 +121,15 @@ ClassRows class_rows(const char* op, const Tensor& logits, const Tensor& target,
   if (x.dim() > 2) x = movedim(x, {1}, {-1});
   r.x = contiguous(reshape(x, {target.numel(), C}));  // one row per target, even with no classes
   int64_t M = r.x.size(0);
-  Tensor t = ops::cast(target, DType::Int64).contiguous();
+  // Targets are validated on the host (a device tensor's classes are copied there).
+  Tensor t = ops::cast(target, DType::Int64).to_device({}).contiguous();
   r.class1 = Tensor::empty({M}, DType::Int64);
   r.class0 = Tensor::empty({M}, DType::Int64);
   r.row_w = Tensor::empty({M}, DType::Float64);
   const int64_t* tv = t.data<int64_t>();
   int64_t *c1 = r.class1.data<int64_t>(), *c0 = r.class0.data<int64_t>();
   double* rw = r.row_w.data<double>();
-  Tensor w64 = r.weight.defined() ? ops::cast(r.weight, DType::Float64) : Tensor();
+  Tensor w64 = r.weight.defined() ? ops::cast(r.weight, DType::Float64).to_device({}) : Tensor();
   for (int64_t i = 0; i < M; ++i) {
     if (tv[i] == ignore_index) {
       c1[i] = 1, c0[i] = -1, rw[i] = 0;
@@ -139,7 +140,9 @@ ClassRows class_rows(const char* op, const Tensor& logits, const Tensor& target,
     c1[i] = tv[i], c0[i] = tv[i] - 1;
     rw[i] = w64.defined() ? w64.data<double>()[tv[i] - 1] : 1.0;
   }
-  r.row_w = ops::cast(r.row_w, logits.dtype());
+  r.row_w = ops::cast(r.row_w, logits.dtype()).to_device(logits.device());
+  r.class1 = r.class1.to_device(logits.device());
+  r.class0 = r.class0.to_device(logits.device());
   return r;
 }
 
@@ -183,11 +186,11 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduc
   if (needs_recording({&r.x})) {
     // d loss_i / d x_ic = (1-eps) w_t (p_ic - [c = t]) + eps/C (W p_ic - w_c), W = sum_c w_c.
     int64_t C = r.x.size(1);
-    Tensor onehot = ops::zeros(r.x.sizes(), r.x.dtype());
+    Tensor onehot = ops::zeros(r.x.sizes(), r.x.dtype(), r.x.device());
     ops::scatter_(onehot, 1, ops::unsqueeze(r.class1, 1), Scalar(1.0));
     Tensor active = as_mask(ops::binary(BinaryOp::Ne, r.class0, int64_t(-1)), r.x.dtype());
     Tensor hard = ops::unsqueeze(ops::binary(BinaryOp::Mul, r.row_w, 1 - eps), 1);
-    Tensor wvec = w ? *w : ops::ones({C}, r.x.dtype());
+    Tensor wvec = w ? *w : ops::ones({C}, r.x.dtype(), r.x.device());
     double W = ops::sum(wvec).item_double();
     Tensor soft = ops::unsqueeze(ops::binary(BinaryOp::Mul, active, eps / double(C)), 1);
     // grad = g_i (coef_i p_ic - sub_ic), with coef and sub constants of the targets.

@@ -93,7 +93,7 @@ Tensor unary_grad(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y)
     case UnaryOp::Relu: return g * as_mask(ops::binary(BinaryOp::Gt, y, 0.0), g.dtype());
     // Piecewise constant: the gradient is zero (as PyTorch).
     case UnaryOp::Sign: case UnaryOp::Floor: case UnaryOp::Ceil: case UnaryOp::Round: case UnaryOp::Trunc:
-      return ops::zeros(g.sizes(), g.dtype());
+      return ops::zeros(g.sizes(), g.dtype(), g.device());
     default:
       TIDE_FAIL(unary_op_name(op), ": has no gradient");
   }
@@ -107,7 +107,7 @@ Grads binary_grad(BinaryOp op, const Tensor& g, const TensorOrScalar& a, const T
   // serves both; an integer tensor converted to g's dtype, so the formula computes in the
   // gradient's precision (int8 a * a would wrap in atan2's; int exponent - 1.0 is float32).
   auto as_tensor = [&](const TensorOrScalar& v) {
-    if (!v.is_tensor()) return ops::full({}, v.scalar, g.dtype());
+    if (!v.is_tensor()) return ops::full({}, v.scalar, g.dtype(), g.device());
     return is_floating(v.tensor.dtype()) ? v.tensor : ops::cast(v.tensor, g.dtype());
   };
   switch (op) {
@@ -158,7 +158,7 @@ Grads binary_grad(BinaryOp op, const Tensor& g, const TensorOrScalar& a, const T
       return {ga ? g : Tensor(), gb ? -g * q : Tensor()};
     }
     case BinaryOp::FloorDiv:
-      return {ga ? ops::zeros(g.sizes(), g.dtype()) : Tensor(), gb ? ops::zeros(g.sizes(), g.dtype()) : Tensor()};
+      return {ga ? ops::zeros(g.sizes(), g.dtype(), g.device()) : Tensor(), gb ? ops::zeros(g.sizes(), g.dtype(), g.device()) : Tensor()};
     default:
       TIDE_FAIL(binary_op_name(op), ": has no gradient");
   }
@@ -326,6 +326,14 @@ Tensor cast(const Tensor& x, DType dtype) {
   Tensor y = ops::cast(x, dtype);
   if (!is_floating(dtype) || !needs_recording({&x})) return y;
   record("to", y, {&x}, [](const Tensor& g, const Node&) -> Grads { return {g}; });
+  return y;
+}
+
+Tensor to_device(const Tensor& x, Device device) {
+  Tensor y = x.to_device(device);
+  if (y.same(x) || !needs_recording({&x})) return y;
+  const Device from = x.device();
+  record("to", y, {&x}, [from](const Tensor& g, const Node&) -> Grads { return {to_device(g, from)}; });
   return y;
 }
 

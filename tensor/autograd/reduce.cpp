@@ -61,7 +61,7 @@ void record_indexed(const char* op, Tensor& values, const Tensor& indices, const
   Tensor idx = keepdim || indices.dim() == x.dim() ? indices : ops::unsqueeze(indices, dim);
   record(op, values, {&x}, [=](const Tensor& g, const Node&) -> Grads {
     Tensor gk = g.dim() == sizes.size() ? g : unsqueeze(g, dim);
-    return {scatter(ops::zeros(sizes, dt), dim, idx, gk)};
+    return {scatter(ops::zeros(sizes, dt, g.device()), dim, idx, gk)};
   });
 }
 
@@ -77,7 +77,7 @@ Tensor product_of_others(const Tensor& x, const DimList& dims) {
   Dims psizes = p.sizes();
   int64_t k = count(x.sizes(), dims);
   Tensor flat = ops::reshape(p, {p.numel() / std::max<int64_t>(k, 1), k});
-  Tensor ones = ops::ones({flat.size(0), 1}, x.dtype());
+  Tensor ones = ops::ones({flat.size(0), 1}, x.dtype(), x.device());
   Tensor prefix = ops::cat({ones, ops::narrow(ops::cumprod(flat, 1), 1, 0, k - 1)}, 1);
   Tensor rev = ops::flip(flat, {1});
   Tensor suffix = ops::flip(ops::cat({ones, ops::narrow(ops::cumprod(rev, 1), 1, 0, k - 1)}, 1), {1});
@@ -177,7 +177,7 @@ Tensor std(const Tensor& x, const DimList& dims, double correction, bool keepdim
 void record_norm(const char* op, Tensor& y, const Tensor& x, double p, const DimList& dims) {
   DimList d = covered(x, dims, op);
   record_reduction(op, y, x, d, true, true, [p, d](const Tensor& g, const Tensor& xv, const Tensor& yv) -> Tensor {
-    if (p == 0) return ops::zeros(xv.sizes(), xv.dtype());
+    if (p == 0) return ops::zeros(xv.sizes(), xv.dtype(), xv.device());
     if (p == 1) return g * unary(UnaryOp::Sign, xv);
     if (std::isinf(p)) {
       // The gradient of max |x| (min |x|): shared by the elements whose |x| is the result.

@@ -20,7 +20,7 @@ Tensor record_view(const char* op, Tensor y, const Tensor& x, Back back) {
 // The gradient of the part x[dim: start..end by step] placed into zeros of x's shape; its
 // own gradient is that part of the incoming gradient.
 Tensor embed(const Tensor& g, const Dims& sizes, int dim, int64_t start, int64_t end, int64_t step) {
-  Tensor z = ops::zeros(sizes, g.dtype());
+  Tensor z = ops::zeros(sizes, g.dtype(), g.device());
   Tensor part = ops::slice(z, dim, start, end, step);
   ops::copy_(part, g);
   if (needs_recording({&g}))
@@ -207,7 +207,7 @@ namespace {
 // zeros of base's shape with g added at the places the view (g's shape, strides, offset)
 // sees; its own gradient is that view of the incoming gradient.
 Tensor strided_embed(const Tensor& g, const Dims& base_sizes, const Dims& strides, int64_t offset) {
-  Tensor z = ops::zeros(base_sizes, g.dtype());
+  Tensor z = ops::zeros(base_sizes, g.dtype(), g.device());
   ops::as_strided_write(z, g, strides, offset, true);
   if (needs_recording({&g})) {
     Dims sizes = g.sizes();
@@ -238,7 +238,7 @@ Tensor as_strided_scatter(const Tensor& base, const Tensor& src, const Dims& str
   record("as_strided_scatter", y, {&base, &src}, [src_sizes, strides, offset](const Tensor& g, const Node& n) -> Grads {
     Tensor gc = contiguous(g);
     Grads r(2);
-    if (n.needs_grad(0)) r[0] = as_strided_scatter(gc, ops::zeros(src_sizes, g.dtype()), strides, offset);
+    if (n.needs_grad(0)) r[0] = as_strided_scatter(gc, ops::zeros(src_sizes, g.dtype(), g.device()), strides, offset);
     if (n.needs_grad(1)) r[1] = as_strided(gc, src_sizes, strides, offset);
     return r;
   });

@@ -46,12 +46,6 @@ void MemorySource::read_bytes(uint64_t off, void* dst, size_t n) {
   if (n) std::memcpy(dst, data_ + off, n);
 }
 
-Tensor to_host(const Tensor& t) {
-  if (t.device().is_cpu()) return t;
-  Tensor c = t.contiguous();
-  Tensor h = Tensor::empty(c.sizes(), c.dtype());
-  backend_for(c.device().type).copy_bytes(h.data_ptr(), Device{}, c.data_ptr(), c.device(), c.nbytes());
-  return h;
-}
+Tensor to_host(const Tensor& t) { return t.to_device({}); }
 
 }  // namespace tide::io

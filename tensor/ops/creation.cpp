@@ -114,7 +114,7 @@ void fill_in_place(Tensor& t, const Fill& fill) {
     fill(t);
     t.storage()->bump_version();
   } else {
-    Tensor tmp = Tensor::empty(t.sizes(), t.dtype());
+    Tensor tmp = Tensor::empty(t.sizes(), t.dtype(), t.device());
     fill(tmp);
     copy_(t, tmp);
   }
@@ -134,16 +134,17 @@ bool fits_integer(int64_t lo, int64_t hi_inclusive) {
 
 }  // namespace
 
+// A device tensor filled on the host: the few creation ops with no device kernel (ranges,
+// identity, permutations) compute their (small) result here and move it.
+Tensor moved(Tensor host, Device device) { return host.to_device(device); }
+
 void check_creation_device(const char* op, Device device) {
   if (device.is_cpu()) return;
-  try {
-    (void)backend_for(device.type);  // throws saying why the device is unavailable
-  } catch (const OutOfMemory&) {
-    throw;
-  } catch (const Error& e) {
-    TIDE_FAIL(op, ": ", e.what());
-  }
-  TIDE_FAIL(op, ": creating tensors on ", device.str(), " is not supported yet");
+  const std::string why = cuda_unavailable_reason();
+  TIDE_CHECK(why.empty(), op, ": CUDA is not available: ", why);
+  const int count = cuda_device_count();
+  TIDE_CHECK(device.index < count, op, ": device ", device.str(), " does not exist (", count,
+             count == 1 ? " CUDA device" : " CUDA devices", ")");
 }
 
 Tensor empty(const Dims& shape, DType dtype, Device device) {
@@ -152,6 +153,7 @@ Tensor empty(const Dims& shape, DType dtype, Device device) {
 
 Tensor zeros(const Dims& shape, DType dtype, Device device) {
   Tensor t = make("zeros", shape, dtype, device);
+  if (!device.is_cpu()) return fill_(t, Scalar(int64_t(0)));
   // Zero is all-zero bits in every dtype, half types included.
   char* p = static_cast<char*>(t.data_ptr());
   size_t nbytes = t.nbytes();
@@ -197,6 +199,10 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
     TIDE_CHECK(len < 9.2e18, "arange: too many elements (", num_str(len), ")");
     n = int64_t(len);
   }
+  if (!device.is_cpu()) {
+    check_creation_device("arange", device);
+    return moved(arange(start, end, step, dt, Device{}, float_dtype), device);
+  }
   Tensor t = make("arange", Dims{n}, dt, device);
   if (all_int && !is_floating(dt)) {
     const int64_t s0 = start.to_int(), d = step.to_int();
@@ -230,6 +236,10 @@ Tensor linspace(double start, double end, int64_t steps, DType dtype, Device dev
   TIDE_CHECK(steps >= 0, "linspace: number of steps must be non-negative, got ", steps);
   TIDE_CHECK(!std::isnan(start) && !std::isnan(end), "linspace: start and end must not be nan, got ",
              num_str(start), " and ", num_str(end));
+  if (!device.is_cpu()) {
+    check_creation_device("linspace", device);
+    return moved(linspace(start, end, steps, dtype, Device{}), device);
+  }
   Tensor t = make("linspace", Dims{steps}, dtype, device);
   if (steps == 0) return t;
   // PyTorch's CPU formula: step in the dtype's arithmetic (float for float32 and the half
@@ -257,6 +267,10 @@ Tensor linspace(double start, double end, int64_t steps, DType dtype, Device dev
 Tensor eye(int64_t n, int64_t m, DType dtype, Device device, int64_t k) {
   if (m < 0) m = n;
   TIDE_CHECK(n >= 0, "eye: n must be non-negative, got ", n);
+  if (!device.is_cpu()) {
+    check_creation_device("eye", device);
+    return moved(eye(n, m, dtype, Device{}, k), device);
+  }
   Tensor t = zeros(Dims{n, m}, dtype, device);
   TIDE_DISPATCH_ALL(dtype, "eye", [&] {
     scalar_t* p = t.data<scalar_t>();
@@ -270,7 +284,7 @@ Tensor eye(int64_t n, int64_t m, DType dtype, Device device, int64_t k) {
 }
 
 Tensor& uniform_(Tensor& t, double a, double b, Generator* gen) {
-  check_cpu(t, "uniform_");
+  check_defined(t, "uniform_");
   check_float_dtype("uniform_", t.dtype());
   TIDE_CHECK(std::isfinite(a) && std::isfinite(b), "uniform_: bounds must be finite, got a=",
              num_str(a), ", b=", num_str(b));
@@ -280,6 +294,8 @@ Tensor& uniform_(Tensor& t, double a, double b, Generator* gen) {
       using U = UniformOf<scalar_t>;
       const int64_t n = c.numel();
       Generator::Draw d = gen_or_default(gen).reserve(n, U::W);
+      if (c.device().is_cuda())
+        return backend_for(c.device()).random(RandomKind::Uniform, c.data_ptr(), c.dtype(), n, d.seed, d.offset, a, b);
       scalar_t* p = c.data<scalar_t>();
       const double width = b - a;
       philox_for<U::W>(n, d, [&](int64_t i, const uint32_t* w) {
@@ -293,13 +309,16 @@ Tensor& uniform_(Tensor& t, double a, double b, Generator* gen) {
 }
 
 Tensor& normal_(Tensor& t, double mean, double std, Generator* gen) {
-  check_cpu(t, "normal_");
+  check_defined(t, "normal_");
   check_float_dtype("normal_", t.dtype());
   TIDE_CHECK(std >= 0, "normal_: expects std >= 0, got std=", num_str(std));
   fill_in_place(t, [&](Tensor& c) {
     TIDE_DISPATCH_FLOAT(c.dtype(), "normal_", [&] {
       const int64_t n = c.numel();
       Generator::Draw d = gen_or_default(gen).reserve(n, 2);  // one block per pair
+      if (c.device().is_cuda())
+        return backend_for(c.device()).random(RandomKind::Normal, c.data_ptr(), c.dtype(), n, d.seed, d.offset, mean,
+                                              std);
       scalar_t* p = c.data<scalar_t>();
       auto put = [&](int64_t i, double z) { p[i] = scalar_t(compute_t<scalar_t>(mean + std * z)); };
       parallel_for(0, n, kRandomGrain, [&](int64_t b, int64_t e) {
@@ -348,6 +367,13 @@ Tensor randint(int64_t low, int64_t high, const Dims& shape, DType dtype, Device
                ") does not fit in ", dtype_name(dtype));
     const int64_t n = t.numel();
     Generator::Draw d = gen_or_default(gen).reserve(n, 2);
+    if (t.device().is_cuda()) {
+      TIDE_CHECK(std::abs(double(low)) <= 9007199254740992.0 && std::abs(double(high)) <= 9007199254740992.0,
+                 "randint: bounds beyond 2^53 are not supported on ", t.device().str(), ", got low=", low,
+                 ", high=", high);
+      return backend_for(t.device()).random(RandomKind::Int, t.data_ptr(), dtype, n, d.seed, d.offset, double(low),
+                                            double(high));
+    }
     scalar_t* p = t.data<scalar_t>();
     philox_for<2>(n, d, [&](int64_t i, const uint32_t* w) {
       uint64_t r = (uint64_t(w[0]) << 32) | w[1];
@@ -362,6 +388,10 @@ Tensor randint(int64_t low, int64_t high, const Dims& shape, DType dtype, Device
 
 Tensor randperm(int64_t n, DType dtype, Device device, Generator* gen) {
   TIDE_CHECK(n >= 0, "randperm: n must be non-negative, got ", n);
+  if (!device.is_cpu()) {
+    check_creation_device("randperm", device);
+    return moved(randperm(n, dtype, Device{}, gen), device);
+  }
   Tensor t = make("randperm", Dims{n}, dtype, device);
   TIDE_DISPATCH_ALL(dtype, "randperm", [&] {
     // The largest n whose values 1..n the dtype holds exactly.

@@ -1,6 +1,7 @@
 // Creation ops: constant fills, ranges, identity matrices and random tensors.
-// Every op takes a dtype and a device; only the CPU can be filled for now, and asking for
-// another device is an error that says why (the device table in backend.hpp).
+// Every op takes a dtype and a device. Fills and random draws run on the device (the same
+// numbers as on the CPU for a seed); ranges, eye and randperm are computed on the host and
+// moved. An unavailable device is an error that says why (the device table in backend.hpp).
 // Random ops draw from a Generator (the global one unless given); see random.hpp for the
 // exact scheme, which makes every value depend only on (seed, offset, element index).
 #pragma once
@@ -11,7 +12,8 @@
 
 namespace tide::ops {
 
-// Checks that tensors can be created on `device` (CPU only for now); throws naming `op`.
+// Checks that tensors can be created on `device` (its backend loads and the index exists);
+// throws naming `op` and the reason.
 void check_creation_device(const char* op, Device device);
 
 Tensor empty(const Dims& shape, DType dtype = default_float_dtype(), Device device = {});

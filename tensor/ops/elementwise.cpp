@@ -1,9 +1,11 @@
 // Pointwise ops: dtype resolution (PyTorch promotion), output handling (in-place, out=),
-// and dispatch of the scalar functors in cpu/functors.hpp over a TensorIter.
+// and dispatch of the scalar functors in cpu/functors.hpp over a TensorIter: run here by
+// the CPU loops, or handed to the device backend, which instantiates the same functors.
 #include "elementwise.hpp"
 
 #include <cstring>
 
+#include "../backend.hpp"
 #include "../cpu/functors.hpp"
 #include "../cpu/loops.hpp"
 #include "../iterator.hpp"
@@ -70,7 +72,7 @@ void check_int_divisor(const char* op, const TensorOrScalar& b, DType compute) {
     TIDE_CHECK(b.scalar.to_int() != 0, op, ": integer division by zero");
     return;
   }
-  Tensor eqz = ops::binary(BinaryOp::Eq, b.tensor, Scalar(int64_t(0)));
+  Tensor eqz = ops::binary(BinaryOp::Eq, b.tensor, Scalar(int64_t(0))).to_device(Device{});
   const bool* p = eqz.data<bool>();
   for (int64_t i = 0, n = eqz.numel(); i < n; ++i)
     TIDE_CHECK(!p[i], op, ": integer division by zero");
@@ -131,7 +133,7 @@ DType result_type(const TensorOrScalar& a, const TensorOrScalar& b) {
 Tensor unary(UnaryOp op, const Tensor& x, const Tensor* out) {
   const UnaryInfo& info = kUnary[int(op)];
   const char* name = info.name;
-  check_cpu(x, name);
+  check_defined(x, name);
   DType in = x.dtype();
   if (info.kind == FLOAT && !is_floating(in)) in = default_float_dtype();
   TIDE_CHECK(!(info.kind == NUMERIC && is_bool(in)), name, ": not supported for bool tensors");
@@ -141,6 +143,10 @@ Tensor unary(UnaryOp op, const Tensor& x, const Tensor* out) {
   Tensor src = x.to(in);
   Tensor o = out_target(name, out, result, x.sizes());
   TensorIter it = TensorIter::build(name, o, result, {&src});
+  if (it.device().is_cuda()) {
+    backend_for(it.device()).unary(op, it, in);
+    return finish(name, o, out);
+  }
   switch (op) {
 #define TIDE_CASE(n, F, kind) \
   case UnaryOp::F: run_unary<fn::F>(name, it, in); break;
@@ -150,15 +156,22 @@ Tensor unary(UnaryOp op, const Tensor& x, const Tensor* out) {
   return finish(name, o, out);
 }
 
-Tensor binary(BinaryOp op, const TensorOrScalar& a, const TensorOrScalar& b, const Tensor* out) {
+// A zero-dim cpu tensor next to a device tensor acts as a number there (as in PyTorch).
+static TensorOrScalar on_device_of(const TensorOrScalar& v, const TensorOrScalar& other) {
+  if (v.is_tensor() && other.is_tensor() && v.tensor.dim() == 0 && v.tensor.device().is_cpu() &&
+      !other.tensor.device().is_cpu())
+    return TensorOrScalar(v.tensor.to_device(other.tensor.device()));
+  return v;
+}
+
+Tensor binary(BinaryOp op, const TensorOrScalar& a0, const TensorOrScalar& b0, const Tensor* out) {
+  const TensorOrScalar a = on_device_of(a0, b0), b = on_device_of(b0, a0);
   const UnaryInfo& info = kBinary[int(op)];
   const char* name = info.name;
   TIDE_ASSERT(a.is_tensor() || b.is_tensor());
-  if (a.is_tensor()) check_cpu(a.tensor, name);
-  if (b.is_tensor()) check_cpu(b.tensor, name);
-  if (a.is_tensor() && b.is_tensor())
-    TIDE_CHECK(a.tensor.device() == b.tensor.device(), name, ": expected both tensors on one device, got ",
-               a.tensor.device().str(), " and ", b.tensor.device().str());
+  if (a.is_tensor()) check_defined(a.tensor, name);
+  if (b.is_tensor()) check_defined(b.tensor, name);
+  if (a.is_tensor() && b.is_tensor()) check_same_device(name, a.tensor, b.tensor);
   DType common = result_type(a, b);
   DType compute = common;
   switch (info.kind) {
@@ -195,6 +208,10 @@ Tensor binary(BinaryOp op, const TensorOrScalar& a, const TensorOrScalar& b, con
                                                : TensorIter::build(name, o, result, {&tb});
   const Scalar* sa = a.is_tensor() ? nullptr : &a.scalar;
   const Scalar* sb = b.is_tensor() ? nullptr : &b.scalar;
+  if (it.device().is_cuda()) {
+    backend_for(it.device()).binary(op, it, compute, sa, sb);
+    return finish(name, o, out);
+  }
   switch (op) {
 #define TIDE_CASE(n, F, kind) \
   case BinaryOp::F: run_binary<fn::F>(name, it, compute, sa, sb); break;
@@ -208,7 +225,7 @@ Tensor binary(BinaryOp op, const TensorOrScalar& a, const TensorOrScalar& b, con
 Tensor clamp(const Tensor& x, const std::optional<TensorOrScalar>& lo,
              const std::optional<TensorOrScalar>& hi, const Tensor* out) {
   TIDE_CHECK(lo || hi, "clamp: at least one of min and max must be given");
-  check_cpu(x, "clamp");
+  check_defined(x, "clamp");
   DType dt = x.dtype();
   if (lo) dt = promote_types(dt, result_type(x, *lo));
   if (hi) dt = promote_types(dt, result_type(x, *hi));
@@ -225,6 +242,10 @@ Tensor clamp(const Tensor& x, const std::optional<TensorOrScalar>& lo,
   Tensor src = x.to(dt);
   Tensor o = out_target("clamp", out, dt, x.sizes());
   TensorIter it = TensorIter::build("clamp", o, dt, {&src});
+  if (it.device().is_cuda()) {
+    backend_for(it.device()).clamp(it, dt, lo ? &lo->scalar : nullptr, hi ? &hi->scalar : nullptr);
+    return finish("clamp", o, out);
+  }
   TIDE_DISPATCH_ALL(dt, "clamp", [&] {
     using C = compute_t<scalar_t>;
     const bool has_lo = bool(lo), has_hi = bool(hi);
@@ -240,7 +261,7 @@ Tensor clamp(const Tensor& x, const std::optional<TensorOrScalar>& lo,
 }
 
 Tensor where(const Tensor& cond, const TensorOrScalar& a, const TensorOrScalar& b, const Tensor* out) {
-  check_cpu(cond, "where");
+  check_defined(cond, "where");
   DType dt = result_type(a, b);
   Tensor c = cond.to(DType::Bool);
   auto as_tensor = [&](const TensorOrScalar& v) {
@@ -250,9 +271,15 @@ Tensor where(const Tensor& cond, const TensorOrScalar& a, const TensorOrScalar& 
     return t;
   };
   Tensor ta = as_tensor(a), tb = as_tensor(b);
+  check_same_device("where", c, ta);
+  check_same_device("where", c, tb);
   Dims shape = broadcast_shapes("where", broadcast_shapes("where", c.sizes(), ta.sizes()), tb.sizes());
   Tensor o = out_target("where", out, dt, shape);
   TensorIter it = TensorIter::build("where", o, dt, {&c, &ta, &tb});
+  if (it.device().is_cuda()) {
+    backend_for(it.device()).where(it, dt);
+    return finish("where", o, out);
+  }
   TIDE_DISPATCH_ALL(dt, "where", [&] {
     it.for_each([](char** d, const int64_t* s, int64_t n) {
       for (int64_t i = 0; i < n; ++i) {
@@ -266,11 +293,12 @@ Tensor where(const Tensor& cond, const TensorOrScalar& a, const TensorOrScalar& 
 }
 
 Tensor lerp(const Tensor& a, const Tensor& b, const TensorOrScalar& w, const Tensor* out) {
-  check_cpu(a, "lerp");
+  check_defined(a, "lerp");
+  check_same_device("lerp", a, b);
   TIDE_CHECK(is_floating(a.dtype()) && a.dtype() == b.dtype(), "lerp: expected two floating-point tensors of one dtype, got ",
              dtype_name(a.dtype()), " and ", dtype_name(b.dtype()));
   DType dt = a.dtype();
-  if (!w.is_tensor()) {
+  if (!w.is_tensor() && a.device().is_cpu()) {
     Tensor o = out_target("lerp", out, dt, broadcast_shapes("lerp", a.sizes(), b.sizes()));
     TensorIter it = TensorIter::build("lerp", o, dt, {&a, &b});
     TIDE_DISPATCH_FLOAT(dt, "lerp", [&] {
@@ -280,26 +308,41 @@ Tensor lerp(const Tensor& a, const Tensor& b, const TensorOrScalar& w, const Ten
     });
     return finish("lerp", o, out);
   }
+  // A tensor weight, or a device tensor: a + w * (b - a) from the pointwise ops.
   Tensor diff = binary(BinaryOp::Sub, b, a);
-  return binary(BinaryOp::Add, a, binary(BinaryOp::Mul, w.tensor.to(dt), diff), out);
+  TensorOrScalar wt = w.is_tensor() ? TensorOrScalar(w.tensor.to(dt)) : w;
+  return binary(BinaryOp::Add, a, binary(BinaryOp::Mul, wt, diff), out);
+}
+
+// A copy between devices: src converted to dst's dtype on its own device, moved, then copied
+// into dst's layout on dst's device.
+static Tensor& copy_across_devices(Tensor& dst, const Tensor& src) {
+  TIDE_CHECK(broadcast_shapes("copy_", dst.sizes(), src.sizes()) == dst.sizes(), "copy_: source of shape ",
+             src.sizes().str(), " cannot be broadcast to the destination shape ", dst.sizes().str());
+  Tensor moved = src.to(dst.dtype()).to_device(dst.device());
+  return copy_(dst, moved);
 }
 
 Tensor& copy_(Tensor& dst, const Tensor& src) {
-  check_cpu(dst, "copy_");
-  check_cpu(src, "copy_");
+  check_defined(dst, "copy_");
+  check_defined(src, "copy_");
   if (dst.numel() == 0) return dst;
+  if (dst.device() != src.device()) return copy_across_devices(dst, src);
   Tensor s = src;
   // A partially overlapping source (x[{2,n}] = x[{1,n-1}]) is read from a copy first.
   if (s.storage() == dst.storage() && !(s.same(dst))) {
-    Tensor tmp = Tensor::empty(s.sizes(), s.dtype());
-    TensorIter it = TensorIter::build("copy_", tmp, s.dtype(), {&s});
-    TIDE_DISPATCH_ALL(s.dtype(), "copy_", [&] { cpu_kernel<scalar_t, scalar_t>(it, [](auto v) { return v; }); });
+    Tensor tmp = Tensor::empty(s.sizes(), s.dtype(), s.device());
+    copy_(tmp, s);
     s = tmp;
   }
   TIDE_CHECK(broadcast_shapes("copy_", dst.sizes(), s.sizes()) == dst.sizes(), "copy_: source of shape ",
              s.sizes().str(), " cannot be broadcast to the destination shape ", dst.sizes().str());
   dst.storage()->bump_version();
   TensorIter it = TensorIter::build("copy_", dst, dst.dtype(), {&s});
+  if (it.device().is_cuda()) {
+    backend_for(it.device()).copy(it, dst.dtype(), s.dtype());
+    return dst;
+  }
   if (dst.dtype() == s.dtype()) {
     size_t item = dst.itemsize();
     it.for_each([item](char** d, const int64_t* st, int64_t n) {
@@ -324,9 +367,13 @@ Tensor& copy_(Tensor& dst, const Tensor& src) {
 }
 
 Tensor& fill_(Tensor& dst, const Scalar& value) {
-  check_cpu(dst, "fill_");
+  check_defined(dst, "fill_");
   dst.storage()->bump_version();
   TensorIter it = TensorIter::build("fill_", dst, dst.dtype(), {});
+  if (it.device().is_cuda()) {
+    backend_for(it.device()).fill(it, dst.dtype(), value);
+    return dst;
+  }
   TIDE_DISPATCH_ALL(dst.dtype(), "fill_", [&] {
     const scalar_t v = value.to<scalar_t>();
     it.for_each([v](char** d, const int64_t* st, int64_t n) {

@@ -1,15 +1,22 @@
-// Index ops on the CPU. Every read or write through an index value goes through wrap_fast,
+// Index ops. On the CPU every read or write through an index value goes through wrap_fast,
 // which checks it against the dim's size first, so no index can touch memory outside the
 // tensor. Gathers run in parallel (disjoint outputs); scatters run serially, so that later
 // duplicates win deterministically and accumulation needs no atomics.
+//
+// On a device the same CPU code runs on a "positions" tensor (positions_of: x's shape, each
+// element the storage offset of x's element there): it validates every index and computes
+// which elements are read or written, and the device backend's take / put kernels move the
+// data. The index tensors (small) cross to the host; the data stays on the device.
 #include "index.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <string>
 
+#include "../backend.hpp"
 #include "../iterator.hpp"
 #include "../parallel.hpp"
+#include "creation.hpp"
 #include "shape.hpp"
 #include "strided.hpp"
 
@@ -26,11 +33,44 @@ inline int64_t wrap_fast(const char* op, int64_t v, int label, int64_t n) {
 // An index tensor as int64 on the CPU (a view when it already is one).
 Tensor as_index(const char* op, const Tensor& idx) {
   TIDE_CHECK(idx.defined(), op, ": got an undefined index tensor");
-  check_cpu(idx, op);
   TIDE_CHECK(is_integral(idx.dtype()), op, ": index tensors must have an integer dtype, got ",
              dtype_name(idx.dtype()));
-  return idx.to(DType::Int64);
+  return idx.to_device({}).to(DType::Int64);
 }
+
+int64_t storage_extent(const Tensor& x) { return int64_t(x.storage()->nbytes() / x.itemsize()); }
+
+}  // namespace
+
+Tensor positions_of(const Tensor& x) {
+  Tensor iota = arange(Scalar(int64_t(0)), Scalar(storage_extent(x)), Scalar(int64_t(1)), DType::Int64);
+  return Tensor::make_view(iota.storage(), x.sizes(), x.strides(), x.offset(), DType::Int64);
+}
+
+Tensor take_on_device(const char* op, const Tensor& x, const Tensor& pos, Scalar fill) {
+  Tensor out = Tensor::empty(pos.sizes(), x.dtype(), x.device());
+  if (out.numel() == 0) return out;
+  Tensor offsets = pos.contiguous().to_device(x.device());
+  const DeviceBackend& be = backend_for(x.device());
+  be.take(x.dtype(), out.data_ptr(), x.storage()->data(), static_cast<const int64_t*>(offsets.data_ptr()),
+          out.numel(), storage_extent(x), fill);
+  be.check_kernel_errors(op);
+  return out;
+}
+
+void put_on_device(const char* op, Tensor& x, const Tensor& pos, const Tensor& values, bool accumulate) {
+  x.storage()->bump_version();
+  if (pos.numel() == 0) return;
+  TIDE_ASSERT(values.sizes() == pos.sizes());
+  Tensor offsets = pos.contiguous().to_device(x.device());
+  Tensor v = values.to(x.dtype()).to_device(x.device()).contiguous();
+  const DeviceBackend& be = backend_for(x.device());
+  be.put(x.dtype(), x.storage()->data(), static_cast<const int64_t*>(offsets.data_ptr()), v.data_ptr(), pos.numel(),
+         storage_extent(x), accumulate);
+  be.check_kernel_errors(op);
+}
+
+namespace {
 
 const int64_t* index_data(const Tensor& idx) {
   return reinterpret_cast<const int64_t*>(detail::storage_base(idx));
@@ -38,8 +78,8 @@ const int64_t* index_data(const Tensor& idx) {
 
 // values as x's dtype, never aliasing x's memory (x[i] = x[j] reads before it writes).
 Tensor source_for(const Tensor& x, const Tensor& values) {
-  check_cpu(values, "index");
-  Tensor v = values.to(x.dtype());
+  check_defined(values, "index");
+  Tensor v = values.to(x.dtype()).to_device(x.device());
   if (v.storage() == x.storage()) v = v.clone();
   return v;
 }
@@ -85,7 +125,6 @@ struct Plan {
 
 Plan make_plan(const char* op, const Tensor& x, const std::vector<Tensor>& indices,
                const std::vector<int>* labels_in) {
-  check_cpu(x, op);
   Plan p;
   Tensor xw = x;
   std::vector<int> labels;
@@ -93,13 +132,13 @@ Plan make_plan(const char* op, const Tensor& x, const std::vector<Tensor>& indic
   auto label_at = [&](int pos) { return pos < int(labels.size()) ? labels[pos] : pos; };
   std::vector<Tensor> per_dim;  // one entry per consumed dim of xw; undefined = whole
   int consumed = 0;
-  for (const Tensor& e : indices) {
-    if (!e.defined()) {
+  for (const Tensor& e0 : indices) {
+    if (!e0.defined()) {
       per_dim.emplace_back();
       ++consumed;
       continue;
     }
-    check_cpu(e, op);
+    const Tensor e = e0.to_device({});
     if (is_bool(e.dtype())) {
       if (e.dim() == 0) {  // x[true] adds a dim of size 1, x[false] one of size 0
         xw = unsqueeze(xw, consumed);
@@ -224,7 +263,7 @@ void check_scatter_shapes(const char* op, const Tensor& x, int d, const Tensor& 
 
 Tensor& scatter_impl(const char* op, Tensor& x, int64_t dim, const Tensor& index, const TensorOrScalar& src,
                      bool accumulate) {
-  check_cpu(x, op);
+  check_defined(x, op);
   Tensor x1 = x.dim() == 0 ? reshape(x, {1}) : x;
   Tensor ix = as_index(op, index);
   if (ix.dim() == 0) ix = reshape(ix, {1});
@@ -236,9 +275,14 @@ Tensor& scatter_impl(const char* op, Tensor& x, int64_t dim, const Tensor& index
     check_scatter_shapes(op, x1, d, ix, &s);
   } else {
     check_scatter_shapes(op, x1, d, ix, nullptr);
-    s = Tensor::empty({}, x.dtype());
+    s = Tensor::empty({}, x.dtype(), x.device());
     fill_(s, src.scalar);
     s = expand(s, ix.sizes());
+  }
+  if (!x.device().is_cpu()) {  // src[i][j] goes where gather would read x[...][j]
+    Tensor values = s.as_strided(ix.sizes(), s.strides(), s.offset());
+    put_on_device(op, x, gather(positions_of(x1), d, ix), values, accumulate);
+    return x;
   }
   x.storage()->bump_version();
   if (ix.numel() == 0) return x;
@@ -276,6 +320,7 @@ Tensor index(const Tensor& x, const std::vector<Tensor>& indices, const std::vec
              const char* op) {
   Plan p = make_plan(op, x, indices, dim_labels);
   if (p.none) return alias(p.xp);
+  if (!x.device().is_cpu()) return take_on_device(op, x, index(positions_of(x), indices, dim_labels, op));
   std::vector<int64_t> offs = block_offsets(op, p);
   Tensor out = Tensor::empty(p.final_shape, x.dtype(), x.device());
   if (out.numel() == 0) return out;
@@ -316,6 +361,10 @@ Tensor& index_put_(Tensor& x, const std::vector<Tensor>& indices, const Tensor& 
       copy_(dst, v);
     }
     x.storage()->bump_version();
+    return x;
+  }
+  if (!x.device().is_cpu()) {
+    put_on_device(op, x, index(positions_of(x), indices, dim_labels, op), v, accumulate);
     return x;
   }
   std::vector<int64_t> offs = block_offsets(op, p);
@@ -368,7 +417,8 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
 
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
   const char* op = "gather";
-  check_cpu(x, op);
+  check_defined(x, op);
+  if (!x.device().is_cpu()) return take_on_device(op, x, gather(positions_of(x), dim, index));
   Tensor ix = as_index(op, index);
   Tensor x1 = x.dim() == 0 ? reshape(x, {1}) : x;
   Tensor i1 = ix.dim() == 0 ? reshape(ix, {1}) : ix;
@@ -433,7 +483,7 @@ Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor
 Tensor& index_fill_(Tensor& x, int64_t dim, const Tensor& index, const Scalar& value) {
   const char* op = "index_fill";
   const IndexAlongDim at = index_along_dim(op, x, dim, index);
-  Tensor v = Tensor::empty({}, x.dtype());
+  Tensor v = Tensor::empty({}, x.dtype(), x.device());
   fill_(v, value);
   return index_put_(x, at.per_dim, v, false, nullptr, op);
 }
@@ -491,7 +541,8 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, const TensorOrScalar& va
 Tensor masked_select(const Tensor& x, const Tensor& mask) {
   const char* op = "masked_select";
   check_mask(op, mask);
-  check_cpu(x, op);
+  check_defined(x, op);
+  if (!x.device().is_cpu()) return take_on_device(op, x, masked_select(positions_of(x), mask.to_device({})));
   check_cpu(mask, op);
   Dims B = broadcast_shapes(op, x.sizes(), mask.sizes());
   Tensor xe = expand(x, B), me = expand(mask, B);
@@ -543,12 +594,14 @@ void for_each_nonzero(const Tensor& x, F&& f) {
 }  // namespace
 
 int64_t count_nonzero(const Tensor& x) {
+  if (!x.device().is_cpu()) return count_nonzero(x.to_device({}));  // a host count: the size is needed there
   int64_t n = 0;
   for_each_nonzero(x, [&](const int64_t*) { ++n; });
   return n;
 }
 
 Tensor nonzero(const Tensor& x) {
+  if (!x.device().is_cpu()) return nonzero(x.to_device({})).to_device(x.device());
   const int nd = x.dim();
   int64_t n = count_nonzero(x);
   Tensor out = Tensor::empty({n, int64_t(nd)}, DType::Int64);

@@ -18,6 +18,16 @@ namespace tide::ops {
 // "<op>: index 5 is out of range for dim 1 of size 4 (valid 1..4 or -4..-1)"; `dim` is 0-based.
 int64_t wrap_index(const char* op, int64_t index, int dim, int64_t size);
 
+// Device plumbing of the index ops (index.cpp runs its CPU code on positions to validate
+// indices and find elements; the backend's take / put kernels move the data):
+// a cpu int64 tensor of x's shape holding the storage offset of each of x's elements;
+Tensor positions_of(const Tensor& x);
+// x's elements at storage offsets `pos` (-1 reads `fill`) as a new tensor of pos's shape on
+// x's device; and x's elements at `pos` set to (accumulating: increased by) `values` of pos's
+// shape, -1 positions skipped, x's version bumped.
+Tensor take_on_device(const char* op, const Tensor& x, const Tensor& pos, Scalar fill = Scalar(int64_t(0)));
+void put_on_device(const char* op, Tensor& x, const Tensor& pos, const Tensor& values, bool accumulate);
+
 // x's elements at `index` (0-d or 1-D) along dim: the dim's size becomes index.numel().
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
 // out[i][j] = x[index[i][j]][j] (dim 0); index has x's number of dims and is no larger than

@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "../backend.hpp"
 #include "../interrupt.hpp"
 #include "../parallel.hpp"
 #include "elementwise.hpp"
@@ -37,9 +38,7 @@ DType common_dtype(const char* op, const Tensor& a, const Tensor& b, DTypePolicy
 
 void check_devices(const char* op, const Tensor& a, const Tensor& b) {
   TIDE_CHECK(a.defined() && b.defined(), op, ": got an undefined tensor");
-  TIDE_CHECK(a.device() == b.device(), op, ": expected both tensors on the same device, got ",
-             a.device().str(), " and ", b.device().str());
-  check_cpu(a, op);
+  check_same_device(op, a, b);
 }
 
 [[noreturn]] void fail_shapes(const char* op, const Tensor& a, const Tensor& b, int64_t ka, int64_t kb) {
@@ -55,8 +54,10 @@ bool shares_memory(const Tensor& a, const Tensor& b) {
 // shape and dtype and shares no memory with an input; otherwise a new tensor.
 Tensor result_tensor(const char* op, const Dims& shape, DType dt, const Tensor* out,
                      std::initializer_list<const Tensor*> inputs) {
+  const Device device = (*inputs.begin())->device();
   if (out) {
-    check_cpu(*out, op);
+    TIDE_CHECK(out->device() == device, op, ": out is on ", out->device().str(), " but the inputs are on ",
+               device.str());
     TIDE_CHECK(out->sizes() == shape, op, ": out has shape ", out->sizes().str(),
                " but the result has shape ", shape.str());
     check_can_cast(op, dt, out->dtype());
@@ -65,7 +66,7 @@ Tensor result_tensor(const char* op, const Dims& shape, DType dt, const Tensor* 
       if (shares_memory(*out, *in)) direct = false;
     if (direct) return *out;
   }
-  return Tensor::empty(shape, dt);
+  return Tensor::empty(shape, dt, device);
 }
 
 // Hands the result back through `out` (copying when it was computed elsewhere).
@@ -382,12 +383,81 @@ void blas_batched(const GemmProblem& P, const Scalar& alpha, const Scalar& beta,
 constexpr int64_t kHalfViaFloat = 32 * 32 * 32;
 
 void gemm_core(Tensor A, Tensor B, Tensor& C, const Dims& bshape, const Scalar& alpha, const Scalar& beta,
+               bool use_beta);
+
+// One operand of a device product: the element offset of its first matrix, the distance
+// between matrices (0 when one matrix serves the whole batch), and how cuBLAS reads it.
+struct DeviceOperand {
+  Tensor t;
+  int64_t first = 0, stride = 0, ld = 0;
+  bool trans = false;
+};
+
+// Lays out (batch..., rows, cols) operand t for a strided-batched product: a matrix layout
+// cuBLAS takes (rows or columns contiguous) and evenly spaced matrices, else a contiguous
+// copy of t expanded to the whole batch.
+DeviceOperand device_operand(const Tensor& t0, const Dims& bshape, int64_t batch) {
+  DeviceOperand o;
+  o.t = t0;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const int d = o.t.dim();
+    const int64_t rows = o.t.size(d - 2), cols = o.t.size(d - 1);
+    CBLAS_TRANSPOSE tr;
+    bool ok = blas_layout(rows, cols, o.t.stride(d - 2), o.t.stride(d - 1), tr, o.ld);
+    Offsets offs;
+    if (ok) {
+      batch_offsets(bshape, o.t, batch, offs);
+      const int64_t* off = offs.data();
+      o.first = off[0];
+      o.stride = batch > 1 ? off[1] - off[0] : 0;
+      for (int64_t b = 2; ok && b < batch; ++b) ok = off[b] - off[b - 1] == o.stride;
+      ok = ok && o.stride >= 0;
+    }
+    if (ok) {
+      o.trans = tr == CblasTrans;
+      return o;
+    }
+    Dims full = bshape;
+    full.push_back(rows);
+    full.push_back(cols);
+    o.t = expand_to(o.t, full).contiguous();
+  }
+  TIDE_ASSERT(false);
+}
+
+// C = alpha * A @ B (+ beta * C) on the device through cuBLAS (floating dtypes), or through
+// the CPU product on host copies for integer and bool matrices (no device kernel; docs/cuda.md).
+void gemm_device(const Tensor& A, const Tensor& B, Tensor& C, const Dims& bshape, int64_t batch,
+                 const Scalar& alpha, const Scalar& beta, bool use_beta) {
+  const DType dt = C.dtype();
+  const int64_t m = A.size(A.dim() - 2), k = A.size(A.dim() - 1), n = B.size(B.dim() - 1);
+  if (!is_floating(dt)) {
+    Tensor Ch = C.to_device({});
+    gemm_core(A.to_device({}), B.to_device({}), Ch, bshape, alpha, beta, use_beta);
+    copy_(C, Ch);
+    return;
+  }
+  TIDE_CHECK(m <= INT_MAX && n <= INT_MAX && k <= INT_MAX, "matmul: matrices with more than ", INT_MAX,
+             " rows or columns are not supported on ", C.device().str(), " (", m, " x ", k, " @ ", k, " x ", n, ")");
+  DeviceOperand a = device_operand(A, bshape, batch), b = device_operand(B, bshape, batch);
+  const int64_t item = int64_t(dtype_size(dt));
+  const char* abase = static_cast<const char*>(a.t.storage()->data());
+  const char* bbase = static_cast<const char*>(b.t.storage()->data());
+  char* cbase = static_cast<char*>(C.storage()->data());
+  backend_for(C.device())
+      .gemm(dt, a.trans, b.trans, m, n, k, alpha.to_double(), abase + a.first * item, a.ld, a.stride,
+            bbase + b.first * item, b.ld, b.stride, use_beta ? beta.to_double() : 0.0, cbase + C.offset() * item,
+            n, m * n, batch);
+}
+
+void gemm_core(Tensor A, Tensor B, Tensor& C, const Dims& bshape, const Scalar& alpha, const Scalar& beta,
                bool use_beta) {
   const DType dt = C.dtype();
   const int64_t m = A.size(A.dim() - 2), k = A.size(A.dim() - 1), n = B.size(B.dim() - 1);
   int64_t batch = 1;
   for (int64_t s : bshape) batch *= s;
   if (batch == 0 || m == 0 || n == 0) return;
+  if (C.device().is_cuda()) return gemm_device(A, B, C, bshape, batch, alpha, beta, use_beta);
 
   const bool is_blas_type = dt == DType::Float32 || dt == DType::Float64;
   const bool big = m > INT_MAX || n > INT_MAX || k > INT_MAX;
@@ -474,7 +544,7 @@ Tensor dot_1d(const char* op, const Tensor& a, const Tensor& b, const Tensor* ou
   if (n != b.size(0)) fail_shapes(op, a, b, n, b.size(0));
   const DType dt = a.dtype();
   Tensor r = result_tensor(op, {}, dt, out, {&a, &b});
-  if ((dt == DType::Float32 || dt == DType::Float64) && n > 64 && n <= INT_MAX) {
+  if ((dt == DType::Float32 || dt == DType::Float64) && n > 64 && n <= INT_MAX && a.device().is_cpu()) {
     Tensor x = a, y = b;
     if (n > 1 && (x.stride(0) == 0 || x.stride(0) > INT_MAX)) x = x.contiguous();
     if (n > 1 && (y.stride(0) == 0 || y.stride(0) > INT_MAX)) y = y.contiguous();
@@ -720,6 +790,8 @@ Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, const Scalar&
 
 Tensor solve(const Tensor& A, const Tensor& B, DTypePolicy policy, const char* op) {
   check_devices(op, A, B);
+  if (!A.device().is_cpu())  // LAPACK on host copies (no device kernel; docs/cuda.md)
+    return solve(A.to_device({}), B.to_device({}), policy, op).to_device(A.device());
   check_square(op, A);
   const int64_t n = A.size(A.dim() - 1);
   TIDE_CHECK(B.dim() >= 1, op, ": B must be at least 1-D, got a 0-D tensor");
@@ -815,6 +887,8 @@ static SquareBatch square_batch(const Tensor& A, DTypePolicy policy, const char*
 }
 
 Tensor inv(const Tensor& A, DTypePolicy policy, const char* op) {
+  check_defined(A, op);
+  if (!A.device().is_cpu()) return inv(A.to_device({}), policy, op).to_device(A.device());
   SquareBatch sb = square_batch(A, policy, op);
   const int64_t n = sb.n, batch = sb.batch;
   Tensor mats = sb.mats;  // column-major A^T; its inverse is inv(A) row-major
@@ -845,6 +919,8 @@ Tensor inv(const Tensor& A, DTypePolicy policy, const char* op) {
 }
 
 Tensor det(const Tensor& A, DTypePolicy policy, const char* op) {
+  check_defined(A, op);
+  if (!A.device().is_cpu()) return det(A.to_device({}), policy, op).to_device(A.device());
   SquareBatch sb = square_batch(A, policy, op);
   const int64_t n = sb.n, batch = sb.batch;
   Tensor mats = sb.mats;
@@ -882,7 +958,9 @@ Tensor det(const Tensor& A, DTypePolicy policy, const char* op) {
 
 Tensor linalg_norm(const Tensor& x, NormOrd ord, const std::vector<int>& dims_in, bool keepdim,
                    DTypePolicy policy, const char* op) {
-  check_cpu(x, op);
+  check_defined(x, op);
+  if (!x.device().is_cpu())
+    return linalg_norm(x.to_device({}), ord, dims_in, keepdim, policy, op).to_device(x.device());
   const int nd = x.dim();
   DType rdt = x.dtype();
   if (!is_floating(rdt)) rdt = policy == DTypePolicy::Promote ? DType::Float64 : default_float_dtype();

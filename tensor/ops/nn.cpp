@@ -5,6 +5,11 @@
 #include <cmath>
 
 #include "../parallel.hpp"
+#include "creation.hpp"
+#include "elementwise.hpp"
+#include "index.hpp"
+#include "reduce.hpp"
+#include "shape.hpp"
 
 namespace tide::ops {
 
@@ -45,8 +50,10 @@ void for_planes(int64_t planes, int64_t work_per_plane, F f) {
 }  // namespace
 
 Tensor unfold2d(const Tensor& x_, const Window2d& w, double pad, const char* op) {
-  check_cpu(x_, op);
+  check_defined(x_, op);
   TIDE_CHECK(x_.dim() == 4, op, ": expected a 4-D input (N, C, H, W), got shape ", x_.sizes().str());
+  if (!x_.device().is_cpu())  // the patches' element positions, gathered on the device
+    return take_on_device(op, x_, unfold2d(positions_of(x_), w, -1, op), Scalar(pad));
   Tensor x = x_.contiguous();
   int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
   int64_t Ho = w.out_size(0, H, op), Wo = w.out_size(1, W, op);
@@ -77,13 +84,18 @@ Tensor unfold2d(const Tensor& x_, const Window2d& w, double pad, const char* op)
 }
 
 Tensor fold2d(const Tensor& cols_, int64_t H, int64_t W, const Window2d& w, const char* op) {
-  check_cpu(cols_, op);
+  check_defined(cols_, op);
   int64_t kh = w.kernel[0], kw = w.kernel[1];
   int64_t Ho = w.out_size(0, H, op), Wo = w.out_size(1, W, op), L = w.positions(H, W, op);
   TIDE_CHECK(cols_.dim() == 3 && cols_.size(1) % (kh * kw) == 0 && cols_.size(2) == L, op,
              ": expected patches of shape (N, C*", kh * kw, ", ", L, "), got ", cols_.sizes().str());
   Tensor cols = cols_.contiguous();
   int64_t N = cols.size(0), C = cols.size(1) / (kh * kw);
+  if (!cols.device().is_cpu()) {  // the adjoint of the device unfold: patches added back
+    Tensor x = zeros({N, C, H, W}, cols.dtype(), cols.device());
+    put_on_device(op, x, unfold2d(positions_of(x), w, -1, op), cols, true);
+    return x;
+  }
   Tensor x = Tensor::empty({N, C, H, W}, cols.dtype());
   TIDE_DISPATCH_ALL(cols.dtype(), op, [&] {
     const scalar_t* src = cols.data<scalar_t>();
@@ -118,10 +130,26 @@ void check_rows(const Tensor& logits, const Tensor& target, const Tensor* weight
 
 }  // namespace
 
+// cross_entropy_rows from the pointwise ops and reductions (the device path): the weighted
+// l - x_c of every class, the target's picked by a one-hot mask.
+static Tensor cross_entropy_composite(const Tensor& logits, const Tensor& target, const Tensor* weight, int64_t ignore,
+                               double eps) {
+  const int64_t C = logits.size(1);
+  Tensor nll = binary(BinaryOp::Sub, logsumexp(logits, {1}, true), logits);  // (M, C)
+  if (weight) nll = binary(BinaryOp::Mul, nll, *weight);
+  Tensor classes = arange(Scalar(int64_t(0)), Scalar(C), Scalar(int64_t(1)), DType::Int64, logits.device());
+  Tensor onehot = binary(BinaryOp::Eq, unsqueeze(target, 1), classes).to(nll.dtype());
+  Tensor loss = binary(BinaryOp::Mul, sum(binary(BinaryOp::Mul, nll, onehot), {1}), Scalar(1 - eps));
+  if (eps != 0)
+    loss = binary(BinaryOp::Add, loss, binary(BinaryOp::Mul, sum(nll, {1}), Scalar(eps / double(C))));
+  return where(binary(BinaryOp::Eq, target, Scalar(ignore)), Scalar(0.0), loss);
+}
+
 Tensor cross_entropy_rows(const Tensor& logits, const Tensor& target, const Tensor* weight, int64_t ignore,
                                     double eps) {
   int64_t M = logits.size(0), C = logits.size(1);
   check_rows(logits, target, weight);
+  if (!logits.device().is_cpu()) return cross_entropy_composite(logits, target, weight, ignore, eps);
   Tensor loss = Tensor::empty({M}, logits.dtype());
   TIDE_DISPATCH_FLOAT(logits.dtype(), "cross_entropy", [&] {
     using acc_t = double;

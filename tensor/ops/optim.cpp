@@ -7,8 +7,10 @@
 #include <span>
 #include <tuple>
 
+#include "../backend.hpp"
 #include "../iterator.hpp"
 #include "../parallel.hpp"
+#include "optim_update.hpp"
 
 namespace tide::ops {
 
@@ -34,14 +36,10 @@ void check_no_overlap(const char* opt, const Tensor& t, const char* name) {
                ") and cannot be updated in place");
 }
 
-void check_on_cpu(const char* opt, const Tensor& t, const char* name) {
-  TIDE_CHECK(t.device().is_cpu(), opt, ": the ", name, " is on ", t.device().str(),
-             "; fused optimizer steps run on the cpu only");
-}
-
 // The gradient or a state buffer must have the parameter's shape and dtype.
 void check_like_param(const char* opt, const Tensor& param, const Tensor& t, const char* name) {
-  check_on_cpu(opt, t, name);
+  TIDE_CHECK(t.device() == param.device(), opt, ": the ", name, " is on ", t.device().str(), " but the parameter on ",
+             param.device().str());
   TIDE_CHECK(t.sizes() == param.sizes(), opt, ": the ", name, " of shape ", t.sizes().str(),
              " does not match the parameter's shape ", param.sizes().str());
   TIDE_CHECK(t.dtype() == param.dtype(), opt, ": the ", name, " has dtype ", dtype_name(t.dtype()),
@@ -53,7 +51,6 @@ void check_operands(const char* opt, const Tensor& param, const Tensor& grad,
                     const std::array<StateBuffer, NS>& state) {
   TIDE_CHECK(is_floating(param.dtype()), opt,
              ": parameters must be float16, bfloat16, float32 or float64, got ", dtype_name(param.dtype()));
-  check_on_cpu(opt, param, "parameter");
   check_no_overlap(opt, param, "parameter");
   check_like_param(opt, param, grad, "grad");
   for (const StateBuffer& s : state) {
@@ -74,57 +71,62 @@ const Tensor& required(const char* opt, const Tensor* buffer, const char* name, 
 // buffers; each element is loaded in compute precision and stored back after the update.
 // With Contiguous the element steps are 1 at compile time, so the loop vectorises; the
 // functor is a by-value copy, whose constants no store can alias, so they stay in registers.
-template <typename T, size_t NS, bool Contiguous, typename Update>
+template <typename T, int NS, bool Contiguous, typename Update>
 void update_elements(char** data, const int64_t* strides, int64_t n, const Update update) {
   using C = compute_t<T>;
-  constexpr size_t N = NS + 2;
+  constexpr int N = NS + 2;
   T* ptr[N];
   int64_t step[N];
-  for (size_t k = 0; k < N; ++k) {
+  for (int k = 0; k < N; ++k) {
     ptr[k] = reinterpret_cast<T*>(data[k]);
     step[k] = Contiguous ? 1 : strides[k] / int64_t(sizeof(T));
   }
   for (int64_t i = 0; i < n; ++i) {
     C p = C(ptr[0][i * step[0]]);
-    std::array<C, NS> s;
-    for (size_t k = 0; k < NS; ++k) s[k] = C(ptr[k + 2][i * step[k + 2]]);
+    C s[NS + 1];
+    for (int k = 0; k < NS; ++k) s[k] = C(ptr[k + 2][i * step[k + 2]]);
     update(p, C(ptr[1][i * step[1]]), s);
     ptr[0][i * step[0]] = T(p);
-    for (size_t k = 0; k < NS; ++k) ptr[k + 2][i * step[k + 2]] = T(s[k]);
+    for (int k = 0; k < NS; ++k) ptr[k + 2][i * step[k + 2]] = T(s[k]);
   }
 }
 
-// Checks the operands, then runs update(p, g, s) once over every element of the parameter
-// (any layout; in parallel for big tensors) and bumps the parameter's version. `make_update`
-// receives the compute type (a value of it) and returns the functor for that precision.
-template <size_t NS, typename MakeUpdate>
-void fused_step(const char* opt, const Tensor& param, const Tensor& grad,
-                const std::array<StateBuffer, NS>& state, const MakeUpdate& make_update) {
+// Checks the operands, then runs the update of `kind` (optim_update.hpp, selected by the
+// options) once over every element of the parameter (any layout; in parallel for big
+// tensors, or as one kernel on a device) and bumps the parameter's version.
+template <size_t NS>
+void fused_step(const char* opt, OptimKind kind, const void* options, const Tensor& param, const Tensor& grad,
+                const std::array<StateBuffer, NS>& state) {
   check_operands(opt, param, grad, state);
   Tensor out = param;
   TensorIter it = std::apply(
       [&](const auto&... s) { return TensorIter::build(opt, out, param.dtype(), {&grad, s.tensor...}); },
       state);
-  TIDE_DISPATCH_FLOAT(param.dtype(), opt, [&] {
-    auto update = make_update(compute_t<scalar_t>{});
-    it.for_each(
-        [&](char** data, const int64_t* strides, int64_t n) {
-          bool contiguous = true;
-          for (size_t k = 0; k < NS + 2; ++k) contiguous = contiguous && strides[k] == int64_t(sizeof(scalar_t));
-          if (contiguous)
-            update_elements<scalar_t, NS, true>(data, strides, n, update);
-          else
-            update_elements<scalar_t, NS, false>(data, strides, n, update);
-        },
-        kOptimizerGrain);
-  });
+  if (it.device().is_cuda()) {
+    backend_for(it.device()).optim_step(kind, it, param.dtype(), options);
+  } else {
+    TIDE_DISPATCH_FLOAT(param.dtype(), opt, [&] {
+      with_update<compute_t<scalar_t>>(kind, options, [&](auto update) {
+        constexpr int K = decltype(update)::kStates;
+        if constexpr (K == int(NS)) {
+          it.for_each(
+              [&](char** data, const int64_t* strides, int64_t n) {
+                bool contiguous = true;
+                for (size_t k = 0; k < NS + 2; ++k)
+                  contiguous = contiguous && strides[k] == int64_t(sizeof(scalar_t));
+                if (contiguous)
+                  update_elements<scalar_t, K, true>(data, strides, n, update);
+                else
+                  update_elements<scalar_t, K, false>(data, strides, n, update);
+              },
+              kOptimizerGrain);
+        } else {
+          TIDE_ASSERT(K == int(NS));
+        }
+      });
+    });
+  }
   param.storage()->bump_version();
-}
-
-// torch.maximum's rule: NaN wins.
-template <typename C>
-C nan_max(C a, C b) {
-  return std::isnan(b) ? b : (a < b ? b : a);
 }
 
 // SGD (sgd.py, _single_tensor_sgd); State: {momentum_buffer} when momentum != 0.
@@ -134,22 +136,7 @@ void sgd(const Tensor& param, const Tensor& grad, const Tensor* buffer, const Sg
   std::array<StateBuffer, NS> state;
   if constexpr (WithMomentum)
     state[0] = {&required("SGD", buffer, "momentum_buffer", "momentum", o.momentum), "momentum_buffer"};
-  fused_step("SGD", param, grad, state, [&o](auto zero) {
-    using C = decltype(zero);
-    const C lr = C(o.lr), wd = C(o.weight_decay), mom = C(o.momentum), keep = C(1 - o.dampening);
-    const bool decay = o.weight_decay != 0, nesterov = o.nesterov, maximize = o.maximize,
-               new_buffer = o.new_buffer;
-    return [=](C& p, C g, std::array<C, NS>& s) {
-      C d = maximize ? -g : g;
-      if (decay) d = d + wd * p;
-      if constexpr (WithMomentum) {
-        C& buf = s[0];
-        buf = new_buffer ? d : buf * mom + keep * d;
-        d = nesterov ? d + mom * buf : buf;
-      }
-      p = p + -lr * d;
-    };
-  });
+  fused_step("SGD", OptimKind::Sgd, &o, param, grad, state);
 }
 
 // Adam / AdamW (adam.py, adamw.py, the non-capturable branch): State {exp_avg, exp_avg_sq
@@ -163,32 +150,7 @@ void adam(const char* opt, const Tensor& param, const Tensor& grad, const Tensor
   state[1] = {&exp_avg_sq, "exp_avg_sq"};
   if constexpr (Amsgrad)
     state[2] = {&required(opt, max_exp_avg_sq, "max_exp_avg_sq", "amsgrad", "true"), "max_exp_avg_sq"};
-  // Bias corrections in double, from the step count, as Python computes them.
-  const double step = double(o.step);
-  const double bias_correction1 = 1 - std::pow(o.beta1, step);
-  const double bias_correction2_sqrt = std::sqrt(1 - std::pow(o.beta2, step));
-  fused_step(opt, param, grad, state, [&](auto zero) {
-    using C = decltype(zero);
-    const C beta1 = C(o.beta1), beta2 = C(o.beta2), rest1 = C(1 - o.beta1), rest2 = C(1 - o.beta2);
-    const C eps = C(o.eps), wd = C(o.weight_decay), neg_step_size = C(-(o.lr / bias_correction1));
-    const C param_decay = C(1 - o.lr * o.weight_decay), bc2_sqrt = C(bias_correction2_sqrt);
-    const bool decoupled = o.decoupled_weight_decay, decay = o.weight_decay != 0, maximize = o.maximize;
-    return [=](C& p, C g, std::array<C, NS>& s) {
-      if (maximize) g = -g;
-      if (decoupled)
-        p = p * param_decay;
-      else if (decay)
-        g = g + wd * p;
-      C& m = s[0];
-      C& v = s[1];
-      m = m * beta1 + rest1 * g;
-      v = v * beta2 + rest2 * g * g;
-      C v_used = v;
-      if constexpr (Amsgrad) v_used = s[2] = nan_max(s[2], v);
-      const C denom = std::sqrt(v_used) / bc2_sqrt + eps;
-      p = p + neg_step_size * m / denom;
-    };
-  });
+  fused_step(opt, OptimKind::Adam, &o, param, grad, state);
 }
 
 // RMSprop (rmsprop.py): State {square_avg[, grad_avg][, momentum_buffer]}.
@@ -204,34 +166,7 @@ void rmsprop(const Tensor& param, const Tensor& grad, const Tensor& square_avg, 
   if constexpr (WithMomentum)
     state[kMomentum] = {&required("RMSprop", momentum_buffer, "momentum_buffer", "momentum", o.momentum),
                         "momentum_buffer"};
-  fused_step("RMSprop", param, grad, state, [&o](auto zero) {
-    using C = decltype(zero);
-    const C alpha = C(o.alpha), rest = C(1 - o.alpha), eps = C(o.eps), wd = C(o.weight_decay);
-    const C mom = C(o.momentum), neg_lr = C(-o.lr);
-    const bool decay = o.weight_decay != 0, maximize = o.maximize;
-    return [=](C& p, C g, std::array<C, NS>& s) {
-      if (maximize) g = -g;
-      if (decay) g = g + wd * p;
-      C& sq = s[0];
-      sq = sq * alpha + rest * g * g;
-      C avg;
-      if constexpr (Centered) {
-        C& ga = s[kGradAvg];
-        ga = ga * alpha + rest * g;
-        avg = std::sqrt(sq - ga * ga);
-      } else {
-        avg = std::sqrt(sq);
-      }
-      avg = avg + eps;
-      if constexpr (WithMomentum) {
-        C& buf = s[kMomentum];
-        buf = buf * mom + g / avg;
-        p = p + neg_lr * buf;
-      } else {
-        p = p + neg_lr * g / avg;
-      }
-    };
-  });
+  fused_step("RMSprop", OptimKind::Rmsprop, &o, param, grad, state);
 }
 
 }  // namespace

@@ -8,6 +8,11 @@
 
 #include "../tensor.hpp"
 
+namespace tide {
+// The fused optimizers (tensor/ops/optim_update.hpp has their per-element updates).
+enum class OptimKind : uint8_t { Sgd, Adam, Rmsprop };
+}  // namespace tide
+
 namespace tide::ops {
 
 struct SgdOptions {

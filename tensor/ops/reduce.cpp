@@ -24,7 +24,9 @@
 #include <type_traits>
 #include <utility>
 
+#include "../backend.hpp"
 #include "../parallel.hpp"
+#include "creation.hpp"
 #include "elementwise.hpp"
 #include "shape.hpp"
 
@@ -109,6 +111,34 @@ void check_nonempty(const char* op, const Tensor& x, const RedSpec& s) {
       TIDE_FAIL(op, ": cannot reduce over an empty dim of size 0 (dim ", d + 1, " of a tensor of shape ",
                 x.sizes().str(), "); give a dim whose size is not 0");
   TIDE_FAIL(op, ": cannot reduce over an empty tensor (shape ", x.sizes().str(), ")");
+}
+
+// ---------------------------------------------------------------------------------------
+// Device reductions: x's kept dims first and its reduced dims last, made contiguous on the
+// device, so that each output reduces one contiguous row (the backend's reduce_rows). The
+// other reductions (mean, var, norm, logsumexp, all/any) are composed from these there.
+
+// out (keep_shape, contiguous) = x's rows reduced by `kind`; idx gets the 1-based positions
+// of the Arg kinds (out may then be undefined when only positions are wanted).
+void reduce_on_device(ReduceKind kind, const Tensor& x, const RedSpec& s, const Tensor& out, const Tensor* idx) {
+  if (s.out_numel == 0) return;
+  if (s.count == 0) {  // only sum and prod get here (the others check for emptiness)
+    Tensor o = out;
+    fill_(o, Scalar(int64_t(kind == ReduceKind::Prod ? 1 : 0)));
+    return;
+  }
+  Dims sizes, strides;
+  for (bool reduced : {false, true})
+    for (int d = 0; d < x.dim(); ++d)
+      if (s.red[d] == reduced) {
+        sizes.push_back(x.size(d));
+        strides.push_back(x.stride(d));
+      }
+  Tensor rows = Tensor::make_view(x.storage(), sizes, strides, x.offset(), x.dtype()).contiguous();
+  backend_for(x.device())
+      .reduce_rows(kind, rows.data_ptr(), rows.dtype(), out.defined() ? out.data_ptr() : nullptr,
+                   out.defined() ? out.dtype() : rows.dtype(), idx ? static_cast<int64_t*>(idx->data_ptr()) : nullptr,
+                   s.out_numel, s.count);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -788,10 +818,15 @@ Tensor as_dtype(const Tensor& t, DType d) { return t.dtype() == d ? t : t.to(d);
 // sum / prod: the input is converted to `dtype` first when given.
 template <bool Prod>
 Tensor sum_prod(const char* op, const Tensor& x0, const DimList& dims, bool keepdim, std::optional<DType> dtype) {
-  check_cpu(x0, op);
+  check_defined(x0, op);
   Tensor x = dtype ? x0.to(*dtype) : x0;
   RedSpec s = make_spec(op, x, dims, keepdim);
   const DType od = sum_dtype(x.dtype(), dtype);
+  if (x.device().is_cuda()) {
+    Tensor out = Tensor::empty(s.keep_shape, od, x.device());
+    reduce_on_device(Prod ? ReduceKind::Prod : ReduceKind::Sum, x, s, out, nullptr);
+    return finish(out, s);
+  }
   Tensor xc = canonical(x, !Prod);
   Tensor out = Tensor::empty(s.keep_shape, xc.dtype() == DType::Bool ? DType::Int64 : xc.dtype());
   dispatch_canonical<!Prod>(xc.dtype(), [&](auto tag) {
@@ -816,9 +851,15 @@ void check_float(const char* op, const Tensor& x) {
 
 template <bool IsMax>
 Tensor amax_impl(const char* op, const Tensor& x, const DimList& dims, bool keepdim) {
-  check_cpu(x, op);
+  check_defined(x, op);
   RedSpec s = make_spec(op, x, dims, keepdim);
   check_nonempty(op, x, s);
+  if (x.device().is_cuda()) {
+    Tensor xd = x.dtype() == DType::Bool ? x.to(DType::UInt8) : x;
+    Tensor out = Tensor::empty(s.keep_shape, xd.dtype(), x.device());
+    reduce_on_device(IsMax ? ReduceKind::Max : ReduceKind::Min, xd, s, out, nullptr);
+    return as_dtype(finish(out, s), x.dtype());
+  }
   Tensor xc = canonical(x, false);
   Tensor out = Tensor::empty(s.keep_shape, xc.dtype());
   dispatch_canonical<false>(xc.dtype(), [&](auto tag) {
@@ -850,10 +891,20 @@ struct ArgWriter {
 // flattened row-major order, so a contiguous copy is reduced.
 template <bool IsMax>
 ValuesIndices arg_impl(const char* op, const Tensor& x0, std::optional<int> dim, bool keepdim, bool want_values) {
-  check_cpu(x0, op);
+  check_defined(x0, op);
   Tensor x = dim ? x0 : x0.contiguous();
   RedSpec s = make_spec(op, x, dim ? DimList{*dim} : DimList{}, keepdim);
   check_nonempty(op, x, s);
+  if (x.device().is_cuda()) {
+    Tensor xd = x.dtype() == DType::Bool ? x.to(DType::UInt8) : x;
+    ValuesIndices r;
+    if (want_values) r.values = Tensor::empty(s.keep_shape, xd.dtype(), x.device());
+    r.indices = Tensor::empty(s.keep_shape, DType::Int64, x.device());
+    reduce_on_device(IsMax ? ReduceKind::ArgMax : ReduceKind::ArgMin, xd, s, r.values, &r.indices);
+    if (want_values) r.values = as_dtype(finish(r.values, s), x.dtype());
+    r.indices = finish(r.indices, s);
+    return r;
+  }
   Tensor xc = canonical(x, false);
   ValuesIndices r;
   if (want_values) r.values = Tensor::empty(s.keep_shape, xc.dtype());
@@ -870,10 +921,17 @@ ValuesIndices arg_impl(const char* op, const Tensor& x0, std::optional<int> dim,
 
 Tensor var_impl(const char* op, const Tensor& x, const DimList& dims, double correction, bool keepdim,
                 bool take_sqrt) {
-  check_cpu(x, op);
+  check_defined(x, op);
   check_float(op, x);
   RedSpec s = make_spec(op, x, dims, keepdim);
   Tensor xc = canonical(x, false);
+  if (x.device().is_cuda()) {  // the mean, then the mean square deviation from it
+    Tensor dev = binary(BinaryOp::Sub, xc, mean(xc, dims, true));
+    Tensor v = binary(BinaryOp::Div, sum(binary(BinaryOp::Mul, dev, dev), dims, keepdim),
+                      Scalar(std::max(0.0, double(s.count) - correction)));
+    if (take_sqrt) v = unary(UnaryOp::Sqrt, v);
+    return as_dtype(v, x.dtype());
+  }
   Tensor out = Tensor::empty(s.keep_shape, xc.dtype());
   dispatch_float(xc.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -914,13 +972,18 @@ Tensor prod(const Tensor& x, const DimList& dims, bool keepdim, std::optional<DT
 }
 
 Tensor mean(const Tensor& x0, const DimList& dims, bool keepdim, std::optional<DType> dtype) {
-  check_cpu(x0, "mean");
+  check_defined(x0, "mean");
   if (dtype)
     TIDE_CHECK(is_floating(*dtype), "mean: dtype must be a floating-point type, got ", dtype_name(*dtype));
   Tensor x = dtype ? x0.to(*dtype) : x0;
   check_float("mean", x);
   RedSpec s = make_spec("mean", x, dims, keepdim);
   Tensor xc = canonical(x, false);
+  if (x.device().is_cuda()) {
+    Tensor total = Tensor::empty(s.keep_shape, xc.dtype(), x.device());
+    reduce_on_device(ReduceKind::Sum, xc, s, total, nullptr);
+    return as_dtype(finish(binary(BinaryOp::Div, total, Scalar(double(s.count)), &total), s), x.dtype());
+  }
   Tensor out = Tensor::empty(s.keep_shape, xc.dtype());
   dispatch_float(xc.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -955,7 +1018,7 @@ Tensor std(const Tensor& x, const DimList& dims, double correction, bool keepdim
 }
 
 Tensor norm(const Tensor& x, double p, const DimList& dims, bool keepdim) {
-  check_cpu(x, "norm");
+  check_defined(x, "norm");
   check_float("norm", x);
   TIDE_CHECK(!std::isnan(p), "norm: p must be a number, got nan");
   if (p == 0) {  // the number of non-zero elements
@@ -964,6 +1027,15 @@ Tensor norm(const Tensor& x, double p, const DimList& dims, bool keepdim) {
   }
   RedSpec s = make_spec("norm", x, dims, keepdim);
   Tensor xc = canonical(x, false);
+  if (x.device().is_cuda()) {
+    Tensor a = unary(UnaryOp::Abs, xc), r;
+    if (p == 2) r = unary(UnaryOp::Sqrt, sum(binary(BinaryOp::Mul, xc, xc), dims, keepdim));
+    else if (p == 1) r = sum(a, dims, keepdim);
+    else if (std::isinf(p)) r = s.count == 0 ? full(s.out_shape, Scalar(p > 0 ? 0.0 : INFINITY), xc.dtype(), x.device())
+                                : p > 0 ? amax(a, dims, keepdim) : amin(a, dims, keepdim);
+    else r = binary(BinaryOp::Pow, sum(binary(BinaryOp::Pow, a, Scalar(p)), dims, keepdim), Scalar(1.0 / p));
+    return as_dtype(r, x.dtype());
+  }
   Tensor out = Tensor::empty(s.keep_shape, xc.dtype());
   dispatch_float(xc.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -993,9 +1065,14 @@ namespace {
 // all / any reduce bool tensors; other dtypes are compared with zero first (NaN is true).
 template <bool All>
 Tensor all_any(const char* op, const Tensor& x0, const DimList& dims, bool keepdim) {
-  check_cpu(x0, op);
+  check_defined(x0, op);
   Tensor x = x0.dtype() == DType::Bool ? x0 : binary(BinaryOp::Ne, x0, Scalar(int64_t(0)));
   RedSpec s = make_spec(op, x, dims, keepdim);
+  if (x.device().is_cuda()) {  // counts of true values
+    Tensor trues = sum(x, dims, keepdim);
+    Tensor r = All ? binary(BinaryOp::Eq, trues, Scalar(s.count)) : binary(BinaryOp::Ne, trues, Scalar(int64_t(0)));
+    return as_dtype(r, x0.dtype() == DType::UInt8 ? DType::UInt8 : DType::Bool);
+  }
   Tensor out = Tensor::empty(s.keep_shape, DType::Bool);
   bool* o = out.data<bool>();
   using A = uint8_t;
@@ -1012,11 +1089,18 @@ Tensor all(const Tensor& x, const DimList& dims, bool keepdim) { return all_any<
 Tensor any(const Tensor& x, const DimList& dims, bool keepdim) { return all_any<false>("any", x, dims, keepdim); }
 
 Tensor logsumexp(const Tensor& x0, const DimList& dims, bool keepdim) {
-  check_cpu(x0, "logsumexp");
+  check_defined(x0, "logsumexp");
   // Integers and bool are computed in the default float dtype, as PyTorch does.
   const Tensor x = is_floating(x0.dtype()) ? x0 : x0.to(default_float_dtype());
   RedSpec s = make_spec("logsumexp", x, dims, keepdim);
   Tensor xc = canonical(x, false);
+  if (x.device().is_cuda()) {  // log(sum(exp(x - m))) + m with m the finite max (0 if none)
+    Tensor m = s.count > 0 ? amax(xc, dims, true) : zeros(s.keep_shape, xc.dtype(), x.device());
+    m = where(unary(UnaryOp::IsInf, m), Scalar(0.0), m);
+    Tensor e = unary(UnaryOp::Exp, binary(BinaryOp::Sub, xc, m));
+    Tensor r = binary(BinaryOp::Add, unary(UnaryOp::Log, sum(e, dims, true)), m);
+    return as_dtype(finish(r, s), x.dtype());
+  }
   Tensor out = Tensor::empty(s.keep_shape, xc.dtype());
   dispatch_float(xc.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -1062,9 +1146,20 @@ using scan_acc_t = std::conditional_t<std::is_same_v<T, float>, double, sum_acc_
 
 template <bool Prod>
 Tensor scan(const char* op, const Tensor& x0, int dim, std::optional<DType> dtype) {
-  check_cpu(x0, op);
+  check_defined(x0, op);
   int d = norm_dim(op, dim, x0.dim());
   DType od = sum_dtype(x0.dtype(), dtype);
+  if (x0.device().is_cuda()) {  // rows along the last dim, scanned, moved back
+    if (x0.dim() == 0) return cast(x0, od);
+    Tensor rows = movedim(x0, {d}, {-1}).contiguous();
+    Tensor out = Tensor::empty(rows.sizes(), od, x0.device());
+    const int64_t n = x0.dim() ? x0.size(d) : 1;
+    if (out.numel() > 0)
+      backend_for(x0.device())
+          .scan_rows(Prod ? ScanKind::Prod : ScanKind::Sum, rows.data_ptr(), rows.dtype(), out.data_ptr(), od,
+                     out.numel() / n, n);
+    return movedim(out, {-1}, {d}).contiguous();
+  }
   Tensor x = x0.to(od).contiguous();
   Tensor out = Tensor::empty(x.sizes(), od);
   if (x.numel() == 0) return out;
@@ -1117,6 +1212,8 @@ Tensor cumsum(const Tensor& x, int dim, std::optional<DType> dtype) { return sca
 Tensor cumprod(const Tensor& x, int dim, std::optional<DType> dtype) { return scan<true>("cumprod", x, dim, dtype); }
 
 Tensor cumprod_backward(const Tensor& x, const Tensor& g, int dim) {
+  if (!x.device().is_cpu())  // no device kernel: computed on host copies (docs/cuda.md)
+    return cumprod_backward(x.to_device({}), g.to_device({}), dim).to_device(x.device());
   int d = wrap_dim("cumprod", dim, x.dim());
   // Rows of length n along dim, contiguous, in float64.
   Tensor xr = cast(movedim(x, {d}, {-1}), DType::Float64).contiguous();
@@ -1300,8 +1397,18 @@ void sort_rows(const char* op, const Tensor& x, int d, int64_t k, bool descendin
   });
 }
 
+// A result computed on host copies moved to `device` (ops with no device kernel, listed in
+// docs/cuda.md).
+ValuesIndices moved_to(Device device, ValuesIndices r) {
+  if (r.values.defined()) r.values = r.values.to_device(device);
+  if (r.indices.defined()) r.indices = r.indices.to_device(device);
+  return r;
+}
+
 ValuesIndices sort_impl(const char* op, const Tensor& x0, int dim, bool descending, bool want_values) {
-  check_cpu(x0, op);
+  check_defined(x0, op);
+  if (!x0.device().is_cpu())
+    return moved_to(x0.device(), sort_impl(op, x0.to_device({}), dim, descending, want_values));
   int d = norm_dim(op, dim, x0.dim());
   Tensor x = x0.contiguous();
   ValuesIndices r;
@@ -1321,7 +1428,8 @@ Tensor argsort(const Tensor& x, int dim, bool descending) {
 }
 
 ValuesIndices topk(const Tensor& x0, int64_t k, int dim, bool largest, bool /*sorted: always sorted*/) {
-  check_cpu(x0, "topk");
+  check_defined(x0, "topk");
+  if (!x0.device().is_cpu()) return moved_to(x0.device(), topk(x0.to_device({}), k, dim, largest, true));
   int d = norm_dim("topk", dim, x0.dim());
   Tensor x = x0.contiguous();
   const int64_t n = around(x, d).n;

@@ -8,6 +8,7 @@
 
 #include "../parallel.hpp"
 #include "elementwise.hpp"
+#include "index.hpp"
 #include "strided.hpp"
 
 namespace tide::ops {
@@ -478,7 +479,8 @@ Tensor tile(const Tensor& x, const Dims& repeats) { return repeat(x, tile_repeat
 
 Tensor flip(const Tensor& x, const std::vector<int64_t>& dims) {
   std::vector<int> w = unique_dims("flip", dims, x.dim());
-  check_cpu(x, "flip");
+  check_defined(x, "flip");
+  if (!x.device().is_cpu()) return take_on_device("flip", x, flip(positions_of(x), dims));
   Tensor out = Tensor::empty(x.sizes(), x.dtype(), x.device());
   if (out.numel() == 0) return out;
   detail::Strided<2> s(x.sizes());
@@ -504,6 +506,11 @@ Tensor flip(const Tensor& x, const std::vector<int64_t>& dims) {
 
 void as_strided_write(Tensor& dst, const Tensor& src_, const Dims& strides, int64_t offset, bool accumulate) {
   TIDE_ASSERT(dst.is_contiguous() && src_.dim() == strides.size() && dst.dtype() == src_.dtype());
+  if (!dst.device().is_cpu()) {
+    Tensor pos = positions_of(dst).as_strided(src_.sizes(), strides, dst.offset() + offset);
+    put_on_device("as_strided_write", dst, pos, src_, accumulate);
+    return;
+  }
   Tensor src = src_.contiguous();
   int n = src.dim();
   Dims idx(n, 0);

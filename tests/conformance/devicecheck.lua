@@ -1,0 +1,120 @@
+-- The device column of the conformance table: every case of every row of ops.lua run on the
+-- CPU and on CUDA (its tensor inputs moved there), the CUDA results compared with the CPU's.
+--
+--   tide devicecheck.lua [DEVICE]        (DEVICE defaults to "cuda")
+--
+-- Random ops draw after the same manual_seed on both sides, so they must agree too (the
+-- Philox stream is keyed by element index). Integer and bool results must be equal; floating
+-- results equal within a tolerance per dtype (the GPU's math functions and summation order
+-- differ from the CPU's by a few ulps). When the CPU raises an error the device must raise one
+-- too. Each case is one test. Without a CUDA device it prints "skipped: no CUDA device" and
+-- checks nothing. Environment: CONFORMANCE_ROWS (a Lua pattern: only matching rows).
+local here = arg[0]:match("(.*/)") or "./"
+local DEVICE = arg[1] or "cuda"
+local FILTER = os.getenv("CONFORMANCE_ROWS")
+
+if not torch.cuda.is_available() then
+  print("skipped: no CUDA device (" .. torch.cuda.unavailable_reason() .. "); the device column was not checked")
+  print("0 passed, 0 failed")
+  return
+end
+
+local G = dofile(here .. "gen.lua")
+G.scale = 1.0
+local rows = assert(loadfile(here .. "ops.lua"))(G)
+
+-- Relative and absolute tolerance per floating dtype.
+local TOL = {float16 = {1e-2, 1e-3}, bfloat16 = {2e-2, 1e-2}, float32 = {1e-4, 1e-5}, float64 = {1e-9, 1e-12}}
+
+local function is_list(v) return type(v) == "table" and not torch.is_tensor(v) end
+
+-- v with every tensor (also inside lists) moved by `move`.
+local function mapped(v, move)
+  if torch.is_tensor(v) then return move(v) end
+  if is_list(v) then
+    local r = {}
+    for k, x in pairs(v) do r[k] = mapped(x, move) end
+    return r
+  end
+  return v
+end
+
+-- Why a (device) and b (cpu) differ, or nil when they agree.
+local function difference(a, b, where)
+  if torch.is_tensor(b) then
+    if not torch.is_tensor(a) then return where .. ": a " .. type(a) .. " instead of a tensor" end
+    if a.device == "cpu" then return where .. ": the result is on the cpu" end
+    if a.dtype ~= b.dtype then return where .. ": dtype " .. a.dtype .. " instead of " .. b.dtype end
+    local sa, sb = table.concat(a.shape, "x"), table.concat(b.shape, "x")
+    if sa ~= sb then return where .. ": shape " .. sa .. " instead of " .. sb end
+    local ah, bh = a:cpu(), b
+    local tol = TOL[b.dtype]
+    local same
+    if tol then
+      local af, bf = ah:double(), bh:double()
+      local both_nan = af:isnan():logical_and(bf:isnan())
+      local close = (af - bf):abs():le(bf:abs() * tol[1] + tol[2]):logical_or(af:eq(bf)):logical_or(both_nan)
+      same = close:all():item()
+    else
+      same = ah:eq(bh):all():item()
+    end
+    if not same then
+      return where .. ": values differ (device " .. tostring(ah) .. " vs cpu " .. tostring(bh) .. ")"
+    end
+    return nil
+  end
+  if is_list(b) then
+    if not is_list(a) or #a ~= #b then return where .. ": a different list" end
+    for i = 1, #b do
+      local d = difference(a[i], b[i], where .. "[" .. i .. "]")
+      if d then return d end
+    end
+    return nil
+  end
+  if type(b) == "number" and type(a) == "number" then
+    if a == b or (a ~= a and b ~= b) or math.abs(a - b) <= 1e-6 * math.abs(b) + 1e-9 then return nil end
+    return where .. ": " .. tostring(a) .. " instead of " .. tostring(b)
+  end
+  if a ~= b then return where .. ": " .. tostring(a) .. " instead of " .. tostring(b) end
+  return nil
+end
+
+local passed, failed = 0, 0
+for ri, row in ipairs(rows) do
+  if not FILTER or row.name:find(FILTER) then
+    G.seed(row.name)
+    local ok_cases, cases = pcall(row.cases)
+    if not ok_cases then cases = {} end
+    for ci, case in ipairs(cases) do
+      local p = case.p or {}
+      local on_cpu = mapped({case.a, case.b, case.c}, function(t) return t:clone() end)
+      local on_dev = mapped({case.a, case.b, case.c}, function(t) return t:to(DEVICE) end)
+      torch.manual_seed(1000 + ci)
+      local want = table.pack(pcall(row.call, on_cpu[1], on_cpu[2], on_cpu[3], p))
+      torch.manual_seed(1000 + ci)
+      local got = table.pack(pcall(row.call, on_dev[1], on_dev[2], on_dev[3], p))
+      local where = string.format("%s case %d", row.name, ci)
+      local why
+      if not want[1] then
+        if got[1] then why = where .. ": the cpu raised (" .. tostring(want[2]) .. ") but " .. DEVICE .. " did not" end
+      elseif not got[1] then
+        why = where .. ": " .. DEVICE .. " raised " .. tostring(got[2])
+      else
+        for i = 2, want.n do
+          why = why or difference(got[i], want[i], where .. " output " .. (i - 1))
+        end
+        -- In-place ops: the first input must have changed the same way.
+        if not why and torch.is_tensor(on_cpu[1]) then why = difference(on_dev[1], on_cpu[1], where .. " input a") end
+      end
+      if why then
+        failed = failed + 1
+        print("FAIL " .. why)
+      else
+        passed = passed + 1
+      end
+    end
+    collectgarbage()
+  end
+end
+print(string.format("%d passed, %d failed", passed, failed))
+os.exit(failed == 0 and 0 or 1)

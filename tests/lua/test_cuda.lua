@@ -1,0 +1,235 @@
+-- The CUDA backend. Without a usable GPU (no module built, no driver, no device): CUDA is
+-- reported unavailable with the reason, and every way of asking for a CUDA tensor is a clear
+-- error that leaves the interpreter working. With a GPU: transfers, the same random numbers
+-- as the CPU for a seed, async ops and synchronisation, the caching allocator's counters,
+-- mixing devices, index errors raised from kernels, autograd, nn, optim and checkpoints on
+-- CUDA, the seed workloads and the digits demo reaching the CPU's losses, and flat memory
+-- over a long training loop. (Every op against the CPU: tests/conformance/devicecheck.lua.)
+local dir = arg and arg[0] and arg[0]:match("(.*/)") or "./"
+local T = dofile(dir .. "harness.lua")
+local torch = torch or require("torch")
+local nn, optim = torch.nn, torch.optim
+
+local ROOT = dir .. "../../"
+local available = torch.cuda.is_available()
+
+-- Behaviour on every machine --------------------------------------------------------------
+
+T.test("is_available agrees with device_count and the reason", function()
+  T.eq(type(available), "boolean")
+  T.eq(available, torch.cuda.device_count() > 0)
+  T.eq(torch.cuda.unavailable_reason() == "", available)
+end)
+
+T.test("device strings are checked", function()
+  local x = torch.ones(2)
+  T.error(function() return x:to("cuda:x") end, "unknown dtype or device 'cuda:x'")
+  T.error(function() return x:to("gpu") end, "unknown dtype or device 'gpu'")
+  T.error(function() return torch.zeros(2, {device = "tpu"}) end, "unknown device 'tpu'")
+  T.eq(x:cpu().device, "cpu")
+  T.eq(x:to("cpu").device, "cpu")
+end)
+
+if not available then
+  local why = torch.cuda.unavailable_reason()
+  T.test("every CUDA request says why CUDA is unavailable", function()
+    T.truthy(#why > 0, "a reason is given")
+    local x = torch.ones(2, 3)
+    local msg = "CUDA is not available: "
+    T.error_usable(function() return torch.zeros(2, {device = "cuda"}) end, "zeros: " .. msg)
+    T.error_usable(function() return torch.randn(2, {device = "cuda:0"}) end, "randn: " .. msg)
+    T.error_usable(function() return torch.arange(5, {device = "cuda"}) end, "arange: " .. msg)
+    T.error_usable(function() return x:cuda() end, "cuda: " .. msg)
+    T.error_usable(function() return x:to("cuda") end, "to: " .. msg)
+    T.error_usable(function() return x:to{device = "cuda", dtype = "float16"} end, "to: " .. msg)
+    T.error_usable(function() return torch.cuda.synchronize() end, msg)
+    T.error_usable(function() return torch.cuda.memory_allocated() end, msg)
+    T.error_usable(function() return torch.cuda.empty_cache() end, msg)
+    T.error_usable(function() return nn.Linear(2, 2):to("cuda") end, msg)
+    local TMP = T.tmpdir()
+    torch.save(x, TMP .. "/x.safetensors")
+    T.error_usable(function() return torch.load(TMP .. "/x.safetensors", {map_location = "cuda"}) end,
+                   "torch.load: " .. msg)
+    T.eq(torch.load(TMP .. "/x.safetensors", {map_location = "cpu"}):sum():item(), 6.0)
+  end)
+  T.test("the allow_tf32 switch works without a GPU", function()
+    T.eq(torch.backends.cuda.matmul.allow_tf32, false)
+    torch.backends.cuda.matmul.allow_tf32 = true
+    T.eq(torch.backends.cuda.matmul.allow_tf32, true)
+    torch.backends.cuda.matmul.allow_tf32 = false
+    T.error(function() torch.backends.cuda.matmul.allow_tf32 = "yes" end, "expected a boolean")
+    T.error(function() torch.backends.cuda.matmul.allow_fp8 = true end, "unknown setting 'allow_fp8'")
+  end)
+  print("skipped: no CUDA device (" .. why .. "); the GPU tests of test_cuda.lua did not run")
+  T.done()
+  return
+end
+
+-- With a GPU -------------------------------------------------------------------------------
+
+local function close(a, b, tol)
+  return (a:cpu():double() - b:cpu():double()):abs():max():item() <= (tol or 1e-5)
+end
+
+T.test("transfers keep values, dtypes and shapes", function()
+  for _, dt in ipairs({"float64", "float32", "float16", "bfloat16", "int64", "int32", "int8", "uint8", "bool"}) do
+    local x = (T.arange_shaped(3, 4) - 5):to(dt)
+    local g = x:cuda()
+    T.eq(g.device, "cuda:0")
+    T.eq(g.dtype, dt)
+    T.eq(g:cpu():tolist(), x:tolist(), dt)
+  end
+  local big = torch.randn(3000, 1000)  -- through the pinned staging buffers
+  T.truthy(big:cuda():cpu():eq(big):all():item())
+  local nc = T.arange_shaped(4, 5):t()
+  T.eq(nc:cuda():tolist(), nc:tolist())
+  T.eq(tostring(torch.ones(2, {device = "cuda"})), "tensor([1., 1.], device='cuda:0')")
+end)
+
+T.test("rand, randn and randint give the CPU's numbers for a seed", function()
+  for _, dt in ipairs({"float32", "float64", "float16", "bfloat16"}) do
+    torch.manual_seed(7)
+    local a = torch.rand(1001, {dtype = dt})
+    local b = torch.randn(1001, {dtype = dt})
+    torch.manual_seed(7)
+    local ga = torch.rand(1001, {dtype = dt, device = "cuda"})
+    local gb = torch.randn(1001, {dtype = dt, device = "cuda"})
+    T.truthy(ga:cpu():eq(a):all():item(), "rand " .. dt)
+    T.truthy(close(gb, b, dt == "float64" and 1e-12 or 1e-6), "randn " .. dt)
+  end
+  torch.manual_seed(3)
+  local i = torch.randint(-5, 17, {999})
+  torch.manual_seed(3)
+  T.eq(torch.randint(-5, 17, {999}, {device = "cuda"}):cpu():tolist(), i:tolist())
+end)
+
+T.test("ops queue asynchronously; item, tolist and synchronize wait", function()
+  local x = torch.randn(2000, 2000, {device = "cuda"})
+  local y = x
+  for _ = 1, 20 do y = y:mm(x) / 2000 end
+  torch.cuda.synchronize()
+  T.eq(type(y:sum():item()), "number")
+  T.eq(#y[1]:tolist(), 2000)
+end)
+
+T.test("mixing devices is an error naming both", function()
+  local a, b = torch.ones(3), torch.ones(3, {device = "cuda"})
+  T.error_usable(function() return a + b end, "cpu and cuda:0")
+  T.error_usable(function() return a:mm(b:view(3, 1)) end, "cpu and cuda:0")
+  T.eq((b + torch.tensor(2.0)):cpu():tolist(), {3, 3, 3})  -- a 0-d cpu tensor acts as a number
+end)
+
+T.test("an index out of range is a Lua error, and the GPU stays usable", function()
+  local x = torch.arange(1, 6, {device = "cuda"})
+  T.error_usable(function() return x[torch.tensor({1, 9})] end, "out of range")
+  T.error_usable(function() return x:gather(1, torch.tensor({0})) end, "out of range")
+  T.eq(x[torch.tensor({5, 1})]:cpu():tolist(), {5, 1})
+  T.eq((x * 2):sum():item(), 30)
+end)
+
+T.test("the caching allocator counts, caches and empties", function()
+  torch.cuda.synchronize()
+  collectgarbage()
+  local before = torch.cuda.memory_allocated()
+  local x = torch.empty(1024, 1024, {device = "cuda"})
+  T.truthy(torch.cuda.memory_allocated() >= before + 4 * 1024 * 1024)
+  T.truthy(torch.cuda.memory_reserved() >= torch.cuda.memory_allocated())
+  x = nil
+  collectgarbage()
+  T.eq(torch.cuda.memory_allocated(), before)
+  torch.cuda.empty_cache()
+  T.truthy(torch.cuda.memory_reserved() >= torch.cuda.memory_allocated())
+  T.error_usable(function() return torch.empty(1 << 50, {device = "cuda"}) end, "out of memory")
+end)
+
+T.test("autograd on CUDA matches the CPU", function()
+  torch.manual_seed(1)
+  local w = torch.randn(5, 3, {dtype = "float64", requires_grad = true})
+  local x = torch.randn(4, 5, {dtype = "float64"})
+  local loss = (x:mm(w):tanh() ^ 2):sum()
+  loss:backward()
+  local wg = w:detach():cuda():requires_grad_()
+  local lg = (x:cuda():mm(wg):tanh() ^ 2):sum()
+  lg:backward()
+  T.near(lg:item(), loss:item(), 1e-10)
+  T.eq(wg.grad.device, "cuda:0")
+  T.truthy(close(wg.grad, w.grad, 1e-10))
+  -- the gradient of a device move goes back to the cpu
+  local c = torch.ones(3, {dtype = "float64", requires_grad = true})
+  ;(c:cuda() * 3):sum():backward()
+  T.eq(c.grad.device, "cpu")
+  T.eq(c.grad:tolist(), {3, 3, 3})
+end)
+
+T.test("nn, optim and checkpoints on CUDA", function()
+  torch.manual_seed(2)
+  local cpu_model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3)):double()
+  local gpu_model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3)):double()
+  gpu_model:load_state_dict(cpu_model:state_dict())
+  gpu_model:to("cuda")
+  local x, y = torch.randn(16, 6, {dtype = "float64"}), torch.randint(1, 4, {16})
+  for _, pair in ipairs({{cpu_model, "cpu"}, {gpu_model, "cuda"}}) do
+    local model, dev = pair[1], pair[2]
+    local opt = optim.Adam(model:parameters(), {lr = 0.01})
+    for _ = 1, 5 do
+      opt:zero_grad()
+      local loss = nn.functional.cross_entropy(model(x:to(dev)), y:to(dev))
+      loss:backward()
+      opt:step()
+    end
+  end
+  for name, p in pairs(gpu_model:state_dict()) do
+    T.eq(p.device, "cuda:0")
+    T.truthy(close(p, cpu_model:state_dict()[name], 1e-9), name)
+  end
+  local TMP = T.tmpdir()
+  torch.save(gpu_model:state_dict(), TMP .. "/m.safetensors")
+  local back = torch.load(TMP .. "/m.safetensors", {map_location = "cuda"})
+  T.eq(back["1"].weight.device, "cuda:0")
+  T.truthy(close(back["1"].weight, cpu_model:state_dict()["1"].weight, 1e-9))
+end)
+
+-- Runs a script and returns its printed loss values.
+local function losses(script, args)
+  local p = assert(io.popen(T.interpreter() .. " " .. ROOT .. script .. " " .. args .. " 2>&1"))
+  local out = p:read("a")
+  p:close()
+  local r = {}
+  for v in out:gmatch("loss[^%d%-]*([%-%d%.e]+)") do r[#r + 1] = tonumber(v) end
+  return r, out
+end
+
+T.test("the seed workloads and the digits demo reach the CPU's losses", function()
+  for _, s in ipairs({"scripts/two_layer_torch.lua", "scripts/two_layer_autograd.lua", "scripts/two_layer_nn.lua"}) do
+    local cpu = losses(s, "--dtype float64 --device cpu")
+    local gpu, out = losses(s, "--dtype float64 --device cuda")
+    T.truthy(#cpu > 0 and #gpu == #cpu, s .. ": " .. out)
+    for i = 1, #cpu do T.near(gpu[i], cpu[i], 1e-6 * (1 + math.abs(cpu[i])), s) end
+  end
+  local TMP = T.tmpdir()
+  local cpu = losses("scripts/demo.lua", "--epochs 5 --device cpu --checkpoint " .. TMP .. "/cpu.safetensors")
+  local gpu, out = losses("scripts/demo.lua", "--epochs 5 --device cuda --checkpoint " .. TMP .. "/gpu.safetensors")
+  T.truthy(#cpu > 0 and #gpu == #cpu, out)
+  for i = 1, #cpu do T.near(gpu[i], cpu[i], 1e-3 * (1 + math.abs(cpu[i])), "demo") end
+end)
+
+T.test("a long training loop keeps GPU memory flat", function()
+  local model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10)):to("cuda")
+  local opt = optim.SGD(model:parameters(), {lr = 0.01, momentum = 0.9})
+  local x, y = torch.randn(256, 64, {device = "cuda"}), torch.randint(1, 11, {256}, {device = "cuda"})
+  local function steps(n)
+    for _ = 1, n do
+      opt:zero_grad()
+      nn.functional.cross_entropy(model(x), y):backward()
+      opt:step()
+    end
+    torch.cuda.synchronize()
+    collectgarbage()
+    return torch.cuda.memory_allocated()
+  end
+  local after_warmup = steps(50)
+  local after_many = steps(2000)
+  T.truthy(after_many <= after_warmup, after_many .. " bytes after 2050 steps vs " .. after_warmup .. " after 50")
+end)
+
+T.done()
