@@ -11,7 +11,7 @@ cd "$(dirname "$0")"
 # (Lua 5.4, OpenBLAS with LAPACKE, zlib, doctest for the C++ tests) and, for the tests and
 # benchmarks, NumPy (and PyTorch for benchmarks only).
 packages=(g++ meson ninja-build pkg-config liblua5.4-dev lua5.4 libopenblas-dev liblapacke-dev
-          zlib1g-dev doctest-dev python3 python3-numpy)
+          zlib1g-dev doctest-dev libdlpack-dev python3 python3-numpy)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

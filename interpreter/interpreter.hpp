@@ -119,7 +119,14 @@ class Interpreter {
   void set_value(const std::string& name, const Value& value);
   template <typename T>
   T get(const std::string& name) {
-    return get_value(name).as<T>(name);
+    Value value = get_value(name);
+    try {
+      return value.as<T>(name);
+    } catch (const ScriptError&) {
+      throw;
+    } catch (const Error& e) {
+      throw ScriptError(e.what(), "");
+    }
   }
   template <typename T>
   void set(const std::string& name, const T& value) {
