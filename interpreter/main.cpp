@@ -106,8 +106,10 @@ void on_sigint(int sig) {
   if (!g_in_repl) set_sigint(SIG_DFL, nullptr);
   (void)sig;
   tide::request_interrupt();
-  lua_sethook(g_state, interrupt_hook,
-              LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE | LUA_MASKCOUNT, 1);
+  // Count and line events come only from Lua code, never from inside a binding (a call
+  // event would fire for a finalizer that a binding's allocation runs, and the error would
+  // unwind through the binding's C++ frames).
+  lua_sethook(g_state, interrupt_hook, LUA_MASKLINE | LUA_MASKCOUNT, 1);
 }
 
 // ---- running chunks -----------------------------------------------------------------

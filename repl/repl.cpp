@@ -10,6 +10,7 @@
 // callbacks (completion) reach Lua only through lua_pcall.
 #include "repl.hpp"
 
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -115,14 +116,30 @@ bool g_history_warned = false;
 
 char* editline_prompt(EditLine*) { return g_prompt; }
 
+// Waits until stdin is readable or a Ctrl-C arrived (true). SIGINT is blocked except
+// inside ppoll, so a Ctrl-C between the flag's check and the wait cannot be missed.
+bool wait_for_input_or_sigint() {
+  sigset_t sigint, unblocked;
+  sigemptyset(&sigint);
+  sigaddset(&sigint, SIGINT);
+  sigprocmask(SIG_BLOCK, &sigint, &unblocked);
+  sigdelset(&unblocked, SIGINT);
+  struct pollfd input = {STDIN_FILENO, POLLIN, 0};
+  while (!g_sigint && ppoll(&input, 1, nullptr, &unblocked) < 0 && errno == EINTR) {
+  }
+  bool interrupted = g_sigint != 0;
+  g_sigint = 0;
+  sigprocmask(SIG_UNBLOCK, &sigint, nullptr);
+  return interrupted;
+}
+
 // libedit's character source: one (possibly multibyte) character from stdin. A Ctrl-C
-// that interrupts the read is delivered as the ^C character, which cancel_line handles.
+// while it waits is delivered as the ^C character, which cancel_line handles.
 int read_char(EditLine*, wchar_t* out) {
   mbstate_t state;
   memset(&state, 0, sizeof state);
   for (;;) {
-    if (g_sigint) {
-      g_sigint = 0;
+    if (wait_for_input_or_sigint()) {
       *out = L'\x03';
       return 1;
     }

@@ -252,6 +252,21 @@ tide: Lua 5.4 with the torch and np modules (also nn, optim).
   a local             lasts only for its own line: use globals (x = 1) to keep values
   Ctrl-C              interrupts running code or drops the line; Ctrl-D leaves]]
 
+-- The name a table is reached by from the globals, one or two levels down (nn, torch.linalg).
+local function global_name(t)
+  for g, gv in pairs(_G) do
+    if gv == t and is_identifier(g) then return g end
+  end
+  for _, g in ipairs{"torch", "np", "nn", "optim"} do
+    local root = rawget(_G, g)
+    if type(root) == "table" then
+      for k, v in pairs(root) do
+        if v == t and is_identifier(k) then return g .. "." .. k end
+      end
+    end
+  end
+end
+
 -- The string "torch.mm" or "mm": the value it names (torch.*, then tensor methods).
 local function resolve(name)
   local v = _G
@@ -287,22 +302,28 @@ function repl.help(...)
     print(wrap(table.concat(names, " "), "    "))
     return
   end
-  if is_module(v) then
-    local cls = rawget(v, "_class")
-    while cls ~= nil and not doc_of(cls) do cls = (getmetatable(cls) or {}).__index end
-    if cls then print_doc(doc_of(cls)) end
-    print(tostring(v))
+  -- An instance (an nn module, an optimizer): the doc of its class, or the nearest
+  -- documented base class.
+  local cls = is_module(v) and rawget(v, "_class") or type(v) == "table" and getmetatable(v)
+  while type(cls) == "table" and not doc_of(cls) do
+    local mt = getmetatable(cls)
+    cls = mt and rawget(mt, "__index")
+  end
+  if type(cls) == "table" then
+    print_doc(doc_of(cls))
+    if is_module(v) then print(tostring(v)) end
     return
   end
   if type(v) == "table" and getmetatable(v) == nil then
-    local label = v == torch and "torch" or v == package.loaded.numpy and "np" or "table"
-    print_names(label .. ": type help(" .. (label == "table" and "t" or label) .. ".name) for one of", v)
+    local label = global_name(v) or "t"
+    print_names(label .. ": help(" .. label .. ".name) for one of", v)
     return
   end
   local where = ""
   if type(v) == "function" then
     local info = debug.getinfo(v, "S")
-    if info.what ~= "C" then where = " (defined at " .. info.short_src .. ":" .. info.linedefined .. ")" end
+    where = info.what == "C" and " (a built-in of Lua: see the Lua 5.4 reference manual)"
+      or " (defined at " .. info.short_src .. ":" .. info.linedefined .. ")"
   end
   print("help: no documentation for this " .. type(v) .. " value" .. where)
 end

@@ -179,6 +179,13 @@ document(optim, {
 })
 
 document(optim.Optimizer, {
+  extend = "Optimizer:extend(\"Name\") -> class: a new optimizer; set its defaults (and required options) " ..
+    "and define update(param, grad, state, group), and validate(options) to check them.",
+  init = "Optimizer:init(params[, options]): the constructor: params is a list of tensors or of groups " ..
+    "{params=, lr=, ...}; options fill in the defaults.",
+  update = "Optimizer:update(param, grad, state, group): a subclass's update of one parameter " ..
+    "(step calls it under no_grad).",
+  validate = "Optimizer:validate(options): a subclass's check of its options (an error names the bad one).",
   step = "opt:step([closure]) -> loss or nil: one update of every parameter that has a gradient; the " ..
     "closure, when given, recomputes the loss with grad enabled and its result is returned.",
   zero_grad = "opt:zero_grad([set_to_none=true]): clears the gradients of the optimizer's parameters.",
@@ -197,6 +204,8 @@ document(sched, {
 })
 
 document(sched.LRScheduler, {
+  extend = "LRScheduler:extend(\"Name\") -> class: a new scheduler; define init and get_lr.",
+  init = "LRScheduler:init(optimizer[, last_epoch=-1]): the constructor; records each group's initial_lr.",
   step = "scheduler:step(): advances one epoch and sets the optimizer's lr.",
   get_last_lr = "scheduler:get_last_lr() -> list of numbers: the lr of each group after the last step.",
 })
