@@ -8,10 +8,10 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 # Debian packages: the build (meson, ninja, g++, pkg-config), the libraries tide links
-# (Lua 5.4, OpenBLAS with LAPACKE, zlib, doctest for the C++ tests) and, for the tests and
-# benchmarks, NumPy (and PyTorch for benchmarks only).
+# (Lua 5.4, OpenBLAS with LAPACKE, zlib, doctest for the C++ tests, libedit for the REPL's
+# line editing) and, for the tests and benchmarks, NumPy (and PyTorch for benchmarks only).
 packages=(g++ meson ninja-build pkg-config liblua5.4-dev lua5.4 libopenblas-dev liblapacke-dev
-          zlib1g-dev doctest-dev libdlpack-dev python3 python3-numpy)
+          zlib1g-dev doctest-dev libdlpack-dev libedit-dev python3 python3-numpy)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
