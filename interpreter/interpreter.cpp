@@ -65,6 +65,13 @@ State& state_of(lua_State* L) {
   return *static_cast<State*>(ud);
 }
 
+// Small Lua allocations may overdraw the memory limit by this much. A binding that pushes a
+// tensor or a small table must not meet a Lua memory error while it holds C++ objects (the
+// error's longjmp would skip their destructors and leak them); past the limit, the next
+// tensor or large Lua allocation fails instead, where failing is clean.
+constexpr size_t kSmallAllocation = 64 * 1024;
+constexpr size_t kOverdraftBytes = 1 << 20;
+
 // The Lua allocator: counts the heap, and charges it to the memory budget when there is one
 // (Lua answers a refusal with an emergency collection, then a "not enough memory" error).
 void* lua_allocate(void* ud, void* ptr, size_t osize, size_t nsize) {
@@ -76,7 +83,9 @@ void* lua_allocate(void* ud, void* ptr, size_t osize, size_t nsize) {
     if (s.budget) s.budget->refund(old);
     return nullptr;
   }
-  if (nsize > old && s.budget && !s.budget->try_charge(nsize - old)) return nullptr;
+  if (nsize > old && s.budget &&
+      !s.budget->try_charge(nsize - old, nsize - old < kSmallAllocation ? kOverdraftBytes : 0))
+    return nullptr;
   void* p = std::realloc(ptr, nsize);
   if (!p) {
     if (s.budget && nsize > old) s.budget->refund(nsize - old);

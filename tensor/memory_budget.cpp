@@ -33,10 +33,11 @@ ChargedBlocks& charged() {
 
 }  // namespace
 
-bool MemoryBudget::try_charge(size_t n) {
+bool MemoryBudget::try_charge(size_t n, size_t overdraft) {
+  size_t ceiling = limit_ + overdraft;
   size_t used = used_.load(std::memory_order_relaxed);
   do {
-    if (n > limit_ || used > limit_ - n) return false;
+    if (n > ceiling || used > ceiling - n) return false;
   } while (!used_.compare_exchange_weak(used, used + n, std::memory_order_relaxed));
   return true;
 }

@@ -17,8 +17,8 @@ class MemoryBudget : public std::enable_shared_from_this<MemoryBudget> {
 
   size_t limit() const { return limit_; }
   size_t used() const { return used_.load(std::memory_order_relaxed); }
-  // Adds n bytes if that stays within the limit; returns whether it did.
-  bool try_charge(size_t n);
+  // Adds n bytes if that stays within the limit plus `overdraft`; returns whether it did.
+  bool try_charge(size_t n, size_t overdraft = 0);
   void refund(size_t n) { used_.fetch_sub(n, std::memory_order_relaxed); }
   // Charges a tensor block of n bytes or throws OutOfMemory naming the limit. Before
   // refusing, calls `reclaim` once (the interpreter's garbage collector frees dead tensors).
