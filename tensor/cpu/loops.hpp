@@ -1,12 +1,15 @@
 // cpu_kernel: runs a scalar functor over a TensorIter. Half types are loaded into float,
 // computed, and stored back. The contiguous and scalar-broadcast cases get loops over plain
-// pointers that the compiler vectorises.
+// pointers that the compiler vectorises, or a functor's own ContiguousKernel (vec_math.hpp)
+// where a libm call would keep the scalar loop from vectorising.
 #pragma once
+#include <algorithm>
 #include <tuple>
 #include <utility>
 
 #include "../iterator.hpp"
 #include "../parallel.hpp"
+#include "vec_math.hpp"
 
 namespace tide {
 
@@ -21,6 +24,24 @@ template <typename Out, typename... In, typename F, size_t... I>
 inline void kernel_loop(char** data, const int64_t* strides, int64_t n, const F& f,
                         std::index_sequence<I...>) {
   bool contiguous = strides[0] == sizeof(Out) && ((strides[I + 1] == sizeof(In)) && ...);
+  if constexpr (sizeof...(In) == 1 && ContiguousKernel<F>::exists && (std::is_same_v<Out, In> && ...) &&
+                (std::is_same_v<Out, float> || std::is_same_v<Out, double>)) {
+    // The functor's own array kernel, on strided operands through a small buffer, so that
+    // every layout gives the same bits.
+    if (contiguous) {
+      ContiguousKernel<F>::run(reinterpret_cast<Out*>(data[0]), reinterpret_cast<const Out*>(data[1]), n);
+      return;
+    }
+    constexpr int64_t kChunk = 256;
+    Out buf[kChunk];
+    for (int64_t b = 0; b < n; b += kChunk) {
+      const int64_t m = std::min(kChunk, n - b);
+      for (int64_t i = 0; i < m; ++i) buf[i] = *reinterpret_cast<const Out*>(data[1] + (b + i) * strides[1]);
+      ContiguousKernel<F>::run(buf, buf, m);
+      for (int64_t i = 0; i < m; ++i) *reinterpret_cast<Out*>(data[0] + (b + i) * strides[0]) = buf[i];
+    }
+    return;
+  }
   if (contiguous) {
     Out* out = reinterpret_cast<Out*>(data[0]);
     std::tuple<const In*...> in{reinterpret_cast<const In*>(data[I + 1])...};
