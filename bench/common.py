@@ -1,6 +1,7 @@
 """The harness the Python peers share (same protocol as bench/workloads.lua): workloads are
-registered with @add(name), each setup returns (fn, ops_per_call); run() prints
-"name<TAB>seconds per op", best of `repeats` after a warm-up, for names matching argv[1]."""
+registered with add(name)(setup); each setup returns (fn, ops_per_call), or (None, reason)
+to skip. run() prints "name<TAB>seconds per op" (best of `repeats` after a warm-up) or
+"name<TAB>skip<TAB>reason", for the names containing argv[1]."""
 import sys
 import time
 
@@ -30,4 +31,7 @@ def run():
     for name, setup in workloads:
         if filt in name:
             fn, per = setup()
-            print("%s\t%.9g" % (name, best_of(fn, repeats) / per), flush=True)
+            if fn is None:
+                print("%s\tskip\t%s" % (name, per), flush=True)
+            else:
+                print("%s\t%.9g" % (name, best_of(fn, repeats) / per), flush=True)

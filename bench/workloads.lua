@@ -1,11 +1,16 @@
 -- tide's side of the benchmark suite: each workload is timed inside this process (best of
--- `repeats` after a warm-up) and printed as "name<TAB>seconds", one line each.
+-- `repeats` after a warm-up) and printed as "name<TAB>seconds per op", one line each, or
+-- "name<TAB>skip<TAB>reason" when it cannot run here (the CUDA rows without a GPU).
+-- The names, sizes and steps match bench/workloads_numpy.py and bench/workloads_torch.py.
 -- Usage: tide bench/workloads.lua [filter] [repeats]
 local filter, repeats = arg[1] or "", tonumber(arg[2] or "5")
 local clock = torch.utils.clock
+local nn, optim = torch.nn, torch.optim
+local here = arg[0]:match("(.*/)") or "./"
 
+-- Best wall time of `reps` calls of fn after one warm-up call.
 local function best_of(fn, reps)
-  fn()  -- warm-up
+  fn()
   local best = math.huge
   for _ = 1, reps do
     local t0 = clock()
@@ -16,80 +21,59 @@ local function best_of(fn, reps)
 end
 
 local workloads = {}
+-- setup() returns (fn, ops per call), or (nil, reason) to skip the workload.
 local function add(name, setup) workloads[#workloads + 1] = {name = name, setup = setup} end
 
--- Per-op overhead: a + b on 10 elements, 10^4 times (seconds per op reported).
-add("add_10_elems", function()
-  local a, b = torch.rand(10, {dtype = "float64"}), torch.rand(10, {dtype = "float64"})
-  local iters = 10000
-  return function() for _ = 1, iters do local _ = a + b end end, iters
-end)
+local N, D_in, H, D_out = 64, 1000, 100, 10
 
-for _, dt in ipairs({"float64", "float32"}) do
-  add("add_1e6_" .. dt, function()
-    local a, b = torch.rand(1000000, {dtype = dt}), torch.rand(1000000, {dtype = dt})
-    return function() for _ = 1, 10 do local _ = a + b end end, 10
-  end)
-  add("matmul_1000_" .. dt, function()
-    local a, b = torch.rand(1000, 1000, {dtype = dt}), torch.rand(1000, 1000, {dtype = dt})
-    return function() local _ = a:mm(b) end, 1
-  end)
-  -- The seed workload: two-layer network, explicit backprop, 500 steps.
-  add("two_layer_" .. dt, function()
-    local N, D_in, H, D_out = 64, 1000, 100, 10
-    torch.manual_seed(0)
-    local x, y = torch.randn(N, D_in, {dtype = dt}), torch.randn(N, D_out, {dtype = dt})
-    local w1_0, w2_0 = torch.randn(D_in, H, {dtype = dt}), torch.randn(H, D_out, {dtype = dt})
-    return function()
-      local w1, w2 = w1_0:clone(), w2_0:clone()
-      for _ = 1, 500 do
-        local h = x:mm(w1)
-        local h_relu = h:clamp{min = 0}
-        local y_pred = h_relu:mm(w2)
-        local _ = (y_pred - y):pow(2):sum():item()
-        local grad_y_pred = (y_pred - y) * 2.0
-        local grad_w2 = h_relu:t():mm(grad_y_pred)
-        local grad_h = grad_y_pred:mm(w2:t())
-        grad_h[h:lt(0)] = 0
-        local grad_w1 = x:t():mm(grad_h)
-        w1:sub_(grad_w1 * 1e-6)
-        w2:sub_(grad_w2 * 1e-6)
-      end
-    end, 1
-  end)
+-- Workload 1: the seed two-layer network with hand-written backprop, 500 steps.
+local function two_layer(dt, device)
+  torch.manual_seed(0)
+  local to = {dtype = dt, device = device}
+  local x, y = torch.randn(N, D_in, to), torch.randn(N, D_out, to)
+  local w1_0, w2_0 = torch.randn(D_in, H, to), torch.randn(H, D_out, to)
+  return function()
+    local w1, w2 = w1_0:clone(), w2_0:clone()
+    for _ = 1, 500 do
+      local h = x:mm(w1)
+      local h_relu = h:clamp{min = 0}
+      local y_pred = h_relu:mm(w2)
+      local _ = (y_pred - y):pow(2):sum():item()
+      local grad_y_pred = (y_pred - y) * 2.0
+      local grad_w2 = h_relu:t():mm(grad_y_pred)
+      local grad_h = grad_y_pred:mm(w2:t())
+      grad_h[h:lt(0)] = 0
+      local grad_w1 = x:t():mm(grad_h)
+      w1:sub_(grad_w1 * 1e-6)
+      w2:sub_(grad_w2 * 1e-6)
+    end
+  end, 1
 end
 
--- Autograd overhead: a tiny training step (two small matmuls, relu, a squared loss,
--- backward, an update under no_grad) -- per step.
-add("autograd_tiny_step", function()
+-- Workload 1's five matrix products alone (500 steps), for their GFLOP/s.
+local function two_layer_products(dt)
   torch.manual_seed(0)
-  local w1 = torch.randn(10, 16, {requires_grad = true})
-  local w2 = torch.randn(16, 1, {requires_grad = true})
-  local x, y = torch.randn(8, 10), torch.randn(8, 1)
-  local iters = 2000
+  local x, g = torch.randn(N, D_in, {dtype = dt}), torch.randn(N, D_out, {dtype = dt})
+  local w1, w2, gh = torch.randn(D_in, H, {dtype = dt}), torch.randn(H, D_out, {dtype = dt}), torch.randn(N, H, {dtype = dt})
   return function()
-    for _ = 1, iters do
-      local loss = (x:mm(w1):relu():mm(w2) - y):pow(2):sum()
-      loss:backward()
-      torch.no_grad(function()
-        w1:sub_(w1.grad * 1e-4)
-        w2:sub_(w2.grad * 1e-4)
-      end)
-      w1.grad, w2.grad = nil, nil
+    for _ = 1, 500 do
+      local h = x:mm(w1)
+      local _ = h:mm(w2), h:t():mm(g), g:mm(w2:t()), x:t():mm(gh)
     end
-  end, iters
-end)
+  end, 1
+end
 
--- The seed workload with autograd: the two-layer network, loss:backward(), 500 steps.
-add("autograd_two_layer_float32", function()
-  local N, D_in, H, D_out = 64, 1000, 100, 10
+-- Workload 2: the same network with autograd, loss:backward() and updates under no_grad.
+local function autograd_two_layer(dt, device)
   torch.manual_seed(0)
-  local x, y = torch.randn(N, D_in), torch.randn(N, D_out)
-  local w1_0, w2_0 = torch.randn(D_in, H), torch.randn(H, D_out)
+  local to = {dtype = dt, device = device}
+  local x, y = torch.randn(N, D_in, to), torch.randn(N, D_out, to)
+  local w1_0, w2_0 = torch.randn(D_in, H, to), torch.randn(H, D_out, to)
   return function()
     local w1, w2 = w1_0:clone():requires_grad_(), w2_0:clone():requires_grad_()
     for _ = 1, 500 do
       local loss = (x:mm(w1):clamp{min = 0}:mm(w2) - y):pow(2):sum()
+      local _ = loss:item()
       loss:backward()
       torch.no_grad(function()
         w1:sub_(w1.grad * 1e-6)
@@ -98,11 +82,168 @@ add("autograd_two_layer_float32", function()
       w1.grad, w2.grad = nil, nil
     end
   end, 1
+end
+
+for _, dt in ipairs({"float64", "float32"}) do
+  add("w1_two_layer_" .. dt, function() return two_layer(dt) end)
+  add("w1_products_" .. dt, function() return two_layer_products(dt) end)
+  add("w2_autograd_two_layer_" .. dt, function() return autograd_two_layer(dt) end)
+end
+
+-- Workload 3: the gradient of ||y - Ax||^2 with respect to x by autograd, A of (10d, d).
+for _, d in ipairs({100, 300, 1000, 2000}) do
+  add("w3_lstsq_grad_d" .. d, function()
+    torch.manual_seed(0)
+    local A, y = torch.randn(10 * d, d, {dtype = "float64"}), torch.randn(10 * d, {dtype = "float64"})
+    local x = torch.randn(d, {dtype = "float64", requires_grad = true})
+    local iters = math.max(1, 2000000 // (d * d))
+    return function()
+      for _ = 1, iters do
+        local r = y - A:mv(x)
+        r:dot(r):backward()
+        x.grad = nil
+      end
+    end, iters
+  end)
+end
+
+-- Workload 4: linear regression, 100x10, 1000 epochs of nn.Linear + MSELoss + SGD.
+add("w4_linear_regression", function()
+  torch.manual_seed(0)
+  local X = torch.randn(100, 10)
+  local y = X:mm(torch.randn(10, 1)) + 0.5
+  return function()
+    local model = nn.Linear(10, 1)
+    local criterion = nn.MSELoss()
+    local opt = optim.SGD(model:parameters(), {lr = 0.01})
+    for _ = 1, 1000 do
+      opt:zero_grad()
+      local loss = criterion(model(X), y)
+      loss:backward()
+      opt:step()
+    end
+  end, 1
 end)
+
+-- Workload 5: per-op overhead, each op 10^4 times (seconds per op).
+local function per_op(op)
+  local iters = 10000
+  return function() for _ = 1, iters do op() end end, iters
+end
+add("w5_add_10", function()
+  local a, b = torch.rand(10, {dtype = "float64"}), torch.rand(10, {dtype = "float64"})
+  return per_op(function() return a + b end)
+end)
+add("w5_matmul_8x8", function()
+  local a, b = torch.rand(8, 8, {dtype = "float64"}), torch.rand(8, 8, {dtype = "float64"})
+  return per_op(function() return a:mm(b) end)
+end)
+add("w5_sum_10", function()
+  local a = torch.rand(10, {dtype = "float64"})
+  return per_op(function() return a:sum() end)
+end)
+-- One tiny training step: two small matmuls, relu, a squared loss, backward, an update.
+add("w5_tiny_autograd_step", function()
+  torch.manual_seed(0)
+  local w1 = torch.randn(10, 16, {requires_grad = true})
+  local w2 = torch.randn(16, 1, {requires_grad = true})
+  local x, y = torch.randn(8, 10), torch.randn(8, 1)
+  return per_op(function()
+    local loss = (x:mm(w1):relu():mm(w2) - y):pow(2):sum()
+    loss:backward()
+    torch.no_grad(function()
+      w1:sub_(w1.grad * 1e-4)
+      w2:sub_(w2.grad * 1e-4)
+    end)
+    w1.grad, w2.grad = nil, nil
+  end)
+end)
+
+-- Workload 6: large elementwise ops on 10^6 and 10^7 elements.
+for _, n in ipairs({1000000, 10000000}) do
+  local size = n == 1000000 and "1e6" or "1e7"
+  local reps = 10000000 // n
+  for _, dt in ipairs({"float32", "float64"}) do
+    local function inputs()
+      torch.manual_seed(0)
+      return torch.rand(n, {dtype = dt}), torch.rand(n, {dtype = dt}), torch.rand(n, {dtype = dt})
+    end
+    local function timed(op) return function() for _ = 1, reps do op() end end, reps end
+    add("w6_add_" .. size .. "_" .. dt, function()
+      local a, b = inputs()
+      return timed(function() return a + b end)
+    end)
+    add("w6_exp_" .. size .. "_" .. dt, function()
+      local a = inputs()
+      return timed(function() return a:exp() end)
+    end)
+    add("w6_chain_" .. size .. "_" .. dt, function()
+      local a, b, c = inputs()
+      return timed(function() return (a * b + c):relu() end)
+    end)
+  end
+end
+
+-- Workload 7: matrix products.
+for _, n in ipairs({1000, 2000}) do
+  for _, dt in ipairs({"float32", "float64"}) do
+    add("w7_matmul_" .. n .. "_" .. dt, function()
+      torch.manual_seed(0)
+      local a, b = torch.rand(n, n, {dtype = dt}), torch.rand(n, n, {dtype = dt})
+      return function() return a:mm(b) end, 1
+    end)
+  end
+end
+
+-- Workload 8: one epoch of the digits MLP (the demo: 64-128-10, cross-entropy, Adam, batches of 64).
+add("w8_digits_epoch", function()
+  local common = dofile(here .. "../scripts/common.lua")
+  local d = common.load_digits(0)
+  torch.manual_seed(0)
+  local model = common.digits_mlp(128)
+  local criterion = nn.CrossEntropyLoss()
+  local opt = optim.Adam(model:parameters(), {lr = 1e-3})
+  local n_train = d.x_train:size(1)
+  return function()
+    local perm = torch.randperm(n_train)
+    for first = 1, n_train, 64 do
+      local idx = perm[{{first, math.min(first + 63, n_train)}}]
+      local loss = criterion(model(d.x_train:index_select(1, idx)), d.y_train:index_select(1, idx))
+      opt:zero_grad()
+      loss:backward()
+      opt:step()
+    end
+  end, 1
+end)
+
+-- Workload 10: workloads 1, 2 and 7 on the GPU; every call ends with a synchronize.
+local function on_cuda(make)
+  return function()
+    if not torch.cuda.is_available() then return nil, "no CUDA device" end
+    local fn, per = make()
+    return function() fn(); torch.cuda.synchronize() end, per
+  end
+end
+for _, dt in ipairs({"float32", "float64"}) do
+  add("w10_two_layer_cuda_" .. dt, on_cuda(function() return two_layer(dt, "cuda") end))
+  add("w10_autograd_two_layer_cuda_" .. dt, on_cuda(function() return autograd_two_layer(dt, "cuda") end))
+  for _, n in ipairs({1000, 2000}) do
+    add("w10_matmul_" .. n .. "_cuda_" .. dt, on_cuda(function()
+      torch.manual_seed(0)
+      local a, b = torch.rand(n, n, {dtype = dt, device = "cuda"}), torch.rand(n, n, {dtype = dt, device = "cuda"})
+      return function() return a:mm(b) end, 1
+    end))
+  end
+end
 
 for _, w in ipairs(workloads) do
   if w.name:find(filter, 1, true) then
     local fn, per = w.setup()
-    print(string.format("%s\t%.9g", w.name, best_of(fn, repeats) / per))
+    if fn then
+      print(string.format("%s\t%.9g", w.name, best_of(fn, repeats) / per))
+    else
+      print(string.format("%s\tskip\t%s", w.name, per))
+    end
+    io.stdout:flush()
   end
 end

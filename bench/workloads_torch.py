@@ -1,101 +1,250 @@
-"""PyTorch's side of the benchmark suite (same workloads and output format as workloads.lua)."""
+"""PyTorch's side of the benchmark suite (same workloads, names and output as workloads.lua),
+on as many threads as tide and NumPy's OpenBLAS use (this machine's cores)."""
+import os
+
+import numpy as np
 import torch
 from common import add, run
 
+torch.set_num_threads(os.cpu_count())
 torch.set_grad_enabled(False)
+nn, optim = torch.nn, torch.optim
+N, D_in, H, D_out = 64, 1000, 100, 10
 
 
-@add("add_10_elems")
-def _():
-    a, b = torch.rand(10, dtype=torch.float64), torch.rand(10, dtype=torch.float64)
-    iters = 10000
-
-    def run():
-        for _ in range(iters):
-            a + b
-    return run, iters
-
-
-for dt in ("float64", "float32"):
-    tdt = getattr(torch, dt)
-
-    @add("add_1e6_" + dt)
-    def _(tdt=tdt):
-        a, b = torch.rand(1000000, dtype=tdt), torch.rand(1000000, dtype=tdt)
-
-        def run():
-            for _ in range(10):
-                a + b
-        return run, 10
-
-    @add("matmul_1000_" + dt)
-    def _(tdt=tdt):
-        a, b = torch.rand(1000, 1000, dtype=tdt), torch.rand(1000, 1000, dtype=tdt)
-        return (lambda: a.mm(b)), 1
-
-    @add("two_layer_" + dt)
-    def _(tdt=tdt):
-        N, D_in, H, D_out = 64, 1000, 100, 10
-        torch.manual_seed(0)
-        x, y = torch.randn(N, D_in, dtype=tdt), torch.randn(N, D_out, dtype=tdt)
-        w1_0, w2_0 = torch.randn(D_in, H, dtype=tdt), torch.randn(H, D_out, dtype=tdt)
-
-        def run():
-            w1, w2 = w1_0.clone(), w2_0.clone()
-            for _ in range(500):
-                h = x.mm(w1)
-                h_relu = h.clamp(min=0)
-                y_pred = h_relu.mm(w2)
-                (y_pred - y).pow(2).sum().item()
-                grad_y_pred = 2.0 * (y_pred - y)
-                grad_w2 = h_relu.t().mm(grad_y_pred)
-                grad_h_relu = grad_y_pred.mm(w2.t())
-                grad_h = grad_h_relu.clone()
-                grad_h[h < 0] = 0
-                grad_w1 = x.t().mm(grad_h)
-                w1 -= 1e-6 * grad_w1
-                w2 -= 1e-6 * grad_w2
-        return run, 1
-
-
-@add("autograd_tiny_step")
-def _():
+def two_layer(tdt, device="cpu"):
+    """Workload 1: the seed two-layer network with hand-written backprop, 500 steps."""
     torch.manual_seed(0)
-    w1 = torch.randn(10, 16, requires_grad=True)
-    w2 = torch.randn(16, 1, requires_grad=True)
-    x, y = torch.randn(8, 10), torch.randn(8, 1)
-    iters = 2000
+    x, y = torch.randn(N, D_in, dtype=tdt, device=device), torch.randn(N, D_out, dtype=tdt, device=device)
+    w1_0, w2_0 = torch.randn(D_in, H, dtype=tdt, device=device), torch.randn(H, D_out, dtype=tdt, device=device)
 
-    def run():
-        with torch.enable_grad():
-            for _ in range(iters):
-                loss = (x.mm(w1).relu().mm(w2) - y).pow(2).sum()
-                loss.backward()
-                with torch.no_grad():
-                    w1.sub_(w1.grad * 1e-4)
-                    w2.sub_(w2.grad * 1e-4)
-                w1.grad, w2.grad = None, None
-    return run, iters
+    def fn():
+        w1, w2 = w1_0.clone(), w2_0.clone()
+        for _ in range(500):
+            h = x.mm(w1)
+            h_relu = h.clamp(min=0)
+            y_pred = h_relu.mm(w2)
+            (y_pred - y).pow(2).sum().item()
+            grad_y_pred = 2.0 * (y_pred - y)
+            grad_w2 = h_relu.t().mm(grad_y_pred)
+            grad_h_relu = grad_y_pred.mm(w2.t())
+            grad_h = grad_h_relu.clone()
+            grad_h[h < 0] = 0
+            grad_w1 = x.t().mm(grad_h)
+            w1 -= 1e-6 * grad_w1
+            w2 -= 1e-6 * grad_w2
+    return fn, 1
 
 
-@add("autograd_two_layer_float32")
-def _():
-    N, D_in, H, D_out = 64, 1000, 100, 10
+def two_layer_products(tdt):
+    """Workload 1's five matrix products alone (500 steps), for their GFLOP/s."""
     torch.manual_seed(0)
-    x, y = torch.randn(N, D_in), torch.randn(N, D_out)
-    w1_0, w2_0 = torch.randn(D_in, H), torch.randn(H, D_out)
+    x, g = torch.randn(N, D_in, dtype=tdt), torch.randn(N, D_out, dtype=tdt)
+    w1, w2, gh = torch.randn(D_in, H, dtype=tdt), torch.randn(H, D_out, dtype=tdt), torch.randn(N, H, dtype=tdt)
 
-    def run():
+    def fn():
+        for _ in range(500):
+            h = x.mm(w1)
+            h.mm(w2), h.t().mm(g), g.mm(w2.t()), x.t().mm(gh)
+    return fn, 1
+
+
+def autograd_two_layer(tdt, device="cpu"):
+    """Workload 2: the same network with autograd, backward() and updates under no_grad."""
+    torch.manual_seed(0)
+    x, y = torch.randn(N, D_in, dtype=tdt, device=device), torch.randn(N, D_out, dtype=tdt, device=device)
+    w1_0, w2_0 = torch.randn(D_in, H, dtype=tdt, device=device), torch.randn(H, D_out, dtype=tdt, device=device)
+
+    def fn():
         with torch.enable_grad():
             w1, w2 = w1_0.clone().requires_grad_(), w2_0.clone().requires_grad_()
             for _ in range(500):
                 loss = (x.mm(w1).clamp(min=0).mm(w2) - y).pow(2).sum()
+                loss.item()
                 loss.backward()
                 with torch.no_grad():
                     w1.sub_(w1.grad * 1e-6)
                     w2.sub_(w2.grad * 1e-6)
                 w1.grad, w2.grad = None, None
-    return run, 1
+    return fn, 1
 
+
+for dt in ("float64", "float32"):
+    tdt = getattr(torch, dt)
+    add("w1_two_layer_" + dt)(lambda tdt=tdt: two_layer(tdt))
+    add("w1_products_" + dt)(lambda tdt=tdt: two_layer_products(tdt))
+    add("w2_autograd_two_layer_" + dt)(lambda tdt=tdt: autograd_two_layer(tdt))
+
+for d in (100, 300, 1000, 2000):
+    @add("w3_lstsq_grad_d%d" % d)
+    def _(d=d):
+        """Workload 3: the gradient of ||y - Ax||^2 with respect to x by autograd."""
+        torch.manual_seed(0)
+        A, y = torch.randn(10 * d, d, dtype=torch.float64), torch.randn(10 * d, dtype=torch.float64)
+        x = torch.randn(d, dtype=torch.float64, requires_grad=True)
+        iters = max(1, 2000000 // (d * d))
+
+        def fn():
+            with torch.enable_grad():
+                for _ in range(iters):
+                    r = y - A.mv(x)
+                    r.dot(r).backward()
+                    x.grad = None
+        return fn, iters
+
+
+@add("w4_linear_regression")
+def _():
+    """Workload 4: linear regression, 100x10, 1000 epochs of nn.Linear + MSELoss + SGD."""
+    torch.manual_seed(0)
+    X = torch.randn(100, 10)
+    y = X.mm(torch.randn(10, 1)) + 0.5
+
+    def fn():
+        with torch.enable_grad():
+            model = nn.Linear(10, 1)
+            criterion = nn.MSELoss()
+            opt = optim.SGD(model.parameters(), lr=0.01)
+            for _ in range(1000):
+                opt.zero_grad()
+                loss = criterion(model(X), y)
+                loss.backward()
+                opt.step()
+    return fn, 1
+
+
+def per_op(op):
+    iters = 10000
+
+    def fn():
+        for _ in range(iters):
+            op()
+    return fn, iters
+
+
+@add("w5_add_10")
+def _():
+    a, b = torch.rand(10, dtype=torch.float64), torch.rand(10, dtype=torch.float64)
+    return per_op(lambda: a + b)
+
+
+@add("w5_matmul_8x8")
+def _():
+    a, b = torch.rand(8, 8, dtype=torch.float64), torch.rand(8, 8, dtype=torch.float64)
+    return per_op(lambda: a.mm(b))
+
+
+@add("w5_sum_10")
+def _():
+    a = torch.rand(10, dtype=torch.float64)
+    return per_op(lambda: a.sum())
+
+
+@add("w5_tiny_autograd_step")
+def _():
+    """One tiny training step: two small matmuls, relu, a squared loss, backward, an update."""
+    torch.manual_seed(0)
+    w1 = torch.randn(10, 16, requires_grad=True)
+    w2 = torch.randn(16, 1, requires_grad=True)
+    x, y = torch.randn(8, 10), torch.randn(8, 1)
+
+    def step():
+        with torch.enable_grad():
+            loss = (x.mm(w1).relu().mm(w2) - y).pow(2).sum()
+            loss.backward()
+        w1.sub_(w1.grad * 1e-4)
+        w2.sub_(w2.grad * 1e-4)
+        w1.grad, w2.grad = None, None
+    return per_op(step)
+
+
+for n, size in ((1000000, "1e6"), (10000000, "1e7")):
+    for dt in ("float32", "float64"):
+        reps = 10000000 // n
+
+        def inputs(n=n, tdt=getattr(torch, dt)):
+            torch.manual_seed(0)
+            return [torch.rand(n, dtype=tdt) for _ in range(3)]
+
+        def timed(op, reps=reps):
+            def fn():
+                for _ in range(reps):
+                    op()
+            return fn, reps
+
+        @add("w6_add_%s_%s" % (size, dt))
+        def _(inputs=inputs, timed=timed):
+            a, b, _ = inputs()
+            return timed(lambda: a + b)
+
+        @add("w6_exp_%s_%s" % (size, dt))
+        def _(inputs=inputs, timed=timed):
+            a, _, _ = inputs()
+            return timed(lambda: a.exp())
+
+        @add("w6_chain_%s_%s" % (size, dt))
+        def _(inputs=inputs, timed=timed):
+            a, b, c = inputs()
+            return timed(lambda: (a * b + c).relu())
+
+for n in (1000, 2000):
+    for dt in ("float32", "float64"):
+        @add("w7_matmul_%d_%s" % (n, dt))
+        def _(n=n, tdt=getattr(torch, dt)):
+            torch.manual_seed(0)
+            a, b = torch.rand(n, n, dtype=tdt), torch.rand(n, n, dtype=tdt)
+            return (lambda: a.mm(b)), 1
+
+
+@add("w8_digits_epoch")
+def _():
+    """One epoch of the digits MLP (64-128-10, cross-entropy, Adam, batches of 64)."""
+    data = np.loadtxt(os.path.join(os.path.dirname(__file__), "..", "data", "digits.csv.gz"), delimiter=",")
+    data = torch.from_numpy(data).float()
+    torch.manual_seed(0)
+    perm = torch.randperm(len(data))
+    n_train = int(len(data) * 0.8)
+    x_train = data[perm[:n_train], :64] / 16
+    y_train = data[perm[:n_train], 64].long()
+    model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
+    criterion = nn.CrossEntropyLoss()
+    opt = optim.Adam(model.parameters(), lr=1e-3)
+
+    def fn():
+        with torch.enable_grad():
+            order = torch.randperm(n_train)
+            for first in range(0, n_train, 64):
+                idx = order[first:first + 64]
+                loss = criterion(model(x_train.index_select(0, idx)), y_train.index_select(0, idx))
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+    return fn, 1
+
+
+def on_cuda(make):
+    """Workload 10: a workload on the GPU, every call ending with a synchronize."""
+    def setup():
+        if not torch.cuda.is_available():
+            return None, "no CUDA device"
+        fn, per = make()
+
+        def synced():
+            fn()
+            torch.cuda.synchronize()
+        return synced, per
+    return setup
+
+
+for dt in ("float32", "float64"):
+    tdt = getattr(torch, dt)
+    add("w10_two_layer_cuda_" + dt)(on_cuda(lambda tdt=tdt: two_layer(tdt, "cuda")))
+    add("w10_autograd_two_layer_cuda_" + dt)(on_cuda(lambda tdt=tdt: autograd_two_layer(tdt, "cuda")))
+    for n in (1000, 2000):
+        def matmul(n=n, tdt=tdt):
+            torch.manual_seed(0)
+            a, b = torch.rand(n, n, dtype=tdt, device="cuda"), torch.rand(n, n, dtype=tdt, device="cuda")
+            return (lambda: a.mm(b)), 1
+        add("w10_matmul_%d_cuda_%s" % (n, dt))(on_cuda(matmul))
 
 run()
