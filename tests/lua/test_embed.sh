@@ -77,6 +77,13 @@ check "the example host builds against the installed headers" \
 check "the example trains and reads the weights back" \
   bash -c "'$tmp/embed_host' examples/embed/train.lua 200 | grep -q 'weight = \[3.00., -2.00.\], bias = 0.50.'"
 
+if /usr/bin/python3 -c 'import torch' >/dev/null 2>&1; then
+  check "DLPack both ways with PyTorch through the C API (ctypes)" \
+    "${preload[@]}" /usr/bin/python3 tests/embed/dlpack_torch.py "$lib"
+else
+  echo "skipped: DLPack with PyTorch (no torch for /usr/bin/python3)"
+fi
+
 lua_check='
   local torch = require "torch"
   local np = require "numpy"
