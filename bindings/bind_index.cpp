@@ -515,7 +515,7 @@ int count_nonzero_fn(lua_State* L, Args& a) {
   }
   Tensor t = Tensor::empty({}, DType::Int64);
   *t.data<int64_t>() = n;
-  return ret(L, t);
+  return ret(L, t.to_device(x.device()));
 }
 
 // take(x, idx): x flattened at idx; np.take(x, idx, {axis=d}) selects along d instead.

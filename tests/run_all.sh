@@ -58,6 +58,13 @@ run_all_suites() {
   if [ "$tag" = release ]; then
     run_suite "$tag cuda conformance" "$build/tide" tests/conformance/devicecheck.lua
   fi
+  # The engine's device paths (routing, index positions, gemm layouts, autograd/nn/optim on a
+  # non-CPU device) on the host-memory stand-in backend, which needs no GPU.
+  local fake="$PWD/$build/tests/libtide_fake_cuda.so"
+  run_suite "$tag device paths: test_cuda.lua (stand-in backend)" \
+    env TIDE_CUDA_MODULE="$fake" TIDE_FAKE_CUDA=1 "$build/tide" tests/lua/test_cuda.lua
+  run_suite "$tag device paths: conformance (stand-in backend)" \
+    env TIDE_CUDA_MODULE="$fake" TIDE_FAKE_CUDA=1 "$build/tide" tests/conformance/devicecheck.lua
 }
 
 run_all_suites build release

@@ -7,6 +7,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "../dtype.hpp"
+#include "../error.hpp"
 #include "../half.hpp"
 
 namespace tide::fn {
@@ -36,6 +38,41 @@ struct FloatOnly {
 struct IntegralOnly {
   template <typename T> static constexpr bool accepts = !is_fp<T>;
 };
+
+// The C++ types a pointwise functor runs with on inputs of one dtype: the storage type and
+// the result's (bool when the functor returns bool, else the storage type).
+template <typename S, typename O>
+struct PointwiseTypes {
+  using scalar_t = S;
+  using out_t = O;
+};
+
+// The type functor F returns for Arity inputs of compute type C.
+template <typename F, typename C, int Arity>
+struct ResultOf {
+  using type = decltype(F{}(C{}));
+};
+template <typename F, typename C>
+struct ResultOf<F, C, 2> {
+  using type = decltype(F{}(C{}, C{}));
+};
+
+// Calls body(PointwiseTypes<scalar_t, out_t>{}) for functor F taking `Arity` inputs of dtype
+// `in` (computed in compute_t<scalar_t>), or throws "<op>: not supported for <dtype>
+// tensors" when F rejects that compute type. Every backend picks its types here, so that the
+// CPU loops and the device kernels agree.
+template <typename F, int Arity, typename Body>
+void dispatch_functor(const char* op, DType in, Body&& body) {
+  TIDE_DISPATCH_ALL(in, op, [&] {
+    using C = compute_t<scalar_t>;
+    if constexpr (!F::template accepts<C>) {
+      TIDE_FAIL(op, ": not supported for ", dtype_name(in), " tensors");
+    } else {
+      using R = typename ResultOf<F, C, Arity>::type;
+      body(PointwiseTypes<scalar_t, std::conditional_t<std::is_same_v<R, bool>, bool, scalar_t>>{});
+    }
+  });
+}
 
 // ---- unary ----
 struct Abs : Numeric {

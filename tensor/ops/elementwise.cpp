@@ -30,37 +30,27 @@ constexpr UnaryInfo kBinary[] = {TIDE_BINARY_OPS(TIDE_INFO)};
 // returns bool).
 template <typename F>
 void run_unary(const char* op, const TensorIter& it, DType in) {
-  TIDE_DISPATCH_ALL(in, op, [&] {
-    using C = compute_t<scalar_t>;
-    if constexpr (!F::template accepts<C>) {
-      TIDE_FAIL(op, ": not supported for ", dtype_name(in), " tensors");
-    } else {
-      using R = decltype(F{}(C{}));
-      using Out = std::conditional_t<std::is_same_v<R, bool>, bool, scalar_t>;
-      cpu_kernel<Out, scalar_t>(it, F{});
-    }
+  fn::dispatch_functor<F, 1>(op, in, [&](auto types) {
+    using S = typename decltype(types)::scalar_t;
+    cpu_kernel<typename decltype(types)::out_t, S>(it, F{});
   });
 }
 
 // Binary functor over (tensor, tensor), (tensor, scalar) or (scalar, tensor) operands.
 template <typename F>
 void run_binary(const char* op, const TensorIter& it, DType in, const Scalar* sa, const Scalar* sb) {
-  TIDE_DISPATCH_ALL(in, op, [&] {
-    using C = compute_t<scalar_t>;
-    if constexpr (!F::template accepts<C>) {
-      TIDE_FAIL(op, ": not supported for ", dtype_name(in), " tensors");
+  fn::dispatch_functor<F, 2>(op, in, [&](auto types) {
+    using S = typename decltype(types)::scalar_t;
+    using Out = typename decltype(types)::out_t;
+    using C = compute_t<S>;
+    if (sb) {
+      const C b = C(sb->to<S>());
+      cpu_kernel<Out, S>(it, [b](C a) { return F{}(a, b); });
+    } else if (sa) {
+      const C a = C(sa->to<S>());
+      cpu_kernel<Out, S>(it, [a](C b) { return F{}(a, b); });
     } else {
-      using R = decltype(F{}(C{}, C{}));
-      using Out = std::conditional_t<std::is_same_v<R, bool>, bool, scalar_t>;
-      if (sb) {
-        const C b = C(sb->to<scalar_t>());
-        cpu_kernel<Out, scalar_t>(it, [b](C a) { return F{}(a, b); });
-      } else if (sa) {
-        const C a = C(sa->to<scalar_t>());
-        cpu_kernel<Out, scalar_t>(it, [a](C b) { return F{}(a, b); });
-      } else {
-        cpu_kernel<Out, scalar_t, scalar_t>(it, F{});
-      }
+      cpu_kernel<Out, S, S>(it, F{});
     }
   });
 }
@@ -308,10 +298,15 @@ Tensor lerp(const Tensor& a, const Tensor& b, const TensorOrScalar& w, const Ten
     });
     return finish("lerp", o, out);
   }
-  // A tensor weight, or a device tensor: a + w * (b - a) from the pointwise ops.
+  if (!w.is_tensor()) {  // a device tensor: the CPU's float arithmetic from the pointwise ops
+    const DType c = dt == DType::Float16 || dt == DType::BFloat16 ? DType::Float32 : dt;
+    Tensor ac = a.to(c), bc = b.to(c);
+    Tensor r = binary(BinaryOp::Add, ac, binary(BinaryOp::Mul, Scalar(w.scalar.to_double()), binary(BinaryOp::Sub, bc, ac)));
+    return finish("lerp", r.to(dt), out);
+  }
+  // A tensor weight: a + w * (b - a) from the pointwise ops.
   Tensor diff = binary(BinaryOp::Sub, b, a);
-  TensorOrScalar wt = w.is_tensor() ? TensorOrScalar(w.tensor.to(dt)) : w;
-  return binary(BinaryOp::Add, a, binary(BinaryOp::Mul, wt, diff), out);
+  return binary(BinaryOp::Add, a, binary(BinaryOp::Mul, w.tensor.to(dt), diff), out);
 }
 
 // A copy between devices: src converted to dst's dtype on its own device, moved, then copied

@@ -7,7 +7,7 @@
 -- Philox stream is keyed by element index). Integer and bool results must be equal; floating
 -- results equal within a tolerance per dtype (the GPU's math functions and summation order
 -- differ from the CPU's by a few ulps). When the CPU raises an error the device must raise one
--- too. Each case is one test. Without a CUDA device it prints "skipped: no CUDA device" and
+-- too. Each case with a tensor input is one test (creation from numbers has nothing to move). Without a CUDA device it prints "skipped: no CUDA device" and
 -- checks nothing. Environment: CONFORMANCE_ROWS (a Lua pattern: only matching rows).
 local here = arg[0]:match("(.*/)") or "./"
 local DEVICE = arg[1] or "cuda"
@@ -87,6 +87,9 @@ for ri, row in ipairs(rows) do
     if not ok_cases then cases = {} end
     for ci, case in ipairs(cases) do
       local p = case.p or {}
+      local has_tensor = false
+      mapped({case.a, case.b, case.c}, function(t) has_tensor = true; return t end)
+      if not has_tensor then goto next_case end  -- creation from numbers: nothing on the device
       local on_cpu = mapped({case.a, case.b, case.c}, function(t) return t:clone() end)
       local on_dev = mapped({case.a, case.b, case.c}, function(t) return t:to(DEVICE) end)
       torch.manual_seed(1000 + ci)
@@ -112,6 +115,7 @@ for ri, row in ipairs(rows) do
       else
         passed = passed + 1
       end
+      ::next_case::
     end
     collectgarbage()
   end
