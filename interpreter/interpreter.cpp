@@ -38,6 +38,7 @@ struct Interpreter::State {
   Options options;
   lua_State* L = nullptr;
   std::shared_ptr<MemoryBudget> budget;  // only with a memory limit
+  size_t overdraft = 0;                  // how far small Lua allocations may pass the limit
   std::atomic<size_t> lua_heap_bytes{0};
   Generator generator;
   DType default_dtype = default_float_dtype();
@@ -65,12 +66,13 @@ State& state_of(lua_State* L) {
   return *static_cast<State*>(ud);
 }
 
-// Small Lua allocations may overdraw the memory limit by this much. A binding that pushes a
-// tensor or a small table must not meet a Lua memory error while it holds C++ objects (the
-// error's longjmp would skip their destructors and leak them); past the limit, the next
-// tensor or large Lua allocation fails instead, where failing is clean.
+// Small Lua allocations may overdraw the memory limit by a sixteenth of it, at most 1 MiB. A
+// binding that pushes a tensor or a small table must not meet a Lua memory error while it
+// holds C++ objects (the error's longjmp would skip their destructors and leak them); past
+// the limit, the next tensor or large Lua allocation fails instead, where failing is clean.
 constexpr size_t kSmallAllocation = 64 * 1024;
-constexpr size_t kOverdraftBytes = 1 << 20;
+constexpr size_t kMaxOverdraftBytes = 1 << 20;
+constexpr size_t kOverdraftDivisor = 16;
 
 // The Lua allocator: counts the heap, and charges it to the memory budget when there is one
 // (Lua answers a refusal with an emergency collection, then a "not enough memory" error).
@@ -84,7 +86,7 @@ void* lua_allocate(void* ud, void* ptr, size_t osize, size_t nsize) {
     return nullptr;
   }
   if (nsize > old && s.budget &&
-      !s.budget->try_charge(nsize - old, nsize - old < kSmallAllocation ? kOverdraftBytes : 0))
+      !s.budget->try_charge(nsize - old, nsize - old < kSmallAllocation ? s.overdraft : 0))
     return nullptr;
   void* p = std::realloc(ptr, nsize);
   if (!p) {
@@ -570,6 +572,7 @@ Interpreter::Interpreter(const Options& options) : s_(std::make_unique<State>())
   s_->options = options;
   if (options.memory_limit_bytes) {
     s_->budget = std::make_shared<MemoryBudget>(options.memory_limit_bytes);
+    s_->overdraft = std::min(kMaxOverdraftBytes, options.memory_limit_bytes / kOverdraftDivisor);
     s_->budget->reclaim = [s = s_.get()] {
       if (s->L) lua_gc(s->L, LUA_GCCOLLECT);
     };

@@ -239,6 +239,16 @@ TEST_CASE("memory limit: tensors and the Lua heap, then usable and nothing leake
   CHECK(vm.memory_used() < baseline + (1u << 20));
   vm.run_string(kTraining);
   CHECK(vm.get<double>("final_loss") > 0);
+  CHECK_THROWS_WITH_AS(Interpreter({.memory_limit_bytes = 100'000}), doctest::Contains("memory limit of 100000 bytes"),
+                       ScriptError);
+}
+
+TEST_CASE("huge allocations without a limit leave the host running") {
+  Interpreter vm({.globals = true});
+  CHECK(contains(script_error(vm, "x = torch.zeros(1e13)"), "out of memory: cannot allocate 40000000000000 bytes"));
+  CHECK(contains(script_error(vm, "x = torch.zeros(2^40, 2^40)"), "too many elements"));
+  vm.run_string("y = torch.ones(3):sum():item()");
+  CHECK(vm.get<double>("y") == 3);
 }
 
 TEST_CASE("instruction and time limits stop runaway scripts") {
