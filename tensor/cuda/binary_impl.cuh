@@ -1,0 +1,78 @@
+// Binary pointwise ops: every entry of TIDE_BINARY_OPS runs its functor of cpu/functors.hpp.
+// The table is split over two .cu files (binary_arith.cu, binary_logic.cu) that compile in
+// parallel; each instantiates run_binary for its part of the ops.
+#pragma once
+#include <string_view>
+
+#include "../cpu/functors.hpp"
+#include "pointwise.cuh"
+
+namespace tide::cuda {
+
+// out = f(a, b) over two tensors, computed in compute_t<T>.
+template <typename Out, typename T, typename F>
+struct BinaryKernel {
+  static constexpr int kN = 3;
+  __host__ __device__ constexpr int elem_size(int k) const { return k == 0 ? int(sizeof(Out)) : int(sizeof(T)); }
+  struct Loaded {
+    compute_t<T> a, b;
+  };
+  __device__ Loaded load(char* const* p) const {
+    return {load_value(reinterpret_cast<const T*>(p[1])), load_value(reinterpret_cast<const T*>(p[2]))};
+  }
+  __device__ void store(char* const* p, const Loaded& x) const {
+    store_value(reinterpret_cast<Out*>(p[0]), F{}(x.a, x.b));
+  }
+};
+
+// out = f(s, x) or f(x, s): one operand a scalar already converted to the compute type.
+template <typename Out, typename T, typename F>
+struct ScalarBinaryKernel {
+  static constexpr int kN = 2;
+  __host__ __device__ constexpr int elem_size(int k) const { return k == 0 ? int(sizeof(Out)) : int(sizeof(T)); }
+  using Loaded = compute_t<T>;
+  compute_t<T> scalar;
+  bool scalar_first;
+  __device__ Loaded load(char* const* p) const { return load_value(reinterpret_cast<const T*>(p[1])); }
+  __device__ void store(char* const* p, const Loaded& x) const {
+    store_value(reinterpret_cast<Out*>(p[0]), scalar_first ? F{}(scalar, x) : F{}(x, scalar));
+  }
+};
+
+// As the CPU's run_binary: (tensor, tensor), (tensor, scalar) or (scalar, tensor) operands in
+// the dtype's compute type, a bool result when the functor returns one; the scalar converted
+// with Scalar::to<scalar_t>() and then to the compute type.
+template <typename F>
+void run_binary(const char* op, const TensorIter& it, DType in, const Scalar* sa, const Scalar* sb) {
+  TIDE_DISPATCH_ALL(in, op, [&] {
+    using C = compute_t<scalar_t>;
+    if constexpr (!F::template accepts<C>) {
+      TIDE_FAIL(op, ": not supported for ", dtype_name(in), " tensors");
+    } else {
+      using R = decltype(F{}(C{}, C{}));
+      using Out = std::conditional_t<std::is_same_v<R, bool>, bool, scalar_t>;
+      if (sa || sb) {
+        const Scalar& s = sb ? *sb : *sa;
+        launch_pointwise(op, it, ScalarBinaryKernel<Out, scalar_t, F>{C(s.to<scalar_t>()), sb == nullptr});
+      } else {
+        launch_pointwise(op, it, BinaryKernel<Out, scalar_t, F>{});
+      }
+    }
+  });
+}
+
+// True for the kinds binary_arith.cu runs (the table's kind column as a string).
+constexpr bool is_arith_kind(std::string_view kind) { return kind == "ARITH" || kind == "TRUEDIV"; }
+
+// run_binary<F> when Here, so that each file instantiates only its part of the table.
+template <bool Here, typename F>
+bool run_binary_if(const char* op, const TensorIter& it, DType in, const Scalar* sa, const Scalar* sb) {
+  if constexpr (Here) {
+    run_binary<F>(op, it, in, sa, sb);
+    return true;
+  } else {
+    return false;
+  }
+}
+
+}  // namespace tide::cuda
