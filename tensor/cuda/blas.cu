@@ -80,9 +80,10 @@ void scale_c(DType dt, int64_t m, int64_t n, double beta, void* c, int64_t ldc, 
   check_launch("matmul");
 }
 
-// A leading dimension cuBLAS accepts: at least the rows of the column-major view, and at
-// least 1. A matrix with at most one column never uses it, so a smaller one is raised there.
-int64_t usable_ld(int64_t ld, int64_t rows, int64_t cols) { return cols <= 1 ? std::max({ld, rows, int64_t(1)}) : ld; }
+// The leading dimension passed to cuBLAS for a column-major (rows x cols) view: the given one,
+// except for a matrix of at most one column, which never uses it (its row stride may be any
+// number there) and gets the smallest value cuBLAS accepts.
+int64_t usable_ld(int64_t ld, int64_t rows, int64_t cols) { return cols <= 1 ? std::max(rows, int64_t(1)) : ld; }
 
 }  // namespace
 
@@ -92,7 +93,7 @@ void gemm(DType dt, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
           int64_t lda, int64_t stride_a, const void* b, int64_t ldb, int64_t stride_b, double beta, void* c,
           int64_t ldc, int64_t stride_c, int64_t batch) {
   if (m <= 0 || n <= 0 || batch <= 0) return;
-  for (int64_t v : {m, n, k, lda, ldb, ldc, batch})
+  for (int64_t v : {m, n, k, batch})
     TIDE_CHECK(v <= INT_MAX, "matmul: a dimension of ", v, " is too large for cuBLAS (at most ", INT_MAX, ")");
   const int device = device_of(c);
   cudaStream_t stream = stream_for(device);
@@ -115,24 +116,31 @@ void gemm(DType dt, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
   // Column-major: C^T (n x m) = op(B)^T (n x k) * op(A)^T (k x m).
   const cublasOperation_t op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const int ld_b = int(usable_ld(ldb, trans_b ? k : n, trans_b ? n : k));
-  const int ld_a = int(usable_ld(lda, trans_a ? m : k, trans_a ? k : m));
-  const int ld_c = int(usable_ld(ldc, n, m));
+  const int64_t ld_b = usable_ld(ldb, trans_b ? k : n, trans_b ? n : k);
+  const int64_t ld_a = usable_ld(lda, trans_a ? m : k, trans_a ? k : m);
+  const int64_t ld_c = usable_ld(ldc, n, m);
+  for (int64_t ld : {ld_a, ld_b, ld_c})
+    TIDE_CHECK(ld <= INT_MAX, "matmul: a row stride of ", ld, " elements is too large for cuBLAS (at most ", INT_MAX,
+               ")");
   const float alpha32 = float(alpha), beta32 = float(beta);
   const void* alpha_ptr = dt == DType::Float64 ? static_cast<const void*>(&alpha) : &alpha32;
   const void* beta_ptr = dt == DType::Float64 ? static_cast<const void*>(&beta) : &beta32;
   Handle& h = handle_for(device, stream);
   std::lock_guard<std::mutex> lock(h.mutex);
-  if (batch == 1) {
-    check_blas(cublasGemmEx(h.handle, op_b, op_a, int(n), int(m), int(k), alpha_ptr, b, type, ld_b, a, type, ld_a,
-                            beta_ptr, c, type, ld_c, compute, CUBLAS_GEMM_DEFAULT),
-               "cublasGemmEx");
-  } else {
-    check_blas(cublasGemmStridedBatchedEx(h.handle, op_b, op_a, int(n), int(m), int(k), alpha_ptr, b, type, ld_b,
-                                          stride_b, a, type, ld_a, stride_a, beta_ptr, c, type, ld_c, stride_c,
-                                          int(batch), compute, CUBLAS_GEMM_DEFAULT),
-               "cublasGemmStridedBatchedEx");
+  auto call = [&] {
+    if (batch == 1)
+      return cublasGemmEx(h.handle, op_b, op_a, int(n), int(m), int(k), alpha_ptr, b, type, int(ld_b), a, type, int(ld_a),
+                          beta_ptr, c, type, int(ld_c), compute, CUBLAS_GEMM_DEFAULT);
+    return cublasGemmStridedBatchedEx(h.handle, op_b, op_a, int(n), int(m), int(k), alpha_ptr, b, type, int(ld_b),
+                                      stride_b, a, type, int(ld_a), stride_a, beta_ptr, c, type, int(ld_c), stride_c,
+                                      int(batch), compute, CUBLAS_GEMM_DEFAULT);
+  };
+  cublasStatus_t status = call();
+  if (status == CUBLAS_STATUS_ALLOC_FAILED) {  // cuBLAS's workspace: free the cache and retry
+    empty_cache();
+    status = call();
   }
+  check_blas(status, batch == 1 ? "cublasGemmEx" : "cublasGemmStridedBatchedEx");
 }
 
 }  // namespace tide::cuda
