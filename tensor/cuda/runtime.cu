@@ -45,7 +45,8 @@ DeviceState& state(int device) {
     check(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
     check(cudaDeviceGetAttribute(&s->sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
     check(cudaMalloc(reinterpret_cast<void**>(&s->flag), sizeof(KernelErrorFlag)), "cudaMalloc (error flag)");
-    check(cudaMemset(s->flag, 0, sizeof(KernelErrorFlag)), "cudaMemset (error flag)");
+    check(cudaMemsetAsync(s->flag, 0, sizeof(KernelErrorFlag), s->stream), "cudaMemsetAsync (error flag)");
+    check(cudaStreamSynchronize(s->stream), "cudaStreamSynchronize (error flag)");
     g_devices[device].store(s, std::memory_order_release);
   });
   return *g_devices[device].load(std::memory_order_acquire);
@@ -57,11 +58,11 @@ void staged_host_to_device(char* dst, const char* src, size_t nbytes, int device
   std::lock_guard<std::mutex> lock(s.staging_mutex);
   set_device(device);
   for (int k = 0; k < 2; ++k) {
-    if (!s.staging[k]) {
+    if (!s.staging[k])
       check(cudaHostAlloc(reinterpret_cast<void**>(&s.staging[k]), kStagingBytes, cudaHostAllocDefault),
             "cudaHostAlloc (staging buffer)");
+    if (!s.staging_free[k])
       check(cudaEventCreateWithFlags(&s.staging_free[k], cudaEventDisableTiming), "cudaEventCreate");
-    }
   }
   int k = 0;
   for (size_t done = 0; done < nbytes; done += kStagingBytes, k ^= 1) {
