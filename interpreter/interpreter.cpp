@@ -29,9 +29,10 @@ const char* Value::type_name() const {
 }
 
 void Value::mismatch(const std::string& what, const char* expected) const {
-  throw Error(what + ": expected " + expected + ", got " + (std::holds_alternative<Array>(v) ? "an array table"
-                                                            : std::holds_alternative<Map>(v) ? "a table with string keys"
-                                                                                              : type_name()));
+  std::string got = std::holds_alternative<Array>(v) ? "an array table"
+                    : std::holds_alternative<Map>(v) ? "a table with string keys"
+                                                     : type_name();
+  throw Error(what + ": expected " + expected + ", got " + got);
 }
 
 struct Interpreter::State {
