@@ -39,24 +39,19 @@ struct ScalarBinaryKernel {
   }
 };
 
-// As the CPU's run_binary: (tensor, tensor), (tensor, scalar) or (scalar, tensor) operands in
-// the dtype's compute type, a bool result when the functor returns one; the scalar converted
-// with Scalar::to<scalar_t>() and then to the compute type.
+// As the CPU's run_binary: (tensor, tensor), (tensor, scalar) or (scalar, tensor) operands with
+// the types fn::dispatch_functor picks; the scalar converted with Scalar::to<scalar_t>() and
+// then to the compute type.
 template <typename F>
 void run_binary(const char* op, const TensorIter& it, DType in, const Scalar* sa, const Scalar* sb) {
-  TIDE_DISPATCH_ALL(in, op, [&] {
-    using C = compute_t<scalar_t>;
-    if constexpr (!F::template accepts<C>) {
-      TIDE_FAIL(op, ": not supported for ", dtype_name(in), " tensors");
+  fn::dispatch_functor<F, 2>(op, in, [&](auto types) {
+    using S = typename decltype(types)::scalar_t;
+    using Out = typename decltype(types)::out_t;
+    if (sa || sb) {
+      const Scalar& s = sb ? *sb : *sa;
+      launch_pointwise(op, it, ScalarBinaryKernel<Out, S, F>{compute_t<S>(s.to<S>()), sb == nullptr});
     } else {
-      using R = decltype(F{}(C{}, C{}));
-      using Out = std::conditional_t<std::is_same_v<R, bool>, bool, scalar_t>;
-      if (sa || sb) {
-        const Scalar& s = sb ? *sb : *sa;
-        launch_pointwise(op, it, ScalarBinaryKernel<Out, scalar_t, F>{C(s.to<scalar_t>()), sb == nullptr});
-      } else {
-        launch_pointwise(op, it, BinaryKernel<Out, scalar_t, F>{});
-      }
+      launch_pointwise(op, it, BinaryKernel<Out, S, F>{});
     }
   });
 }

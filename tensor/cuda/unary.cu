@@ -20,18 +20,12 @@ struct UnaryKernel {
   }
 };
 
-// As the CPU's run_unary: the dtype's compute type, a bool result when the functor returns one.
+// As the CPU's run_unary: the types fn::dispatch_functor picks for the dtype.
 template <typename F>
 void run_unary(const char* op, const TensorIter& it, DType in) {
-  TIDE_DISPATCH_ALL(in, op, [&] {
-    using C = compute_t<scalar_t>;
-    if constexpr (!F::template accepts<C>) {
-      TIDE_FAIL(op, ": not supported for ", dtype_name(in), " tensors");
-    } else {
-      using R = decltype(F{}(C{}));
-      using Out = std::conditional_t<std::is_same_v<R, bool>, bool, scalar_t>;
-      launch_pointwise(op, it, UnaryKernel<Out, scalar_t, F>{});
-    }
+  fn::dispatch_functor<F, 1>(op, in, [&](auto types) {
+    using S = typename decltype(types)::scalar_t;
+    launch_pointwise(op, it, UnaryKernel<typename decltype(types)::out_t, S, F>{});
   });
 }
 
