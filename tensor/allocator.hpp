@@ -15,12 +15,12 @@ void cpu_free(void* ptr, size_t nbytes);
 
 struct CpuAllocatorStats {
   size_t allocated_bytes;  // handed out and not yet freed (rounded sizes)
-  size_t cached_bytes;     // kept on free lists
-  size_t peak_allocated_bytes;
+  size_t cached_bytes;     // kept on free lists (the shared ones and every thread's)
   uint64_t cache_hits, cache_misses;
 };
 CpuAllocatorStats cpu_allocator_stats();
-// Returns every cached block to the system.
+// Returns the shared cache's blocks and the calling thread's to the system (another
+// thread's small-block cache, at most 1 MiB, goes back to the shared one when it exits).
 void cpu_empty_cache();
 // Size class a request is rounded up to (exposed for tests).
 size_t cpu_size_class(size_t nbytes);
