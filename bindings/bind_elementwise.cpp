@@ -26,10 +26,12 @@ int unary_inplace(lua_State*, Args& a) {
 }
 
 // Both operands may be tensors or numbers (operators call this with a number on either side).
+// Each operand is read once: this is the path of every arithmetic operator.
 template <BinaryOp OP>
 int binary_fn(lua_State* L, Args& a) {
-  if (!a.is_tensor(1) && !a.is_tensor(2)) a.error("expected at least one tensor argument");
-  push_tensor(L, ag::binary(OP, a.tensor_or_scalar(1), a.tensor_or_scalar(2), a.out()));
+  const TensorOrScalar x = a.tensor_or_scalar(1), y = a.tensor_or_scalar(2);
+  if (!x.is_tensor() && !y.is_tensor()) a.error("expected at least one tensor argument");
+  push_tensor(L, ag::binary(OP, x, y, a.out()));
   return 1;
 }
 

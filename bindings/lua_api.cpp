@@ -496,6 +496,7 @@ std::optional<TensorOrScalar> Args::kw_tensor_or_scalar(const char* name) const 
 }
 
 Tensor* Args::kw_tensor(const char* name) const {
+  if (!kw_) return nullptr;  // no keyword table: the common case of out(), decided without the stack
   int t = push_kw(L, kw_, name);
   Tensor* x = t == LUA_TUSERDATA ? to_tensor(L, -1) : nullptr;
   lua_pop(L, 1);  // the userdata stays alive: it is referenced by the keyword table

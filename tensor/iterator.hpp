@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "parallel.hpp"
 #include "tensor.hpp"
 
 namespace tide {
@@ -31,7 +32,20 @@ class TensorIter {
   // The inner loop: data pointers of all operands, their byte strides along the inner
   // dim, and the number of elements.
   using Loop = std::function<void(char** data, const int64_t* strides, int64_t n)>;
-  // Runs `loop` over every element, split across threads when numel >= grain.
+  // Runs `loop` over every element, split across threads when numel >= grain. A flat CPU
+  // iteration below the grain (every small op) calls the loop directly, with no
+  // std::function in between.
+  template <typename F>
+  void for_each(const F& loop, int64_t grain = -1) const {
+    if (ndim_ == 1 && numel_ > 0 && numel_ < (grain < 0 ? kParallelGrain : grain) && device_.is_cpu()) {
+      char* ptrs[kMaxOperands];
+      int64_t inner[kMaxOperands];
+      for (int o = 0; o < ntensors_; ++o) ptrs[o] = data_[o], inner[o] = strides_[o][0];
+      loop(ptrs, inner, numel_);
+      return;
+    }
+    for_each(Loop(loop), grain);
+  }
   void for_each(const Loop& loop, int64_t grain = -1) const;
   // The same over the linear element range [begin, end) on the calling thread.
   void serial_for(int64_t begin, int64_t end, const Loop& loop) const;

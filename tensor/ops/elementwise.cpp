@@ -146,16 +146,20 @@ Tensor unary(UnaryOp op, const Tensor& x, const Tensor* out) {
   return finish(name, o, out);
 }
 
-// A zero-dim cpu tensor next to a device tensor acts as a number there (as in PyTorch).
-static TensorOrScalar on_device_of(const TensorOrScalar& v, const TensorOrScalar& other) {
+// A zero-dim cpu tensor next to a device tensor acts as a number there (as in PyTorch):
+// v itself, or its copy on the other's device kept in `moved`.
+static const TensorOrScalar& on_device_of(const TensorOrScalar& v, const TensorOrScalar& other,
+                                          std::optional<TensorOrScalar>& moved) {
   if (v.is_tensor() && other.is_tensor() && v.tensor.dim() == 0 && v.tensor.device().is_cpu() &&
       !other.tensor.device().is_cpu())
-    return TensorOrScalar(v.tensor.to_device(other.tensor.device()));
+    return moved.emplace(v.tensor.to_device(other.tensor.device()));
   return v;
 }
 
 Tensor binary(BinaryOp op, const TensorOrScalar& a0, const TensorOrScalar& b0, const Tensor* out) {
-  const TensorOrScalar a = on_device_of(a0, b0), b = on_device_of(b0, a0);
+  std::optional<TensorOrScalar> moved_a, moved_b;
+  const TensorOrScalar& a = on_device_of(a0, b0, moved_a);
+  const TensorOrScalar& b = on_device_of(b0, a0, moved_b);
   const UnaryInfo& info = kBinary[int(op)];
   const char* name = info.name;
   TIDE_ASSERT(a.is_tensor() || b.is_tensor());
@@ -190,9 +194,12 @@ Tensor binary(BinaryOp op, const TensorOrScalar& a0, const TensorOrScalar& b0, c
   Tensor ta, tb;
   if (a.is_tensor()) ta = a.tensor.to(compute);
   if (b.is_tensor()) tb = b.tensor.to(compute);
-  Dims shape = ta.defined() && tb.defined() ? (ta.sizes() == tb.sizes() ? ta.sizes() : broadcast_shapes(name, ta.sizes(), tb.sizes()))
-                                            : (ta.defined() ? ta.sizes() : tb.sizes());
-  Tensor o = out_target(name, out, result, shape);
+  // The result's shape matters here only for out= (TensorIter::build broadcasts anyway).
+  Tensor o = out ? out_target(name, out, result,
+                              ta.defined() && tb.defined() ? broadcast_shapes(name, ta.sizes(), tb.sizes())
+                              : ta.defined()               ? ta.sizes()
+                                                           : tb.sizes())
+                 : Tensor();
   TensorIter it = ta.defined() && tb.defined() ? TensorIter::build(name, o, result, {&ta, &tb})
                   : ta.defined()               ? TensorIter::build(name, o, result, {&ta})
                                                : TensorIter::build(name, o, result, {&tb});
