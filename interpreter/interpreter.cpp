@@ -569,21 +569,28 @@ int open_libraries(lua_State* L) {
 
 }  // namespace
 
+// The libraries open without a limit: a Lua memory error there would unwind through the
+// module loader's C++ frames. The memory limit starts afterwards, with the heap they took.
 Interpreter::Interpreter(const Options& options) : s_(std::make_unique<State>()) {
   s_->options = options;
-  if (options.memory_limit_bytes) {
-    s_->budget = std::make_shared<MemoryBudget>(options.memory_limit_bytes);
-    s_->overdraft = std::min(kMaxOverdraftBytes, options.memory_limit_bytes / kOverdraftDivisor);
-    s_->budget->reclaim = [s = s_.get()] {
-      if (s->L) lua_gc(s->L, LUA_GCCOLLECT);
-    };
-  }
   Entry entry(*s_);
   lua_State* L = lua_newstate(lua_allocate, s_.get());
-  if (!L) throw ScriptError("cannot create a Lua state: the memory limit is too small", "");
+  if (!L) throw ScriptError("cannot create a Lua state: not enough memory", "");
   s_->L = L;
   try {
     protected_call(*s_, open_libraries, nullptr, 0);
+    if (options.memory_limit_bytes) {
+      auto budget = std::make_shared<MemoryBudget>(options.memory_limit_bytes);
+      lua_gc(L, LUA_GCCOLLECT);
+      size_t heap = s_->lua_heap_bytes;
+      if (!budget->try_charge(heap))
+        throw ScriptError("memory limit of " + std::to_string(options.memory_limit_bytes) + " bytes is below the " +
+                              std::to_string(heap) + " bytes the torch and numpy modules take",
+                          "");
+      budget->reclaim = [L] { lua_gc(L, LUA_GCCOLLECT); };
+      s_->overdraft = std::min(kMaxOverdraftBytes, options.memory_limit_bytes / kOverdraftDivisor);
+      s_->budget = std::move(budget);
+    }
   } catch (...) {
     lua_close(L);
     s_->L = nullptr;
