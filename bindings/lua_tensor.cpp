@@ -365,9 +365,12 @@ int len_mm(lua_State* L, Args&) {
   return 1;
 }
 
+// Releases the tensor (its storage goes when no other view holds it). Only a reset, not the
+// destructor: a script can call getmetatable(x).__gc(x) itself, twice or on another value, and
+// an emptied Tensor owns nothing, so Lua may free its memory without running a destructor.
 int gc_mm(lua_State* L) {
-  auto* t = static_cast<Tensor*>(lua_touserdata(L, 1));  // __gc runs only on our userdata
-  if (t) t->~Tensor();
+  Tensor* t = tensor_slot(L, 1);
+  if (t) t->reset();
   return 0;
 }
 

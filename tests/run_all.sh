@@ -77,6 +77,7 @@ if [ "${TIDE_NO_ASAN:-0}" != 1 ]; then
   fi
   if ninja -C build-asan >/tmp/tide-asan-build.log 2>&1; then
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+    export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp
     export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
     export TIDE_SANITIZED=1
     run_all_suites build-asan asan

@@ -551,4 +551,16 @@ T.test("utils.progress: odd counts, options and postfixes", function()
   T.eq(n, 5)
 end)
 
+T.test("calling the tensor finalizer by hand is harmless", function()
+  local x = torch.ones(3)
+  local mt = getmetatable(x)
+  mt.__gc(x)
+  mt.__gc(x)  -- twice
+  T.error_usable(function() return x + 1 end, "this tensor was freed")
+  mt.__gc(io.stdout)  -- another kind of userdata
+  mt.__gc({})
+  T.truthy(io.type(io.stdout) == "file")
+  T.eq(torch.ones(2):sum():item(), 2.0)
+end)
+
 T.done()
