@@ -282,8 +282,10 @@ int open_module(lua_State* L, const ModuleSpec& spec) {
     bool part = std::strncmp(src.name, spec.name, name_len) == 0 &&
                 (src.name[name_len] == '\0' || src.name[name_len] == '_');
     if (!part) continue;
-    std::string chunk = std::string("=[tide ") + src.name + "]";
-    if (luaL_loadbuffer(L, src.code, std::strlen(src.code), chunk.c_str()) != LUA_OK) return lua_error(L);
+    // A plain buffer: a Lua error (a memory limit while loading) unwinds by longjmp past here.
+    char chunk[96];
+    std::snprintf(chunk, sizeof chunk, "=[tide %s]", src.name);
+    if (luaL_loadbuffer(L, src.code, std::strlen(src.code), chunk) != LUA_OK) return lua_error(L);
     lua_pushvalue(L, t);
     lua_call(L, 1, 0);
   }
