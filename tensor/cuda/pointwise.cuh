@@ -118,19 +118,26 @@ struct OffsetCalculator {
   }
 };
 
-// Every operand contiguous: element i of operand k is at p[k] + i * elem_size(k).
+// The addresses of element i of every operand of a contiguous launch.
+template <typename Op>
+__device__ __forceinline__ void contiguous_pointers(const Pointers<Op::kN>& data, int64_t i, const Op& op,
+                                                    char* (&p)[Op::kN]) {
+#pragma unroll
+  for (int k = 0; k < Op::kN; ++k) p[k] = data.p[k] + i * op.elem_size(k);
+}
+
+// Every operand contiguous: element i of operand k is at p[k] + i * elem_size(k). All of a
+// thread's loads are issued before its stores, so they overlap in flight.
 template <typename Op>
 __global__ void __launch_bounds__(kThreads) contiguous_kernel(Pointers<Op::kN> data, int64_t n, Op op) {
-  constexpr int N = Op::kN;
   const int64_t base = int64_t(blockIdx.x) * kBlockWork + threadIdx.x;
   typename Op::Loaded v[kUnroll];
+  char* p[Op::kN];
 #pragma unroll
   for (int u = 0; u < kUnroll; ++u) {
     const int64_t i = base + int64_t(u) * kThreads;
     if (i < n) {
-      char* p[N];
-#pragma unroll
-      for (int k = 0; k < N; ++k) p[k] = data.p[k] + i * op.elem_size(k);
+      contiguous_pointers(data, i, op, p);
       v[u] = op.load(p);
     }
   }
@@ -138,9 +145,7 @@ __global__ void __launch_bounds__(kThreads) contiguous_kernel(Pointers<Op::kN> d
   for (int u = 0; u < kUnroll; ++u) {
     const int64_t i = base + int64_t(u) * kThreads;
     if (i < n) {
-      char* p[N];
-#pragma unroll
-      for (int k = 0; k < N; ++k) p[k] = data.p[k] + i * op.elem_size(k);
+      contiguous_pointers(data, i, op, p);
       op.store(p, v[u]);
     }
   }
