@@ -245,7 +245,6 @@ Scalar Tensor::item() const {
 }
 
 double Tensor::item_double(int64_t linear_index) const {
-  if (!device().is_cpu()) return to_device(Device{}).item_double(linear_index);
   // Walk the strides for the linear (row-major) index.
   int64_t off = 0, rem = linear_index;
   for (int d = dim() - 1; d >= 0; --d) {
@@ -253,6 +252,8 @@ double Tensor::item_double(int64_t linear_index) const {
     off += (rem % s) * stride(d);
     rem /= s;
   }
+  if (!device().is_cpu())  // only that element crosses to the host
+    return make_view(storage(), {}, {}, offset() + off, dtype()).to_device(Device{}).item_double();
   double v = 0;
   TIDE_DISPATCH_ALL(dtype(), "item", [&] { v = double(compute_t<scalar_t>(data<scalar_t>()[off])); });
   return v;

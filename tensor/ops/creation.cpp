@@ -134,10 +134,6 @@ bool fits_integer(int64_t lo, int64_t hi_inclusive) {
 
 }  // namespace
 
-// A device tensor filled on the host: the few creation ops with no device kernel (ranges,
-// identity, permutations) compute their (small) result here and move it.
-Tensor moved(Tensor host, Device device) { return host.to_device(device); }
-
 void check_creation_device(const char* op, Device device) {
   if (device.is_cpu()) return;
   const std::string why = cuda_unavailable_reason();
@@ -199,9 +195,9 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
     TIDE_CHECK(len < 9.2e18, "arange: too many elements (", num_str(len), ")");
     n = int64_t(len);
   }
-  if (!device.is_cpu()) {
+  if (!device.is_cpu()) {  // ranges, eye and randperm are made on the host and moved
     check_creation_device("arange", device);
-    return moved(arange(start, end, step, dt, Device{}, float_dtype), device);
+    return arange(start, end, step, dt, Device{}, float_dtype).to_device(device);
   }
   Tensor t = make("arange", Dims{n}, dt, device);
   if (all_int && !is_floating(dt)) {
@@ -238,7 +234,7 @@ Tensor linspace(double start, double end, int64_t steps, DType dtype, Device dev
              num_str(start), " and ", num_str(end));
   if (!device.is_cpu()) {
     check_creation_device("linspace", device);
-    return moved(linspace(start, end, steps, dtype, Device{}), device);
+    return linspace(start, end, steps, dtype, Device{}).to_device(device);
   }
   Tensor t = make("linspace", Dims{steps}, dtype, device);
   if (steps == 0) return t;
@@ -269,7 +265,7 @@ Tensor eye(int64_t n, int64_t m, DType dtype, Device device, int64_t k) {
   TIDE_CHECK(n >= 0, "eye: n must be non-negative, got ", n);
   if (!device.is_cpu()) {
     check_creation_device("eye", device);
-    return moved(eye(n, m, dtype, Device{}, k), device);
+    return eye(n, m, dtype, Device{}, k).to_device(device);
   }
   Tensor t = zeros(Dims{n, m}, dtype, device);
   TIDE_DISPATCH_ALL(dtype, "eye", [&] {
@@ -390,7 +386,7 @@ Tensor randperm(int64_t n, DType dtype, Device device, Generator* gen) {
   TIDE_CHECK(n >= 0, "randperm: n must be non-negative, got ", n);
   if (!device.is_cpu()) {
     check_creation_device("randperm", device);
-    return moved(randperm(n, dtype, Device{}, gen), device);
+    return randperm(n, dtype, Device{}, gen).to_device(device);
   }
   Tensor t = make("randperm", Dims{n}, dtype, device);
   TIDE_DISPATCH_ALL(dtype, "randperm", [&] {

@@ -268,8 +268,6 @@ Tensor where(const Tensor& cond, const TensorOrScalar& a, const TensorOrScalar& 
     return t;
   };
   Tensor ta = as_tensor(a), tb = as_tensor(b);
-  check_same_device("where", c, ta);
-  check_same_device("where", c, tb);
   Dims shape = broadcast_shapes("where", broadcast_shapes("where", c.sizes(), ta.sizes()), tb.sizes());
   Tensor o = out_target("where", out, dt, shape);
   TensorIter it = TensorIter::build("where", o, dt, {&c, &ta, &tb});
@@ -291,7 +289,6 @@ Tensor where(const Tensor& cond, const TensorOrScalar& a, const TensorOrScalar& 
 
 Tensor lerp(const Tensor& a, const Tensor& b, const TensorOrScalar& w, const Tensor* out) {
   check_defined(a, "lerp");
-  check_same_device("lerp", a, b);
   TIDE_CHECK(is_floating(a.dtype()) && a.dtype() == b.dtype(), "lerp: expected two floating-point tensors of one dtype, got ",
              dtype_name(a.dtype()), " and ", dtype_name(b.dtype()));
   DType dt = a.dtype();
