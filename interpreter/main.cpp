@@ -103,8 +103,8 @@ void set_sigint(void (*handler)(int), struct sigaction* old) {
 // store). Outside the REPL it restores the default action, so a second Ctrl-C ends a
 // program stuck where neither is checked.
 void on_sigint(int sig) {
+  if (tide::forward_to_interrupt_thread(sig)) return;
   if (!g_in_repl) set_sigint(SIG_DFL, nullptr);
-  (void)sig;
   tide::request_interrupt();
   // Count and line events come only from Lua code, never from inside a binding (a call
   // event would fire for a finalizer that a binding's allocation runs, and the error would
@@ -361,6 +361,7 @@ int run_main(lua_State* L) {
 
 int main(int argc, char** argv) {
   if (argc > 0 && argv[0] && argv[0][0]) g_progname = argv[0];
+  tide::set_interrupt_thread();
   lua_State* L = luaL_newstate();
   if (L == nullptr) {
     print_message(g_progname, "cannot create state: not enough memory");

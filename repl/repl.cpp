@@ -28,6 +28,7 @@
 #endif
 
 #include "repl_lua.hpp"
+#include "tensor/interrupt.hpp"
 
 namespace tide::repl {
 namespace {
@@ -91,8 +92,13 @@ const char* prompt_text(lua_State* L, bool first) {
 }
 
 // SIGINT while waiting for input: the reader sees the flag (the read fails with EINTR,
-// as the handler is installed without SA_RESTART) and drops the pending chunk.
-void on_prompt_sigint(int) { g_sigint = 1; }
+// as the handler is installed without SA_RESTART) and drops the pending chunk. On a worker
+// thread (libedit's own handler re-raises the signal to the process, and the reading thread
+// blocks it then) it is sent on to the reading thread, whose wait it must end.
+void on_prompt_sigint(int sig) {
+  if (tide::forward_to_interrupt_thread(sig)) return;
+  g_sigint = 1;
+}
 
 struct sigaction g_saved_sigint;
 

@@ -16,4 +16,12 @@ bool interrupt_requested();
 // every later check of the same work stops too.
 void check_interrupt();
 
+// A terminal's Ctrl-C goes to whichever thread does not block SIGINT, which may be a worker
+// (the engine's or OpenBLAS's) rather than the thread whose wait or Lua code it must stop.
+// Makes the calling thread the one that handles interrupt signals.
+void set_interrupt_thread();
+// For a signal handler: when it runs on another thread than that one, re-sends `sig` there
+// and returns true (the handler then does nothing else). Async-signal-safe.
+bool forward_to_interrupt_thread(int sig);
+
 }  // namespace tide

@@ -1,9 +1,13 @@
 // The engine's interrupt flag (Ctrl-C): a pending request stops parallel_for before any
 // work and a running region between chunks, with tide::Error("interrupted"); once cleared,
-// work runs again.
+// work runs again. A signal handler that runs on the wrong thread forwards the signal.
 #include <doctest/doctest.h>
 
+#include <pthread.h>
+
 #include <atomic>
+#include <csignal>
+#include <thread>
 
 #include "../../tensor/error.hpp"
 #include "../../tensor/interrupt.hpp"
@@ -38,4 +42,46 @@ TEST_CASE("an interrupt during a parallel region skips the chunks not yet starte
   CHECK(chunks < 64);
   clear_interrupt();
   set_num_threads(threads);
+}
+
+namespace {
+std::atomic<bool> g_handled_on_interrupt_thread{false};
+std::atomic<int> g_handler_calls{0};
+pthread_t g_test_main;
+
+void record_sigusr1(int sig) {
+  ++g_handler_calls;
+  if (forward_to_interrupt_thread(sig)) return;
+  g_handled_on_interrupt_thread = pthread_equal(pthread_self(), g_test_main) != 0;
+}
+}  // namespace
+
+// A terminal's Ctrl-C may land on a worker thread; the handler must hand it to the thread
+// that waits for it (the REPL's reader), even while that thread blocks the signal.
+TEST_CASE("a signal that lands on another thread is forwarded to the interrupt thread") {
+  g_test_main = pthread_self();
+  set_interrupt_thread();
+  struct sigaction sa, old;
+  sa.sa_handler = record_sigusr1;
+  sa.sa_flags = 0;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGUSR1, &sa, &old);
+  sigset_t usr1, before;
+  sigemptyset(&usr1);
+  sigaddset(&usr1, SIGUSR1);
+  pthread_sigmask(SIG_BLOCK, &usr1, &before);  // as the REPL's reader outside its wait
+  std::thread worker([] {
+    sigset_t all;
+    sigemptyset(&all);
+    sigaddset(&all, SIGUSR1);
+    pthread_sigmask(SIG_UNBLOCK, &all, nullptr);
+    pthread_kill(pthread_self(), SIGUSR1);  // delivered here, on the worker
+  });
+  worker.join();
+  CHECK(g_handler_calls == 1);  // the worker's call only forwarded it
+  CHECK_FALSE(g_handled_on_interrupt_thread);
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);  // the pending signal is delivered here
+  CHECK(g_handler_calls == 2);
+  CHECK(g_handled_on_interrupt_thread);
+  sigaction(SIGUSR1, &old, nullptr);
 }
