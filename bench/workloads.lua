@@ -26,12 +26,17 @@ local function add(name, setup) workloads[#workloads + 1] = {name = name, setup 
 
 local N, D_in, H, D_out = 64, 1000, 100, 10
 
--- Workload 1: the seed two-layer network with hand-written backprop, 500 steps.
-local function two_layer(dt, device)
+-- The inputs and initial weights of workloads 1 and 2 (the same for both).
+local function two_layer_data(dt, device)
   torch.manual_seed(0)
   local to = {dtype = dt, device = device}
   local x, y = torch.randn(N, D_in, to), torch.randn(N, D_out, to)
-  local w1_0, w2_0 = torch.randn(D_in, H, to), torch.randn(H, D_out, to)
+  return x, y, torch.randn(D_in, H, to), torch.randn(H, D_out, to)
+end
+
+-- Workload 1: the seed two-layer network with hand-written backprop, 500 steps.
+local function two_layer(dt, device)
+  local x, y, w1_0, w2_0 = two_layer_data(dt, device)
   return function()
     local w1, w2 = w1_0:clone(), w2_0:clone()
     for _ = 1, 500 do
@@ -65,10 +70,7 @@ end
 
 -- Workload 2: the same network with autograd, loss:backward() and updates under no_grad.
 local function autograd_two_layer(dt, device)
-  torch.manual_seed(0)
-  local to = {dtype = dt, device = device}
-  local x, y = torch.randn(N, D_in, to), torch.randn(N, D_out, to)
-  local w1_0, w2_0 = torch.randn(D_in, H, to), torch.randn(H, D_out, to)
+  local x, y, w1_0, w2_0 = two_layer_data(dt, device)
   return function()
     local w1, w2 = w1_0:clone():requires_grad_(), w2_0:clone():requires_grad_()
     for _ = 1, 500 do
@@ -130,34 +132,11 @@ local function per_op(op)
   local iters = 10000
   return function() for _ = 1, iters do op() end end, iters
 end
-add("w5_add_10", function()
-  local a, b = torch.rand(10, {dtype = "float64"}), torch.rand(10, {dtype = "float64"})
-  return per_op(function() return a + b end)
-end)
-add("w5_matmul_8x8", function()
-  local a, b = torch.rand(8, 8, {dtype = "float64"}), torch.rand(8, 8, {dtype = "float64"})
-  return per_op(function() return a:mm(b) end)
-end)
-add("w5_sum_10", function()
-  local a = torch.rand(10, {dtype = "float64"})
-  return per_op(function() return a:sum() end)
-end)
--- One tiny training step: two small matmuls, relu, a squared loss, backward, an update.
-add("w5_tiny_autograd_step", function()
-  torch.manual_seed(0)
-  local w1 = torch.randn(10, 16, {requires_grad = true})
-  local w2 = torch.randn(16, 1, {requires_grad = true})
-  local x, y = torch.randn(8, 10), torch.randn(8, 1)
-  return per_op(function()
-    local loss = (x:mm(w1):relu():mm(w2) - y):pow(2):sum()
-    loss:backward()
-    torch.no_grad(function()
-      w1:sub_(w1.grad * 1e-4)
-      w2:sub_(w2.grad * 1e-4)
-    end)
-    w1.grad, w2.grad = nil, nil
-  end)
-end)
+local perop_cases = dofile(here .. "perop_cases.lua")
+for _, row in ipairs({{"w5_add_10", "add_10_float64"}, {"w5_matmul_8x8", "matmul_8x8"}, {"w5_sum_10", "sum_10"},
+                      {"w5_tiny_autograd_step", "tiny_autograd_step"}}) do
+  add(row[1], function() return per_op(perop_cases[row[2]]()) end)
+end
 
 -- Workload 6: large elementwise ops on 10^6 and 10^7 elements.
 for _, n in ipairs({1000000, 10000000}) do
