@@ -11,7 +11,7 @@ namespace {
 int requires_grad_fn(lua_State* L, Args& a) {
   Tensor& x = a.tensor(1);
   autograd::set_requires_grad(x, a.has(2) ? a.boolean(2) : a.kw_bool("requires_grad").value_or(true), a.op);
-  lua_settop(L, 1);
+  lua_pushvalue(L, 1);
   return 1;
 }
 
@@ -38,9 +38,11 @@ std::vector<Tensor> tensor_list(Args& a, int i, const char* what, bool holes = f
 
 // The keyword table's list at `name` (grad_outputs), empty when absent.
 std::vector<Tensor> kw_tensor_list(Args& a, const char* name) {
-  if (!a.has_kw(name)) return {};
   lua_State* L = a.L;
-  lua_getfield(L, a.kw_index(), name);
+  if (a.push_kw(name) == LUA_TNIL) {
+    lua_pop(L, 1);
+    return {};
+  }
   int idx = lua_gettop(L);
   std::vector<Tensor> out;
   if (Tensor* t = to_tensor(L, idx)) {
@@ -112,12 +114,12 @@ int is_grad_enabled_fn(lua_State* L, Args&) {
 
 const Binding kAutogradBindings[] = {
     {"requires_grad_", requires_grad_fn, METHOD,
-     "requires_grad_(x[, flag=true]) -> x: starts (or stops) recording operations on the leaf x for autograd."},
+     "requires_grad_(x[, flag=true][, {requires_grad=}]) -> x: starts (or stops) recording operations on the leaf x for autograd."},
     {"backward", backward_fn, METHOD,
-     "backward(y[, grad][, {retain_graph=, create_graph=}]): accumulates d y / d leaf into every leaf's .grad "
+     "backward(y[, grad][, {gradient=, retain_graph=, create_graph=}]): accumulates d y / d leaf into every leaf's .grad "
      "(grad is required when y has more than one element)."},
     {"autograd.backward", autograd_backward_fn, TORCH,
-     "autograd.backward(tensors[, grads][, {retain_graph=, create_graph=}]): backward from several outputs."},
+     "autograd.backward(tensors[, grads][, {grad_tensors=, retain_graph=, create_graph=}]): backward from several outputs."},
     {"autograd.grad", autograd_grad_fn, TORCH,
      "autograd.grad(outputs, inputs[, {grad_outputs=, retain_graph=, create_graph=, allow_unused=}]) -> list: "
      "the gradients of outputs with respect to inputs, without touching .grad."},

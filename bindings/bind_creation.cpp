@@ -138,8 +138,7 @@ int arg_or_kw(const Args& a, int pos, const char* kw, bool& pushed) {
     if (a.has_kw(kw)) a.error(std::string("'") + kw + "' given both as an argument and as a keyword");
     return pos;
   }
-  if (!a.kw_index()) return 0;
-  if (lua_getfield(a.L, a.kw_index(), kw) == LUA_TNIL) {
+  if (a.push_kw(kw) == LUA_TNIL) {
     lua_pop(a.L, 1);
     return 0;
   }
@@ -500,12 +499,12 @@ int np_permutation_fn(lua_State* L, Args& a) {
     Tensor& x = a.tensor(1);
     check_cpu(x, a.op);
     if (x.dim() == 0) a.error("x must have at least one dim");
-    push_created(L, a, permute_rows(x, ops::randperm(x.size(0))));
+    push_tensor(L, permute_rows(x, ops::randperm(x.size(0))));
     return 1;
   }
   int64_t n = a.integer(1);
   if (n < 0) a.error("n must be non-negative, got " + std::to_string(n));
-  push_created(L, a, ops::randperm(n));
+  push_tensor(L, ops::randperm(n));
   return 1;
 }
 
@@ -565,7 +564,7 @@ int uniform_inplace(lua_State* L, Args& a) {
   if (!(lo <= hi)) a.error("expects from <= to, got from=" + num_str(lo) + ", to=" + num_str(hi));
   check_refillable(a, x);
   ops::uniform_(x, lo, hi);
-  lua_settop(L, 1);
+  lua_pushvalue(L, 1);
   return 1;
 }
 
@@ -576,71 +575,71 @@ int normal_inplace(lua_State* L, Args& a) {
   if (!(std >= 0)) a.error("expects std >= 0, got std=" + num_str(std));
   check_refillable(a, x);
   ops::normal_(x, mean, std);
-  lua_settop(L, 1);
+  lua_pushvalue(L, 1);
   return 1;
 }
 
 int zero_inplace(lua_State* L, Args& a) {
   Tensor& x = a.tensor(1);
   ag::zero_(x);
-  lua_settop(L, 1);
+  lua_pushvalue(L, 1);
   return 1;
 }
 
 int fill_inplace(lua_State* L, Args& a) {
   Tensor& x = a.tensor(1);
   ag::fill_(x, fill_value(a, 2));
-  lua_settop(L, 1);
+  lua_pushvalue(L, 1);
   return 1;
 }
 
 const Binding kCreationBindings[] = {
     {"tensor", tensor_fn, TORCH,
-     "tensor(data[, {dtype=, device=}]) -> Tensor: a new tensor from a number, a boolean, nested tables "
+     "tensor(data[, {dtype=, device=, requires_grad=}]) -> Tensor: a new tensor from a number, a boolean, nested tables "
      "or a tensor (copied). Lua integers give int64, floats the default float dtype, booleans bool."},
     {"array", tensor_fn, NUMPY,
-     "array(data[, dtype]) -> array: a new array from nested tables or an array (copied); floats give float64."},
-    {"empty", const_fn<0>, TORCH | NUMPY, "empty(size...[, {dtype=, device=}]) -> Tensor: uninitialised values."},
-    {"zeros", const_fn<1>, TORCH | NUMPY, "zeros(size...[, {dtype=, device=}]) -> Tensor of zeros."},
-    {"ones", const_fn<2>, TORCH | NUMPY, "ones(size...[, {dtype=, device=}]) -> Tensor of ones."},
+     "array(data[, dtype][, {dtype=, device=, requires_grad=}]) -> array: a new array from nested tables or an array (copied); floats give float64."},
+    {"empty", const_fn<0>, TORCH | NUMPY, "empty(size...[, {dtype=, device=, requires_grad=}]) -> Tensor: uninitialised values."},
+    {"zeros", const_fn<1>, TORCH | NUMPY, "zeros(size...[, {dtype=, device=, requires_grad=}]) -> Tensor of zeros."},
+    {"ones", const_fn<2>, TORCH | NUMPY, "ones(size...[, {dtype=, device=, requires_grad=}]) -> Tensor of ones."},
     {"full", full_fn, TORCH | NUMPY,
-     "full(size, value[, {dtype=, device=}]) -> Tensor filled with value (dtype from the value by default)."},
+     "full(size, value[, {dtype=, device=, requires_grad=}]) -> Tensor filled with value (dtype from the value by default)."},
     {"arange", arange_fn, TORCH | NUMPY,
-     "arange([start,] end[, step][, {dtype=}]) -> 1-D Tensor start, start+step, ... below end "
+     "arange([start,] end[, step][, {dtype=, device=, requires_grad=}]) -> 1-D Tensor start, start+step, ... below end "
      "(int64 for integer arguments). arange(4) is 0, 1, 2, 3."},
     {"linspace", linspace_fn, TORCH | NUMPY,
-     "linspace(start, end, steps[, {dtype=}]) -> 1-D Tensor of `steps` evenly spaced values, ends included "
+     "linspace(start, end, steps[, {steps=, num=, endpoint=, dtype=, device=, requires_grad=}]) -> 1-D Tensor of `steps` evenly spaced values, ends included "
      "(np: num defaults to 50, {endpoint=false})."},
-    {"eye", eye_fn, TORCH | NUMPY, "eye(n[, m][, {dtype=}]) -> n x m Tensor with ones on the diagonal (np: eye(N, M, k))."},
-    {"identity", identity_fn, NUMPY, "identity(n[, dtype]) -> n x n identity array."},
-    {"rand", rand_fn<false>, TORCH, "rand(size...[, {dtype=, device=}]) -> Tensor uniform in [0, 1)."},
-    {"randn", rand_fn<true>, TORCH, "randn(size...[, {dtype=, device=}]) -> Tensor of standard normal values."},
+    {"eye", eye_fn, TORCH | NUMPY, "eye(n[, m][, {m=, M=, k=, dtype=, device=, requires_grad=}]) -> n x m Tensor with ones on the diagonal (np: eye(N, M, k); M= and k= are NumPy's)."},
+    {"identity", identity_fn, NUMPY, "identity(n[, dtype][, {dtype=, device=, requires_grad=}]) -> n x n identity array."},
+    {"rand", rand_fn<false>, TORCH, "rand(size...[, {dtype=, device=, requires_grad=}]) -> Tensor uniform in [0, 1)."},
+    {"randn", rand_fn<true>, TORCH, "randn(size...[, {dtype=, device=, requires_grad=}]) -> Tensor of standard normal values."},
     {"randint", randint_fn, TORCH,
-     "randint([low,] high, size[, {dtype=}]) -> int64 Tensor uniform over [low, high); size is a table."},
-    {"randperm", randperm_fn, TORCH, "randperm(n[, {dtype=}]) -> int64 Tensor: a random permutation of 1..n."},
+     "randint([low,] high, size[, {dtype=, device=, requires_grad=}]) -> int64 Tensor uniform over [low, high); size is a table."},
+    {"randperm", randperm_fn, TORCH, "randperm(n[, {dtype=, device=, requires_grad=}]) -> int64 Tensor: a random permutation of 1..n."},
     {"manual_seed", manual_seed_fn, TORCH, "manual_seed(seed): reseeds the global generator (same seed, same numbers)."},
     {"initial_seed", initial_seed_fn, TORCH, "initial_seed() -> integer: the seed of the global generator."},
-    {"empty_like", like_fn<0>, TORCH | NUMPY, "empty_like(x[, {dtype=, device=}]) -> Tensor shaped like x, uninitialised."},
-    {"zeros_like", like_fn<1>, TORCH | NUMPY, "zeros_like(x[, {dtype=, device=}]) -> zeros shaped like x."},
-    {"ones_like", like_fn<2>, TORCH | NUMPY, "ones_like(x[, {dtype=, device=}]) -> ones shaped like x."},
-    {"full_like", full_like_fn, TORCH | NUMPY, "full_like(x, value[, {dtype=, device=}]) -> x's shape filled with value."},
-    {"rand_like", like_fn<3>, TORCH, "rand_like(x[, {dtype=}]) -> uniform [0, 1) values shaped like x."},
-    {"randn_like", like_fn<4>, TORCH, "randn_like(x[, {dtype=}]) -> standard normal values shaped like x."},
+    {"empty_like", like_fn<0>, TORCH | NUMPY, "empty_like(x[, {dtype=, device=, requires_grad=}]) -> Tensor shaped like x, uninitialised."},
+    {"zeros_like", like_fn<1>, TORCH | NUMPY, "zeros_like(x[, {dtype=, device=, requires_grad=}]) -> zeros shaped like x."},
+    {"ones_like", like_fn<2>, TORCH | NUMPY, "ones_like(x[, {dtype=, device=, requires_grad=}]) -> ones shaped like x."},
+    {"full_like", full_like_fn, TORCH | NUMPY, "full_like(x, value[, {dtype=, device=, requires_grad=}]) -> x's shape filled with value."},
+    {"rand_like", like_fn<3>, TORCH, "rand_like(x[, {dtype=, device=, requires_grad=}]) -> uniform [0, 1) values shaped like x."},
+    {"randn_like", like_fn<4>, TORCH, "randn_like(x[, {dtype=, device=, requires_grad=}]) -> standard normal values shaped like x."},
     {"random.seed", np_seed_fn, NUMPY, "random.seed([seed]): reseeds the global generator (shared with torch)."},
     {"random.rand", np_rand_fn<false>, NUMPY, "random.rand(d0, d1, ...) -> float64 array uniform in [0, 1) (a number without args)."},
     {"random.randn", np_rand_fn<true>, NUMPY, "random.randn(d0, d1, ...) -> float64 array of standard normal values."},
-    {"random.random", np_random_fn, NUMPY, "random.random([size]) -> float64 array uniform in [0, 1) (a number without size)."},
-    {"random.random_sample", np_random_fn, NUMPY, "random.random_sample([size]): same as random.random."},
+    {"random.random", np_random_fn, NUMPY, "random.random([size][, {size=}]) -> float64 array uniform in [0, 1) (a number without size)."},
+    {"random.random_sample", np_random_fn, NUMPY, "random.random_sample([size][, {size=}]): same as random.random."},
     {"random.randint", np_randint_fn, NUMPY,
-     "random.randint(low[, high[, size]][, {dtype=}]) -> int64 array in [low, high), or [0, low) without high; "
+     "random.randint(low[, high[, size]][, {low=, high=, size=, dtype=}]) -> int64 array in [low, high), or [0, low) without high; "
      "a number without size."},
-    {"random.uniform", np_dist_fn<false>, NUMPY, "random.uniform([low[, high[, size]]]) -> float64 uniform values in [low, high)."},
-    {"random.normal", np_dist_fn<true>, NUMPY, "random.normal([loc[, scale[, size]]]) -> float64 normal values."},
+    {"random.uniform", np_dist_fn<false>, NUMPY, "random.uniform([low[, high[, size]]][, {low=, high=, size=}]) -> float64 uniform values in [low, high)."},
+    {"random.normal", np_dist_fn<true>, NUMPY, "random.normal([loc[, scale[, size]]][, {loc=, scale=, size=}]) -> float64 normal values."},
     {"random.permutation", np_permutation_fn, NUMPY,
      "random.permutation(n | x) -> a permutation of 1..n (1-based), or a copy of x with shuffled rows."},
     {"random.shuffle", np_shuffle_fn, NUMPY, "random.shuffle(x): shuffles the rows of x in place."},
-    {"uniform_", uniform_inplace, METHOD, "uniform_([from[, to]]) -> x: fills x with uniform values in [from, to)."},
-    {"normal_", normal_inplace, METHOD, "normal_([mean[, std]]) -> x: fills x with normal values."},
+    {"uniform_", uniform_inplace, METHOD, "uniform_([from[, to]][, {from=, to=}]) -> x: fills x with uniform values in [from, to)."},
+    {"normal_", normal_inplace, METHOD, "normal_([mean[, std]][, {mean=, std=}]) -> x: fills x with normal values."},
     {"zero_", zero_inplace, METHOD, "zero_() -> x: fills x with zeros."},
     {"fill_", fill_inplace, METHOD, "fill_(value) -> x: fills x with value."},
 };

@@ -391,7 +391,7 @@ int scatter_fn(lua_State* L, Args& a) {
 int scatter_inplace(lua_State* L, Args& a) {
   Tensor& x = a.tensor(1);
   ag::scatter_(x, a.dim(2, x.dim()), index_arg(a, 3), scatter_src(a));
-  lua_settop(L, 1);
+  lua_pushvalue(L, 1);
   return 1;
 }
 
@@ -403,7 +403,7 @@ int scatter_add_fn(lua_State* L, Args& a) {
 int scatter_add_inplace(lua_State* L, Args& a) {
   Tensor& x = a.tensor(1);
   ag::scatter_add_(x, a.dim(2, x.dim()), index_arg(a, 3), a.tensor(4));
-  lua_settop(L, 1);
+  lua_pushvalue(L, 1);
   return 1;
 }
 
@@ -420,7 +420,7 @@ int index_add_fn(lua_State* L, Args& a) {
 int index_add_inplace(lua_State* L, Args& a) {
   Tensor& x = a.tensor(1);
   ag::index_add_(x, a.dim(2, x.dim()), index_arg(a, 3), a.tensor(4), alpha_arg(a));
-  lua_settop(L, 1);
+  lua_pushvalue(L, 1);
   return 1;
 }
 
@@ -441,7 +441,7 @@ int index_fill_fn(lua_State* L, Args& a) {
 int index_fill_inplace(lua_State* L, Args& a) {
   Tensor& x = a.tensor(1);
   ag::index_fill_(x, a.dim(2, x.dim()), index_arg(a, 3), fill_arg(a, 4));
-  lua_settop(L, 1);
+  lua_pushvalue(L, 1);
   return 1;
 }
 
@@ -475,7 +475,7 @@ int index_put_fn(lua_State* L, Args& a) {
 int index_put_inplace(lua_State* L, Args& a) {
   Tensor& x = a.tensor(1);
   ag::index_put_(x, index_tuple(a, 2), a.tensor_like(3), accumulate_arg(a));
-  lua_settop(L, 1);
+  lua_pushvalue(L, 1);
   return 1;
 }
 
@@ -486,7 +486,7 @@ int masked_fill_fn(lua_State* L, Args& a) {
 int masked_fill_inplace(lua_State* L, Args& a) {
   Tensor& x = a.tensor(1);
   ag::masked_fill_(x, a.tensor(2), a.tensor_or_scalar(3));
-  lua_settop(L, 1);
+  lua_pushvalue(L, 1);
   return 1;
 }
 
@@ -537,8 +537,8 @@ const Binding kIndexBindings[] = {
      "index_select(x, dim, index) -> Tensor: the slices of dim at the (1-based) indices, a copy."},
     {"gather", gather_fn, METHOD | TORCH, "gather(x, dim, index) -> Tensor: out[i][j] = x[index[i][j]][j] for dim 1."},
     {"scatter", scatter_fn, METHOD | TORCH,
-     "scatter(x, dim, index, src or value) -> Tensor: a copy of x with x[index[i][j]][j] = src[i][j] for dim 1."},
-    {"scatter_", scatter_inplace, METHOD, "scatter_(x, dim, index, src or value) -> x: in-place scatter."},
+     "scatter(x, dim, index, src or value[, {src=, value=}]) -> Tensor: a copy of x with x[index[i][j]][j] = src[i][j] for dim 1."},
+    {"scatter_", scatter_inplace, METHOD, "scatter_(x, dim, index, src or value[, {src=, value=}]) -> x: in-place scatter."},
     {"scatter_add", scatter_add_fn, METHOD | TORCH, "scatter_add(x, dim, index, src) -> Tensor: like scatter, adding."},
     {"scatter_add_", scatter_add_inplace, METHOD, "scatter_add_(x, dim, index, src) -> x: in-place scatter_add."},
     {"index_add", index_add_fn, METHOD | TORCH,
@@ -547,16 +547,16 @@ const Binding kIndexBindings[] = {
     {"index_fill", index_fill_fn, METHOD | TORCH, "index_fill(x, dim, index, value) -> Tensor: slices at index set to value."},
     {"index_fill_", index_fill_inplace, METHOD, "index_fill_(x, dim, index, value) -> x: in-place index_fill."},
     {"index_put", index_put_fn, METHOD | TORCH,
-     "index_put(x, {idx1, ...}, values[, accumulate]) -> Tensor: a copy of x with x[idx1, ...] = values."},
-    {"index_put_", index_put_inplace, METHOD, "index_put_(x, {idx1, ...}, values[, accumulate]) -> x: in-place index_put."},
+     "index_put(x, {idx1, ...}, values[, accumulate][, {accumulate=}]) -> Tensor: a copy of x with x[idx1, ...] = values."},
+    {"index_put_", index_put_inplace, METHOD, "index_put_(x, {idx1, ...}, values[, accumulate][, {accumulate=}]) -> x: in-place index_put."},
     {"masked_fill", masked_fill_fn, METHOD | TORCH, "masked_fill(x, mask, value) -> Tensor: value where the bool mask is true."},
     {"masked_fill_", masked_fill_inplace, METHOD, "masked_fill_(x, mask, value) -> x: in-place masked_fill."},
     {"masked_select", masked_select_fn, METHOD | TORCH, "masked_select(x, mask) -> Tensor: the elements where mask is true, 1-D."},
     {"nonzero", nonzero_fn, METHOD | TORCH | NUMPY,
      "nonzero(x[, {as_tuple=true}]) -> Tensor (n, ndim) of 1-based positions, or a table of one tensor per dim."},
     {"argwhere", argwhere_fn, METHOD | TORCH | NUMPY, "argwhere(x) -> Tensor: (n, ndim) 1-based positions of nonzero elements."},
-    {"count_nonzero", count_nonzero_fn, METHOD | TORCH | NUMPY, "count_nonzero(x) -> number of nonzero elements."},
-    {"take", take_fn, METHOD | TORCH | NUMPY, "take(x, index[, {axis=}]) -> Tensor: x flattened at the 1-based indices."},
+    {"count_nonzero", count_nonzero_fn, METHOD | TORCH | NUMPY, "count_nonzero(x[, {dim=, axis=}]) -> number of nonzero elements (not along dims)."},
+    {"take", take_fn, METHOD | TORCH | NUMPY, "take(x, index[, axis][, {axis=}]) -> Tensor: x flattened at the 1-based indices."},
 };
 
 }  // namespace

@@ -104,7 +104,7 @@ std::vector<io::NamedTensor> savez_members(lua_State* L, Args& a, const char* op
     out.emplace_back("arr_" + std::to_string(i - 2), array_at(L, i, op, "argument " + std::to_string(i)));
   }
   const size_t positional = out.size();
-  if (int kw = a.kw_index()) {
+  if (int kw = a.kw_table()) {
     lua_pushnil(L);
     while (lua_next(L, kw)) {
       if (lua_type(L, -2) != LUA_TSTRING) {
@@ -147,8 +147,7 @@ std::vector<std::string> kw_strings(lua_State* L, Args& a, const char* name, con
                                     bool& is_false) {
   std::vector<std::string> out;
   present = is_false = false;
-  if (!a.kw_index()) return out;
-  int t = lua_getfield(L, a.kw_index(), name);
+  int t = a.push_kw(name);
   if (t == LUA_TNIL) {
     lua_pop(L, 1);
     return out;
@@ -205,8 +204,8 @@ int loadtxt_fn(lua_State* L, Args& a) {
     o.ndmin = int(*v);
   }
   if (auto dt = a.kw_dtype("dtype")) o.dtype = *dt;
-  if (a.kw_index()) {
-    int t = lua_getfield(L, a.kw_index(), "usecols");
+  {
+    int t = a.push_kw("usecols");
     std::vector<int64_t> cols;
     bool ok = true;
     if (t == LUA_TNUMBER) {
@@ -327,6 +326,7 @@ int torch_save_fn(lua_State* L, Args& a) {
   const char* op = "torch.save";
   std::string path = path_arg(a, op, 2);
   io::Checkpoint ck;
+  a.consumed(1);
   if (Tensor* t = to_tensor(L, 1)) {
     ck.single = true;
     ck.entries.emplace_back(io::KeyPath{}, *t);

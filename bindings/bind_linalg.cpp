@@ -31,8 +31,8 @@ int ret(lua_State* L, Tensor t) {
 
 // With {out=}, the result is the out tensor itself (the same Lua object, as in PyTorch).
 int ret_out(lua_State* L, const Args& a, Tensor t) {
-  if (a.kw_index() && a.out()) {
-    lua_getfield(L, a.kw_index(), "out");
+  if (a.out()) {
+    a.push_kw("out");
     return 1;
   }
   return ret(L, std::move(t));
@@ -73,7 +73,7 @@ int addmm_fn(lua_State* L, Args& a) {
 int addmm_inplace(lua_State* L, Args& a) {
   Tensor& x = a.tensor(1);
   ag::addmm_(x, a.tensor(2), a.tensor(3), kw_or_one(a, "beta"), kw_or_one(a, "alpha"));
-  lua_settop(L, 1);
+  lua_pushvalue(L, 1);
   return 1;
 }
 
@@ -120,15 +120,15 @@ std::vector<int> parse_dims(lua_State* L, const Args& a, int idx, int ndim) {
 // or the same as keywords {ord=, axis= / dim=, keepdims= / keepdim=}.
 int norm_fn(lua_State* L, Args& a) {
   Tensor x = operand(a, 1);
-  // The keyword table (if any) is at a.kw_index(); positional values at 2, 3, 4.
+  // Positional values at 2, 3, 4, else the keywords.
   auto field = [&](int pos, std::initializer_list<const char*> names) -> int {
     if (a.has(pos)) {
       lua_pushvalue(L, pos);
       return lua_gettop(L);
     }
     for (const char* n : names) {
-      if (a.kw_index() && lua_getfield(L, a.kw_index(), n) != LUA_TNIL) return lua_gettop(L);
-      if (a.kw_index()) lua_pop(L, 1);
+      if (a.push_kw(n) != LUA_TNIL) return lua_gettop(L);
+      lua_pop(L, 1);
     }
     lua_pushnil(L);
     return lua_gettop(L);
@@ -160,13 +160,13 @@ const Binding kLinalgBindings[] = {
     {"matmul", matmul_fn, METHOD | TORCH | NUMPY,
      "matmul(a, b[, {out=}]) -> Tensor: matrix product with torch.matmul / np.matmul rules (1-D "
      "operands are vectors, batch dims broadcast)."},
-    {"linalg.matmul", matmul_fn, TORCH, "linalg.matmul(a, b) -> Tensor: alias of matmul."},
+    {"linalg.matmul", matmul_fn, TORCH, "linalg.matmul(a, b[, {out=}]) -> Tensor: alias of matmul."},
     {"dot", dot_fn, METHOD | TORCH | NUMPY,
      "dot(a, b[, {out=}]) -> Tensor: np.dot: inner product of 1-D tensors, matrix product of 2-D, "
      "sum over the last dim of a and the second-to-last of b for N-D."},
     {"outer", outer_fn, METHOD | TORCH | NUMPY,
      "outer(a, b[, {out=}]) -> Tensor: outer product (n) x (m) -> (n,m) (np.outer flattens its inputs)."},
-    {"ger", outer_fn, METHOD | TORCH, "ger(a, b) -> Tensor: alias of outer."},
+    {"ger", outer_fn, METHOD | TORCH, "ger(a, b[, {out=}]) -> Tensor: alias of outer."},
     {"addmm", addmm_fn, METHOD | TORCH,
      "addmm(bias, a, b[, {beta=1, alpha=1, out=}]) -> Tensor: beta * bias + alpha * (a @ b)."},
     {"addmm_", addmm_inplace, METHOD,
@@ -179,8 +179,8 @@ const Binding kLinalgBindings[] = {
     {"linalg.det", det_fn, TORCH | NUMPY, "linalg.det(A) -> Tensor: determinant of each square matrix."},
     {"det", det_method, METHOD | TORCH, "det(A) -> Tensor: alias of linalg.det."},
     {"linalg.norm", norm_fn, TORCH | NUMPY,
-     "linalg.norm(x[, ord][, dim][, keepdim]) -> Tensor: vector or matrix norm (ord: number, math.huge, "
-     "'fro', 'nuc'; keywords ord=, dim=/axis=, keepdim=/keepdims=)."},
+     "linalg.norm(x[, ord][, dim][, keepdim][, {ord=, p=, dim=, axis=, keepdim=, keepdims=}]) -> Tensor: "
+     "vector or matrix norm (ord: number, math.huge, 'fro', 'nuc')."},
 };
 
 }  // namespace

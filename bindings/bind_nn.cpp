@@ -52,10 +52,10 @@ bool pair_arg(Args& a, int i, const char* name, int64_t out[2]) {
   int idx = 0;
   if (i > 0 && a.has(i)) {
     idx = i;
-  } else if (a.has_kw(name)) {
-    lua_getfield(L, a.kw_index(), name);
+  } else if (a.push_kw(name) != LUA_TNIL) {
     idx = lua_gettop(L);
   } else {
+    lua_pop(L, 1);
     return false;
   }
   bool pushed = idx == lua_gettop(L) && idx != i;
@@ -103,19 +103,19 @@ int max_pool2d_fn(lua_State* L, Args& a) {
 }
 
 const Binding kNNBindings[] = {
-    {"linear", linear_fn, TORCH, "linear(x, weight[, bias]) -> Tensor: x @ weight^T + bias (one addmm)."},
-    {"softmax", softmax_fn<false>, METHOD | TORCH, "softmax(x, dim) -> Tensor: exp(x) / sum(exp(x)) along dim."},
-    {"log_softmax", softmax_fn<true>, METHOD | TORCH, "log_softmax(x, dim) -> Tensor: x - logsumexp(x) along dim."},
+    {"linear", linear_fn, TORCH, "linear(x, weight[, bias][, {bias=}]) -> Tensor: x @ weight^T + bias (one addmm)."},
+    {"softmax", softmax_fn<false>, METHOD | TORCH, "softmax(x, dim[, {dim=, dtype=}]) -> Tensor: exp(x) / sum(exp(x)) along dim."},
+    {"log_softmax", softmax_fn<true>, METHOD | TORCH, "log_softmax(x, dim[, {dim=, dtype=}]) -> Tensor: x - logsumexp(x) along dim."},
     {"cross_entropy", cross_entropy_fn, TORCH,
      "cross_entropy(logits, target[, {weight=, reduction=, ignore_index=, label_smoothing=}]) -> Tensor: "
      "log-softmax and NLL in one pass; target holds 1-based classes or class probabilities."},
     {"nll_loss", nll_loss_fn, TORCH,
      "nll_loss(logp, target[, {weight=, reduction=, ignore_index=}]) -> Tensor: -logp at the 1-based target classes."},
     {"conv2d", conv2d_fn, TORCH,
-     "conv2d(x, weight[, bias][, {stride=, padding=, dilation=, groups=}]) -> Tensor: 2-D convolution "
+     "conv2d(x, weight[, bias][, stride, padding, dilation, groups][, {bias=, stride=, padding=, dilation=, groups=}]) -> Tensor: 2-D convolution "
      "(cross-correlation) of (N, C, H, W) input."},
     {"max_pool2d", max_pool2d_fn, TORCH,
-     "max_pool2d(x, kernel_size[, {stride=, padding=, dilation=}]) -> Tensor: the maximum of each window."},
+     "max_pool2d(x, kernel_size[, stride, padding, dilation][, {kernel_size=, stride=, padding=, dilation=}]) -> Tensor: the maximum of each window."},
 };
 
 }  // namespace

@@ -23,7 +23,7 @@ double learning_rate(const Args& a, const char* opt) {
 }
 
 int ret_param(lua_State* L) {
-  lua_settop(L, 1);
+  lua_pushvalue(L, 1);
   return 1;
 }
 

@@ -21,8 +21,7 @@ ops::DimList dimlist(const std::vector<int>& v) { return ops::DimList(v.begin(),
 
 // The Lua type of keyword `name` (LUA_TNIL when absent).
 int kw_type(Args& a, const char* name) {
-  if (!a.kw_index()) return LUA_TNIL;
-  int t = lua_getfield(a.L, a.kw_index(), name);
+  int t = a.push_kw(name);
   lua_pop(a.L, 1);
   return t;
 }
@@ -62,7 +61,7 @@ int push_result(lua_State* L, Args& a, const Tensor& r) {
                r.sizes().str());
     ops::check_can_cast(a.op, r.dtype(), o->dtype());
     ops::copy_(*o, r);
-    lua_getfield(L, a.kw_index(), "out");
+    a.push_kw("out");
     return 1;
   }
   push_tensor(L, r);
@@ -164,10 +163,16 @@ int var_fn(lua_State* L, Args& a) {
     if (a.lua_type_at(4) == LUA_TBOOLEAN) keep = a.boolean(4);
   }
   double correction = a.style == Style::Numpy ? 0.0 : 1.0;
+  auto kw_unbiased = a.kw_bool("unbiased");
+  auto kw_correction = a.kw_number("correction");
+  auto kw_ddof = a.kw_number("ddof");
+  if (int(unbiased.has_value()) + int(kw_unbiased.has_value()) + int(kw_correction.has_value()) +
+          int(kw_ddof.has_value()) > 1)
+    a.error("give only one of unbiased, correction and ddof");
   if (unbiased) correction = *unbiased ? 1.0 : 0.0;
-  if (auto u = a.kw_bool("unbiased")) correction = *u ? 1.0 : 0.0;
-  if (auto c = a.kw_number("correction")) correction = *c;
-  if (auto d = a.kw_number("ddof")) correction = *d;
+  if (kw_unbiased) correction = *kw_unbiased ? 1.0 : 0.0;
+  if (kw_correction) correction = *kw_correction;
+  if (kw_ddof) correction = *kw_ddof;
   if (auto dt = dtype_kw(a)) x = x.to(*dt);
   else if (a.style == Style::Numpy && !is_floating(x.dtype())) x = x.to(DType::Float64);
   return push_result(L, a, Sqrt ? ag::std(x, dimlist(dims), correction, keep)
@@ -197,8 +202,7 @@ int norm_fn(lua_State* L, Args& a) {
   double p = 2;
   if (a.has(2)) {
     p = norm_p(a, 2);
-  } else if (kw_type(a, "p") != LUA_TNIL) {
-    lua_getfield(L, a.kw_index(), "p");
+  } else if (a.push_kw("p") != LUA_TNIL) {
     double v = 0;
     try {
       v = norm_p(a, lua_gettop(L));
@@ -292,50 +296,50 @@ constexpr unsigned ALL = METHOD | TORCH | NUMPY;
 
 const Binding kReduceBindings[] = {
     {"sum", sum_fn, ALL,
-     "sum(x[, dim][, keepdim][, {dim=|axis=, keepdim=, dtype=}]) -> Tensor: sum over dims (a number or a table; "
+     "sum(x[, dim][, keepdim][, {dim=, axis=, keepdim=, keepdims=, dtype=, out=}]) -> Tensor: sum over dims (a number or a table; "
      "all by default). bool and integer tensors give int64."},
-    {"prod", prod_fn, ALL, "prod(x[, dim][, keepdim][, {dtype=}]) -> Tensor: product over dims (all by default)."},
+    {"prod", prod_fn, ALL, "prod(x[, dim][, keepdim][, {dim=, axis=, keepdim=, keepdims=, dtype=, out=}]) -> Tensor: product over dims (all by default)."},
     {"mean", mean_fn, ALL,
-     "mean(x[, dim][, keepdim][, {dtype=}]) -> Tensor: mean over dims; x must be floating point "
+     "mean(x[, dim][, keepdim][, {dim=, axis=, keepdim=, keepdims=, dtype=, out=}]) -> Tensor: mean over dims; x must be floating point "
      "(np.mean of integers gives float64)."},
     {"max", max_fn<true>, ALL,
-     "max(x) -> 0-dim Tensor; max(x, dim[, keepdim]) -> values, indices (1-based); max(x, {axis=}) and "
+     "max(x[, dim][, keepdim][, {dim=, axis=, keepdim=, keepdims=, out=}]): max(x) -> 0-dim Tensor; max(x, dim[, keepdim]) -> values, indices (1-based); max(x, {axis=}) and "
      "np.max(x, {axis=}) -> values; max(a, b) with a tensor b -> elementwise maximum."},
     {"min", max_fn<false>, ALL,
-     "min(x) -> 0-dim Tensor; min(x, dim[, keepdim]) -> values, indices (1-based); min(x, {axis=}) and "
+     "min(x[, dim][, keepdim][, {dim=, axis=, keepdim=, keepdims=, out=}]): min(x) -> 0-dim Tensor; min(x, dim[, keepdim]) -> values, indices (1-based); min(x, {axis=}) and "
      "np.min(x, {axis=}) -> values; min(a, b) with a tensor b -> elementwise minimum."},
-    {"amax", amax_fn<true>, ALL, "amax(x[, dims][, keepdim]) -> Tensor: largest value over dims (NaN propagates)."},
-    {"amin", amax_fn<false>, ALL, "amin(x[, dims][, keepdim]) -> Tensor: smallest value over dims (NaN propagates)."},
+    {"amax", amax_fn<true>, ALL, "amax(x[, dims][, keepdim][, {dim=, axis=, keepdim=, keepdims=, out=}]) -> Tensor: largest value over dims (NaN propagates)."},
+    {"amin", amax_fn<false>, ALL, "amin(x[, dims][, keepdim][, {dim=, axis=, keepdim=, keepdims=, out=}]) -> Tensor: smallest value over dims (NaN propagates)."},
     {"argmax", argmax_fn<true>, ALL,
-     "argmax(x[, dim][, keepdim]) -> int64 Tensor: 1-based position of the largest value (in the flattened "
+     "argmax(x[, dim][, keepdim][, {dim=, axis=, keepdim=, keepdims=, out=}]) -> int64 Tensor: 1-based position of the largest value (in the flattened "
      "tensor without a dim)."},
     {"argmin", argmax_fn<false>, ALL,
-     "argmin(x[, dim][, keepdim]) -> int64 Tensor: 1-based position of the smallest value (in the flattened "
+     "argmin(x[, dim][, keepdim][, {dim=, axis=, keepdim=, keepdims=, out=}]) -> int64 Tensor: 1-based position of the smallest value (in the flattened "
      "tensor without a dim)."},
     {"std", var_fn<true>, ALL,
-     "std(x[, dim][, unbiased][, keepdim][, {correction=, ddof=}]) -> Tensor: standard deviation; correction "
+     "std(x[, dim][, unbiased][, keepdim][, {dim=, axis=, keepdim=, keepdims=, unbiased=, correction=, ddof=, dtype=, out=}]) -> Tensor: standard deviation; correction "
      "1 by default (torch), ddof 0 for np.std."},
     {"var", var_fn<false>, ALL,
-     "var(x[, dim][, unbiased][, keepdim][, {correction=, ddof=}]) -> Tensor: variance; correction 1 by "
+     "var(x[, dim][, unbiased][, keepdim][, {dim=, axis=, keepdim=, keepdims=, unbiased=, correction=, ddof=, dtype=, out=}]) -> Tensor: variance; correction 1 by "
      "default (torch), ddof 0 for np.var."},
     {"norm", norm_fn, METHOD | TORCH,
-     "norm(x[, p][, dim][, keepdim]) -> Tensor: vector p-norm (p = 2 by default; 1, math.huge, -math.huge, 0, "
+     "norm(x[, p][, dim][, keepdim][, {p=, dim=, axis=, keepdim=, keepdims=, dtype=, out=}]) -> Tensor: vector p-norm (p = 2 by default; 1, math.huge, -math.huge, 0, "
      "'fro', any number)."},
-    {"all", all_fn<true>, ALL, "all(x[, dim][, keepdim]) -> bool Tensor: whether every element is non-zero."},
-    {"any", all_fn<false>, ALL, "any(x[, dim][, keepdim]) -> bool Tensor: whether any element is non-zero."},
+    {"all", all_fn<true>, ALL, "all(x[, dim][, keepdim][, {dim=, axis=, keepdim=, keepdims=, out=}]) -> bool Tensor: whether every element is non-zero."},
+    {"any", all_fn<false>, ALL, "any(x[, dim][, keepdim][, {dim=, axis=, keepdim=, keepdims=, out=}]) -> bool Tensor: whether any element is non-zero."},
     {"logsumexp", logsumexp_fn, METHOD | TORCH,
-     "logsumexp(x[, dim][, keepdim]) -> Tensor: log(sum(exp(x))) over dims, computed stably."},
+     "logsumexp(x[, dim][, keepdim][, {dim=, axis=, keepdim=, keepdims=, out=}]) -> Tensor: log(sum(exp(x))) over dims, computed stably."},
     {"cumsum", scan_fn<false>, ALL,
-     "cumsum(x, dim[, {dtype=}]) -> Tensor: running sum along dim (np.cumsum without an axis flattens)."},
+     "cumsum(x, dim[, {dim=, axis=, dtype=, out=}]) -> Tensor: running sum along dim (np.cumsum without an axis flattens)."},
     {"cumprod", scan_fn<true>, ALL,
-     "cumprod(x, dim[, {dtype=}]) -> Tensor: running product along dim (np.cumprod without an axis flattens)."},
+     "cumprod(x, dim[, {dim=, axis=, dtype=, out=}]) -> Tensor: running product along dim (np.cumprod without an axis flattens)."},
     {"sort", sort_fn, ALL,
-     "sort(x[, dim][, descending]) -> values, indices (1-based; stable; the last dim by default). "
+     "sort(x[, dim][, descending][, {dim=, axis=, descending=, out=}]) -> values, indices (1-based; stable; the last dim by default). "
      "np.sort -> values."},
     {"argsort", argsort_fn, ALL,
-     "argsort(x[, dim][, descending]) -> int64 Tensor: 1-based indices that sort x along dim (stable)."},
+     "argsort(x[, dim][, descending][, {dim=, axis=, descending=, out=}]) -> int64 Tensor: 1-based indices that sort x along dim (stable)."},
     {"topk", topk_fn, METHOD | TORCH,
-     "topk(x, k[, dim][, largest][, sorted]) -> values, indices: the k largest (or smallest) along dim "
+     "topk(x, k[, dim][, largest][, sorted][, {k=, dim=, axis=, largest=, sorted=}]) -> values, indices: the k largest (or smallest) along dim "
      "(the last by default), sorted, with 1-based indices."},
 };
 

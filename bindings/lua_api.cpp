@@ -3,9 +3,13 @@
 #include "lua_api.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <mutex>
+#include <sstream>
+#include <unordered_map>
 
 #include "../tensor/allocator.hpp"
 
@@ -234,10 +238,14 @@ Tensor tensor_from_lua(lua_State* L, int idx, std::optional<DType> dtype, DType 
 // ---------------------------------------------------------------------------------------
 // Args
 
-Args::Args(lua_State* L_, const char* op_, Style style_) : L(L_), op(op_), style(style_) {
+Args::Args(lua_State* L_, const char* op_, Style style_, const KeywordSpec* spec)
+    : L(L_), op(op_), style(style_), spec_(spec) {
   int n = lua_gettop(L);
   while (n > 0 && lua_isnil(L, n)) --n;  // trailing nils are absent arguments, as in Lua APIs
-  if (n >= 1 && lua_type(L, n) == LUA_TTABLE && !lua_getmetatable(L, n)) {
+  // A binding that takes no keywords sees a trailing table as a positional argument
+  // (torch.is_tensor{lr = 1} is false, not an unknown keyword).
+  const bool takes_keywords = !spec_ || spec_->open || !spec_->names.empty();
+  if (takes_keywords && n >= 1 && lua_type(L, n) == LUA_TTABLE && !lua_getmetatable(L, n)) {
     bool kw = lua_rawgeti(L, n, 1) == LUA_TNIL;
     lua_pop(L, 1);
     if (kw) {
@@ -248,17 +256,27 @@ Args::Args(lua_State* L_, const char* op_, Style style_) : L(L_), op(op_), style
         --n;
       }
     }
-  } else if (n >= 1 && lua_type(L, n) == LUA_TTABLE) {
+  } else if (takes_keywords && n >= 1 && lua_type(L, n) == LUA_TTABLE) {
     lua_pop(L, 1);  // the metatable pushed by lua_getmetatable
   }
   npos_ = n;
+  if (kw_ && spec_ && !spec_->open) check_keyword_names();
 }
 
 void Args::error(const std::string& msg) const { TIDE_FAIL(op, ": ", msg); }
 
-bool Args::has(int i) const { return i >= 1 && i <= npos_ && !lua_isnil(L, i); }
-int Args::lua_type_at(int i) const { return i >= 1 && i <= npos_ ? lua_type(L, i) : LUA_TNONE; }
-bool Args::is_tensor(int i) const { return i >= 1 && i <= npos_ && tensor_slot(L, i); }
+bool Args::has(int i) const {
+  touch(i);
+  return i >= 1 && i <= npos_ && !lua_isnil(L, i);
+}
+int Args::lua_type_at(int i) const {
+  touch(i);
+  return i >= 1 && i <= npos_ ? lua_type(L, i) : LUA_TNONE;
+}
+bool Args::is_tensor(int i) const {
+  touch(i);
+  return i >= 1 && i <= npos_ && tensor_slot(L, i);
+}
 bool Args::is_number(int i) const { return lua_type_at(i) == LUA_TNUMBER; }
 bool Args::is_table(int i) const { return lua_type_at(i) == LUA_TTABLE; }
 bool Args::is_string(int i) const { return lua_type_at(i) == LUA_TSTRING; }
@@ -269,12 +287,14 @@ static const char* describe(lua_State* L, int idx) {
 }
 
 Tensor& Args::tensor(int i) const {
+  touch(i);
   Tensor* t = i <= npos_ ? to_tensor(L, i) : nullptr;
   if (!t) TIDE_FAIL(op, ": expected a tensor as argument ", i, ", got ", i <= npos_ ? describe(L, i) : "nothing");
   return *t;
 }
 
 Tensor Args::tensor_like(int i) const {
+  touch(i);
   if (Tensor* t = i <= npos_ ? to_tensor(L, i) : nullptr) return *t;
   int ty = lua_type_at(i);
   if (ty == LUA_TNUMBER || ty == LUA_TBOOLEAN) {
@@ -299,6 +319,7 @@ Scalar Args::scalar(int i) const {
 }
 
 TensorOrScalar Args::tensor_or_scalar(int i) const {
+  touch(i);
   if (Tensor* t = i <= npos_ ? to_tensor(L, i) : nullptr) return TensorOrScalar(*t);
   int ty = lua_type_at(i);
   if (ty == LUA_TNUMBER || ty == LUA_TBOOLEAN) return TensorOrScalar(scalar(i));
@@ -318,6 +339,7 @@ static bool integral_value(lua_State* L, int idx, int64_t& out) {
 }
 
 int64_t Args::integer(int i) const {
+  touch(i);
   int64_t v;
   if (i <= npos_ && integral_value(L, i, v)) return v;
   if (is_number(i)) TIDE_FAIL(op, ": expected an integer as argument ", i, ", got ", lua_tonumber(L, i));
@@ -351,6 +373,7 @@ static DType parse_dtype_or_fail(const char* op, const std::string& s) {
 DType Args::dtype(int i) const { return parse_dtype_or_fail(op, string(i)); }
 
 Dims Args::shape_from(int i, bool allow_infer) const {
+  touch_from(i);
   Dims shape;
   auto add = [&](int idx, int pos) {
     int64_t v;
@@ -383,6 +406,8 @@ Dims Args::shape_from(int i, bool allow_infer) const {
 }
 
 std::vector<int64_t> Args::int_list_from(int i) const {
+  if (is_table(i)) touch(i);
+  else touch_from(i);
   std::vector<int64_t> out;
   if (is_table(i)) {
     int n = int(lua_rawlen(L, i));
@@ -411,23 +436,149 @@ int Args::dim_value(int64_t d, int ndim) const {
 
 int Args::dim(int i, int ndim) const { return dim_value(integer(i), ndim); }
 
-// Pushes kw[name] and returns its type (LUA_TNIL when there is no keyword table).
-static int push_kw(lua_State* L, int kw, const char* name) {
-  if (!kw) {
+// Pushes kw[name] and returns its type (LUA_TNIL when there is no keyword table), noting
+// that the binding read it.
+int Args::push_kw(const char* name) const {
+  if (!kw_) {
     lua_pushnil(L);
     return LUA_TNIL;
   }
-  return lua_getfield(L, kw, name);
+  mark_kw(name);
+  return lua_getfield(L, kw_, name);
+}
+
+int KeywordSpec::find(std::string_view name) const {
+  for (size_t i = 0; i < names.size(); ++i)
+    if (names[i] == name) return int(i);
+  return -1;
+}
+
+KeywordSpec parse_keyword_spec(const char* doc) {
+  KeywordSpec spec;
+  std::string_view d = doc ? doc : "";
+  int depth = 0;
+  size_t group_start = 0;
+  for (size_t i = 0; i < d.size(); ++i) {
+    char c = d[i];
+    if (c == '{') {
+      if (depth++ == 0) group_start = i;
+    } else if (c == '}' && depth > 0) {
+      if (--depth == 0 && d.substr(group_start, i - group_start).find("...") != std::string_view::npos)
+        spec.open = true;
+    } else if (c == '=' && depth > 0 && i > 0 && (std::isalnum((unsigned char)d[i - 1]) || d[i - 1] == '_')) {
+      size_t b = i;
+      while (b > 0 && (std::isalnum((unsigned char)d[b - 1]) || d[b - 1] == '_')) --b;
+      std::string name(d.substr(b, i - b));
+      if (spec.find(name) < 0) spec.names.push_back(name);
+    }
+  }
+  TIDE_ASSERT(spec.names.size() <= 64);  // kw_read_ is a 64-bit mask
+  return spec;
+}
+
+// A keyword name as messages quote it: at most 40 characters of it.
+static std::string quoted_key(lua_State* L, int idx) {
+  if (lua_type(L, idx) != LUA_TSTRING) return std::string("a ") + lua_typename(L, lua_type(L, idx)) + " key";
+  size_t n;
+  const char* s = lua_tolstring(L, idx, &n);
+  return "'" + std::string(s, std::min<size_t>(n, 40)) + (n > 40 ? "...'" : "'");
+}
+
+// Levenshtein distance, for "did you mean" suggestions.
+static size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// Every key of the keyword table must be one the binding takes.
+void Args::check_keyword_names() {
+  lua_pushnil(L);
+  while (lua_next(L, kw_)) {
+    lua_pop(L, 1);
+    size_t n = 0;
+    const char* key = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &n) : nullptr;
+    int k = key ? spec_->find(std::string_view(key, n)) : -1;
+    if (k >= 0) {
+      kw_given_ |= uint64_t(1) << k;
+      continue;
+    }
+    std::string msg = std::string(op) + ": unknown keyword " + quoted_key(L, -1);
+    lua_pop(L, 1);
+    std::string_view best;
+    size_t best_d = SIZE_MAX;
+    for (const std::string& name : spec_->names) {
+      size_t dist = edit_distance(key ? std::string_view(key, n) : "", name);
+      if (dist < best_d) best_d = dist, best = name;
+    }
+    std::string valid;
+    for (const std::string& name : spec_->names) valid += (valid.empty() ? "" : ", ") + name;
+    if (key && best_d <= std::max<size_t>(2, best.size() / 3))
+      TIDE_FAIL(msg, " (did you mean '", best, "'? valid: ", valid, ")");
+    TIDE_FAIL(msg, " (valid: ", valid, ")");
+  }
+}
+
+void Args::mark_kw(const char* name) const {
+  if (!spec_ || spec_->open) return;
+  int k = spec_->find(name);
+  // A binding reading a keyword its doc does not declare is a bug in tide: the entry check
+  // would reject that keyword from scripts.
+  if (k < 0) TIDE_FAIL(op, ": internal error (a bug in tide): reads keyword '", name, "', which its doc does not list");
+  kw_read_ |= uint64_t(1) << k;
+}
+
+// A value for messages about an unexpected argument.
+static std::string describe_value(lua_State* L, int idx) {
+  switch (lua_type(L, idx)) {
+    case LUA_TNUMBER: {
+      std::ostringstream os;
+      if (lua_isinteger(L, idx)) os << lua_tointeger(L, idx);
+      else os << lua_tonumber(L, idx);
+      return "the number " + os.str();
+    }
+    case LUA_TBOOLEAN: return lua_toboolean(L, idx) ? "true" : "false";
+    case LUA_TSTRING: return "the string " + quoted_key(L, idx);
+    default: return std::string("a ") + (tensor_slot(L, idx) ? "tensor" : lua_typename(L, lua_type(L, idx)));
+  }
+}
+
+void Args::finish(const char* doc) const {
+  for (int i = 1; i <= npos_; ++i) {
+    if ((i < 64 && (seen_ >> i & 1)) || lua_isnil(L, i)) continue;
+    std::string usage;
+    if (doc) {
+      std::string_view d = doc;
+      usage = "; usage: " + std::string(d.substr(0, std::min(d.find(" -> "), d.find(": "))));
+    }
+    bool kw_like = lua_type(L, i) == LUA_TTABLE && !lua_getmetatable(L, i) && lua_rawlen(L, i) == 0;
+    if (kw_like && i == npos_) TIDE_FAIL(op, ": unexpected argument ", i, " (a keyword table: ", op, " takes no keyword arguments)", usage);
+    TIDE_FAIL(op, ": unexpected argument ", i, " (", describe_value(L, i), ")", usage);
+  }
+  // Keywords given (recorded on entry) but never read; the stack is not read again here.
+  if (uint64_t unread = kw_given_ & ~kw_read_) {
+    const std::string& key = spec_->names[size_t(__builtin_ctzll(unread))];
+    TIDE_FAIL(op, ": keyword '", key, "' is not used with these arguments (given twice, or not valid together with them)");
+  }
 }
 
 bool Args::has_kw(const char* name) const {
-  int t = push_kw(L, kw_, name);
+  int t = push_kw(name);
   lua_pop(L, 1);
   return t != LUA_TNIL;
 }
 
 std::optional<int64_t> Args::kw_integer(const char* name) const {
-  int t = push_kw(L, kw_, name);
+  int t = push_kw(name);
   int64_t v = 0;
   bool ok = integral_value(L, -1, v);
   lua_pop(L, 1);
@@ -437,7 +588,7 @@ std::optional<int64_t> Args::kw_integer(const char* name) const {
 }
 
 std::optional<double> Args::kw_number(const char* name) const {
-  int t = push_kw(L, kw_, name);
+  int t = push_kw(name);
   double v = lua_tonumber(L, -1);
   lua_pop(L, 1);
   if (t == LUA_TNIL) return std::nullopt;
@@ -446,7 +597,7 @@ std::optional<double> Args::kw_number(const char* name) const {
 }
 
 std::optional<bool> Args::kw_bool(const char* name) const {
-  int t = push_kw(L, kw_, name);
+  int t = push_kw(name);
   bool v = lua_toboolean(L, -1);
   lua_pop(L, 1);
   if (t == LUA_TNIL) return std::nullopt;
@@ -455,7 +606,7 @@ std::optional<bool> Args::kw_bool(const char* name) const {
 }
 
 std::optional<std::string> Args::kw_string(const char* name) const {
-  int t = push_kw(L, kw_, name);
+  int t = push_kw(name);
   std::string v = t == LUA_TSTRING ? lua_tostring(L, -1) : "";
   lua_pop(L, 1);
   if (t == LUA_TNIL) return std::nullopt;
@@ -476,7 +627,7 @@ std::optional<Device> Args::kw_device(const char* name) const {
 }
 
 std::optional<Scalar> Args::kw_scalar(const char* name) const {
-  int t = push_kw(L, kw_, name);
+  int t = push_kw(name);
   std::optional<Scalar> out;
   if (t == LUA_TBOOLEAN) out = Scalar(bool(lua_toboolean(L, -1)));
   else if (t == LUA_TNUMBER) out = lua_isinteger(L, -1) ? Scalar(int64_t(lua_tointeger(L, -1))) : Scalar(lua_tonumber(L, -1));
@@ -486,7 +637,7 @@ std::optional<Scalar> Args::kw_scalar(const char* name) const {
 }
 
 std::optional<TensorOrScalar> Args::kw_tensor_or_scalar(const char* name) const {
-  int t = push_kw(L, kw_, name);
+  int t = push_kw(name);
   std::optional<TensorOrScalar> out;
   if (Tensor* x = t == LUA_TUSERDATA ? to_tensor(L, -1) : nullptr) out = TensorOrScalar(*x);
   lua_pop(L, 1);
@@ -497,7 +648,7 @@ std::optional<TensorOrScalar> Args::kw_tensor_or_scalar(const char* name) const 
 
 Tensor* Args::kw_tensor(const char* name) const {
   if (!kw_) return nullptr;  // no keyword table: the common case of out(), decided without the stack
-  int t = push_kw(L, kw_, name);
+  int t = push_kw(name);
   Tensor* x = t == LUA_TUSERDATA ? to_tensor(L, -1) : nullptr;
   lua_pop(L, 1);  // the userdata stays alive: it is referenced by the keyword table
   TIDE_CHECK(t == LUA_TNIL || x, op, ": keyword '", name, "' must be a tensor, got a ", lua_typename(L, t));
@@ -530,10 +681,13 @@ std::vector<int> Args::dims_at(int idx, int ndim) const {
 }
 
 std::vector<int> Args::dims_arg(int i, int ndim) const {
-  const char* key = has_kw("dim") ? "dim" : has_kw("axis") ? "axis" : nullptr;
+  bool dim_kw = has_kw("dim"), axis_kw = has_kw("axis");
+  TIDE_CHECK(!(dim_kw && axis_kw), op, ": give either dim= or axis=, not both");
+  const char* key = dim_kw ? "dim" : axis_kw ? "axis" : nullptr;
+  if (key && has(i)) TIDE_FAIL(op, ": ", key, " given both as argument ", i, " and as a keyword");
   std::vector<int> dims;
   if (key) {
-    lua_getfield(L, kw_, key);
+    push_kw(key);
     dims = dims_at(lua_gettop(L), ndim);
     lua_pop(L, 1);
   } else if (has(i)) {
@@ -544,9 +698,9 @@ std::vector<int> Args::dims_arg(int i, int ndim) const {
 }
 
 bool Args::keepdim() const {
-  if (auto v = kw_bool("keepdim")) return *v;
-  if (auto v = kw_bool("keepdims")) return *v;
-  return false;
+  auto keepdim = kw_bool("keepdim"), keepdims = kw_bool("keepdims");
+  TIDE_CHECK(!(keepdim && keepdims), op, ": give either keepdim= or keepdims=, not both");
+  return keepdim.value_or(keepdims.value_or(false));
 }
 
 DType Args::default_float() const { return style == Style::Numpy ? DType::Float64 : default_float_dtype(); }
@@ -573,21 +727,36 @@ const Binding* find_binding(std::string_view name) {
   return nullptr;
 }
 
+// The keyword spec of a binding, parsed on first use and kept for the process (module-level
+// bindings are pushed without registration, so this is keyed by the Binding itself).
+static const KeywordSpec* keyword_spec(const Binding& b) {
+  static std::mutex mu;
+  static std::unordered_map<const Binding*, std::unique_ptr<KeywordSpec>> specs;
+  std::lock_guard<std::mutex> lock(mu);
+  auto& slot = specs[&b];
+  if (!slot) slot = std::make_unique<KeywordSpec>(parse_keyword_spec(b.doc));
+  return slot.get();
+}
+
+const KeywordSpec& binding_keywords(const Binding& b) { return *keyword_spec(b); }
+
 // The lua_CFunction behind every binding: C++ exceptions become Lua errors here, after the
 // try block has destroyed every C++ object of the call.
 static int call_binding(lua_State* L) {
   auto* b = static_cast<const Binding*>(lua_touserdata(L, lua_upvalueindex(2)));
+  auto* spec = static_cast<const KeywordSpec*>(lua_touserdata(L, lua_upvalueindex(3)));
   Style style = Style(lua_tointeger(L, lua_upvalueindex(1)));
   int nret = 0;
   bool failed = false;
   try {
-    Args a(L, b->name, style);
+    Args a(L, b->name, style, spec);
     if (style == Style::Numpy) {
       DefaultFloatScope float64(DType::Float64);
       nret = b->fn(L, a);
     } else {
       nret = b->fn(L, a);
     }
+    a.finish(b->doc);
   } catch (const std::exception& e) {
     lua_pushstring(L, e.what());
     failed = true;
@@ -599,10 +768,32 @@ static int call_binding(lua_State* L) {
 void push_binding(lua_State* L, const Binding& b, Style style) {
   lua_pushinteger(L, lua_Integer(style));
   lua_pushlightuserdata(L, const_cast<Binding*>(&b));
-  lua_pushcclosure(L, call_binding, 2);
+  lua_pushlightuserdata(L, const_cast<KeywordSpec*>(keyword_spec(b)));
+  lua_pushcclosure(L, call_binding, 3);
+}
+
+// __unm(x, x) / __bnot(x, x): the binding in upvalue 1 called with the operand alone. No C++
+// object lives in this frame, so an error may unwind through it.
+static int unary_metamethod(lua_State* L) {
+  lua_settop(L, 1);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, 1, 1);
+  return 1;
+}
+
+void push_unary_metamethod(lua_State* L, const Binding& b) {
+  push_binding(L, b, Style::Torch);
+  lua_pushcclosure(L, unary_metamethod, 1);
 }
 
 const Binding* binding_of(lua_State* L, int idx) {
+  if (lua_tocfunction(L, idx) == unary_metamethod) {
+    lua_getupvalue(L, idx, 1);
+    const Binding* b = binding_of(L, -1);
+    lua_pop(L, 1);
+    return b;
+  }
   if (lua_tocfunction(L, idx) != call_binding) return nullptr;
   lua_getupvalue(L, idx, 2);
   auto* b = static_cast<const Binding*>(lua_touserdata(L, -1));

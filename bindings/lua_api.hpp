@@ -46,18 +46,41 @@ void push_scalar(lua_State* L, const Scalar& s);
 // (np: float64 default, `axis`, reductions return values only).
 enum class Style : uint8_t { Torch, Numpy };
 
+// The keywords a binding takes, parsed once from its doc string: every `name=` inside braces
+// ("sum(x[, dim][, keepdim][, {dim=, axis=, keepdim=, dtype=, out=}])"), so that help() shows
+// exactly what the argument reader accepts. A braces group holding "..." (np.savez's
+// `{name = x, ...}`) takes any keyword; the binding then reads the table itself.
+struct KeywordSpec {
+  std::vector<std::string> names;
+  bool open = false;
+  int find(std::string_view name) const;  // the index of name, or -1
+};
+KeywordSpec parse_keyword_spec(const char* doc);
+
 // Arguments of one call: positional arguments 1..count() and an optional trailing keyword
 // table (a table whose [1] is nil and that has at least one key).
+//
+// The reader also checks that the call means what it says. With a KeywordSpec (every call
+// made through the registry), a keyword the binding does not take is an error before the
+// binding runs, suggesting the closest valid name; and after it ran, finish() rejects a
+// keyword that was given but never read and a positional argument beyond the last one the
+// binding looked at. So no argument is ever silently ignored, with no check per op.
 class Args {
  public:
-  Args(lua_State* L, const char* op, Style style);
+  Args(lua_State* L, const char* op, Style style, const KeywordSpec* spec = nullptr);
   lua_State* L;
   const char* op;
   Style style;
 
-  int count() const { return npos_; }
+  // The number of positional arguments; a binding that asks takes responsibility for all.
+  int count() const {
+    seen_ = ~uint64_t(0);
+    return npos_;
+  }
   bool has(int i) const;  // positional i present and not nil
   int lua_type_at(int i) const;
+  // Marks positional i as read, for a binding that reads it from the stack itself.
+  void consumed(int i) const { touch(i); }
   bool is_tensor(int i) const;
   bool is_number(int i) const;
   bool is_table(int i) const;   // a plain table (not a tensor)
@@ -104,12 +127,32 @@ class Args {
   DType default_float() const;
 
   [[noreturn]] void error(const std::string& msg) const;  // throws "<op>: msg"
-  int kw_index() const { return kw_; }
+  // Pushes kw[name] (nil when absent) and returns its Lua type; for bindings that read a
+  // keyword's value themselves (a table of dims, a tensor or a list).
+  int push_kw(const char* name) const;
+  // The keyword table's stack index (0 if none) for a binding whose keywords are data (an
+  // open KeywordSpec: np.savez's named arrays); it reads every key itself.
+  int kw_table() const { return kw_; }
+  // The checks after the binding ran (see the class comment); the registry calls it with
+  // the binding's doc, whose signature the message about an extra argument quotes.
+  void finish(const char* doc) const;
 
  private:
+  void touch(int i) const {
+    if (i >= 0 && i < 64) seen_ |= uint64_t(1) << i;
+  }
+  void touch_from(int i) const {  // i and every later positional (varargs)
+    if (i >= 0 && i < 64) seen_ |= ~uint64_t(0) << i;
+  }
+  void mark_kw(const char* name) const;
+  void check_keyword_names();
+
   int npos_ = 0;
   int kw_ = 0;  // absolute stack index of the keyword table, 0 if none
-  int base_ = 1;
+  const KeywordSpec* spec_ = nullptr;
+  mutable uint64_t seen_ = 0;      // bit i: the binding looked at positional i
+  mutable uint64_t kw_read_ = 0;   // bit i: spec_->names[i] was read
+  uint64_t kw_given_ = 0;          // bit i: spec_->names[i] is in the keyword table
 };
 
 using BindFn = int (*)(lua_State* L, Args& a);
@@ -140,6 +183,11 @@ const Binding* find_binding(std::string_view name);
 // Wraps a binding as a lua_CFunction with the style in upvalue 1 and the Binding* in
 // upvalue 2. Used by the module builders.
 void push_binding(lua_State* L, const Binding& b, Style style);
+// The keywords a binding takes (parsed from its doc once).
+const KeywordSpec& binding_keywords(const Binding& b);
+// Pushes a binding as a unary operator's metamethod: Lua calls __unm and __bnot with the
+// operand twice, and the binding gets it once.
+void push_unary_metamethod(lua_State* L, const Binding& b);
 // The binding behind the function at idx when push_binding made it, else nullptr (help()).
 const Binding* binding_of(lua_State* L, int idx);
 

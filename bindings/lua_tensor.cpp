@@ -95,12 +95,13 @@ int contiguous_fn(lua_State* L, Args& a) {
 int copy_fn(lua_State* L, Args& a) {
   Tensor& dst = a.tensor(1);
   ag::copy_(dst, a.tensor_like(2));
-  lua_settop(L, 1);
+  lua_pushvalue(L, 1);
   return 1;
 }
 
 // x:free() releases this handle's memory now; a later use is an error.
 int free_fn(lua_State* L, Args& a) {
+  a.consumed(1);
   Tensor* t = tensor_slot(L, 1);
   if (!t) a.error("expected a tensor");
   t->reset();
@@ -194,8 +195,15 @@ int is_tensor_fn(lua_State* L, Args& a) {
   return 1;
 }
 
+// np.size(a[, axis]): the element count, or the size of one axis.
 int numel_np_fn(lua_State* L, Args& a) {
-  lua_pushinteger(L, a.tensor_like(1).numel());
+  Tensor x = a.tensor_like(1);
+  std::optional<int64_t> axis = a.has(2) ? std::optional<int64_t>(a.integer(2)) : std::nullopt;
+  if (auto kw = a.kw_integer("axis")) {
+    if (axis) a.error("axis given both as argument 2 and as a keyword");
+    axis = kw;
+  }
+  lua_pushinteger(L, axis ? x.size(a.dim_value(*axis, x.dim())) : x.numel());
   return 1;
 }
 
@@ -239,7 +247,7 @@ const Binding kTensorBindings[] = {
     {"free", free_fn, METHOD, "free() -> nil: releases the tensor's memory now; later use is an error."},
     {"to", to_fn, METHOD, "to(dtype | device | {dtype=, device=, copy=}) -> Tensor."},
     {"type", type_fn, METHOD, "type([dtype]) -> string or Tensor: the dtype name, or a converted tensor."},
-    {"astype", astype_fn, METHOD | NUMPY, "astype(x, dtype) -> Tensor: a converted copy (NumPy)."},
+    {"astype", astype_fn, METHOD | NUMPY, "astype(x, dtype[, {copy=}]) -> Tensor: a converted copy (NumPy; copy=false returns x itself when the dtype matches)."},
     {"float", convert_fn<DType::Float32>, METHOD, "float() -> Tensor: as float32."},
     {"double", convert_fn<DType::Float64>, METHOD, "double() -> Tensor: as float64."},
     {"half", convert_fn<DType::Float16>, METHOD, "half() -> Tensor: as float16."},
@@ -254,12 +262,20 @@ const Binding kTensorBindings[] = {
     {"cuda", cuda_fn, METHOD, "cuda() -> Tensor: the tensor on the first GPU (to(\"cuda:N\") for others)."},
     {"is_tensor", is_tensor_fn, TORCH, "is_tensor(v) -> boolean."},
     {"is_floating_point", is_floating_point_fn, METHOD | TORCH, "is_floating_point(x) -> boolean."},
-    {"size", numel_np_fn, NUMPY, "np.size(x) -> integer: number of elements."},
+    {"size", numel_np_fn, NUMPY, "np.size(x[, axis][, {axis=}]) -> integer: number of elements, or the size of one axis."},
     {"shape", shape_np_fn, NUMPY, "np.shape(x) -> table: the shape."},
     {"asarray", asarray_fn, NUMPY, "asarray(x[, {dtype=}]) -> Tensor: x itself, or a new tensor from a table."},
 };
 
 // -------- metamethods (plain lua_CFunctions guarded like bindings)
+
+// The tensor a metamethod is called on. getmetatable(x) is reachable even in a sandbox, so
+// a script can call any metamethod with anything as self: that is an error, not a crash.
+Tensor& self_tensor(lua_State* L, const char* what) {
+  Tensor* x = to_tensor(L, 1);
+  if (!x) TIDE_FAIL("tensor: ", what, " expects a tensor as self, got a ", luaL_typename(L, 1));
+  return *x;
+}
 
 template <int (*F)(lua_State*, Args&)>
 int guarded(lua_State* L) {
@@ -290,7 +306,7 @@ int index_mm(lua_State* L, Args&) {
     lua_pushvalue(L, 2);
     if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
     lua_pop(L, 1);
-    Tensor* x = to_tensor(L, 1);
+    Tensor* x = &self_tensor(L, "__index");
     const char* k = lua_tostring(L, 2);
     if (!std::strcmp(k, "shape")) return push_shape(L, x->sizes()), 1;
     if (!std::strcmp(k, "ndim")) return lua_pushinteger(L, x->dim()), 1;
@@ -314,13 +330,13 @@ int index_mm(lua_State* L, Args&) {
     }
     TIDE_FAIL("tensor: no method or property named '", k, "'");
   }
-  Tensor* x = to_tensor(L, 1);
+  Tensor* x = &self_tensor(L, "__index");
   Args a(L, "index", Style::Torch);
   return tensor_index_get(L, a, *x, 2);
 }
 
 int newindex_mm(lua_State* L, Args&) {
-  Tensor* x = to_tensor(L, 1);
+  Tensor* x = &self_tensor(L, "__newindex");
   if (lua_type(L, 2) == LUA_TSTRING) {
     const char* k = lua_tostring(L, 2);
     if (!std::strcmp(k, "requires_grad")) {
@@ -347,7 +363,7 @@ int tostring_mm(lua_State* L, Args&) {
     lua_pushliteral(L, "tensor(<freed>)");
     return 1;
   }
-  const Tensor& x = *to_tensor(L, 1);
+  const Tensor& x = self_tensor(L, "__tostring");
   std::string s = format_tensor(x, default_float_dtype());
   // PyTorch's suffix: the node that made the tensor, or that a leaf requires grad.
   if (autograd::requires_grad(x) && !s.empty() && s.back() == ')') {
@@ -359,7 +375,7 @@ int tostring_mm(lua_State* L, Args&) {
 }
 
 int len_mm(lua_State* L, Args&) {
-  Tensor* x = to_tensor(L, 1);
+  Tensor* x = &self_tensor(L, "__len");
   TIDE_CHECK(x->dim() > 0, "len: a 0-dim tensor has no length");
   lua_pushinteger(L, x->size(0));
   return 1;
@@ -412,7 +428,8 @@ void build_tensor_metatable(lua_State* L) {
   lua_setfield(L, mt, "__close");
   lua_pushliteral(L, "Tensor");
   lua_setfield(L, mt, "__name");
-  // Operators are the bindings of the same ops.
+  // Operators are the bindings of the same ops. Lua calls the unary ones (__unm, __bnot)
+  // with the operand twice, so those get it once (unary_metamethod).
   static const struct {
     const char* mm;
     const char* op;
@@ -423,7 +440,8 @@ void build_tensor_metatable(lua_State* L) {
   for (auto& o : ops) {
     const Binding* b = find_binding(o.op);
     TIDE_ASSERT(b != nullptr);
-    push_binding(L, *b, Style::Torch);
+    if (!std::strcmp(o.mm, "__unm") || !std::strcmp(o.mm, "__bnot")) push_unary_metamethod(L, *b);
+    else push_binding(L, *b, Style::Torch);
     lua_setfield(L, mt, o.mm);
   }
   lua_settop(L, methods - 1);

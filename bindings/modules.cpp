@@ -200,6 +200,7 @@ int clock_fn(lua_State* L, Args&) {
 // bar of torch.utils.progress draws only there.
 int isatty_fn(lua_State* L, Args& a) {
   int fd = -1;
+  a.consumed(1);
   if (auto* f = static_cast<luaL_Stream*>(luaL_testudata(L, 1, LUA_FILEHANDLE))) {
     if (f->closef && f->f) fd = fileno(f->f);
   } else {
@@ -213,7 +214,8 @@ int isatty_fn(lua_State* L, Args& a) {
 
 // The registered doc and name of a function made from a binding; nothing for any other
 // value. torch._doc (bindings/lua/torch_doc.lua) looks C functions up through it.
-int binding_doc_fn(lua_State* L, Args&) {
+int binding_doc_fn(lua_State* L, Args& a) {
+  a.consumed(1);
   const Binding* b = binding_of(L, 1);
   if (b == nullptr) return 0;
   lua_pushstring(L, b->doc);
@@ -221,7 +223,21 @@ int binding_doc_fn(lua_State* L, Args&) {
   return 2;
 }
 
+// The number of fixed parameters of a Lua function and whether it also takes varargs
+// (torch._strict reads them; debug.getinfo may be absent in a sandbox).
+int arity_fn(lua_State* L, Args& a) {
+  a.consumed(1);
+  TIDE_CHECK(lua_type(L, 1) == LUA_TFUNCTION, "_arity: expected a function, got a ", luaL_typename(L, 1));
+  lua_Debug ar;
+  lua_pushvalue(L, 1);
+  lua_getinfo(L, ">u", &ar);
+  lua_pushinteger(L, ar.nparams);
+  lua_pushboolean(L, ar.isvararg);
+  return 2;
+}
+
 const Binding kModuleBindings[] = {
+    {"_arity", arity_fn, TORCH, "_arity(f) -> nparams, isvararg: the parameters of a Lua function."},
     {"_binding_doc", binding_doc_fn, TORCH,
      "_binding_doc(f) -> doc, name: the registration of a built-in function (nil for other values); help() reads it."},
     {"utils.clock", clock_fn, TORCH, "utils.clock() -> number: monotonic wall-clock seconds."},

@@ -7,6 +7,93 @@ torch.nan = 0 / 0
 torch.pi = math.pi
 torch.e = math.exp(1)
 
+---------------------------------------------------------------------------------------------
+-- Argument checking for the Lua-written parts (nn, optim, utils), worded as the C++ argument
+-- reader (bindings/lua_api.cpp) words it for the bindings: no argument is silently ignored.
+
+local function edit_distance(a, b)
+  local row = {}
+  for j = 0, #b do row[j] = j end
+  for i = 1, #a do
+    local diag = row[0]
+    row[0] = i
+    for j = 1, #b do
+      local up = row[j]
+      row[j] = math.min(row[j] + 1, row[j - 1] + 1, diag + (a:byte(i) == b:byte(j) and 0 or 1))
+      diag = up
+    end
+  end
+  return row[#b]
+end
+
+local function quoted(v)
+  if type(v) ~= "string" then return "a " .. type(v) .. " key" end
+  return "'" .. (#v > 40 and v:sub(1, 40) .. "..." or v) .. "'"
+end
+
+-- torch._check_keywords(op, kw, valid): every key of the keyword table kw must be one of the
+-- names in the list `valid`; otherwise "<op>: unknown keyword 'x' (did you mean 'y'? valid:
+-- ...)". Returns kw.
+function torch._check_keywords(op, kw, valid)
+  for key in pairs(kw) do
+    local known = false
+    for _, name in ipairs(valid) do
+      if key == name then known = true break end
+    end
+    if not known then
+      local msg = op .. ": unknown keyword " .. quoted(key)
+      if #valid == 0 then error(msg .. " (" .. op .. " takes no keyword arguments)", 0) end
+      local best, best_d = nil, math.huge
+      if type(key) == "string" then
+        for _, name in ipairs(valid) do
+          local d = edit_distance(key, name)
+          if d < best_d then best, best_d = name, d end
+        end
+      end
+      local list = table.concat(valid, ", ")
+      if best and best_d <= math.max(2, #best // 3) then
+        error(string.format("%s (did you mean '%s'? valid: %s)", msg, best, list), 0)
+      end
+      error(msg .. " (valid: " .. list .. ")", 0)
+    end
+  end
+  return kw
+end
+
+-- A value in an error message about an unexpected argument.
+local function describe_argument(v)
+  if torch.is_tensor(v) then return "a tensor" end
+  if type(v) == "number" then return "the number " .. tostring(v) end
+  if type(v) == "string" then return "the string " .. quoted(v) end
+  if type(v) == "table" and getmetatable(v) == nil and v[1] == nil and next(v) ~= nil then
+    return "a keyword table"
+  end
+  return type(v) == "boolean" and tostring(v) or "a " .. type(v)
+end
+
+-- torch._strict(op, fn[, method]): fn, or (when fn has a fixed number of parameters) a
+-- function that first rejects a non-nil argument beyond them, as a Lua function would
+-- otherwise drop it silently (F.relu(x, {inplace = true})). `method`: the first parameter
+-- is self, not counted in the message.
+function torch._strict(op, fn, method)
+  local nparams, vararg = torch._arity(fn)
+  if vararg then return fn end
+  local shift = method and 1 or 0
+  return function(...)
+    local n = select("#", ...)
+    if n > nparams then
+      for i = nparams + 1, n do
+        local v = select(i, ...)
+        if v ~= nil then
+          error(string.format("%s: unexpected argument %d (%s): %s takes %d argument%s and no keywords", op,
+                              i - shift, describe_argument(v), op, nparams - shift, nparams - shift == 1 and "" or "s"), 2)
+        end
+      end
+    end
+    return fn(...)
+  end
+end
+
 -- torch.utils.progress(n_or_table[, {desc=, total=, file=, force=}]): an iterator over 1..n
 -- (or over a table's index, value pairs, as ipairs) that draws a progress bar like tqdm's:
 --   train:  42%|██████████▌              | 210/500 [00:01<00:02, 150.30it/s, loss=0.3]
@@ -124,9 +211,9 @@ local function check_options(opts)
   if type(opts) ~= "table" then
     error("utils.progress: options must be a table {desc=, total=, file=, force=}, got a " .. type(opts), 0)
   end
+  torch._check_keywords("utils.progress", opts, {"desc", "total", "file", "force"})
   for k, v in pairs(opts) do
     local want = OPTIONS[k]
-    if not want then error("utils.progress: unknown option '" .. tostring(k) .. "' (desc, total, file, force)", 0) end
     if want ~= true and type(v) ~= want then
       error(string.format("utils.progress: option '%s' must be a %s, got a %s", k, want, type(v)), 0)
     end

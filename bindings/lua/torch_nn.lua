@@ -51,13 +51,12 @@ function util.args(op, names, nrequired, defaults, ...)
   local kw = n > 0 and select(n, ...) or nil
   if is_kw_table(kw) then n = n - 1 else kw = nil end
   if n > #names then fail(op, "expected at most %d positional arguments, got %d", #names, n) end
-  local out, known = {}, {}
+  local out = {}
   for i, name in ipairs(names) do
-    known[name] = true
     if i <= n then out[name] = (select(i, ...)) end
   end
+  torch._check_keywords(op, kw or {}, names)
   for k, v in pairs(kw or {}) do
-    if not known[k] then fail(op, "unexpected keyword argument %s", describe(k)) end
     if out[k] ~= nil then fail(op, "got two values for argument '%s'", k) end
     out[k] = v
   end
@@ -291,7 +290,7 @@ end
 -- The base init does nothing: the registries are ready before init runs.
 function Module:init() end
 
-function Module:forward()
+function Module:forward(...)
   fail(class_name(self), "forward is not implemented (define function %s:forward(...))", class_name(self))
 end
 
@@ -705,6 +704,6 @@ function ModuleList:extend(list)
   return self
 end
 
-function ModuleList:forward()
+function ModuleList:forward(...)
   fail("ModuleList", "is a container without forward; call its modules")
 end

@@ -99,14 +99,12 @@ end
 function Optimizer:init(params, opts)
   local name = self.name
   opts = options(name, opts)
-  local defaults = {}
-  for k, v in pairs(self.defaults) do defaults[k] = v end
-  for k, v in pairs(opts) do
-    if self.defaults[k] == nil and not self.required[k] then
-      fail(name .. ": unknown option '" .. tostring(k) .. "'")
-    end
-    defaults[k] = v
-  end
+  local defaults, valid = {}, {}
+  for k, v in pairs(self.defaults) do defaults[k], valid[#valid + 1] = v, k end
+  for k in pairs(self.required) do valid[#valid + 1] = k end
+  table.sort(valid)
+  torch._check_keywords(name, opts, valid)
+  for k, v in pairs(opts) do defaults[k] = v end
   self:validate(defaults, true)
   self.defaults = defaults
   self.state = {}
@@ -161,7 +159,9 @@ end
 
 -- Clears the gradients: sets them to nil (the default), or zeroes them in place.
 function Optimizer:zero_grad(set_to_none)
-  if type(set_to_none) == "table" then set_to_none = set_to_none.set_to_none end
+  if type(set_to_none) == "table" and not is_tensor(set_to_none) then
+    set_to_none = torch._check_keywords(self.name .. ":zero_grad", set_to_none, {"set_to_none"}).set_to_none
+  end
   if set_to_none == nil then set_to_none = true end
   for _, group in ipairs(self.param_groups) do
     for _, p in ipairs(group.params) do
@@ -445,7 +445,7 @@ local StepLR = LRScheduler:extend("StepLR")
 lr_scheduler.StepLR = StepLR
 
 function StepLR:init(optimizer, opts)
-  opts = options("StepLR", opts)
+  opts = torch._check_keywords("StepLR", options("StepLR", opts), {"step_size", "gamma", "last_epoch"})
   local step_size, gamma = opts.step_size, opts.gamma or 0.1
   if math.type(step_size) ~= "integer" or step_size < 1 then
     fail("StepLR: step_size must be a positive integer, got " .. tostring(step_size))
@@ -475,7 +475,7 @@ local CosineAnnealingLR = LRScheduler:extend("CosineAnnealingLR")
 lr_scheduler.CosineAnnealingLR = CosineAnnealingLR
 
 function CosineAnnealingLR:init(optimizer, opts)
-  opts = options("CosineAnnealingLR", opts)
+  opts = torch._check_keywords("CosineAnnealingLR", options("CosineAnnealingLR", opts), {"T_max", "eta_min", "last_epoch"})
   local T_max, eta_min = opts.T_max, opts.eta_min or 0
   if type(T_max) ~= "number" or not (T_max > 0) then
     fail("CosineAnnealingLR: T_max must be a number > 0, got " .. tostring(T_max))

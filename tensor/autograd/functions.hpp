@@ -34,6 +34,9 @@ Tensor& clamp_(Tensor& x, const std::optional<TensorOrScalar>& lo, const std::op
 Tensor where(const Tensor& cond, const TensorOrScalar& a, const TensorOrScalar& b, const Tensor* out = nullptr);
 Tensor lerp(const Tensor& a, const Tensor& b, const TensorOrScalar& w, const Tensor* out = nullptr);
 Tensor& lerp_(Tensor& a, const Tensor& b, const TensorOrScalar& w);
+// x rounded to `decimals` digits after the point (before it when negative), half to even,
+// as np.round / torch.round(decimals=); integers round to multiples of 10^-decimals.
+Tensor round(const Tensor& x, int64_t decimals, const Tensor* out = nullptr);
 // x converted to dtype (x itself when it already has it).
 Tensor cast(const Tensor& x, DType dtype);
 // x on another device (x itself when it is there); the gradient moves back.

@@ -321,6 +321,32 @@ Tensor& lerp_(Tensor& a, const Tensor& b, const TensorOrScalar& w) {
                  [&](const Tensor& s) { return lerp(s, b, w); });
 }
 
+Tensor round(const Tensor& x, int64_t decimals, const Tensor* out) {
+  if (decimals == 0 || is_bool(x.dtype())) return unary(UnaryOp::Round, x, out);
+  if (is_floating(x.dtype())) {
+    // NumPy's and PyTorch's formula: scale by a power of ten, round half to even, unscale.
+    const double p = std::pow(10.0, double(decimals < 0 ? -decimals : decimals));
+    if (decimals > 0) return binary(BinaryOp::Div, unary(UnaryOp::Round, x * p), p, out);
+    return binary(BinaryOp::Mul, unary(UnaryOp::Round, x / p), p, out);
+  }
+  // Integers: unchanged for decimals > 0; otherwise to the nearest multiple of f = 10^-decimals,
+  // ties to the even multiple, in exact int64 arithmetic (NumPy's result), then back to x's dtype.
+  // (Round of an integer tensor is the identity: it returns x's values, honouring out.)
+  if (decimals > 0) return unary(UnaryOp::Round, x, out);
+  if (decimals < -18) return binary(BinaryOp::Mul, x, Scalar(int64_t(0)), out);
+  int64_t f = 1;
+  for (int64_t i = 0; i < -decimals; ++i) f *= 10;
+  const Scalar F(f), two(int64_t(2)), zero(int64_t(0));
+  const Tensor x64 = cast(x, DType::Int64);
+  Tensor q = binary(BinaryOp::FloorDiv, x64, F);
+  Tensor twice_rest = binary(BinaryOp::Mul, binary(BinaryOp::Sub, x64, binary(BinaryOp::Mul, q, F)), two);
+  Tensor q_odd = binary(BinaryOp::Ne, binary(BinaryOp::Remainder, q, two), zero);
+  Tensor up = binary(BinaryOp::LogicalOr, binary(BinaryOp::Gt, twice_rest, F),
+                     binary(BinaryOp::LogicalAnd, binary(BinaryOp::Eq, twice_rest, F), q_odd));
+  Tensor r = cast(binary(BinaryOp::Mul, binary(BinaryOp::Add, q, cast(up, DType::Int64)), F), x.dtype());
+  return unary(UnaryOp::Round, r, out);
+}
+
 Tensor cast(const Tensor& x, DType dtype) {
   if (x.dtype() == dtype) return x;
   Tensor y = ops::cast(x, dtype);

@@ -223,7 +223,7 @@ T.test("layer constructors: wrong types, negative, huge and NaN sizes", function
     {function() nn.Linear(2, 2.5) end, "Linear: out_features must be an integer >= 0, got 2.5"},
     {function() nn.Linear(2) end, "Linear: missing argument 'out_features'"},
     {function() nn.Linear(2, 2, "yes") end, 'Linear: bias must be true or false, got "yes"'},
-    {function() nn.Linear(2, 2, {x = 1}) end, 'Linear: unexpected keyword argument "x"'},
+    {function() nn.Linear(2, 2, {x = 1}) end, "Linear: unknown keyword 'x' (valid: in_features, out_features, bias, device, dtype)"},
     {function() nn.Linear(math.maxinteger, 2) end, "has too many elements"},
     {function() nn.Conv2d(0, 1, 2) end, "Conv2d: in_channels must be an integer >= 1, got 0"},
     {function() nn.Conv2d(1, 1, 0 / 0) end, "Conv2d: kernel_size must be an integer >= 1, got"},
@@ -282,7 +282,7 @@ T.test("losses: constructors and forwards with bad inputs", function()
   T.error_usable(function() nn.CrossEntropyLoss({weight = 3}) end, "CrossEntropyLoss: expected a tensor for weight, got 3")
   T.error_usable(function() nn.BCEWithLogitsLoss({pos_weight = "a"}) end,
                  'BCEWithLogitsLoss: expected a tensor for pos_weight, got "a"')
-  T.error_usable(function() nn.NLLLoss({x = 1}) end, 'NLLLoss: unexpected keyword argument "x"')
+  T.error_usable(function() nn.NLLLoss({x = 1}) end, "NLLLoss: unknown keyword 'x' (valid: weight, ignore_index, reduction)")
   local x = torch.rand(2, 3)
   T.error_usable(function() nn.MSELoss()(x, torch.ones(3, 2)) end, "mse_loss")
   T.error_usable(function() nn.L1Loss()(x, nil) end, "l1_loss")
@@ -529,7 +529,7 @@ T.test("utils.progress: odd counts, options and postfixes", function()
   T.error_usable(function() progress(math.huge) end, "utils.progress: n must be an integer >= 0, got inf")
   T.error_usable(function() progress(0 / 0) end, "utils.progress: n must be an integer >= 0, got")
   T.error_usable(function() progress(3, 5) end, "utils.progress: options must be a table {desc=, total=, file=, force=}, got a number")
-  T.error_usable(function() progress(3, {bogus = 1}) end, "utils.progress: unknown option 'bogus' (desc, total, file, force)")
+  T.error_usable(function() progress(3, {bogus = 1}) end, "utils.progress: unknown keyword 'bogus' (valid: desc, total, file, force)")
   T.error_usable(function() progress(3, {desc = 5}) end, "utils.progress: option 'desc' must be a string, got a number")
   T.error_usable(function() progress({1}, {total = -1}) end, "utils.progress: total must be an integer >= 0, got -1")
   T.error_usable(function() progress(3, {file = 5, force = true}) end, "utils.progress: file must be an open file or an object with a write method")
