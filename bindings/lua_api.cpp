@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -552,7 +554,38 @@ static std::string describe_value(lua_State* L, int idx) {
   }
 }
 
+// Keyword coverage for the test suite: with TIDE_ARG_COVERAGE=<file>, every keyword a call
+// gave and its binding read is appended to the file as "op<TAB>keyword" when the process
+// exits; tests/arg_coverage.lua then checks that each keyword of each binding was exercised.
+namespace {
+struct KeywordCoverage {
+  std::mutex mu;
+  std::unordered_map<const KeywordSpec*, std::pair<const char*, uint64_t>> used;
+  const char* path = std::getenv("TIDE_ARG_COVERAGE");
+  ~KeywordCoverage() {
+    if (!path || used.empty()) return;
+    if (FILE* f = std::fopen(path, "a")) {
+      for (auto& [spec, u] : used)
+        for (size_t k = 0; k < spec->names.size(); ++k)
+          if (u.second >> k & 1) std::fprintf(f, "%s\t%s\n", u.first, spec->names[k].c_str());
+      std::fclose(f);
+    }
+  }
+};
+KeywordCoverage& keyword_coverage() {
+  static KeywordCoverage c;
+  return c;
+}
+}  // namespace
+
 void Args::finish(const char* doc) const {
+  if (kw_given_ && keyword_coverage().path) {
+    KeywordCoverage& c = keyword_coverage();
+    std::lock_guard<std::mutex> lock(c.mu);
+    auto& u = c.used[spec_];
+    u.first = op;
+    u.second |= kw_given_ & kw_read_;
+  }
   for (int i = 1; i <= npos_; ++i) {
     if ((i < 64 && (seen_ >> i & 1)) || lua_isnil(L, i)) continue;
     std::string usage;

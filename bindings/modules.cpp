@@ -214,6 +214,22 @@ int isatty_fn(lua_State* L, Args& a) {
 
 // The registered doc and name of a function made from a binding; nothing for any other
 // value. torch._doc (bindings/lua/torch_doc.lua) looks C functions up through it.
+// The keywords a built-in function takes (the names its argument reader accepts), as a
+// list; nothing for other values. tests/arg_coverage.lua compares them with what ran.
+int binding_keywords_fn(lua_State* L, Args& a) {
+  a.consumed(1);
+  const Binding* b = binding_of(L, 1);
+  if (b == nullptr) return 0;
+  const KeywordSpec& spec = binding_keywords(*b);
+  lua_createtable(L, int(spec.names.size()), 0);
+  for (size_t k = 0; k < spec.names.size(); ++k) {
+    lua_pushstring(L, spec.names[k].c_str());
+    lua_rawseti(L, -2, lua_Integer(k + 1));
+  }
+  lua_pushboolean(L, spec.open);
+  return 2;
+}
+
 int binding_doc_fn(lua_State* L, Args& a) {
   a.consumed(1);
   const Binding* b = binding_of(L, 1);
@@ -237,6 +253,8 @@ int arity_fn(lua_State* L, Args& a) {
 }
 
 const Binding kModuleBindings[] = {
+    {"_binding_keywords", binding_keywords_fn, TORCH,
+     "_binding_keywords(f) -> names, open: the keywords a built-in function takes (nil for other values)."},
     {"_arity", arity_fn, TORCH, "_arity(f) -> nparams, isvararg: the parameters of a Lua function."},
     {"_binding_doc", binding_doc_fn, TORCH,
      "_binding_doc(f) -> doc, name: the registration of a built-in function (nil for other values); help() reads it."},
