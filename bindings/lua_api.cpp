@@ -106,7 +106,7 @@ void push_scalar(lua_State* L, const Scalar& s) {
 
 // Nested tables for dims [d, ndim) starting at element offset `off` (in elements).
 static void push_list_rec(lua_State* L, const Tensor& t, int d, int64_t off) {
-  lua_createtable(L, int(t.size(d)), 0);
+  lua_createtable(L, int(std::min<int64_t>(t.size(d), INT32_MAX)), 0);  // a size hint only
   for (int64_t i = 0; i < t.size(d); ++i) {
     int64_t o = off + i * t.stride(d);
     if (d + 1 < t.dim()) {
@@ -343,7 +343,7 @@ static DType parse_dtype_or_fail(const char* op, const std::string& s) {
   DType dt;
   std::string name = s;
   if (name.rfind("torch.", 0) == 0) name = name.substr(6);
-  TIDE_CHECK(parse_dtype(name, dt), op, ": unknown dtype '", s,
+  TIDE_CHECK(parse_dtype(name, dt), op, ": unknown dtype '", quote_user(s),
              "' (expected bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32 or float64)");
   return dt;
 }

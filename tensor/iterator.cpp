@@ -24,7 +24,7 @@ TensorIter TensorIter::build(const char* op, Tensor& out, DType out_dtype,
                              std::initializer_list<const Tensor*> inputs) {
   TensorIter it;
   TIDE_ASSERT(int(inputs.size()) + 1 <= kMaxOperands);
-  if (inputs.size() > 0 && it.try_flat(out, out_dtype, inputs)) return it;
+  if (inputs.size() > 0 && it.try_flat(op, out, out_dtype, inputs)) return it;
   Dims shape;
   bool first = true;
   Device device;
@@ -44,7 +44,7 @@ TensorIter TensorIter::build(const char* op, Tensor& out, DType out_dtype,
     device = out.device();
   }
   if (!out.defined()) {
-    out = Tensor::empty(shape, out_dtype, device);
+    out = Tensor::empty(shape, out_dtype, device, op);
   } else {
     // Inputs may broadcast up to the output (copy_, in-place ops), never the output grow.
     if (!first && out.sizes() != shape) {
@@ -101,20 +101,20 @@ TensorIter TensorIter::build(const char* op, Tensor& out, DType out_dtype,
     m = 1;
   }
   it.ndim_ = m;
-  it.numel_ = shape_numel(shape);
+  it.numel_ = shape_numel(shape, op);
   return it;
 }
 
 // The common case needs no broadcasting or coalescing: every operand contiguous with one
 // shape (and on the CPU). Then the iteration is one flat dim.
-bool TensorIter::try_flat(Tensor& out, DType out_dtype, std::initializer_list<const Tensor*> inputs) {
+bool TensorIter::try_flat(const char* op, Tensor& out, DType out_dtype, std::initializer_list<const Tensor*> inputs) {
   const Tensor& first = **inputs.begin();
   const Device device = first.device();
   for (const Tensor* t : inputs)
     if (!t->is_contiguous() || t->sizes() != first.sizes() || t->device() != device) return false;
   if (out.defined() && (!out.is_contiguous() || out.sizes() != first.sizes() || out.device() != device))
     return false;
-  if (!out.defined()) out = Tensor::empty(first.sizes(), out_dtype, device);
+  if (!out.defined()) out = Tensor::empty(first.sizes(), out_dtype, device, op);
   device_ = device;
   int k = 0;
   numel_ = out.numel();

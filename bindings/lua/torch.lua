@@ -126,7 +126,7 @@ local function check_options(opts)
   end
   for k, v in pairs(opts) do
     local want = OPTIONS[k]
-    if not want then error("utils.progress: unknown option '" .. tostring(k) .. "' (desc, total, file, force)", 0) end
+    if not want then error("utils.progress: unknown option '" .. torch.utils._quote(tostring(k)) .. "' (desc, total, file, force)", 0) end
     if want ~= true and type(v) ~= want then
       error(string.format("utils.progress: option '%s' must be a %s, got a %s", k, want, type(v)), 0)
     end
@@ -175,7 +175,7 @@ do
     end,
     __newindex = function(_, k, v)
       if k ~= "allow_tf32" then
-        error("torch.backends.cuda.matmul: unknown setting '" .. tostring(k) .. "' (allow_tf32 is the one)", 2)
+        error("torch.backends.cuda.matmul: unknown setting '" .. torch.utils._quote(tostring(k)) .. "' (allow_tf32 is the one)", 2)
       end
       if type(v) ~= "boolean" then
         error("torch.backends.cuda.matmul.allow_tf32: expected a boolean, got " .. type(v), 2)

@@ -103,7 +103,7 @@ function Optimizer:init(params, opts)
   for k, v in pairs(self.defaults) do defaults[k] = v end
   for k, v in pairs(opts) do
     if self.defaults[k] == nil and not self.required[k] then
-      fail(name .. ": unknown option '" .. tostring(k) .. "'")
+      fail(name .. ": unknown option '" .. torch.utils._quote(tostring(k)) .. "'")
     end
     defaults[k] = v
   end

@@ -321,9 +321,9 @@ Tensor index(const Tensor& x, const std::vector<Tensor>& indices, const std::vec
   Plan p = make_plan(op, x, indices, dim_labels);
   if (p.none) return alias(p.xp);
   if (!x.device().is_cpu()) return take_on_device(op, x, index(positions_of(x), indices, dim_labels, op));
+  Tensor out = Tensor::empty(p.final_shape, x.dtype(), x.device(), op);
+  if (out.numel() == 0) return out;  // as PyTorch: no element read, no index checked
   std::vector<int64_t> offs = block_offsets(op, p);
-  Tensor out = Tensor::empty(p.final_shape, x.dtype(), x.device());
-  if (out.numel() == 0) return out;
   Tensor internal = permute(out, p.internal_to_final);
   detail::Strided<3> w = block_walk(p, internal);
   char* ob = detail::storage_base(out);
@@ -424,7 +424,7 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
   Tensor i1 = ix.dim() == 0 ? reshape(ix, {1}) : ix;
   int d = wrap_dim(op, dim, x1.dim());
   check_scatter_shapes(op, x1, d, i1, nullptr);
-  Tensor out = Tensor::empty(ix.sizes(), x.dtype(), x.device());
+  Tensor out = Tensor::empty(ix.sizes(), x.dtype(), x.device(), op);
   if (out.numel() == 0) return out;
   detail::Strided<3> w(i1.sizes());
   w.set(0, contiguous_strides(i1.sizes()));

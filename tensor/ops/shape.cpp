@@ -27,6 +27,7 @@ std::string dims_str(const std::vector<int64_t>& dims) {
 
 Tensor view_impl(const char* op, const Tensor& x, const Dims& shape) {
   Dims s = infer_size(op, shape, x.numel());
+  check_extent(op, s, x.dtype());  // a tensor of no elements can be viewed as any shape of 0
   Dims st;
   if (!view_strides(x.sizes(), x.strides(), s, st))
     TIDE_FAIL(op, ": size ", s.str(), " is not compatible with the input's strides; use reshape (input size ",
@@ -57,19 +58,18 @@ int wrap_dim(const char* op, int64_t dim, int ndim) {
 }
 
 Dims infer_size(const char* op, const Dims& shape, int64_t numel) {
-  Dims out = shape;
+  Dims out = shape, given;
   int infer = -1;
-  int64_t known = 1;
   for (int i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
       TIDE_CHECK(infer < 0, op, ": only one size can be inferred (-1), got shape ", shape.str());
       infer = i;
     } else {
       TIDE_CHECK(shape[i] >= 0, op, ": invalid size ", shape[i], " in shape ", shape.str());
-      TIDE_CHECK(!__builtin_mul_overflow(known, shape[i], &known), op, ": shape ", shape.str(),
-                 " has too many elements");
+      given.push_back(shape[i]);
     }
   }
+  const int64_t known = shape_numel(given, op);
   if (infer >= 0) {
     TIDE_CHECK(known != 0, op, ": cannot infer the size of -1 in shape ", shape.str(),
                " when the other sizes multiply to 0");
@@ -124,6 +124,7 @@ Tensor view(const Tensor& x, const Dims& shape) { return view_impl("view", x, sh
 
 Tensor reshape(const Tensor& x, const Dims& shape) {
   Dims s = infer_size("reshape", shape, x.numel());
+  check_extent("reshape", s, x.dtype());
   Dims st;
   if (view_strides(x.sizes(), x.strides(), s, st)) return x.as_strided(s, st, x.offset());
   Tensor c = x.clone();
@@ -239,6 +240,7 @@ Tensor expand(const Tensor& x, const Dims& sizes) {
       st[i] = 0;
     }
   }
+  check_extent("expand", sz, x.dtype());
   return x.as_strided(sz, st, x.offset());
 }
 
@@ -286,7 +288,7 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
   TIDE_CHECK(start >= 0 && start <= n, "narrow: start ", start, " is out of range for dim ", d + 1,
              " of size ", n);
   TIDE_CHECK(length >= 0, "narrow: length must be non-negative, got ", length);
-  TIDE_CHECK(start + length <= n, "narrow: start ", start + 1, " and length ", length,
+  TIDE_CHECK(length <= n - start, "narrow: start ", start + 1, " and length ", length,
              " run past the end of dim ", d + 1, " of size ", n);
   return slice(x, d, start, start + length, 1);
 }
@@ -312,8 +314,8 @@ Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t s
   TIDE_CHECK(0 <= start && start <= end && end <= x.size(d), "slice: range [", start, ", ", end,
              ") is out of bounds for dim ", d + 1, " of size ", x.size(d));
   Dims sz = x.sizes(), st = x.strides();
-  sz[d] = (end - start + step - 1) / step;
-  st[d] = x.stride(d) * step;
+  sz[d] = (end - start) / step + ((end - start) % step != 0);
+  if (sz[d] > 1) st[d] = x.stride(d) * step;  // within the dim's span: cannot overflow
   // An empty slice keeps the base offset, so that no view points past its storage.
   int64_t off = sz[d] > 0 ? x.offset() + start * x.stride(d) : x.offset();
   return x.as_strided(sz, st, off);
@@ -330,7 +332,11 @@ std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim) {
     out.push_back(alias(x));
     return out;
   }
-  for (int64_t s = 0; s < n; s += split_size) out.push_back(slice(x, d, s, std::min(n, s + split_size)));
+  for (int64_t s = 0; s < n;) {
+    const int64_t len = std::min(split_size, n - s);
+    out.push_back(slice(x, d, s, s + len));
+    s += len;
+  }
   return out;
 }
 
@@ -338,15 +344,16 @@ std::vector<Tensor> split_with_sizes(const Tensor& x, const std::vector<int64_t>
   TIDE_CHECK(x.dim() > 0, "split: cannot split a 0-dim tensor");
   int d = wrap_dim("split", dim, x.dim());
   int64_t sum = 0;
+  std::string list = "{";
+  for (size_t i = 0; i < sizes.size() && list.size() < kQuoteChars; ++i) list += (i ? "," : "") + std::to_string(sizes[i]);
+  list += list.size() < kQuoteChars ? "}" : ",...}";
   for (int64_t s : sizes) {
     TIDE_CHECK(s >= 0, "split: split sizes must be non-negative, got ", s);
-    sum += s;
+    TIDE_CHECK(!__builtin_add_overflow(sum, s, &sum), "split: split sizes ", list, " sum past 2^63-1 but dim ",
+               d + 1, " has size ", x.size(d));
   }
-  if (sum != x.size(d)) {
-    std::string list = "{";
-    for (size_t i = 0; i < sizes.size(); ++i) list += (i ? "," : "") + std::to_string(sizes[i]);
-    TIDE_FAIL("split: split sizes ", list, "} sum to ", sum, " but dim ", d + 1, " has size ", x.size(d));
-  }
+  TIDE_CHECK(sum == x.size(d), "split: split sizes ", list, " sum to ", sum, " but dim ", d + 1, " has size ",
+             x.size(d));
   std::vector<Tensor> out;
   int64_t start = 0;
   for (int64_t s : sizes) {
@@ -361,8 +368,9 @@ std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim) {
   TIDE_CHECK(chunks > 0, "chunk: the number of chunks must be positive, got ", chunks);
   int d = wrap_dim("chunk", dim, x.dim());
   int64_t n = x.size(d);
-  if (n == 0) return split_with_sizes(x, std::vector<int64_t>(size_t(chunks), 0), d);
-  return split(x, (n + chunks - 1) / chunks, d);
+  // An empty dim gives one empty chunk, as split does (PyTorch gives `chunks` of them, which
+  // would make the work and memory grow with a count that holds no data).
+  return split(x, n / chunks + (n % chunks != 0), d);
 }
 
 std::vector<Tensor> unbind(const Tensor& x, int64_t dim) {
@@ -402,9 +410,9 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
       TIDE_CHECK(k == d || t.size(k) == r.size(k), "cat: sizes of tensors must match except in dim ", d + 1,
                  ": tensor ", ref + 1, " has size ", r.size(k), " at dim ", k + 1, " but tensor ", i + 1,
                  " has size ", t.size(k), " (shapes ", r.sizes().str(), " and ", t.sizes().str(), ")");
-    shape[d] += t.size(d);
+    shape[d] = checked_add("cat", shape[d], t.size(d), "the sum of the sizes at dim ", d + 1);
   }
-  Tensor out = Tensor::empty(shape, dt, dev);
+  Tensor out = Tensor::empty(shape, dt, dev, "cat");
   int64_t at = 0;
   for (const Tensor& t : tensors) {
     if (t.dim() == 1 && t.numel() == 0) continue;
@@ -440,9 +448,9 @@ Tensor repeat(const Tensor& x, const Dims& repeats) {
     TIDE_CHECK(repeats[i] >= 0, "repeat: repeats must be non-negative, got ", repeats.str());
     int xd = i - (n - nd);
     int64_t s = xd >= 0 ? x.size(xd) : 1;
-    TIDE_CHECK(!__builtin_mul_overflow(s, repeats[i], &out_shape[i]), "repeat: result is too large");
+    out_shape[i] = checked_mul("repeat", s, repeats[i], "size ", s, " repeated ", repeats[i], " times");
   }
-  Tensor out = Tensor::empty(out_shape, x.dtype(), x.device());
+  Tensor out = Tensor::empty(out_shape, x.dtype(), x.device(), "repeat");
   if (out.numel() == 0) return out;
   // out seen as (r0, s0, r1, s1, ...) blocks; the source broadcasts (stride 0) over each r.
   Dims ost = out.strides();
