@@ -77,6 +77,13 @@ TensorIter TensorIter::build(const char* op, Tensor& out, DType out_dtype,
     }
     it.data_[o] = static_cast<char*>(t.data_ptr());
   }
+  it.numel_ = shape_numel(shape, op);
+  if (it.numel_ == 0) {  // nothing to visit (and an empty shape's sizes may multiply past int64)
+    it.ndim_ = 1;
+    it.shape_[0] = 0;
+    for (int o = 0; o < k; ++o) it.strides_[o][0] = 0;
+    return it;
+  }
   // Coalesce: drop size-1 dims, merge dim d+1 into d when every operand is contiguous across them.
   int m = 0;
   for (int d = 0; d < nd; ++d) {
@@ -101,7 +108,6 @@ TensorIter TensorIter::build(const char* op, Tensor& out, DType out_dtype,
     m = 1;
   }
   it.ndim_ = m;
-  it.numel_ = shape_numel(shape, op);
   return it;
 }
 

@@ -116,14 +116,20 @@ std::string Dims::str() const {
 std::ostream& operator<<(std::ostream& os, const Dims& d) { return os << d.str(); }
 
 void check_extent(const char* op, const Dims& shape, DType dtype) {
-  int64_t bytes = int64_t(dtype_size(dtype));
-  for (int64_t s : shape) {
+  const int64_t item = int64_t(dtype_size(dtype));
+  int64_t stride = item, bytes = item;  // the first dim's byte stride; the byte size
+  bool overflow = false, zero = false;
+  for (int i = shape.size() - 1; i >= 0; --i) {
+    const int64_t s = shape[i];
     if (s < 0) [[unlikely]]
       detail::fail(op, ": negative size ", s, " in shape ", shape);
-    if (__builtin_mul_overflow(bytes, s > 0 ? s : 1, &bytes)) [[unlikely]]
-      detail::fail(op, ": shape ", shape, " of ", dtype_name(dtype),
-                   " is too large (its byte size or strides would pass 2^63-1)");
+    if (i > 0) overflow |= __builtin_mul_overflow(stride, s > 0 ? s : 1, &stride);
+    overflow |= !zero && __builtin_mul_overflow(bytes, s, &bytes);
+    zero |= s == 0;
   }
+  if (overflow) [[unlikely]]
+    detail::fail(op, ": shape ", shape, " of ", dtype_name(dtype),
+                 " is too large (its byte size or strides would pass 2^63-1)");
 }
 
 int64_t shape_numel(const Dims& shape, const char* op) {
@@ -193,11 +199,14 @@ Tensor Tensor::empty(const Dims& shape, DType dtype, Device device, const char* 
   return Tensor(std::move(impl));
 }
 
-// Every view passes through here: a view op that can grow a shape (expand, view, unfold)
-// checks it under its own name first, so a failure here is a bug in tide.
+// Every view passes through here. Its byte size must fit; its contiguous strides need not
+// (a view of an empty tensor may put a huge size behind a new first dim, as unsqueeze does,
+// and it never addresses memory through them). A view op that can grow a shape (expand,
+// view, reshape) checks it under its own name first, so a failure here is a bug in tide.
 Tensor Tensor::make_view(std::shared_ptr<Storage> storage, const Dims& sizes, const Dims& strides,
                          int64_t offset, DType dtype) {
-  check_extent("internal error (a bug in tide): view", sizes, dtype);
+  constexpr const char* kBug = "internal error (a bug in tide): view";
+  checked_mul(kBug, shape_numel(sizes, kBug), int64_t(dtype_size(dtype)), "the byte size of shape ", sizes);
   auto impl = std::allocate_shared<TensorImpl>(PoolAllocator<TensorImpl>());
   impl->storage = std::move(storage);
   impl->sizes = sizes;
@@ -207,7 +216,11 @@ Tensor Tensor::make_view(std::shared_ptr<Storage> storage, const Dims& sizes, co
   return Tensor(std::move(impl));
 }
 
+// Exact: a 0 makes it 0 before any other product is formed (the sizes of an empty tensor
+// may multiply past int64), and without a 0 the product fits (check_extent).
 int64_t Tensor::numel() const {
+  for (int64_t s : impl_->sizes)
+    if (s == 0) return 0;
   int64_t n = 1;
   for (int64_t s : impl_->sizes) n *= s;
   return n;

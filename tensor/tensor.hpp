@@ -103,15 +103,17 @@ class Dims {
 std::ostream& operator<<(std::ostream& os, const Dims& d);
 
 // ---- Overflow-checked sizes ------------------------------------------------------------
-// Every tensor, view or not, keeps one invariant: its extent (the product of its sizes with
-// a 0 counted as 1) times its item size fits in int64. check_extent enforces it where a
-// tensor is made (Tensor::empty, make_view, as_strided) and ops that build a new shape call
-// it with their own name first. Given the invariant, any product of one tensor's sizes, its
-// numel, its byte size and every stride of a contiguous layout (in elements or bytes) fit in
-// int64, so code that works on one tensor's sizes needs no checks of its own; arithmetic
-// that combines sizes of several tensors or script numbers (cat's sum, repeat, arange's
-// count, file headers) goes through checked_mul / checked_add. Every failure is a
-// tide::Error "<op>: ..." naming the shape or values; nothing wraps.
+// Every tensor's byte size (numel times the item size) fits in int64 (Tensor::make_view
+// checks it for every view), and so do the byte strides of the contiguous layout of every
+// tensor that is created or reshaped (the products of the sizes after the first, a 0 counted
+// as 1, times the item size): check_extent, PyTorch 2.x's rule, which Tensor::empty applies
+// and which ops that build a new shape call under their own name first. Given it, numel,
+// nbytes and every product of a non-empty tensor's sizes fit; an empty tensor may still have
+// sizes whose product passes int64 (torch.eye(2^63-1, 0)), so code that multiplies some of a
+// tensor's sizes uses shape_numel (0 when any is 0), and arithmetic that combines sizes of
+// several tensors or script numbers (cat's sum, repeat, arange's count, file headers) goes
+// through checked_mul / checked_add. Every failure is a tide::Error "<op>: ..." naming the
+// shape or values; nothing wraps.
 
 // a * b, or throws "<op>: <what...> is too large (more than 2^63-1)".
 template <typename... What>
@@ -129,8 +131,9 @@ int64_t checked_add(const char* op, int64_t a, int64_t b, const What&... what) {
     detail::fail(op, ": ", what..., " is too large (more than 2^63-1)");
   return r;
 }
-// Throws "<op>: shape S of <dtype> is too large ..." unless the invariant above holds for
-// a tensor of this shape and item size (and "<op>: negative size ..." for a negative size).
+// Throws "<op>: shape S of <dtype> is too large ..." unless a tensor of this shape and dtype
+// can be created (its byte size and contiguous byte strides fit; "<op>: negative size ..."
+// for a negative size).
 void check_extent(const char* op, const Dims& shape, DType dtype);
 // Product of sizes (0 when any is 0); throws "<op>: ..." on a negative size or overflow.
 int64_t shape_numel(const Dims& shape, const char* op = "tensor");

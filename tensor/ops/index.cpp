@@ -186,6 +186,7 @@ Plan make_plan(const char* op, const Tensor& x, const std::vector<Tensor>& indic
     p.B = first ? per_dim[d].sizes() : broadcast_shapes(op, p.B, per_dim[d].sizes());
     first = false;
   }
+  check_extent(op, p.B, DType::Int64);  // the index tensors are expanded to it
   bool adjacent = pos.back() - pos.front() + 1 == p.k;
   std::vector<int64_t> order(pos.begin(), pos.end());
   for (int d = 0; d < xw.dim(); ++d)
@@ -545,6 +546,8 @@ Tensor masked_select(const Tensor& x, const Tensor& mask) {
   if (!x.device().is_cpu()) return take_on_device(op, x, masked_select(positions_of(x), mask.to_device({})));
   check_cpu(mask, op);
   Dims B = broadcast_shapes(op, x.sizes(), mask.sizes());
+  check_extent(op, B, x.dtype());
+  if (shape_numel(B) == 0) return Tensor::empty({0}, x.dtype(), x.device());
   Tensor xe = expand(x, B), me = expand(mask, B);
   detail::Strided<2> w(B);
   w.set(0, xe.strides());

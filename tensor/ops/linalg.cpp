@@ -105,8 +105,9 @@ Tensor reshape_to(const Tensor& t, const Dims& shape) {
 // Folds all dims but the last into one: a view when the layout allows, else a copy.
 Tensor fold_leading(const Tensor& t) {
   int nd = t.dim();
-  int64_t rows = 1;
-  for (int d = 0; d + 1 < nd; ++d) rows *= t.size(d);
+  Dims lead;
+  for (int d = 0; d + 1 < nd; ++d) lead.push_back(t.size(d));
+  const int64_t rows = shape_numel(lead);  // 0 when any size is 0
   int64_t cols = nd ? t.size(nd - 1) : 1;
   if (nd == 2) return t;
   // Collapsible when each non-trivial leading dim steps over the next one exactly.
@@ -707,13 +708,14 @@ Tensor dot(const Tensor& a, const Tensor& b, const Tensor* out, DTypePolicy poli
   Dims ps, pst;
   ps.push_back(kb);
   pst.push_back(y.stride(nb - 2));
-  int64_t cols = 1;
+  Dims col_sizes;
   for (int d = 0; d < nb; ++d) {
     if (d == nb - 2) continue;
     ps.push_back(y.size(d));
     pst.push_back(y.stride(d));
-    cols *= y.size(d);
+    col_sizes.push_back(y.size(d));
   }
+  const int64_t cols = shape_numel(col_sizes);
   Tensor B2 = reshape_to(y.as_strided(ps, pst, y.offset()), {kb, cols});
   Dims rshape = leading(x, 1);
   for (int d = 0; d < nb; ++d)
@@ -993,15 +995,14 @@ Tensor linalg_norm(const Tensor& x, NormOrd ord, const std::vector<int>& dims_in
       pst.push_back(x.stride(d));
       kept.push_back(x.size(d));
     }
-  const int64_t rows = x.size(dims[0]), cols = x.size(dims[1]), inner = rows * cols;
+  const int64_t rows = x.size(dims[0]), cols = x.size(dims[1]), inner = shape_numel({rows, cols});
   for (int d : dims) {
     ps.push_back(x.size(d));
     pst.push_back(x.stride(d));
   }
   Tensor work = Tensor::empty(ps, DType::Float64);
   copy_(work, x.as_strided(ps, pst, x.offset()));
-  int64_t outer_n = 1;
-  for (int64_t s : kept) outer_n *= s;
+  const int64_t outer_n = shape_numel(kept);
   Tensor res = Tensor::empty(kept, DType::Float64);
   const double* w = work.data<double>();
   double* r = res.data<double>();

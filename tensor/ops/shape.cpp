@@ -69,7 +69,15 @@ Dims infer_size(const char* op, const Dims& shape, int64_t numel) {
       given.push_back(shape[i]);
     }
   }
-  const int64_t known = shape_numel(given, op);
+  // A product of the given sizes past int64 (with no 0) fits no tensor: no input matches.
+  int64_t known = 1;
+  bool overflow = false, zero = false;
+  for (int64_t s : given) {
+    overflow |= __builtin_mul_overflow(known, s, &known);
+    zero |= s == 0;
+  }
+  if (zero) known = 0;
+  TIDE_CHECK(!overflow || zero, op, ": shape ", shape.str(), " is invalid for input of size ", numel);
   if (infer >= 0) {
     TIDE_CHECK(known != 0, op, ": cannot infer the size of -1 in shape ", shape.str(),
                " when the other sizes multiply to 0");
@@ -85,9 +93,7 @@ bool view_strides(const Dims& sizes, const Dims& strides, const Dims& new_shape,
   const int nd = new_shape.size();
   out = Dims(nd, 1);
   if (sizes.empty()) return true;  // a scalar views as any shape of one element
-  int64_t numel = 1;
-  for (int64_t s : sizes) numel *= s;
-  if (numel == 0) {
+  if (shape_numel(sizes) == 0) {
     if (sizes == new_shape) {
       out = strides;
       return true;
@@ -210,7 +216,10 @@ Tensor squeeze(const Tensor& x, const std::vector<int64_t>& dims) {
 Tensor unsqueeze(const Tensor& x, int64_t dim) {
   int d = wrap_dim("unsqueeze", dim, x.dim() + 1);
   Dims sz = x.sizes(), st = x.strides();
-  int64_t stride = d < x.dim() ? x.size(d) * x.stride(d) : 1;
+  // The stride of a size-1 dim never addresses memory; an empty tensor's product may pass
+  // int64, and then any value serves.
+  int64_t stride = 1;
+  if (d < x.dim() && __builtin_mul_overflow(x.size(d), x.stride(d), &stride)) stride = 1;
   sz.insert(d, 1);
   st.insert(d, stride);
   return x.as_strided(sz, st, x.offset());
@@ -251,14 +260,13 @@ Tensor flatten(const Tensor& x, int64_t start, int64_t end) {
   TIDE_CHECK(s <= e, "flatten: start dim ", s + 1, " must not come after end dim ", e + 1);
   if (x.dim() == 0) return reshape(x, {1});
   if (s == e) return alias(x);
-  Dims shape;
-  int64_t mid = 1;
+  Dims shape, merged;
   for (int d = 0; d < x.dim(); ++d) {
     if (d < s || d > e) {
       shape.push_back(x.size(d));
     } else {
-      mid *= x.size(d);
-      if (d == e) shape.push_back(mid);
+      merged.push_back(x.size(d));
+      if (d == e) shape.push_back(shape_numel(merged, "flatten"));
     }
   }
   return reshape(x, shape);
@@ -345,7 +353,10 @@ std::vector<Tensor> split_with_sizes(const Tensor& x, const std::vector<int64_t>
   int d = wrap_dim("split", dim, x.dim());
   int64_t sum = 0;
   std::string list = "{";
-  for (size_t i = 0; i < sizes.size() && list.size() < kQuoteChars; ++i) list += (i ? "," : "") + std::to_string(sizes[i]);
+  for (size_t i = 0; i < sizes.size() && list.size() < kQuoteChars; ++i) {
+    if (i) list += ',';
+    list += std::to_string(sizes[i]);
+  }
   list += list.size() < kQuoteChars ? "}" : ",...}";
   for (int64_t s : sizes) {
     TIDE_CHECK(s >= 0, "split: split sizes must be non-negative, got ", s);

@@ -31,10 +31,13 @@ TEST_CASE("checked_mul and checked_add: exact results, or an error naming the op
         "cat: the sum of {1,2} is too large (more than 2^63-1)");
 }
 
-TEST_CASE("check_extent: sizes times the item size, a 0 counted as 1, must fit in int64") {
+TEST_CASE("check_extent: the byte size and the contiguous byte strides must fit in int64") {
   check_extent("op", {}, DType::Float64);
   check_extent("op", {0, int64_t(1) << 59}, DType::Float64);  // 2^62 bytes of strides
-  check_extent("op", {int64_t(1) << 61, 0, 0}, DType::Float32);  // 2^63 - 1 is the limit
+  check_extent("op", {INT64_MAX, 0, 0}, DType::Float64);     // the first size is in no stride
+  check_extent("op", {int64_t(1) << 60}, DType::Float32);
+  CHECK(error_of([] { check_extent("op", {0, int64_t(1) << 61}, DType::Float32); }) ==
+        "op: shape {0,2305843009213693952} of float32" + kTooLarge);
   CHECK(error_of([] { check_extent("op", {int64_t(1) << 61}, DType::Float32); }) ==
         "op: shape {2305843009213693952} of float32" + kTooLarge);
   CHECK(error_of([] { check_extent("zeros", {0, kBig, kBig}, DType::Bool); }) ==
@@ -70,7 +73,7 @@ TEST_CASE("quote_user keeps 60 characters, never cuts a UTF-8 character, and giv
   for (int i = 0; i < 30; ++i) kept += "\xc3\xa9";
   CHECK(quote_user(e2) == kept + "... (80 bytes)");
   std::string odd = "a" + e2;  // byte 60 is the second byte of a character: cut before it
-  CHECK(quote_user(odd) == "a" + kept.substr(0, 58) + "... (81 bytes)");
+  CHECK(quote_user(odd) == std::string("a").append(kept, 0, 58) + "... (81 bytes)");
 }
 
 TEST_CASE("Tensor::empty, views and from_blob keep the invariant") {
@@ -82,7 +85,14 @@ TEST_CASE("Tensor::empty, views and from_blob keep the invariant") {
   CHECK(error_of([&] { ops::expand(one, {int64_t(1) << 32, int64_t(1) << 32}); }) ==
         "expand: shape {4294967296,4294967296} of float32" + kTooLarge);
   CHECK(error_of([&] { one.as_strided({kBig, 4}, {0, 0}, 0); }) ==
-        "internal error (a bug in tide): view: shape {4611686018427387904,4} of float32" + kTooLarge);
+        "internal error (a bug in tide): view: shape {4611686018427387904,4} has too many elements (more than 2^63-1)");
+  CHECK(error_of([&] { one.as_strided({kBig}, {0}, 0); }) ==
+        "internal error (a bug in tide): view: the byte size of shape {4611686018427387904} is too large (more than "
+        "2^63-1)");
+  // a view's contiguous strides need not fit: unsqueeze puts a huge size behind a new first dim
+  Tensor w = Tensor::empty({INT64_MAX, 2, 0}, DType::Float32);
+  CHECK(w.strides() == Dims{2, 1, 1});
+  CHECK(ops::unsqueeze(w, 0).sizes() == Dims{1, INT64_MAX, 2, 0});
   float x = 1;
   CHECK(error_of([&] { Tensor::from_blob(&x, {kBig, 2}, DType::Float32, Dims{0, 0}); }) ==
         "from_blob: shape {4611686018427387904,2} of float32" + kTooLarge);
