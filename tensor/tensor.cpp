@@ -122,7 +122,7 @@ void check_extent(const char* op, const Dims& shape, DType dtype) {
   for (int i = shape.size() - 1; i >= 0; --i) {
     const int64_t s = shape[i];
     if (s < 0) [[unlikely]]
-      detail::fail(op, ": negative size ", s, " in shape ", shape);
+      detail::fail(op, ": sizes must be non-negative, got ", s, " in shape ", shape);
     if (i > 0) overflow |= __builtin_mul_overflow(stride, s > 0 ? s : 1, &stride);
     overflow |= !zero && __builtin_mul_overflow(bytes, s, &bytes);
     zero |= s == 0;
@@ -137,7 +137,7 @@ int64_t shape_numel(const Dims& shape, const char* op) {
   bool overflow = false, zero = false;
   for (int64_t s : shape) {
     if (s < 0) [[unlikely]]
-      detail::fail(op, ": negative size ", s, " in shape ", shape);
+      detail::fail(op, ": sizes must be non-negative, got ", s, " in shape ", shape);
     overflow |= __builtin_mul_overflow(n, s, &n);
     zero |= s == 0;
   }

@@ -42,7 +42,7 @@ TEST_CASE("check_extent: the byte size and the contiguous byte strides must fit 
         "op: shape {2305843009213693952} of float32" + kTooLarge);
   CHECK(error_of([] { check_extent("zeros", {0, kBig, kBig}, DType::Bool); }) ==
         "zeros: shape {0,4611686018427387904,4611686018427387904} of bool" + kTooLarge);
-  CHECK(error_of([] { check_extent("op", {2, -3}, DType::Bool); }) == "op: negative size -3 in shape {2,-3}");
+  CHECK(error_of([] { check_extent("op", {2, -3}, DType::Bool); }) == "op: sizes must be non-negative, got -3 in shape {2,-3}");
 }
 
 TEST_CASE("shape_numel is 0 whenever a size is 0, whatever the order of the sizes") {
@@ -52,7 +52,7 @@ TEST_CASE("shape_numel is 0 whenever a size is 0, whatever the order of the size
   CHECK(shape_numel({0, kBig, kBig}) == 0);
   CHECK(error_of([] { shape_numel({kBig, 4}, "view"); }) ==
         "view: shape {4611686018427387904,4} has too many elements (more than 2^63-1)");
-  CHECK(error_of([] { shape_numel({1, -1}, "view"); }) == "view: negative size -1 in shape {1,-1}");
+  CHECK(error_of([] { shape_numel({1, -1}, "view"); }) == "view: sizes must be non-negative, got -1 in shape {1,-1}");
 }
 
 TEST_CASE("contiguous_strides treat a 0 as 1 and never wrap") {
