@@ -93,7 +93,7 @@ Entry parse_entry(lua_State* L, int idx, bool in_table) {
         e.kind = Entry::Ellipsis;
         return e;
       }
-      TIDE_FAIL(kOp, ": unknown index '", s, "' (use \":\" for a whole dim or \"...\" for the remaining dims)");
+      TIDE_FAIL(kOp, ": unknown index '", quote_user(s), "' (use \":\" for a whole dim or \"...\" for the remaining dims)");
     }
     case LUA_TTABLE:
       if (in_table) return parse_range(L, idx);

@@ -115,12 +115,12 @@ std::vector<io::NamedTensor> savez_members(lua_State* L, Args& a, const char* op
       size_t n;
       const char* k = lua_tolstring(L, -2, &n);
       std::string name(k, n);
-      Tensor t = array_at(L, lua_gettop(L), op, "array '" + name + "'");
+      Tensor t = array_at(L, lua_gettop(L), op, "array '" + quote_user(name) + "'");
       lua_pop(L, 1);
       for (size_t j = 0; j < positional; ++j)
         if (out[j].first == name) {
           lua_pop(L, 1);
-          TIDE_FAIL(op, ": the name '", name, "' is also given to an unnamed array");
+          TIDE_FAIL(op, ": the name '", quote_user(name), "' is also given to an unnamed array");
         }
       out.emplace_back(std::move(name), std::move(t));
     }
@@ -185,7 +185,7 @@ int loadtxt_fn(lua_State* L, Args& a) {
   std::string path = path_arg(a, op);
   io::LoadtxtOptions o;
   if (auto d = a.kw_string("delimiter")) {
-    TIDE_CHECK(d->size() <= 1, op, ": delimiter must be a single character, got '", *d, "'");
+    TIDE_CHECK(d->size() <= 1, op, ": delimiter must be a single character, got '", quote_user(*d), "'");
     if (d->size() == 1) o.delimiter = (*d)[0];
   }
   bool present, is_false;

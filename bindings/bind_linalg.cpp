@@ -103,7 +103,7 @@ ops::NormOrd parse_ord(lua_State* L, const Args& a, int idx) {
     else if (s == "nuc") ord.kind = ops::NormOrd::Nuc;
     else if (s == "inf") ord.kind = ops::NormOrd::P, ord.p = HUGE_VAL;
     else if (s == "-inf") ord.kind = ops::NormOrd::P, ord.p = -HUGE_VAL;
-    else a.error("unknown ord '" + s + "' (expected a number, 'fro', 'nuc', 'inf' or '-inf')");
+    else a.error("unknown ord '" + quote_user(s) + "' (expected a number, 'fro', 'nuc', 'inf' or '-inf')");
     return ord;
   }
   a.error(std::string("ord must be a number or a string, got a ") + lua_typename(L, ty));

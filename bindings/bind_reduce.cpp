@@ -190,7 +190,7 @@ double norm_p(Args& a, int idx) {
     if (s == "inf") return INFINITY;
     if (s == "-inf") return -INFINITY;
     if (s == "nuc") a.error("the nuclear norm ('nuc') is a matrix norm: use torch.linalg.norm(x, 'nuc')");
-    a.error("p must be a number, math.huge, 'fro', 'inf' or '-inf', got '" + s + "'");
+    a.error("p must be a number, math.huge, 'fro', 'inf' or '-inf', got '" + quote_user(s) + "'");
   }
   a.error(std::string("p must be a number or a string, got a ") + lua_typename(L, lua_type(L, idx)));
 }

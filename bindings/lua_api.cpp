@@ -112,7 +112,7 @@ void push_scalar(lua_State* L, const Scalar& s) {
 
 // Nested tables for dims [d, ndim) starting at element offset `off` (in elements).
 static void push_list_rec(lua_State* L, const Tensor& t, int d, int64_t off) {
-  lua_createtable(L, int(t.size(d)), 0);
+  lua_createtable(L, int(std::min<int64_t>(t.size(d), INT32_MAX)), 0);  // a size hint only
   for (int64_t i = 0; i < t.size(d); ++i) {
     int64_t o = off + i * t.stride(d);
     if (d + 1 < t.dim()) {
@@ -367,7 +367,7 @@ static DType parse_dtype_or_fail(const char* op, const std::string& s) {
   DType dt;
   std::string name = s;
   if (name.rfind("torch.", 0) == 0) name = name.substr(6);
-  TIDE_CHECK(parse_dtype(name, dt), op, ": unknown dtype '", s,
+  TIDE_CHECK(parse_dtype(name, dt), op, ": unknown dtype '", quote_user(s),
              "' (expected bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32 or float64)");
   return dt;
 }
@@ -478,12 +478,12 @@ KeywordSpec parse_keyword_spec(const char* doc) {
   return spec;
 }
 
-// A keyword name as messages quote it: at most 40 characters of it.
+// A keyword name (or a string argument) as messages quote it (quote_user: a short prefix).
 static std::string quoted_key(lua_State* L, int idx) {
   if (lua_type(L, idx) != LUA_TSTRING) return std::string("a ") + lua_typename(L, lua_type(L, idx)) + " key";
   size_t n;
   const char* s = lua_tolstring(L, idx, &n);
-  return "'" + std::string(s, std::min<size_t>(n, 40)) + (n > 40 ? "...'" : "'");
+  return "'" + quote_user(std::string_view(s, n)) + "'";
 }
 
 // Levenshtein distance, for "did you mean" suggestions.

@@ -133,7 +133,7 @@ int to_fn(lua_State* L, Args& a) {
         try {
           device = Device::parse(s);
         } catch (const Error&) {
-          a.error("unknown dtype or device '" + s + "' (devices are \"cpu\", \"cuda\" and \"cuda:N\")");
+          a.error("unknown dtype or device '" + quote_user(s) + "' (devices are \"cpu\", \"cuda\" and \"cuda:N\")");
         }
       }
     }
@@ -328,7 +328,7 @@ int index_mm(lua_State* L, Args&) {
       else lua_pushnil(L);
       return 1;
     }
-    TIDE_FAIL("tensor: no method or property named '", k, "'");
+    TIDE_FAIL("tensor: no method or property named '", quote_user(k), "'");
   }
   Tensor* x = &self_tensor(L, "__index");
   Args a(L, "index", Style::Torch);
@@ -350,7 +350,7 @@ int newindex_mm(lua_State* L, Args&) {
       autograd::set_grad(*x, g ? *g : Tensor());
       return 0;
     }
-    TIDE_FAIL("tensor: cannot set the property '", k, "'");
+    TIDE_FAIL("tensor: cannot set the property '", quote_user(k), "'");
   }
   Args a(L, "index", Style::Torch);
   tensor_index_set(L, a, *x, 2, 3);

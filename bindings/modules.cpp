@@ -212,6 +212,18 @@ int isatty_fn(lua_State* L, Args& a) {
   return 1;
 }
 
+// A user's string as error messages quote it (tide::quote_user: a short prefix and its
+// length), for the Lua-written parts' messages.
+int quote_fn(lua_State* L, Args& a) {
+  size_t n = 0;
+  a.consumed(1);
+  const char* s = lua_type(L, 1) == LUA_TSTRING ? lua_tolstring(L, 1, &n) : nullptr;
+  if (!s) a.error("expected a string");
+  const std::string q = quote_user(std::string_view(s, n));
+  lua_pushlstring(L, q.data(), q.size());
+  return 1;
+}
+
 // The registered doc and name of a function made from a binding; nothing for any other
 // value. torch._doc (bindings/lua/torch_doc.lua) looks C functions up through it.
 // The keywords a built-in function takes (the names its argument reader accepts), as a
@@ -260,6 +272,8 @@ const Binding kModuleBindings[] = {
      "_binding_doc(f) -> doc, name: the registration of a built-in function (nil for other values); help() reads it."},
     {"utils.clock", clock_fn, TORCH, "utils.clock() -> number: monotonic wall-clock seconds."},
     {"utils._isatty", isatty_fn, TORCH, "utils._isatty(fd | file) -> boolean: whether it is a terminal."},
+    {"utils._quote", quote_fn, TORCH,
+     "utils._quote(s) -> string: s as error messages quote it (at most 60 characters, then its length)."},
     {"set_default_dtype", set_default_dtype, TORCH, "set_default_dtype(dtype): the dtype of new float tensors."},
     {"get_default_dtype", get_default_dtype, TORCH, "get_default_dtype() -> string."},
     {"set_num_threads", set_num_threads_fn, TORCH, "set_num_threads(n): threads for the engine and BLAS together."},

@@ -81,7 +81,8 @@ DType from_dlpack_dtype(DLDataType dl, const char* op) {
 
 Tensor Tensor::from_blob(void* data, const Dims& shape, DType dtype, const Dims& strides,
                          std::function<void(void*)> deleter, Device device) {
-  Dims st = strides.empty() && !shape.empty() ? contiguous_strides(shape) : strides;
+  check_extent("from_blob", shape, dtype);
+  Dims st = strides.empty() && !shape.empty() ? contiguous_strides(shape, "from_blob") : strides;
   TIDE_CHECK(st.size() == shape.size(), "from_blob: ", shape.size(), " sizes ", shape.str(), " but ", st.size(),
              " strides ", st.str());
   size_t nbytes = extent_bytes(shape, st, dtype, "from_blob");
@@ -110,10 +111,11 @@ Tensor Tensor::from_dlpack(DLManagedTensor* managed) {
   DType dtype = from_dlpack_dtype(dl.dtype, "from_dlpack");
   Dims shape, strides;
   for (int d = 0; d < dl.ndim; ++d) shape.push_back(dl.shape[d]);
+  check_extent("from_dlpack", shape, dtype);
   if (dl.strides)
     for (int d = 0; d < dl.ndim; ++d) strides.push_back(dl.strides[d]);
   else
-    strides = contiguous_strides(shape);
+    strides = contiguous_strides(shape, "from_dlpack");
   void* data = static_cast<char*>(dl.data) + dl.byte_offset;
   // Validated by from_blob before the deleter is attached: on an error the caller keeps it.
   return from_blob(data, shape, dtype, strides,

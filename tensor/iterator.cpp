@@ -24,7 +24,7 @@ TensorIter TensorIter::build(const char* op, Tensor& out, DType out_dtype,
                              std::initializer_list<const Tensor*> inputs) {
   TensorIter it;
   TIDE_ASSERT(int(inputs.size()) + 1 <= kMaxOperands);
-  if (inputs.size() > 0 && it.try_flat(out, out_dtype, inputs)) return it;
+  if (inputs.size() > 0 && it.try_flat(op, out, out_dtype, inputs)) return it;
   Dims shape;
   bool first = true;
   Device device;
@@ -44,7 +44,7 @@ TensorIter TensorIter::build(const char* op, Tensor& out, DType out_dtype,
     device = out.device();
   }
   if (!out.defined()) {
-    out = Tensor::empty(shape, out_dtype, device);
+    out = Tensor::empty(shape, out_dtype, device, op);
   } else {
     // Inputs may broadcast up to the output (copy_, in-place ops), never the output grow.
     if (!first && out.sizes() != shape) {
@@ -77,6 +77,13 @@ TensorIter TensorIter::build(const char* op, Tensor& out, DType out_dtype,
     }
     it.data_[o] = static_cast<char*>(t.data_ptr());
   }
+  it.numel_ = shape_numel(shape, op);
+  if (it.numel_ == 0) {  // nothing to visit (and an empty shape's sizes may multiply past int64)
+    it.ndim_ = 1;
+    it.shape_[0] = 0;
+    for (int o = 0; o < k; ++o) it.strides_[o][0] = 0;
+    return it;
+  }
   // Coalesce: drop size-1 dims, merge dim d+1 into d when every operand is contiguous across them.
   int m = 0;
   for (int d = 0; d < nd; ++d) {
@@ -101,20 +108,19 @@ TensorIter TensorIter::build(const char* op, Tensor& out, DType out_dtype,
     m = 1;
   }
   it.ndim_ = m;
-  it.numel_ = shape_numel(shape);
   return it;
 }
 
 // The common case needs no broadcasting or coalescing: every operand contiguous with one
 // shape (and on the CPU). Then the iteration is one flat dim.
-bool TensorIter::try_flat(Tensor& out, DType out_dtype, std::initializer_list<const Tensor*> inputs) {
+bool TensorIter::try_flat(const char* op, Tensor& out, DType out_dtype, std::initializer_list<const Tensor*> inputs) {
   const Tensor& first = **inputs.begin();
   const Device device = first.device();
   for (const Tensor* t : inputs)
     if (!t->is_contiguous() || t->sizes() != first.sizes() || t->device() != device) return false;
   if (out.defined() && (!out.is_contiguous() || out.sizes() != first.sizes() || out.device() != device))
     return false;
-  if (!out.defined()) out = Tensor::empty(first.sizes(), out_dtype, device);
+  if (!out.defined()) out = Tensor::empty(first.sizes(), out_dtype, device, op);
   device_ = device;
   int k = 0;
   numel_ = out.numel();

@@ -51,7 +51,7 @@ class TensorIter {
   void serial_for(int64_t begin, int64_t end, const Loop& loop) const;
 
  private:
-  bool try_flat(Tensor& out, DType out_dtype, std::initializer_list<const Tensor*> inputs);
+  bool try_flat(const char* op, Tensor& out, DType out_dtype, std::initializer_list<const Tensor*> inputs);
 
   int ntensors_ = 0;
   int ndim_ = 0;

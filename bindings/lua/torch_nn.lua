@@ -18,10 +18,16 @@ local function is_kw_table(v)
   return type(v) == "table" and getmetatable(v) == nil and v[1] == nil
 end
 
+-- A user's value or name for error messages: at most a short prefix of a long string (the
+-- engine's quote_user, so that a huge string never makes a huge message).
+local quote = torch.utils._quote
+local function name_of(k) return quote(tostring(k)) end
+util.name_of = name_of
+
 -- A value for error messages: tensors by shape, strings quoted.
 local function describe(v)
   if torch.is_tensor(v) then return "a tensor of shape " .. util.shape_str(v.shape) end
-  if type(v) == "string" then return string.format("%q", v) end
+  if type(v) == "string" then return string.format("%q", quote(v)) end
   return tostring(v)
 end
 util.describe = describe
@@ -57,7 +63,7 @@ function util.args(op, names, nrequired, defaults, ...)
   end
   torch._check_keywords(op, kw or {}, names)
   for k, v in pairs(kw or {}) do
-    if out[k] ~= nil then fail(op, "got two values for argument '%s'", k) end
+    if out[k] ~= nil then fail(op, "got two values for argument '%s'", name_of(k)) end
     out[k] = v
   end
   for i, name in ipairs(names) do
@@ -223,22 +229,22 @@ function Instance.__newindex(self, k, v)
     params:remove(k); buffers:remove(k); modules:remove(k); attrs[k] = nil
   elseif is_module(v) then
     if params.map[k] ~= nil or buffers.map[k] ~= nil then
-      fail(class_name(self), "cannot assign a module to '%s', which is a parameter or buffer (assign nil first)", k)
+      fail(class_name(self), "cannot assign a module to '%s', which is a parameter or buffer (assign nil first)", name_of(k))
     end
     attrs[k] = nil
     modules:set(k, v)
   elseif params.map[k] ~= nil then
     if not torch.is_tensor(v) or not (made_as_parameter[v] or v.is_leaf) then
-      fail(class_name(self), "cannot assign %s to parameter '%s' (expected a leaf tensor or nil)", describe(v), k)
+      fail(class_name(self), "cannot assign %s to parameter '%s' (expected a leaf tensor or nil)", describe(v), name_of(k))
     end
     params:set(k, v)
   elseif buffers.map[k] ~= nil then
     if not torch.is_tensor(v) then
-      fail(class_name(self), "cannot assign %s to buffer '%s' (expected a tensor or nil)", describe(v), k)
+      fail(class_name(self), "cannot assign %s to buffer '%s' (expected a tensor or nil)", describe(v), name_of(k))
     end
     buffers:set(k, v)
   elseif modules.map[k] ~= nil then
-    fail(class_name(self), "cannot assign %s to submodule '%s' (expected a module or nil)", describe(v), k)
+    fail(class_name(self), "cannot assign %s to submodule '%s' (expected a module or nil)", describe(v), name_of(k))
   elseif torch.is_tensor(v) and is_parameter_like(v) then
     attrs[k] = nil
     params:set(k, v)
@@ -327,7 +333,7 @@ function Module:add_module(name, module)
     fail(class_name(self) .. ":add_module", "the name must be a non-empty string without '.', got %s", describe(name))
   end
   if not is_module(module) then
-    fail(class_name(self) .. ":add_module", "expected a module for '%s', got %s", tostring(name), describe(module))
+    fail(class_name(self) .. ":add_module", "expected a module for '%s', got %s", name_of(name), describe(module))
   end
   self[name] = module
 end
@@ -563,9 +569,9 @@ function Module:load_state_dict(state_dict, ...)
     expected[name] = true
     local v = state_dict[name]
     if v == nil then
-      missing[#missing + 1] = string.format("%q", name)
+      missing[#missing + 1] = string.format("%q", quote(name))
     elseif not torch.is_tensor(v) then
-      problems[#problems + 1] = string.format("value for %q is %s, expected a tensor", name, describe(v))
+      problems[#problems + 1] = string.format("value for %q is %s, expected a tensor", quote(name), describe(v))
     elseif not util.same_shape(v.shape, own.shape) then
       problems[#problems + 1] = string.format(
         "size mismatch for %q: copying a tensor of shape %s from the state dict, the shape in the current model is %s",
@@ -573,7 +579,7 @@ function Module:load_state_dict(state_dict, ...)
     end
   end
   for k in pairs(state_dict) do
-    if not expected[k] then unexpected[#unexpected + 1] = string.format("%q", tostring(k)) end
+    if not expected[k] then unexpected[#unexpected + 1] = string.format("%q", name_of(k)) end
   end
   table.sort(unexpected)
   if o.strict then

@@ -210,7 +210,7 @@ struct HeaderParser {
   size_t i = 0;
 
   [[noreturn]] void bad(const std::string& what) {
-    std::string shown = s.substr(0, 120);
+    std::string shown = quote_user(s);
     for (char& c : shown)
       if (c == '\n' || c == '\0') c = ' ';
     fail_at(where, "malformed .npy header (", what, "): ", shown);
@@ -284,7 +284,7 @@ struct HeaderParser {
 };
 
 [[noreturn]] void unsupported_dtype(const std::string& where, const std::string& descr, const char* why) {
-  fail_at(where, "unsupported dtype '", descr, "'", why,
+  fail_at(where, "unsupported dtype '", quote_user(descr), "'", why,
           " (tide reads bool, uint8, int8, int16, int32, int64, uint16, uint32, float16, float32, "
           "float64)");
 }
@@ -399,13 +399,9 @@ Tensor decode_npy(Reader& r, const std::string& where) {
   r.read(text.data(), text.size());
   NpyHeader h = parse_npy_header(text, where);
 
-  uint64_t numel = 1;
-  for (int64_t s : h.shape)
-    if (__builtin_mul_overflow(numel, uint64_t(s), &numel))
-      fail_at(where, "shape ", h.shape.str(), " has too many elements");
-  uint64_t nbytes;
-  if (__builtin_mul_overflow(numel, uint64_t(h.file_itemsize), &nbytes) || nbytes > uint64_t(INT64_MAX))
-    fail_at(where, "shape ", h.shape.str(), " has too many elements");
+  check_extent(where.c_str(), h.shape, h.dtype);  // the loaded dtype is at least as wide as the file's
+  const uint64_t numel = uint64_t(shape_numel(h.shape));
+  const uint64_t nbytes = numel * uint64_t(h.file_itemsize);
   if (nbytes > r.remaining())
     fail_at(where, "truncated .npy data: shape ", h.shape.str(), " of ", dtype_name(h.dtype), " needs ", nbytes,
             " bytes, but only ", r.remaining(), " bytes follow the header");
@@ -511,7 +507,7 @@ std::vector<ZipMember> read_central_directory(ByteSource& in, const std::string&
       fail_at(where, "corrupt .npz archive (central directory entry ", k + 1, " runs past its end)");
     m.name.assign(reinterpret_cast<const char*>(c + 46), nlen);
     if (comp == 0xffffffffu || uncomp == 0xffffffffu || off == 0xffffffffu)
-      fail_at(where, "member '", m.name, "' uses zip64, which is not supported");
+      fail_at(where, "member '", quote_user(m.name), "' uses zip64, which is not supported");
     m.comp = comp;
     m.uncomp = uncomp;
     m.local_off = off;
@@ -520,7 +516,7 @@ std::vector<ZipMember> read_central_directory(ByteSource& in, const std::string&
   }
   // Members' data must lie before the central directory.
   for (ZipMember& m : members) {
-    const std::string mw = where + " member '" + m.name + "'";
+    const std::string mw = where + " member '" + quote_user(m.name) + "'";
     if (m.local_off + 30 > cd_off) fail_at(mw, "corrupt .npz archive (local header offset out of range)");
     unsigned char lh[30];
     in.read_at(m.local_off, lh, 30);
@@ -535,7 +531,7 @@ std::vector<ZipMember> read_central_directory(ByteSource& in, const std::string&
 }
 
 Tensor read_member(ByteSource& in, const ZipMember& m, const std::string& where) {
-  const std::string mw = where + " member '" + m.name + "'";
+  const std::string mw = where + " member '" + quote_user(m.name) + "'";
   if (m.flags & 1) fail_at(mw, "encrypted zip members are not supported");
   std::unique_ptr<Reader> r;
   if (m.method == 0) {
@@ -747,12 +743,12 @@ void write_npz(Output& out, const std::vector<NamedTensor>& members, bool compre
   prep.reserve(members.size());
   for (const auto& [name, t] : members) {
     std::string mname = name + ".npy";
-    TIDE_CHECK(mname.size() <= 0xffff, where, ": array name is too long (", name.size(), " bytes)");
+    TIDE_CHECK(mname.size() <= 0xffff, where, ": array name '", quote_user(name), "' is too long (", name.size(), " bytes)");
     for (const Prepared& q : prep)
-      TIDE_CHECK(q.name != mname, where, ": the name '", name, "' is given twice");
+      TIDE_CHECK(q.name != mname, where, ": the name '", quote_user(name), "' is given twice");
     prep.push_back(prepare(mname, t, op));
     // Stay clear of the 4 GiB zip limit (with room for deflate's worst-case overhead).
-    TIDE_CHECK(prep.back().size < kZipLimit - (kZipLimit >> 8), where, ": array '", name, "' (",
+    TIDE_CHECK(prep.back().size < kZipLimit - (kZipLimit >> 8), where, ": array '", quote_user(name), "' (",
                prep.back().size, " bytes) needs a zip64 archive, which tide does not write");
   }
   std::vector<CdRecord> cd;

@@ -178,7 +178,7 @@ class TextParser {
   Tensor result() {
     const int64_t cols = !o_.usecols.empty() ? int64_t(o_.usecols.size()) : ncols_ < 0 ? 1 : ncols_;
     Dims shape{rows_, cols};
-    Tensor t = Tensor::empty(shape, o_.dtype);
+    Tensor t = Tensor::empty(shape, o_.dtype, Device{}, where_.c_str());
     const int64_t n = rows_ * cols;
     if (floating_) {
       TIDE_ASSERT(fvals_.size() == size_t(n));
@@ -229,8 +229,8 @@ class TextParser {
     }
   }
   [[noreturn]] void bad(const char* b, const char* e, int64_t col) {
-    std::string s(b, size_t(std::min<ptrdiff_t>(e - b, 60)));
-    TIDE_FAIL(where_, " line ", line_no_, " column ", col + 1, ": could not convert '", s, "' to ",
+    TIDE_FAIL(where_, " line ", line_no_, " column ", col + 1, ": could not convert '",
+              quote_user(std::string_view(b, size_t(e - b))), "' to ",
               dtype_name(o_.dtype));
   }
 
@@ -286,13 +286,13 @@ Format parse_format(const std::string& fmt, const char* op) {
     while (j < fmt.size() && std::strchr("-+ #0", fmt[j])) ++j;
     size_t w0 = j;
     while (j < fmt.size() && fmt[j] >= '0' && fmt[j] <= '9') ++j;
-    TIDE_CHECK(j - w0 <= 3, op, ": width in format '", fmt, "' is too large");
+    TIDE_CHECK(j - w0 <= 3, op, ": width in format '", quote_user(fmt), "' is too large");
     if (j < fmt.size() && fmt[j] == '.') {
       size_t p0 = ++j;
       while (j < fmt.size() && fmt[j] >= '0' && fmt[j] <= '9') ++j;
-      TIDE_CHECK(j - p0 <= 2, op, ": precision in format '", fmt, "' is too large");
+      TIDE_CHECK(j - p0 <= 2, op, ": precision in format '", quote_user(fmt), "' is too large");
     }
-    TIDE_CHECK(j < fmt.size() && std::strchr("eEfFgGdi", fmt[j]), op, ": unsupported format '", fmt,
+    TIDE_CHECK(j < fmt.size() && std::strchr("eEfFgGdi", fmt[j]), op, ": unsupported format '", quote_user(fmt),
                "' (use conversions like %.18e, %g, %.3f or %d)");
     FmtSpec s;
     s.literal = lit;
@@ -303,7 +303,7 @@ Format parse_format(const std::string& fmt, const char* op) {
     i = j + 1;
   }
   f.tail = lit;
-  TIDE_CHECK(!f.specs.empty(), op, ": format '", fmt, "' has no conversion (like %.18e)");
+  TIDE_CHECK(!f.specs.empty(), op, ": format '", quote_user(fmt), "' has no conversion (like %.18e)");
   return f;
 }
 
@@ -316,7 +316,7 @@ std::string savetxt_impl(const Tensor& t0, const SavetxtOptions& opt, const char
   const int64_t rs = t0.stride(0), cs = t0.dim() == 2 ? t0.stride(1) : 0;
   Format f = parse_format(opt.fmt, op);
   const bool per_column = f.specs.size() > 1;
-  TIDE_CHECK(!per_column || int64_t(f.specs.size()) == cols, op, ": format '", opt.fmt, "' has ", f.specs.size(),
+  TIDE_CHECK(!per_column || int64_t(f.specs.size()) == cols, op, ": format '", quote_user(opt.fmt), "' has ", f.specs.size(),
              " conversions for ", cols, " columns");
   auto escape = [](const std::string& s) {  // literal text goes through snprintf
     std::string r;
@@ -362,7 +362,7 @@ std::string savetxt_impl(const Tensor& t0, const SavetxtOptions& opt, const char
             v = (long long)raw;
           } else {
             double d = double(compute_t<scalar_t>(raw));
-            TIDE_CHECK(std::isfinite(d) && std::fabs(d) < 9.2e18, op, ": cannot format ", d, " with '", opt.fmt,
+            TIDE_CHECK(std::isfinite(d) && std::fabs(d) < 9.2e18, op, ": cannot format ", d, " with '", quote_user(opt.fmt),
                        "' (an integer conversion)");
             v = (long long)d;
           }
@@ -373,7 +373,7 @@ std::string savetxt_impl(const Tensor& t0, const SavetxtOptions& opt, const char
           else d = double(compute_t<scalar_t>(raw));
           n = std::snprintf(buf, sizeof buf, spec.c_str(), d);
         }
-        TIDE_CHECK(n >= 0 && size_t(n) < sizeof buf, op, ": formatted value is too long (format '", opt.fmt, "')");
+        TIDE_CHECK(n >= 0 && size_t(n) < sizeof buf, op, ": formatted value is too long (format '", quote_user(opt.fmt), "')");
         out.append(buf, size_t(n));
       }
       out += opt.newline;

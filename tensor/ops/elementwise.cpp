@@ -388,7 +388,7 @@ Tensor& fill_(Tensor& dst, const Scalar& value) {
 }
 
 Tensor cast(const Tensor& x, DType dtype) {
-  Tensor out = Tensor::empty(x.sizes(), dtype, x.device());
+  Tensor out = Tensor::empty(x.sizes(), dtype, x.device(), "to");
   copy_(out, x);
   return out;
 }

@@ -186,6 +186,7 @@ Plan make_plan(const char* op, const Tensor& x, const std::vector<Tensor>& indic
     p.B = first ? per_dim[d].sizes() : broadcast_shapes(op, p.B, per_dim[d].sizes());
     first = false;
   }
+  check_extent(op, p.B, DType::Int64);  // the index tensors are expanded to it
   bool adjacent = pos.back() - pos.front() + 1 == p.k;
   std::vector<int64_t> order(pos.begin(), pos.end());
   for (int d = 0; d < xw.dim(); ++d)
@@ -321,9 +322,9 @@ Tensor index(const Tensor& x, const std::vector<Tensor>& indices, const std::vec
   Plan p = make_plan(op, x, indices, dim_labels);
   if (p.none) return alias(p.xp);
   if (!x.device().is_cpu()) return take_on_device(op, x, index(positions_of(x), indices, dim_labels, op));
+  Tensor out = Tensor::empty(p.final_shape, x.dtype(), x.device(), op);
+  if (out.numel() == 0) return out;  // as PyTorch: no element read, no index checked
   std::vector<int64_t> offs = block_offsets(op, p);
-  Tensor out = Tensor::empty(p.final_shape, x.dtype(), x.device());
-  if (out.numel() == 0) return out;
   Tensor internal = permute(out, p.internal_to_final);
   detail::Strided<3> w = block_walk(p, internal);
   char* ob = detail::storage_base(out);
@@ -424,7 +425,7 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
   Tensor i1 = ix.dim() == 0 ? reshape(ix, {1}) : ix;
   int d = wrap_dim(op, dim, x1.dim());
   check_scatter_shapes(op, x1, d, i1, nullptr);
-  Tensor out = Tensor::empty(ix.sizes(), x.dtype(), x.device());
+  Tensor out = Tensor::empty(ix.sizes(), x.dtype(), x.device(), op);
   if (out.numel() == 0) return out;
   detail::Strided<3> w(i1.sizes());
   w.set(0, contiguous_strides(i1.sizes()));
@@ -545,6 +546,8 @@ Tensor masked_select(const Tensor& x, const Tensor& mask) {
   if (!x.device().is_cpu()) return take_on_device(op, x, masked_select(positions_of(x), mask.to_device({})));
   check_cpu(mask, op);
   Dims B = broadcast_shapes(op, x.sizes(), mask.sizes());
+  check_extent(op, B, x.dtype());
+  if (shape_numel(B) == 0) return Tensor::empty({0}, x.dtype(), x.device());
   Tensor xe = expand(x, B), me = expand(mask, B);
   detail::Strided<2> w(B);
   w.set(0, xe.strides());

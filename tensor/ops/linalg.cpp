@@ -66,7 +66,7 @@ Tensor result_tensor(const char* op, const Dims& shape, DType dt, const Tensor* 
       if (shares_memory(*out, *in)) direct = false;
     if (direct) return *out;
   }
-  return Tensor::empty(shape, dt, device);
+  return Tensor::empty(shape, dt, device, op);
 }
 
 // Hands the result back through `out` (copying when it was computed elsewhere).
@@ -105,8 +105,9 @@ Tensor reshape_to(const Tensor& t, const Dims& shape) {
 // Folds all dims but the last into one: a view when the layout allows, else a copy.
 Tensor fold_leading(const Tensor& t) {
   int nd = t.dim();
-  int64_t rows = 1;
-  for (int d = 0; d + 1 < nd; ++d) rows *= t.size(d);
+  Dims lead;
+  for (int d = 0; d + 1 < nd; ++d) lead.push_back(t.size(d));
+  const int64_t rows = shape_numel(lead);  // 0 when any size is 0
   int64_t cols = nd ? t.size(nd - 1) : 1;
   if (nd == 2) return t;
   // Collapsible when each non-trivial leading dim steps over the next one exactly.
@@ -454,15 +455,15 @@ void gemm_core(Tensor A, Tensor B, Tensor& C, const Dims& bshape, const Scalar& 
                bool use_beta) {
   const DType dt = C.dtype();
   const int64_t m = A.size(A.dim() - 2), k = A.size(A.dim() - 1), n = B.size(B.dim() - 1);
-  int64_t batch = 1;
-  for (int64_t s : bshape) batch *= s;
+  const int64_t batch = shape_numel(bshape);  // a factor of C's numel
   if (batch == 0 || m == 0 || n == 0) return;
   if (C.device().is_cuda()) return gemm_device(A, B, C, bshape, batch, alpha, beta, use_beta);
 
   const bool is_blas_type = dt == DType::Float32 || dt == DType::Float64;
   const bool big = m > INT_MAX || n > INT_MAX || k > INT_MAX;
-  if ((dt == DType::Float16 || dt == DType::BFloat16) && !big && k > 0 &&
-      batch * m * n * k >= kHalfViaFloat) {
+  int64_t work = 0;  // multiply-adds (batch * m * n is C's numel; times k may pass int64)
+  const bool much = __builtin_mul_overflow(batch * m * n, k, &work) || work >= kHalfViaFloat;
+  if ((dt == DType::Float16 || dt == DType::BFloat16) && !big && k > 0 && much) {
     // Halves: float32 copies through sgemm (float32 accumulation, as the own loop does, at
     // BLAS speed), rounded once into the result.
     Tensor A32 = A.to(DType::Float32), B32 = B.to(DType::Float32);
@@ -640,12 +641,12 @@ lapack_int lapack_getri(lapack_int n, T* a, const lapack_int* ipiv, T* work, lap
 // A row-major (n x n) copy of each matrix of A is, read column-major, its transpose; LU of
 // the transpose serves for A x = b (getrs with 'T'), inv (inv(A^T) = inv(A)^T) and det.
 // batch_copy makes that contiguous (batch, n, n) copy in the compute dtype.
-Tensor batch_copy(const Tensor& A, const Dims& bshape, DType cdt) {
+Tensor batch_copy(const char* op, const Tensor& A, const Dims& bshape, DType cdt) {
   int64_t n = A.size(A.dim() - 1);
   Dims shape = bshape;
   shape.push_back(n);
   shape.push_back(n);
-  Tensor mats = Tensor::empty(shape, cdt);
+  Tensor mats = Tensor::empty(shape, cdt, Device{}, op);
   copy_bcast(mats, A);
   return mats;
 }
@@ -707,13 +708,14 @@ Tensor dot(const Tensor& a, const Tensor& b, const Tensor* out, DTypePolicy poli
   Dims ps, pst;
   ps.push_back(kb);
   pst.push_back(y.stride(nb - 2));
-  int64_t cols = 1;
+  Dims col_sizes;
   for (int d = 0; d < nb; ++d) {
     if (d == nb - 2) continue;
     ps.push_back(y.size(d));
     pst.push_back(y.stride(d));
-    cols *= y.size(d);
+    col_sizes.push_back(y.size(d));
   }
+  const int64_t cols = shape_numel(col_sizes);
   Tensor B2 = reshape_to(y.as_strided(ps, pst, y.offset()), {kb, cols});
   Dims rshape = leading(x, 1);
   for (int d = 0; d < nb; ++d)
@@ -810,15 +812,13 @@ Tensor solve(const Tensor& A, const Tensor& B, DTypePolicy policy, const char* o
              A.sizes().str(), " are too large for LAPACK");
   Dims bshape = broadcast_batch(op, A, B, leading(A, 2), leading(Bm, 2));
   const int64_t nrhs = Bm.size(Bm.dim() - 1);
-  int64_t batch = 1;
-  for (int64_t s : bshape) batch *= s;
-
-  Tensor mats = batch_copy(A, bshape, cdt);  // each read column-major is A^T
+  Tensor mats = batch_copy(op, A, bshape, cdt);
+  const int64_t batch = shape_numel(bshape);  // each read column-major is A^T
   // X: (batch..., nrhs, n) contiguous, i.e. each right-hand side a column-major (n x nrhs)
   Dims xs = bshape;
   xs.push_back(nrhs);
   xs.push_back(n);
-  Tensor X = Tensor::empty(xs, cdt);
+  Tensor X = Tensor::empty(xs, cdt, Device{}, op);
   {
     Dims bsz = bshape, bst = contiguous_strides(xs);
     bsz.push_back(n);
@@ -850,7 +850,7 @@ Tensor solve(const Tensor& A, const Tensor& B, DTypePolicy policy, const char* o
   Dims rs = bshape;
   rs.push_back(n);
   if (!vec) rs.push_back(nrhs);
-  Tensor R = Tensor::empty(rs, rdt);
+  Tensor R = Tensor::empty(rs, rdt, Device{}, op);
   if (vec) {
     Tensor Xv = X.as_strided(rs, contiguous_strides(rs), 0);
     copy_(R, Xv);
@@ -881,8 +881,8 @@ static SquareBatch square_batch(const Tensor& A, DTypePolicy policy, const char*
   sb.cdt = lapack_dtype(op, A.dtype(), policy, sb.rdt);
   TIDE_CHECK(sb.n <= INT_MAX, op, ": matrices of shape ", A.sizes().str(), " are too large for LAPACK");
   sb.bshape = leading(A, 2);
-  for (int64_t s : sb.bshape) sb.batch *= s;
-  sb.mats = batch_copy(A, sb.bshape, sb.cdt);
+  sb.mats = batch_copy(op, A, sb.bshape, sb.cdt);
+  sb.batch = shape_numel(sb.bshape);
   return sb;
 }
 
@@ -926,7 +926,7 @@ Tensor det(const Tensor& A, DTypePolicy policy, const char* op) {
   Tensor mats = sb.mats;
   const DType rdt = sb.rdt, cdt = sb.cdt;
   const Dims& bshape = sb.bshape;
-  Tensor R = Tensor::empty(bshape, cdt);
+  Tensor R = Tensor::empty(bshape, cdt, Device{}, op);
   std::vector<lapack_int> ipiv(static_cast<size_t>(std::max<int64_t>(n, 1)));
   lapack_dispatch(cdt, [&](auto zero_) {
     using scalar_t = decltype(zero_);
@@ -995,15 +995,14 @@ Tensor linalg_norm(const Tensor& x, NormOrd ord, const std::vector<int>& dims_in
       pst.push_back(x.stride(d));
       kept.push_back(x.size(d));
     }
-  const int64_t rows = x.size(dims[0]), cols = x.size(dims[1]), inner = rows * cols;
+  const int64_t rows = x.size(dims[0]), cols = x.size(dims[1]), inner = shape_numel({rows, cols});
   for (int d : dims) {
     ps.push_back(x.size(d));
     pst.push_back(x.stride(d));
   }
   Tensor work = Tensor::empty(ps, DType::Float64);
   copy_(work, x.as_strided(ps, pst, x.offset()));
-  int64_t outer_n = 1;
-  for (int64_t s : kept) outer_n *= s;
+  const int64_t outer_n = shape_numel(kept);
   Tensor res = Tensor::empty(kept, DType::Float64);
   const double* w = work.data<double>();
   double* r = res.data<double>();

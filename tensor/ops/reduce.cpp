@@ -82,17 +82,27 @@ RedSpec make_spec(const char* op, const Tensor& x, const DimList& dims, bool kee
     seen[d] = true;
     s.red[d] = true;
   }
+  Dims reduced;
   for (int d = 0; d < nd; ++d) {
     if (s.red[d]) {
-      s.count *= x.size(d);
+      reduced.push_back(x.size(d));
       s.keep_shape.push_back(1);
       if (keepdim) s.out_shape.push_back(1);
     } else {
-      s.out_numel *= x.size(d);
       s.keep_shape.push_back(x.size(d));
       s.out_shape.push_back(x.size(d));
     }
   }
+  // Each factor of an empty x's numel may pass int64 on its own: a result that large is an
+  // error naming the op; a count that large goes with an empty result and is never used.
+  s.out_numel = shape_numel(s.keep_shape, op);
+  bool zero = false, overflow = false;
+  for (int64_t r : reduced) {
+    zero |= r == 0;
+    overflow |= __builtin_mul_overflow(s.count, r, &s.count);
+  }
+  if (zero) s.count = 0;
+  else if (overflow) s.count = INT64_MAX;
   return s;
 }
 
@@ -1131,11 +1141,14 @@ struct Around {
 };
 Around around(const Tensor& x, int d) {
   Around a;
+  Dims outer, inner;
   for (int i = 0; i < x.dim(); ++i) {
-    if (i < d) a.outer *= x.size(i);
+    if (i < d) outer.push_back(x.size(i));
     else if (i == d) a.n = x.size(i);
-    else a.inner *= x.size(i);
+    else inner.push_back(x.size(i));
   }
+  a.outer = shape_numel(outer);  // 0 when any size is 0: an empty x's products may pass int64
+  a.inner = shape_numel(inner);
   return a;
 }
 

@@ -168,7 +168,8 @@ TEST_CASE("npy: bad headers are errors naming the op and the file") {
   CHECK(bad("{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999999999999,), }").find("too large") !=
         std::string::npos);
   CHECK(bad("{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296), }")
-            .find("too many elements") != std::string::npos);
+            .find("shape {4294967296,4294967296} of float64 is too large (its byte size or strides would pass 2^63-1)") !=
+        std::string::npos);
   std::string e = bad("{'descr': '<f8', 'fortran_order': False, 'shape': (1000000, 1000000), }");
   CHECK(e.rfind("np.load: bad.npy: truncated .npy data", 0) == 0);
   CHECK(error_of("\x93NUMPX\x01\x00\x00\x00").find("not a .npy file") != std::string::npos);

@@ -30,7 +30,7 @@ T.test("the issue's unknown keywords are errors naming the keyword and the close
   T.eq(message(function() return torch.ones(2):sum{[true] = 1} end),
        "sum: unknown keyword a boolean key (valid: dim, axis, keepdim, keepdims, dtype, out)")
   T.eq(message(function() return torch.ones(2):sum{[string.rep("k", 100)] = 1} end),
-       "sum: unknown keyword '" .. string.rep("k", 40) .. "...' (valid: dim, axis, keepdim, keepdims, dtype, out)")
+       "sum: unknown keyword '" .. string.rep("k", 60) .. "... (100 bytes)' (valid: dim, axis, keepdim, keepdims, dtype, out)")
 end)
 
 -- Every built-in C function reachable from torch, np and the tensor methods.

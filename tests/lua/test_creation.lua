@@ -97,7 +97,8 @@ T.test("shape errors", function()
   T.error(function() torch.empty(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17) end, "at most 16 dims")
   T.error(function() torch.zeros(1e30) end, "zeros: size 1e+30 at position 1 is too large")
   T.error(function() torch.zeros(0 / 0) end, "zeros: sizes must be integers, got nan at position 1")
-  T.error(function() torch.empty(1e12, 1e12) end, "empty: shape {1000000000000,1000000000000} has too many elements")
+  T.error(function() torch.empty(1e12, 1e12) end,
+    "empty: shape {1000000000000,1000000000000} of float32 is too large (its byte size or strides would pass 2^63-1)")
   T.error(function() torch.empty(1e9, 1e9) end, "empty: ")
 end)
 

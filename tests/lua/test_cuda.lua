@@ -87,6 +87,13 @@ T.test("transfers keep values, dtypes and shapes", function()
   local nc = T.arange_shaped(4, 5):t()
   T.eq(nc:cuda():tolist(), nc:tolist())
   T.eq(tostring(torch.ones(2, {device = "cuda"})), "tensor([1., 1.], device='cuda:0')")
+  -- only the shown elements cross to the host: a 2^40-element view prints at once
+  local t0 = torch.utils.clock()
+  T.eq(tostring(torch.arange(7, {device = "cuda"}):view(7, 1):expand(7, 2 ^ 37)),
+    "tensor([[0, 0, 0,  ..., 0, 0, 0],\n        [1, 1, 1,  ..., 1, 1, 1],\n        [2, 2, 2,  ..., 2, 2, 2],\n" ..
+    "        ...,\n        [4, 4, 4,  ..., 4, 4, 4],\n        [5, 5, 5,  ..., 5, 5, 5],\n" ..
+    "        [6, 6, 6,  ..., 6, 6, 6]], device='cuda:0')")
+  T.truthy(torch.utils.clock() - t0 < 1, "printing took under a second")
 end)
 
 T.test("rand, randn and randint give the CPU's numbers for a seed", function()
