@@ -12,6 +12,7 @@
 #include "../tensor/autograd/functions.hpp"
 #include "../tensor/ops/index.hpp"
 #include "../tensor/ops/shape.hpp"
+#include "../tensor/overlap.hpp"
 #include "indexing.hpp"
 
 namespace tide::lua {
@@ -255,14 +256,17 @@ Tensor index_get(const Tensor& x, const std::vector<Entry>& entries) {
 }
 
 // x[entries] = value (a number s, or a tensor v), written into x's memory without autograd.
+// One number into a plain view is a fill, which may go into an expanded view (as in
+// PyTorch); anything else refuses a target with elements sharing one address.
 void index_set(Tensor& x, const std::vector<Entry>& entries, const std::optional<Scalar>& s, Tensor v) {
   Applied a = apply_key(x, entries);
+  if (a.n_adv == 0 && s) {
+    ops::fill_(a.r, *s);
+    return;
+  }
+  check_no_internal_overlap(kOp, a.r);
   if (a.n_adv == 0) {
     Tensor& r = a.r;
-    if (s) {
-      ops::fill_(r, *s);
-      return;
-    }
     Tensor src = v;
     while (src.dim() > r.dim() && src.size(0) == 1) src = ops::select(src, 0, 0);
     bool fits = src.dim() <= r.dim();
@@ -270,9 +274,8 @@ void index_set(Tensor& x, const std::vector<Entry>& entries, const std::optional
       fits = src.size(src.dim() - i) == r.size(r.dim() - i) || src.size(src.dim() - i) == 1;
     TIDE_CHECK(fits, kOp, ": cannot assign a tensor of shape ", v.sizes().str(), " to elements of shape ",
                r.sizes().str(), " (it must broadcast)");
-    if (src.storage() == r.storage()) src = src.clone();  // overlapping reads and writes
     src = ops::expand(src, r.sizes());
-    ops::copy_(r, src);
+    ops::copy_(r, src);  // reads a source overlapping r from a copy
     return;
   }
   if (const Tensor* m = whole_mask(a)) {

@@ -6,6 +6,7 @@
 // the NumPy spellings (`np.max(x, {axis=d})`, or the `axis` keyword anywhere) return values.
 #include "../tensor/autograd/functions.hpp"
 #include "../tensor/ops/reduce.hpp"
+#include "../tensor/overlap.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -60,7 +61,8 @@ int push_result(lua_State* L, Args& a, const Tensor& r) {
     TIDE_CHECK(o->sizes() == r.sizes(), a.op, ": out has shape ", o->sizes().str(), " but the result has shape ",
                r.sizes().str());
     ops::check_can_cast(a.op, r.dtype(), o->dtype());
-    ops::copy_(*o, r);
+    check_no_internal_overlap(a.op, *o);
+    ops::copy_(*o, r);  // the result was computed first: an out overlapping x gets NumPy's answer
     a.push_kw("out");
     return 1;
   }

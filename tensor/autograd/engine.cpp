@@ -7,6 +7,7 @@
 #include "../ops/creation.hpp"
 #include "../ops/elementwise.hpp"
 #include "../ops/shape.hpp"
+#include "../overlap.hpp"
 #include "autograd.hpp"
 #include "functions.hpp"
 
@@ -359,6 +360,7 @@ void record(const char* op, Tensor& out, const std::vector<const Tensor*>& input
 }
 
 InPlace::InPlace(Tensor& x, const char* op) : x_(x), op_(op) {
+  check_no_internal_overlap(op, x);
   const auto& m = x.impl()->autograd;
   TIDE_CHECK(!(m && m->requires_grad && !m->grad_fn), op, ": a leaf tensor that requires grad cannot be modified in place "
              "(do it under torch.no_grad(), or on a clone)");
@@ -373,9 +375,6 @@ InPlace::InPlace(Tensor& x, const char* op) : x_(x), op_(op) {
              "(do it under torch.no_grad(), or on a clone)");
   TIDE_CHECK(base_.is_contiguous(), op, ": writing in place into a view of a non-contiguous tensor while autograd ",
              "records it is not supported; make the tensor contiguous first");
-  for (int d = 0; d < x.dim(); ++d)
-    TIDE_CHECK(x.stride(d) != 0 || x.size(d) <= 1, op, ": cannot write in place into an expanded tensor (shape ",
-               x.sizes().str(), ", dim ", d + 1, " has stride 0): several of its elements share memory");
   base_input_ = history_snapshot(base_);
   input_ = ag::as_strided(base_input_, x.sizes(), x.strides(), x.offset() - base_.offset());
 }

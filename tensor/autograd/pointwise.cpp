@@ -379,6 +379,11 @@ Tensor& copy_(Tensor& dst, const Tensor& src, const char* op) {
 }
 
 Tensor& fill_(Tensor& dst, const Scalar& value, const char* op) {
+  // One value everywhere: an expanded dst is fine here (as in PyTorch), outside recording.
+  if (!needs_recording({&dst})) {
+    ops::fill_(dst, value);
+    return dst;
+  }
   // The result no longer depends on dst's old values: the gradient of that history is zero.
   return inplace(op, dst, {}, [&] { ops::fill_(dst, value); },
                  [&](const Tensor& s) { return binary(BinaryOp::Add, binary(BinaryOp::Mul, s, 0.0), value); });

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../backend.hpp"
+#include "../overlap.hpp"
 #include "../parallel.hpp"
 #include "elementwise.hpp"
 
@@ -103,9 +104,11 @@ Generator& gen_or_default(Generator* gen) { return gen ? *gen : default_generato
 
 // Fills a contiguous CPU tensor `c` through `fill(scalar_t* data, n)`, or, when t is not
 // contiguous, fills a contiguous temporary and copies it in (so the values follow the
-// row-major element order whatever the layout).
+// row-major element order whatever the layout). Each element gets its own value, so t may
+// not have elements sharing one address.
 template <typename Fill>
-void fill_in_place(Tensor& t, const Fill& fill) {
+void fill_in_place(const char* op, Tensor& t, const Fill& fill) {
+  check_no_internal_overlap(op, t);
   if (t.is_contiguous()) {
     fill(t);
     t.storage()->bump_version();
@@ -283,7 +286,7 @@ Tensor& uniform_(Tensor& t, double a, double b, Generator* gen) {
   TIDE_CHECK(std::isfinite(a) && std::isfinite(b), "uniform_: bounds must be finite, got a=",
              num_str(a), ", b=", num_str(b));
   TIDE_CHECK(a <= b, "uniform_: expects a <= b, got a=", num_str(a), ", b=", num_str(b));
-  fill_in_place(t, [&](Tensor& c) {
+  fill_in_place("uniform_", t, [&](Tensor& c) {
     TIDE_DISPATCH_FLOAT(c.dtype(), "uniform_", [&] {
       using U = UniformOf<scalar_t>;
       const int64_t n = c.numel();
@@ -306,7 +309,7 @@ Tensor& normal_(Tensor& t, double mean, double std, Generator* gen) {
   check_defined(t, "normal_");
   check_float_dtype("normal_", t.dtype());
   TIDE_CHECK(std >= 0, "normal_: expects std >= 0, got std=", num_str(std));
-  fill_in_place(t, [&](Tensor& c) {
+  fill_in_place("normal_", t, [&](Tensor& c) {
     TIDE_DISPATCH_FLOAT(c.dtype(), "normal_", [&] {
       const int64_t n = c.numel();
       Generator::Draw d = gen_or_default(gen).reserve(n, 2);  // one block per pair

@@ -9,6 +9,7 @@
 #include "../cpu/functors.hpp"
 #include "../cpu/loops.hpp"
 #include "../iterator.hpp"
+#include "../overlap.hpp"
 
 namespace tide {
 
@@ -73,12 +74,14 @@ Tensor finish(const char* op, Tensor result, const Tensor* out) {
   if (!out || out->same(result)) return result;
   Tensor o = *out;
   ops::check_can_cast(op, result.dtype(), o.dtype());
+  check_no_internal_overlap(op, o);
   ops::copy_(o, result);
   return o;
 }
 
-// Prepares the output for a kernel: the given out tensor if its dtype is the result dtype,
-// else a fresh one (finish() then casts into out).
+// Prepares the output for a kernel: the given out tensor if its dtype is the result dtype
+// (TensorIter then checks how it overlaps the inputs), else a fresh one (finish() then casts
+// into out).
 Tensor out_target(const char* op, const Tensor* out, DType result_dtype, const Dims& shape) {
   if (!out) return Tensor();
   TIDE_CHECK(out->sizes() == shape, op, ": out= tensor of shape ", out->sizes().str(),
@@ -227,7 +230,10 @@ Tensor clamp(const Tensor& x, const std::optional<TensorOrScalar>& lo,
   if (lo) dt = promote_types(dt, result_type(x, *lo));
   if (hi) dt = promote_types(dt, result_type(x, *hi));
   TIDE_CHECK(!is_bool(dt), "clamp: not supported for bool tensors");
-  if (out) check_can_cast("clamp", dt, out->dtype());
+  if (out) {
+    check_can_cast("clamp", dt, out->dtype());
+    check_no_internal_overlap("clamp", *out);  // before maximum / minimum would, under their names
+  }
   bool scalars = (!lo || !lo->is_tensor()) && (!hi || !hi->is_tensor());
   if (!scalars) {
     Tensor r = x;
@@ -292,6 +298,7 @@ Tensor lerp(const Tensor& a, const Tensor& b, const TensorOrScalar& w, const Ten
   TIDE_CHECK(is_floating(a.dtype()) && a.dtype() == b.dtype(), "lerp: expected two floating-point tensors of one dtype, got ",
              dtype_name(a.dtype()), " and ", dtype_name(b.dtype()));
   DType dt = a.dtype();
+  if (out) check_no_internal_overlap("lerp", *out);  // the composite paths below write through add
   if (!w.is_tensor() && a.device().is_cpu()) {
     Tensor o = out_target("lerp", out, dt, broadcast_shapes("lerp", a.sizes(), b.sizes()));
     TensorIter it = TensorIter::build("lerp", o, dt, {&a, &b});
@@ -327,26 +334,20 @@ Tensor& copy_(Tensor& dst, const Tensor& src) {
   check_defined(src, "copy_");
   if (dst.numel() == 0) return dst;
   if (dst.device() != src.device()) return copy_across_devices(dst, src);
-  Tensor s = src;
-  // A partially overlapping source (x[{2,n}] = x[{1,n-1}]) is read from a copy first.
-  if (s.storage() == dst.storage() && !(s.same(dst))) {
-    Tensor tmp = Tensor::empty(s.sizes(), s.dtype(), s.device());
-    copy_(tmp, s);
-    s = tmp;
-  }
-  TIDE_CHECK(broadcast_shapes("copy_", dst.sizes(), s.sizes()) == dst.sizes(), "copy_: source of shape ",
-             s.sizes().str(), " cannot be broadcast to the destination shape ", dst.sizes().str());
+  TIDE_CHECK(broadcast_shapes("copy_", dst.sizes(), src.sizes()) == dst.sizes(), "copy_: source of shape ",
+             src.sizes().str(), " cannot be broadcast to the destination shape ", dst.sizes().str());
   dst.storage()->bump_version();
-  TensorIter it = TensorIter::build("copy_", dst, dst.dtype(), {&s});
+  // A source overlapping dst (x[{2,n}] = x[{1,n-1}]) is read from a copy (TensorIter).
+  TensorIter it = TensorIter::build("copy_", dst, dst.dtype(), {&src});
   if (it.device().is_cuda()) {
-    backend_for(it.device()).copy(it, dst.dtype(), s.dtype());
+    backend_for(it.device()).copy(it, dst.dtype(), src.dtype());
     return dst;
   }
-  if (dst.dtype() == s.dtype()) {
+  if (dst.dtype() == src.dtype()) {
     size_t item = dst.itemsize();
     it.for_each([item](char** d, const int64_t* st, int64_t n) {
       if (st[0] == int64_t(item) && st[1] == int64_t(item)) {
-        std::memcpy(d[0], d[1], size_t(n) * item);
+        if (d[0] != d[1]) std::memcpy(d[0], d[1], size_t(n) * item);  // equal: x:copy_(x)
         return;
       }
       for (int64_t i = 0; i < n; ++i) std::memcpy(d[0] + i * st[0], d[1] + i * st[1], item);
@@ -355,7 +356,7 @@ Tensor& copy_(Tensor& dst, const Tensor& src) {
   }
   TIDE_DISPATCH_ALL(dst.dtype(), "copy_", [&] {
     using Out = scalar_t;
-    TIDE_DISPATCH_ALL(s.dtype(), "copy_", [&] {
+    TIDE_DISPATCH_ALL(src.dtype(), "copy_", [&] {
       cpu_kernel<Out, scalar_t>(it, [](compute_t<scalar_t> v) {
         if constexpr (std::is_same_v<Out, bool>) return v != compute_t<scalar_t>(0);
         else return compute_t<Out>(v);

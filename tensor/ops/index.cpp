@@ -15,6 +15,7 @@
 
 #include "../backend.hpp"
 #include "../iterator.hpp"
+#include "../overlap.hpp"
 #include "../parallel.hpp"
 #include "creation.hpp"
 #include "shape.hpp"
@@ -76,12 +77,10 @@ const int64_t* index_data(const Tensor& idx) {
   return reinterpret_cast<const int64_t*>(detail::storage_base(idx));
 }
 
-// values as x's dtype, never aliasing x's memory (x[i] = x[j] reads before it writes).
+// values as x's dtype, never sharing x's memory (x[i] = x[j] reads before it writes).
 Tensor source_for(const Tensor& x, const Tensor& values) {
   check_defined(values, "index");
-  Tensor v = values.to(x.dtype()).to_device(x.device());
-  if (v.storage() == x.storage()) v = v.clone();
-  return v;
+  return readable_input(x, values.to(x.dtype()).to_device(x.device()), Reads::Any);
 }
 
 // dst op= src for one element of dtype dt (accumulate: add; bool: or).
@@ -265,8 +264,9 @@ void check_scatter_shapes(const char* op, const Tensor& x, int d, const Tensor& 
 Tensor& scatter_impl(const char* op, Tensor& x, int64_t dim, const Tensor& index, const TensorOrScalar& src,
                      bool accumulate) {
   check_defined(x, op);
+  check_no_internal_overlap(op, x);
   Tensor x1 = x.dim() == 0 ? reshape(x, {1}) : x;
-  Tensor ix = as_index(op, index);
+  Tensor ix = readable_input(x, as_index(op, index), Reads::Any);  // read while x is written
   if (ix.dim() == 0) ix = reshape(ix, {1});
   int d = wrap_dim(op, dim, x1.dim());
   Tensor s;
@@ -349,6 +349,7 @@ Tensor index(const Tensor& x, const std::vector<Tensor>& indices, const std::vec
 Tensor& index_put_(Tensor& x, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate,
                    const std::vector<int>* dim_labels, const char* op) {
   TIDE_CHECK(values.defined(), op, ": got undefined values");
+  check_no_internal_overlap(op, x);
   Plan p = make_plan(op, x, indices, dim_labels);
   Tensor v = strip_leading_ones(source_for(x, values), p.final_shape.size());
   TIDE_CHECK(expandable(v.sizes(), p.final_shape), op, ": shape mismatch: values of shape ", values.sizes().str(),
@@ -522,6 +523,7 @@ void check_mask(const char* op, const Tensor& mask) {
 Tensor& masked_fill_(Tensor& x, const Tensor& mask, const TensorOrScalar& value) {
   const char* op = "masked_fill";
   check_mask(op, mask);
+  check_no_internal_overlap(op, x);
   TIDE_CHECK(expandable(mask.sizes(), x.sizes()), op, ": mask of shape ", mask.sizes().str(),
              " cannot be broadcast to the tensor's shape ", x.sizes().str());
   Scalar s = fill_value(op, x, value);

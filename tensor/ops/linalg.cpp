@@ -14,6 +14,7 @@
 
 #include "../backend.hpp"
 #include "../interrupt.hpp"
+#include "../overlap.hpp"
 #include "../parallel.hpp"
 #include "elementwise.hpp"
 #include "reduce.hpp"
@@ -46,12 +47,10 @@ void check_devices(const char* op, const Tensor& a, const Tensor& b) {
             " ~= ", kb, ")");
 }
 
-bool shares_memory(const Tensor& a, const Tensor& b) {
-  return a.defined() && b.defined() && a.storage().get() == b.storage().get();
-}
-
 // The tensor a result is computed into: `out` itself when it is contiguous, has the result's
-// shape and dtype and shares no memory with an input; otherwise a new tensor.
+// shape and dtype and shares no memory with an input (tensor/overlap.hpp); otherwise a new
+// tensor, which deliver() copies into out. An out with elements sharing one address is an
+// error.
 Tensor result_tensor(const char* op, const Dims& shape, DType dt, const Tensor* out,
                      std::initializer_list<const Tensor*> inputs) {
   const Device device = (*inputs.begin())->device();
@@ -61,9 +60,10 @@ Tensor result_tensor(const char* op, const Dims& shape, DType dt, const Tensor* 
     TIDE_CHECK(out->sizes() == shape, op, ": out has shape ", out->sizes().str(),
                " but the result has shape ", shape.str());
     check_can_cast(op, dt, out->dtype());
+    check_no_internal_overlap(op, *out);
     bool direct = out->dtype() == dt && out->is_contiguous();
     for (const Tensor* in : inputs)
-      if (shares_memory(*out, *in)) direct = false;
+      if (needs_copy(*out, *in, Reads::Any)) direct = false;
     if (direct) return *out;
   }
   return Tensor::empty(shape, dt, device, op);
@@ -697,6 +697,7 @@ Tensor matmul(const Tensor& a, const Tensor& b, const Tensor* out, DTypePolicy p
 Tensor dot(const Tensor& a, const Tensor& b, const Tensor* out, DTypePolicy policy, const char* op) {
   check_devices(op, a, b);
   auto [x, y] = settle_dtypes(op, a, b, policy);
+  if (out) check_no_internal_overlap(op, *out);  // before mul would, under its name
   if (x.dim() == 0 || y.dim() == 0) return binary(BinaryOp::Mul, x, y, out);
   if (y.dim() <= 2) return matmul_impl(op, x, y, out);
   // N-D: sum over the last dim of a and the second-to-last of b.
@@ -735,6 +736,7 @@ Tensor outer(const Tensor& a, const Tensor& b, const Tensor* out, bool flatten, 
   }
   TIDE_CHECK(x.dim() == 1 && y.dim() == 1, op, ": expected 1-D tensors, got ", ndim_str(a), " and ", ndim_str(b));
   const int64_t n = x.size(0), m = y.size(0);
+  if (out) check_no_internal_overlap(op, *out);  // before mul would refuse it under its own name
   Tensor xv = x.as_strided({n, m}, {x.stride(0), 0}, x.offset());
   Tensor yv = y.as_strided({n, m}, {0, y.stride(0)}, y.offset());
   return binary(BinaryOp::Mul, xv, yv, out);

@@ -138,6 +138,22 @@ T.test("an index out of range is a Lua error, and the GPU stays usable", functio
   T.eq((x * 2):sum():item(), 30)
 end)
 
+T.test("writes overlapping their inputs give NumPy's answer; shared elements are refused", function()
+  local x = torch.arange(9, {dtype = "float64", device = "cuda"}):reshape(3, 3)
+  x:add_(x:t())  -- np.add(a, a.T, out=a)
+  T.eq(x:cpu():tolist(), {{0, 4, 8}, {4, 8, 12}, {8, 12, 16}})
+  local v = torch.arange(5, {dtype = "float64", device = "cuda"})
+  v[{{2, 5}}]:copy_(v[{{1, 4}}])
+  T.eq(v:cpu():tolist(), {0, 0, 1, 2, 3})
+  local a = torch.arange(4, {dtype = "float64", device = "cuda"}):reshape(2, 2)
+  torch.mm(a, a, {out = a})
+  T.eq(a:cpu():tolist(), {{2, 3}, {6, 11}})
+  local z = torch.zeros(3, {device = "cuda"})
+  T.error_usable(function() z:view(1, 3):expand(2, 3):add_(1) end,
+    "add_: unsupported operation: more than one element of the written-to tensor refers to a single memory location")
+  T.eq(z:cpu():tolist(), {0, 0, 0})
+end)
+
 T.test("the caching allocator counts, caches and empties", function()
   torch.cuda.synchronize()
   collectgarbage()

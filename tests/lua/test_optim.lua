@@ -550,7 +550,7 @@ T.test("the fused kernels reject bad operands, naming the optimizer and the valu
     "SGD: the momentum_buffer of shape {3} does not match the parameter's shape {2,2}")
   T.error_usable(function() torch._sgd_step_(p, g, nil, {}) end, "SGD: keyword 'lr' is required")
   T.error_usable(function() torch._sgd_step_(torch.zeros(1):expand(3), torch.zeros(3), nil, {lr = 1}) end,
-    "SGD: the parameter has overlapping elements (stride 0 in dim 1 of size 3) and cannot be updated in place")
+    "SGD: unsupported operation: more than one element of the parameter refers to a single memory location. Please clone() the tensor before performing the operation.")
   local m, v = torch.zeros(2, 2), torch.zeros(2, 2)
   T.error_usable(function() torch._adam_step_(p, g, m, v, nil, {lr = 0.1, step = 1, amsgrad = true}) end,
     "Adam: amsgrad=true needs the state tensor max_exp_avg_sq, got nil")
@@ -559,7 +559,7 @@ T.test("the fused kernels reject bad operands, naming the optimizer and the valu
   T.error_usable(function() torch._adam_step_(p, g, m, v, nil, {lr = 0.1, step = 0, decoupled_weight_decay = true}) end,
     "AdamW: step must be >= 1 (the count including this step), got 0")
   T.error_usable(function() torch._adam_step_(p, g, torch.zeros(1):expand(2, 2), v, nil, {lr = 0.1, step = 1}) end,
-    "Adam: the exp_avg has overlapping elements")
+    "Adam: unsupported operation: more than one element of the exp_avg refers to a single memory location. Please clone() the tensor before performing the operation.")
   T.error_usable(function() torch._rmsprop_step_(p, g, m, nil, nil, {lr = 0.1, centered = true}) end,
     "RMSprop: centered=true needs the state tensor grad_avg, got nil")
   T.error_usable(function() torch._rmsprop_step_(p, g, m, nil, nil, {lr = 0.1, momentum = 0.5}) end,
