@@ -268,13 +268,15 @@ Tensor eye(int64_t n, int64_t m, DType dtype, Device device, int64_t k) {
     return eye(n, m, dtype, Device{}, k).to_device(device);
   }
   Tensor t = zeros(Dims{n, m}, dtype, device);
+  // Only the rows that hold a diagonal element, i in [max(0, -k), min(n, m - k)), computed in
+  // 128 bits so that no k overflows: eye(2^53, 0) must not walk 2^53 empty rows.
+  const __int128 first = std::max<__int128>(0, -__int128(k));
+  const __int128 end = std::min<__int128>(n, __int128(m) - k);
+  if (first >= end) return t;
   TIDE_DISPATCH_ALL(dtype, "eye", [&] {
     scalar_t* p = t.data<scalar_t>();
     const scalar_t one = scalar_t(1);
-    for (int64_t i = 0; i < n; ++i) {
-      int64_t j = i + k;
-      if (j >= 0 && j < m) p[i * m + j] = one;
-    }
+    for (int64_t i = int64_t(first); i < int64_t(end); ++i) p[i * m + i + k] = one;
   });
   return t;
 }
