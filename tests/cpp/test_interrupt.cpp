@@ -11,6 +11,9 @@
 
 #include "../../tensor/error.hpp"
 #include "../../tensor/interrupt.hpp"
+#include "../../tensor/ops/creation.hpp"
+#include "../../tensor/ops/index.hpp"
+#include "../../tensor/ops/shape.hpp"
 #include "../../tensor/parallel.hpp"
 
 using namespace tide;
@@ -42,6 +45,17 @@ TEST_CASE("an interrupt during a parallel region skips the chunks not yet starte
   CHECK(chunks < 64);
   clear_interrupt();
   set_num_threads(threads);
+}
+
+// count_nonzero and nonzero walk serially (found by the API fuzzer: over an expanded view of
+// 2^62 elements they ran forever, deaf to Ctrl-C); they check the interrupt as they go.
+TEST_CASE("a serial nonzero walk over a huge view stops on an interrupt") {
+  Tensor huge = ops::expand(ops::ones({1, 1}, DType::Bool), {int64_t(1) << 31, int64_t(1) << 31});
+  request_interrupt();
+  CHECK_THROWS_WITH_AS(ops::count_nonzero(huge), "interrupted", Error);
+  CHECK_THROWS_WITH_AS(ops::nonzero(huge), "interrupted", Error);
+  clear_interrupt();
+  CHECK(ops::count_nonzero(ops::expand(ops::ones({1}, DType::Bool), {3 << 20})) == 3 << 20);
 }
 
 namespace {
