@@ -77,7 +77,7 @@ run_all_suites() {
     env TIDE_CUDA_MODULE="$fake" TIDE_FAKE_CUDA=1 "$build/tide" tests/conformance/devicecheck.lua
 }
 
-# The fuzzers' slice: every API fuzzer target twice in release, once under the sanitizers.
+# The fuzzers' slice: every API fuzzer target twice, on each build.
 api_fuzz_calls=3400 file_fuzz_runs=60000
 run_all_suites build release
 
@@ -92,7 +92,7 @@ if [ "${TIDE_NO_ASAN:-0}" != 1 ]; then
     export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp
     export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
     export TIDE_SANITIZED=1
-    api_fuzz_calls=1700 file_fuzz_runs=15000
+    file_fuzz_runs=30000
     run_all_suites build-asan asan
   else
     tail -n 40 /tmp/tide-asan-build.log
