@@ -186,7 +186,8 @@ local function parse_params(doc)
   inside = inside:gsub("%b{}", ""):gsub("[%[%]]", "")
   local params = {}
   for part in inside:gmatch("[^,]+") do
-    local name = part:match("^%s*([%a_][%w_]*)") or (part:find("...", 1, true) and "...")
+    local name = part:match("^%s*([%a_][%w_]*)%.%.%.") and part:match("^%s*([%a_][%w_]*)") .. "..."
+                 or part:match("^%s*([%a_][%w_]*)") or (part:find("...", 1, true) and "...")
     if name then params[#params + 1] = name end
   end
   return params
@@ -392,12 +393,22 @@ local function gen_param(kind, shape, dt)
     return string.format("H.t(%q, %s, %d)", rand(4) == 1 and "bool" or "int64", shape_src(rand(2) == 1 and shape or
       {#shape > 0 and shape[1] or 1}), pick({5, 11, 0}))
   elseif kind == "dim" then
-    return rand(5) > 1 and pick({"1", "2", "-1", "1", "2"}) or gen_number()
+    return pick({"1", "2", "-1", "1", "2"})
   elseif kind == "size" then
     if rand(3) == 1 then return "{" .. pick(SMALL) .. ", " .. pick({"2", "3", "1"}) .. "}" end
-    return rand(4) > 1 and pick({"1", "2", "3", "2"}) or gen_number()
+    return pick({"1", "2", "3", "2", "-1"})
+  elseif kind == "sizes..." then  -- the call's shape in another arrangement, or -1
+    local r = rand(3)
+    if r == 1 or #shape == 0 then return "-1" end
+    local parts = {}
+    for k = #shape, 1, -1 do parts[#parts + 1] = tostring(shape[k]) end
+    return table.concat(parts, ", ")
+  elseif kind == "dims..." then  -- a permutation of the call's dims
+    local perm = {}
+    for k = 1, #shape do table.insert(perm, rand(#perm + 1), tostring(k)) end
+    return #perm > 0 and table.concat(perm, ", ") or "1"
   elseif kind == "number" then
-    return rand(2) == 1 and pick({"0.5", "1", "2", "0", "-1", "0.1"}) or gen_number()
+    return pick({"0.5", "1", "2", "0", "-1", "0.1", "3", "1"})
   elseif kind == "dtype" then
     return string.format("%q", pick(DTYPES))
   elseif kind == "path" then
@@ -420,17 +431,39 @@ local function gen_directed(tg)
   local shape = pick({{2, 3}, {3, 3}, {3}, {2, 2, 2}, {1, 2, 3, 3}, {}, {0, 3}, {4, 4}})
   local dt = pick({"float32", "float32", "float64", "int64", "bool", "float16", "int32", "uint8"})
   local args = {}
-  for _, name in ipairs(tg.params) do
-    if name == "..." then
+  local params = tg.params
+  if tg.self == "tensor" and PARAM_KIND[params[1]] ~= "tensor" then  -- "stride([dim])": self is implied
+    params = {"x", table.unpack(params)}
+  end
+  for _, name in ipairs(params) do
+    if name:match("...$") and name ~= "..." then
+      args.last = name
+      args[#args + 1] = gen_param((name == "sizes..." or name == "shape..." or name == "size...") and "sizes..." or
+                                  (name == "dims..." or name == "axes...") and "dims..." or
+                                  PARAM_KIND[name:sub(1, -4)], shape, dt)
+    elseif name == "..." then
       for _ = 1, rand(3) - 1 do args[#args + 1] = gen_param(PARAM_KIND[args.last] or "tensor", shape, dt) end
     else
       args.last = name
-      args[#args + 1] = rand(6) == 1 and gen_value(tg) or gen_param(PARAM_KIND[name], shape, dt)
+      args[#args + 1] = gen_param(PARAM_KIND[name], shape, dt)
     end
   end
   args.last = nil
-  if #args > 0 and rand(8) == 1 then table.remove(args, rand(#args)) end
-  if rand(8) == 1 then args[#args + 1] = gen_value(tg) end
+  -- One change at most: an argument made hostile, dropped or added, or a keyword table of
+  -- the target's own keywords with plain values.
+  local r = rand(8)
+  if r <= 2 and #args > 0 then
+    args[rand(#args)] = gen_value(tg)
+  elseif r == 3 and #args > 0 then
+    table.remove(args, rand(#args))
+  elseif r == 4 then
+    args[#args + 1] = gen_value(tg)
+  elseif r == 5 and #tg.kw > 0 then
+    local name = pick(tg.kw)
+    args[#args + 1] = "{" .. name .. " = " .. pick({"true", "false", "1", "2", "-1", "0.5", '"float32"', '"float64"',
+      '"mean"', '"sum"', '"none"', gen_param("tensor", shape, dt)}) .. "}"
+  end
+  args.directed = true
   return args
 end
 
@@ -455,7 +488,7 @@ local function gen_call(tg)
   else
     for i = 1, n do args[i] = gen_value(tg) end
   end
-  if rand(10) <= 3 then args[#args + 1] = gen_kw(tg, 0) end
+  if not args.directed and rand(10) <= 3 then args[#args + 1] = gen_kw(tg, 0) end
   local lines, names = {}, {}
   for i, a in ipairs(args) do
     names[i] = "a" .. i
