@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "../tensor/allocator.hpp"
+#include "../tensor/interrupt.hpp"
 
 namespace tide::lua {
 
@@ -111,9 +112,14 @@ void push_scalar(lua_State* L, const Scalar& s) {
 }
 
 // Nested tables for dims [d, ndim) starting at element offset `off` (in elements).
+// The nested lists of x:tolist(). A dim of a view can be 2^40 long (expand), so the array part
+// is preallocated only up to 2^20 entries (a Lua allocation of 2^40 would fail inside this
+// binding) and the walk checks the interrupt as it goes (found by the API fuzzer: tolist of
+// an expanded {2^40, 0} view ran until memory ran out, deaf to Ctrl-C).
 static void push_list_rec(lua_State* L, const Tensor& t, int d, int64_t off) {
-  lua_createtable(L, int(std::min<int64_t>(t.size(d), INT32_MAX)), 0);  // a size hint only
+  lua_createtable(L, int(std::min<int64_t>(t.size(d), 1 << 20)), 0);
   for (int64_t i = 0; i < t.size(d); ++i) {
+    if ((i & 0xffff) == 0xffff) check_interrupt();
     int64_t o = off + i * t.stride(d);
     if (d + 1 < t.dim()) {
       push_list_rec(L, t, d + 1, o);

@@ -54,6 +54,16 @@ run_all_suites() {
     run_suite "$tag conformance" bash tests/conformance/run.sh "$build/tide"
     run_suite "$tag gradients" bash tests/conformance/run_grad.sh "$build/tide"
   fi
+  # The fuzzers' bounded slice (docs/fuzzing.md): the reproducers of past findings, then
+  # fixed seeds -- the Lua API fuzzer through every target, the file-format fuzzer over the
+  # regression corpus and tests/data. A death, sanitizer report, hang or runaway allocation
+  # fails the suite.
+  run_suite "$tag api fuzz: regressions" python3 tests/fuzz/run_api_fuzz.py "$build" --quiet \
+    --replay tests/fuzz/regressions.lua
+  run_suite "$tag api fuzz: seed 1" python3 tests/fuzz/run_api_fuzz.py "$build" --quiet --seed 1 \
+    --calls "$api_fuzz_calls"
+  run_suite "$tag file fuzz: seed 1" "$build/tests/tide_file_fuzz" all --seed 1 --runs "$file_fuzz_runs" \
+    --crash-dir "${TMPDIR:-/tmp}" tests/fuzz/corpus tests/data
   # Every op on CUDA against the CPU (prints "skipped: no CUDA device" without a GPU).
   if [ "$tag" = release ]; then
     run_suite "$tag cuda conformance" "$build/tide" tests/conformance/devicecheck.lua
@@ -67,6 +77,8 @@ run_all_suites() {
     env TIDE_CUDA_MODULE="$fake" TIDE_FAKE_CUDA=1 "$build/tide" tests/conformance/devicecheck.lua
 }
 
+# The fuzzers' slice: every API fuzzer target twice, on each build.
+api_fuzz_calls=3400 file_fuzz_runs=60000
 run_all_suites build release
 
 if [ "${TIDE_NO_ASAN:-0}" != 1 ]; then
@@ -80,6 +92,7 @@ if [ "${TIDE_NO_ASAN:-0}" != 1 ]; then
     export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp
     export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
     export TIDE_SANITIZED=1
+    file_fuzz_runs=30000
     run_all_suites build-asan asan
   else
     tail -n 40 /tmp/tide-asan-build.log

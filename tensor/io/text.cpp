@@ -163,9 +163,10 @@ class TextParser {
     } else {
       for (int64_t c : o_.usecols) {
         int64_t k = c < 0 ? c + nf : c;
-        if (k < 0 || k >= nf)
-          TIDE_FAIL(where_, " line ", line_no_, ": usecols asks for column ", c >= 0 ? c + 1 : c, ", but the line has ",
-                    nf, " columns");
+        if (k < 0 || k >= nf)  // 1-based in the message; unsigned, so that c = INT64_MAX says 2^63
+          TIDE_FAIL(where_, " line ", line_no_, ": usecols asks for column ",
+                    c >= 0 ? std::to_string(uint64_t(c) + 1) : std::to_string(c), ", but the line has ", nf,
+                    " columns");
         value(k);
       }
     }

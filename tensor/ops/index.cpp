@@ -14,6 +14,7 @@
 #include <string>
 
 #include "../backend.hpp"
+#include "../interrupt.hpp"
 #include "../iterator.hpp"
 #include "../overlap.hpp"
 #include "../parallel.hpp"
@@ -573,7 +574,8 @@ Tensor masked_select(const Tensor& x, const Tensor& mask) {
 
 namespace {
 
-// Calls f(linear_position, coords) for each nonzero element of x in row-major order.
+// Calls f(coords) for each nonzero element of x in row-major order. A serial walk, so it
+// checks the interrupt itself (every 2^20 elements): a view of 2^62 elements must stop on Ctrl-C.
 template <typename F>
 void for_each_nonzero(const Tensor& x, F&& f) {
   check_cpu(x, "nonzero");
@@ -585,6 +587,7 @@ void for_each_nonzero(const Tensor& x, F&& f) {
     int64_t coord[kMaxDims] = {};
     int64_t off = 0;
     for (int64_t i = 0; i < n; ++i) {
+      if ((i & 0xfffff) == 0xfffff) check_interrupt();
       if (compute_t<scalar_t>(base[off]) != compute_t<scalar_t>(0)) f(static_cast<const int64_t*>(coord));
       for (int d = nd - 1; d >= 0; --d) {
         off += x.stride(d);

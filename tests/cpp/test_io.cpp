@@ -329,6 +329,15 @@ TEST_CASE("loadtxt: shapes, options and errors") {
   uc.usecols = {5};
   CHECK_THROWS_WITH_AS(loadtxt_string("1 2\n", uc, "f"),
                        "np.loadtxt: f line 1: usecols asks for column 6, but the line has 2 columns", tide::Error);
+  // Found by the file fuzzer: the 1-based column of the message overflowed (UBSan).
+  uc.usecols = {INT64_MAX};
+  CHECK_THROWS_WITH_AS(loadtxt_string("1 2\n", uc, "f"),
+                       "np.loadtxt: f line 1: usecols asks for column 9223372036854775808, but the line has 2 columns",
+                       tide::Error);
+  uc.usecols = {INT64_MIN};
+  CHECK_THROWS_WITH_AS(loadtxt_string("1 2\n", uc, "f"),
+                       "np.loadtxt: f line 1: usecols asks for column -9223372036854775808, but the line has 2 columns",
+                       tide::Error);
 }
 
 TEST_CASE("savetxt: formats") {

@@ -199,6 +199,16 @@ T.test("eye", function()
   T.error(function() torch.eye() end, "eye: expected eye(n[, m])")
 end)
 
+-- Found by the API fuzzer: eye walked all n rows, so eye(2^53, 0) ran forever; k at the ends
+-- of the integers overflowed i + k. Expected values from NumPy / PyTorch.
+T.test("eye: only the diagonal's rows are visited, for any n, m and k", function()
+  T.eq(torch.eye(1 << 53, 0).shape, {1 << 53, 0})
+  T.eq(np.eye(2, 3, math.maxinteger):tolist(), {{0, 0, 0}, {0, 0, 0}})
+  T.eq(np.eye(3, 2, math.mininteger):tolist(), {{0, 0}, {0, 0}, {0, 0}})
+  T.eq(np.eye(3, 3, -1):tolist(), {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}})
+  T.eq(np.eye(2, 4, 2):tolist(), {{0, 0, 1, 0}, {0, 0, 0, 1}})
+end)
+
 -- random -------------------------------------------------------------------------------------
 
 T.test("manual_seed makes draws repeat", function()
