@@ -276,7 +276,9 @@ const Binding kModuleBindings[] = {
      "utils._quote(s) -> string: s as error messages quote it (at most 60 characters, then its length)."},
     {"set_default_dtype", set_default_dtype, TORCH, "set_default_dtype(dtype): the dtype of new float tensors."},
     {"get_default_dtype", get_default_dtype, TORCH, "get_default_dtype() -> string."},
-    {"set_num_threads", set_num_threads_fn, TORCH, "set_num_threads(n): threads for the engine and BLAS together."},
+    {"set_num_threads", set_num_threads_fn, TORCH,
+     "set_num_threads(n): threads for the engine and BLAS together (fewer where the system refuses to start more; "
+     "get_num_threads() says how many run)."},
     {"get_num_threads", get_num_threads_fn, TORCH, "get_num_threads() -> integer."},
     {"promote_types", promote_types_fn, TORCH | NUMPY, "promote_types(a, b) -> dtype: PyTorch's promotion of two dtypes."},
     {"result_type", result_type_fn, TORCH | NUMPY, "result_type(a, b) -> dtype of a binary op on a and b."},

@@ -34,6 +34,7 @@ struct AutogradMeta {
   std::shared_ptr<AutogradMeta> view_base;
   uint32_t base_generation = 0;
   uint32_t generation = 0;            // bumped when an in-place op rewrites this tensor's history
+  ~AutogradMeta();                    // frees a long history without recursion (engine.cpp)
 };
 
 // Shape and dtype of an op's input, so that the engine can reduce a broadcast gradient to
@@ -46,7 +47,9 @@ struct InputMeta {
 struct Node : std::enable_shared_from_this<Node> {
   std::vector<Edge> next;          // one per input of the op
   std::vector<InputMeta> inputs;   // the same length as next
-  virtual ~Node() = default;
+  // Frees the nodes only this one kept alive without recursion, so that dropping a graph of
+  // any length (a loop of a million ops) takes constant stack depth: see engine.cpp.
+  virtual ~Node();
   // "MulBackward" for a node recorded by mul.
   virtual std::string name() const = 0;
   // Gradients of the inputs (undefined: none) from the gradient of the output.
