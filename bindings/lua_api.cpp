@@ -73,8 +73,10 @@ void remember_tensor_metatable(lua_State* L) {
 
 void push_tensor(lua_State* L, Tensor t) {
   // Data bytes only: the userdata itself is counted by Lua, and the small view objects are
-  // pooled, so they add no lasting memory per tensor.
-  size_t bytes = t.defined() ? t.nbytes() : 0;
+  // pooled, so they add no lasting memory per tensor. At most the storage's bytes: a view
+  // expanded to 2^40 elements over one holds one element, and counting its logical bytes
+  // forced a full collection at every push.
+  size_t bytes = t.defined() && t.storage() ? std::min(t.nbytes(), t.storage()->nbytes()) : 0;
   void* ud = lua_newuserdatauv(L, sizeof(Tensor), 0);
   new (ud) Tensor(std::move(t));
   lua_rawgetp(L, LUA_REGISTRYINDEX, &kMetaKey);

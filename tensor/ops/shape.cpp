@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <string>
 
+#include "../interrupt.hpp"
+#include "../memory_budget.hpp"
 #include "../parallel.hpp"
 #include "elementwise.hpp"
 #include "index.hpp"
@@ -329,23 +331,44 @@ Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t s
   return x.as_strided(sz, st, off);
 }
 
-std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim) {
-  TIDE_CHECK(x.dim() > 0, "split: cannot split a 0-dim tensor");
-  int d = wrap_dim("split", dim, x.dim());
-  int64_t n = x.size(d);
-  TIDE_CHECK(split_size > 0 || (split_size == 0 && n == 0), "split: split size must be positive, got ",
-             split_size);
+// An empty list for `count` views. The count comes from the script (unbind of an expanded
+// dim of 2^40, split(1) of it), so the views' memory is checked against the interpreter's
+// budget first, and the caller's loop checks the interrupt through add_view.
+static std::vector<Tensor> view_list(const char* op, int64_t count) {
+  check_host_memory(op, size_t(count) * (sizeof(Tensor) + sizeof(TensorImpl)));
   std::vector<Tensor> out;
-  if (n == 0) {
-    out.push_back(alias(x));
-    return out;
+  try {
+    out.reserve(size_t(count));
+  } catch (const std::exception&) {  // bad_alloc or length_error
+    throw OutOfMemory(std::string(op) + ": out of memory for a list of " + std::to_string(count) + " views");
   }
+  return out;
+}
+
+static void add_view(std::vector<Tensor>& out, Tensor view) {
+  if ((out.size() & 0xffff) == 0xffff) check_interrupt();
+  out.push_back(std::move(view));
+}
+
+// Pieces of split_size along dim d (already wrapped); op names split or chunk in errors.
+static std::vector<Tensor> split_pieces(const char* op, const Tensor& x, int64_t split_size, int d) {
+  const int64_t n = x.size(d);
+  if (n == 0) return {alias(x)};
+  std::vector<Tensor> out = view_list(op, n / split_size + (n % split_size != 0));
   for (int64_t s = 0; s < n;) {
     const int64_t len = std::min(split_size, n - s);
-    out.push_back(slice(x, d, s, s + len));
+    add_view(out, slice(x, d, s, s + len));
     s += len;
   }
   return out;
+}
+
+std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim) {
+  TIDE_CHECK(x.dim() > 0, "split: cannot split a 0-dim tensor");
+  int d = wrap_dim("split", dim, x.dim());
+  TIDE_CHECK(split_size > 0 || (split_size == 0 && x.size(d) == 0), "split: split size must be positive, got ",
+             split_size);
+  return split_pieces("split", x, split_size, d);
 }
 
 std::vector<Tensor> split_with_sizes(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim) {
@@ -381,14 +404,14 @@ std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim) {
   int64_t n = x.size(d);
   // An empty dim gives one empty chunk, as split does (PyTorch gives `chunks` of them, which
   // would make the work and memory grow with a count that holds no data).
-  return split(x, n / chunks + (n % chunks != 0), d);
+  return split_pieces("chunk", x, n / chunks + (n % chunks != 0), d);
 }
 
 std::vector<Tensor> unbind(const Tensor& x, int64_t dim) {
   TIDE_CHECK(x.dim() > 0, "unbind: cannot unbind a 0-dim tensor");
   int d = wrap_dim("unbind", dim, x.dim());
-  std::vector<Tensor> out;
-  for (int64_t i = 0; i < x.size(d); ++i) out.push_back(select(x, d, i));
+  std::vector<Tensor> out = view_list("unbind", x.size(d));
+  for (int64_t i = 0; i < x.size(d); ++i) add_view(out, select(x, d, i));
   return out;
 }
 

@@ -569,8 +569,12 @@ local function inputs_to_check(tg, args)
     if type(v) == "table" and not torch.is_tensor(v) and rawget(v, "out") ~= nil then return {} end
   end
   local first = (tg.path:match("_$") or WRITES_FIRST[tg.path]) and 2 or 1
+  local out_position  -- a positional out (np.erf(x, out)) is written by design
+  for k, name in ipairs(tg.params or {}) do
+    if name == "out" then out_position = k end
+  end
   for k = first, args.n do
-    local v = args[k]
+    local v = k ~= out_position and args[k] or nil
     if torch.is_tensor(v) then
       add(v, "argument " .. k)
     elseif type(v) == "table" and getmetatable(v) == nil then

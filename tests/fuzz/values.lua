@@ -56,9 +56,11 @@ function H.t(dtype, shape, kind)
   return flat:reshape(shape)
 end
 
--- A view whose shape claims far more elements than its one-element storage holds.
--- kind: 1 {2^31, 2^31}, 2 {2^62}, 3 {2^40, 0}, 4 {2^20, 2^20, 2^20}, 5 {1, 2^62}.
-local HUGE = {{1 << 31, 1 << 31}, {1 << 62}, {1 << 40, 0}, {1 << 20, 1 << 20, 1 << 20}, {1, 1 << 62}}
+-- A view whose shape claims far more elements than its one-element storage holds: 2^59
+-- elements, the most whose byte size stays below 2^63 for every dtype (a larger view is
+-- refused by expand itself). kind: 1 {2^29, 2^30}, 2 {2^59}, 3 {2^40, 0},
+-- 4 {2^19, 2^20, 2^20}, 5 {1, 2^59}.
+local HUGE = {{1 << 29, 1 << 30}, {1 << 59}, {1 << 40, 0}, {1 << 19, 1 << 20, 1 << 20}, {1, 1 << 59}}
 function H.huge(dtype, kind)
   local shape = HUGE[(kind - 1) % #HUGE + 1]
   local one = torch.ones(#shape == 1 and {1} or (#shape == 2 and {1, 1} or {1, 1, 1}), {dtype = dtype})

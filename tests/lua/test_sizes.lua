@@ -165,6 +165,17 @@ T.test("zero-element results: the work never scales with a huge dim", function()
   T.eq(quick(function() return np.arange(0, BIG, -1) end).shape, {0})
 end)
 
+T.test("unbind and split of a huge expanded dim: a clear error, not a list past memory", function()
+  local x = torch.ones(1):expand(1 << 40)
+  fails(function() return x:unbind() end, "unbind: out of memory for a list of 1099511627776 views")
+  fails(function() return torch.split(x, 1) end, "split: out of memory for a list of 1099511627776 views")
+  fails(function() return x:chunk(1 << 40) end, "chunk: out of memory for a list of 1099511627776 views")
+  -- a list that fits is built as before
+  local pieces = torch.ones(3):expand(2, 3):unbind()
+  T.eq(#pieces, 2)
+  T.eq(pieces[2]:tolist(), {1, 1, 1})
+end)
+
 T.test("empty of dtype bool holds only 0 and 1, even in blocks the allocator reuses", function()
   for _, n in ipairs({1000, 64, 5000}) do
     for _ = 1, 4 do
