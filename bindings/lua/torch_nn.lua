@@ -95,6 +95,13 @@ function util.check_pair(op, name, v, min)
   return {i, i}
 end
 
+-- Whether v can be called: a function, or a value whose metatable has __call.
+function util.is_callable(v)
+  if type(v) == "function" then return true end
+  local mt = getmetatable(v)
+  return type(mt) == "table" and mt.__call ~= nil
+end
+
 function util.check_tensor(op, name, v)
   if not torch.is_tensor(v) then fail(op, "expected a tensor for %s, got %s", name, describe(v)) end
   return v
@@ -207,6 +214,7 @@ function Instance.__index(self, k)
   v = rawget(self, "_attrs")[k]
   if v ~= nil then return v end
   local cls = rawget(self, "_class")
+  k = math.tointeger(k) or k  -- seq[2.0] is seq[2]
   if math.type(k) == "integer" then
     local getitem = cls.__getitem
     return getitem and getitem(self, k)
@@ -220,6 +228,7 @@ end
 function Instance.__newindex(self, k, v)
   local params, buffers = rawget(self, "_parameters"), rawget(self, "_buffers")
   local modules, attrs = rawget(self, "_modules"), rawget(self, "_attrs")
+  k = math.tointeger(k) or k
   if math.type(k) == "integer" then
     local setitem = rawget(self, "_class").__setitem
     if not setitem then fail(class_name(self), "cannot assign to index %d", k) end
@@ -227,6 +236,10 @@ function Instance.__newindex(self, k, v)
   end
   if v == nil then
     params:remove(k); buffers:remove(k); modules:remove(k); attrs[k] = nil
+  elseif type(k) ~= "string" and (is_module(v) or torch.is_tensor(v)) then
+    -- state_dict names are strings: a module or tensor under another key would break them
+    fail(class_name(self), "cannot assign %s to the key %s (submodules, parameters and buffers are named by strings)",
+         describe(v), describe(k))
   elseif is_module(v) then
     if params.map[k] ~= nil or buffers.map[k] ~= nil then
       fail(class_name(self), "cannot assign a module to '%s', which is a parameter or buffer (assign nil first)", name_of(k))
@@ -312,7 +325,22 @@ function Module:isinstance(cls)
   return false
 end
 
+-- A submodule, parameter or buffer name: a non-empty string without '.'.
+local function check_member_name(op, name)
+  if type(name) ~= "string" or name == "" or name:find(".", 1, true) then
+    fail(op, "the name must be a non-empty string without '.', got %s", describe(name))
+  end
+end
+
+-- The prefix of named_parameters/named_buffers/named_modules: nil or a string.
+local function check_prefix(op, prefix)
+  if prefix ~= nil and type(prefix) ~= "string" then
+    fail(op, "prefix must be a string, got %s", describe(prefix))
+  end
+end
+
 function Module:register_parameter(name, param)
+  check_member_name(class_name(self) .. ":register_parameter", name)
   if param ~= nil then util.check_tensor(class_name(self) .. ":register_parameter", "param", param) end
   rawget(self, "_modules"):remove(name); rawget(self, "_attrs")[name] = nil
   if param == nil then rawget(self, "_parameters"):remove(name) else rawget(self, "_parameters"):set(name, param) end
@@ -321,6 +349,8 @@ end
 -- A buffer is module state that is not a parameter (saved in state_dict unless
 -- persistent=false, converted by to()).
 function Module:register_buffer(name, tensor, persistent)
+  check_member_name(class_name(self) .. ":register_buffer", name)
+  if persistent ~= nil then util.check_bool(class_name(self) .. ":register_buffer", "persistent", persistent) end
   if tensor ~= nil then util.check_tensor(class_name(self) .. ":register_buffer", "tensor", tensor) end
   rawget(self, "_modules"):remove(name); rawget(self, "_parameters"):remove(name)
   rawget(self, "_attrs")[name] = nil
@@ -329,9 +359,7 @@ function Module:register_buffer(name, tensor, persistent)
 end
 
 function Module:add_module(name, module)
-  if type(name) ~= "string" or name == "" or name:find(".", 1, true) then
-    fail(class_name(self) .. ":add_module", "the name must be a non-empty string without '.', got %s", describe(name))
-  end
+  check_member_name(class_name(self) .. ":add_module", name)
   if not is_module(module) then
     fail(class_name(self) .. ":add_module", "expected a module for '%s', got %s", name_of(name), describe(module))
   end
@@ -341,6 +369,7 @@ end
 -- Calls fn on every (sub)module in depth-first order, each after its children
 -- (as PyTorch's apply), and returns self.
 function Module:apply(fn)
+  if not util.is_callable(fn) then fail(class_name(self) .. ":apply", "expected a function, got %s", describe(fn)) end
   for _, child in rawget(self, "_modules"):items() do child:apply(fn) end
   fn(self)
   return self
@@ -382,10 +411,14 @@ end
 
 -- for name, p in model:named_parameters() do ... end  (names like "fc1.weight")
 function Module:named_parameters(prefix, recurse)
+  check_prefix(class_name(self) .. ":named_parameters", prefix)
+  if recurse ~= nil then util.check_bool(class_name(self) .. ":named_parameters", "recurse", recurse) end
   return named_members(self, "_parameters", prefix, recurse ~= false)
 end
 
 function Module:named_buffers(prefix, recurse)
+  check_prefix(class_name(self) .. ":named_buffers", prefix)
+  if recurse ~= nil then util.check_bool(class_name(self) .. ":named_buffers", "recurse", recurse) end
   return named_members(self, "_buffers", prefix, recurse ~= false)
 end
 
@@ -410,6 +443,7 @@ function Module:children() return values_of(self:named_children()) end
 -- for name, m in model:named_modules() do ... end: the module itself (name "") first, then
 -- every submodule depth-first with dotted names, each once.
 function Module:named_modules(prefix)
+  check_prefix(class_name(self) .. ":named_modules", prefix)
   local out, seen = {}, {}
   local function visit(m, name)
     if seen[m] then return end
@@ -631,7 +665,11 @@ end
 -- so state_dict keys read "1.weight" where PyTorch writes "0.weight".
 
 -- Index i (1-based, negative from the end) of a container of n children, or nil.
-local function container_slot(i, n)
+local function container_slot(self, i, n)
+  if math.type(i) ~= "integer" and not (math.type(i) == "float" and math.tointeger(i)) then
+    fail(class_name(self), "an index must be an integer, got %s", describe(i))
+  end
+  i = math.tointeger(i)
   if i < 0 then i = n + 1 + i end
   if i >= 1 and i <= n then return i end
 end
@@ -640,13 +678,13 @@ local function container_len(self) return #rawget(self, "_modules").keys end
 
 local function container_get(self, i)
   local modules = rawget(self, "_modules")
-  local slot = container_slot(i, #modules.keys)
+  local slot = container_slot(self, i, #modules.keys)
   return slot and modules.map[modules.keys[slot]]
 end
 
 local function container_set(self, i, module)
   local modules = rawget(self, "_modules")
-  local slot = container_slot(i, #modules.keys)
+  local slot = container_slot(self, i, #modules.keys)
   if not slot then fail(class_name(self), "index %d is out of range for %d modules", i, #modules.keys) end
   if not is_module(module) then fail(class_name(self), "expected a module at index %d, got %s", i, describe(module)) end
   modules.map[modules.keys[slot]] = module

@@ -7,10 +7,14 @@
 
 namespace tide::ag {
 
+// out= writes outside autograd, so as in PyTorch it is refused while recording when an input
+// or the out tensor itself requires grad (writing into a parameter would bypass its history).
 void check_out(const char* op, const Tensor* out, std::initializer_list<const Tensor*> inputs) {
   if (!out) return;
   TIDE_CHECK(!needs_recording(inputs), op,
              ": out= is not differentiable, but an input requires grad (call it under torch.no_grad() or drop out=)");
+  TIDE_CHECK(!needs_recording({out}), op,
+             ": out= is not differentiable, but the out tensor requires grad (call it under torch.no_grad() or drop out=)");
 }
 
 Tensor sum_to(const Tensor& g, const Dims& sizes, const char* op) {

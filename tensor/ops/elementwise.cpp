@@ -366,10 +366,22 @@ Tensor& copy_(Tensor& dst, const Tensor& src) {
   return dst;
 }
 
+// Writes value into every element of dst. An expanded (stride-0) dim is visited once: its
+// elements share one address, so torch.ones(1):expand(2^59):zero_() writes one element
+// (PyTorch allows fills into expanded views, as the value is the same everywhere).
 Tensor& fill_(Tensor& dst, const Scalar& value) {
   check_defined(dst, "fill_");
   dst.storage()->bump_version();
-  TensorIter it = TensorIter::build("fill_", dst, dst.dtype(), {});
+  Tensor distinct = dst;
+  Dims sizes = dst.sizes();
+  bool shared = false;
+  for (int d = 0; d < dst.dim(); ++d)
+    if (dst.stride(d) == 0 && sizes[d] > 1) {
+      sizes[d] = 1;
+      shared = true;
+    }
+  if (shared) distinct = dst.as_strided(sizes, dst.strides(), dst.offset());
+  TensorIter it = TensorIter::build("fill_", distinct, dst.dtype(), {});
   if (it.device().is_cuda()) {
     backend_for(it.device()).fill(it, dst.dtype(), value);
     return dst;

@@ -264,6 +264,18 @@ T.test("out= is not differentiable", function()
   T.error_usable(function() torch.sum(x, 1, {out = torch.zeros({}, {dtype = "float64"})}) end, "out= is not differentiable")
   torch.no_grad(function() torch.add(x, 1, {out = out}) end)
   T.near(out, {2, 3}, 0)
+  -- an out that requires grad (a parameter) is refused too, in every spelling, and keeps its values
+  local p = leaf{5, 6}
+  local y = torch.ones(2, {dtype = "float64"})
+  local refused = "out= is not differentiable, but the out tensor requires grad"
+  T.error_usable(function() torch.add(y, y, {out = p}) end, "add: " .. refused)
+  T.error_usable(function() np.add(y, y, p) end, "add: " .. refused)
+  T.error_usable(function() np.exp(y, p) end, "exp: " .. refused)
+  T.error_usable(function() torch.sum(torch.ones(2, 2, {dtype = "float64"}), 1, {out = p}) end, "sum: " .. refused)
+  T.error_usable(function() torch.mm(y:view(2, 1), y:view(1, 2), {out = leaf{1, 2, 3, 4}:view(2, 2)}) end, "mm: out= is not differentiable")
+  T.near(p, {5, 6}, 0)
+  torch.no_grad(function() np.add(y, y, p) end)
+  T.near(p, {2, 2}, 0)
 end)
 
 T.test("closed forms: least squares, sigmoid, logsumexp, softmax, var/std, norm", function()

@@ -493,6 +493,25 @@ T.test("a failed step leaves the parameter and its state as they were", function
   T.eq(a.state[p].step, 0)
 end)
 
+T.test("the built-in optimizers' hooks called by a script check their arguments", function()
+  local w = torch.ones(2, {requires_grad = true})
+  local opt = optim.SGD({w}, {lr = 0.1, momentum = 0.9})
+  T.error_usable(function() opt:validate() end, "SGD:validate: expected a table of options, got nil")
+  T.error_usable(function() opt:validate({lr = 1}, 1) end, "SGD:validate: expected true, false or nil for defaults_only, got 1")
+  T.error_usable(function() opt:update(1) end, "SGD:update: expected a tensor for param, got 1")
+  T.error_usable(function() opt:update(w, w, nil, {}) end, "SGD:update: expected a table for state, got nil")
+  T.error_usable(function() opt:update(w, w, {}, {}, 5) end, "SGD:update: expected at most 4 arguments")
+  local adam = optim.Adam({w})
+  T.error_usable(function() adam:update(w, "g", {}, {}) end, "Adam:update: expected a tensor for grad, got \"g\"")
+  T.error_usable(function() adam:validate(false) end, "Adam:validate: expected a table of options, got false")
+  -- called right, they work as the framework calls them
+  local s = {}
+  opt:update(w, torch.ones(2), s, {lr = 0.5, momentum = 0, dampening = 0, weight_decay = 0, nesterov = false,
+    maximize = false})
+  T.eq(w:detach():tolist(), {0.5, 0.5})
+  opt:validate({lr = 1, momentum = 0, weight_decay = 0, dampening = 0, nesterov = false})
+end)
+
 T.test("a user optimizer from optim.Optimizer:extend", function()
   local SignSGD = optim.Optimizer:extend("SignSGD")
   SignSGD.defaults = {lr = 0.1}

@@ -323,6 +323,16 @@ T.test("fill_ and zero_ write one value everywhere, so an expanded tensor is fin
   T.eq(L(x), {7, 7, 7})
   x:view(1, 3):expand(2, 3):zero_()
   T.eq(L(x), {0, 0, 0})
+  -- the shared elements are written once: a view of 2^59 elements over one fills at once
+  local one = torch.zeros(1, {dtype = "float64"})
+  local huge = one:expand(1 << 59)
+  T.eq(huge:fill_(3):numel(), 1 << 59)
+  T.eq(one:item(), 3)
+  nn.init.zeros_(huge)
+  T.eq(one:item(), 0)
+  local grid = torch.zeros(2, 1)
+  grid:expand(2, 1 << 40):fill_(5)
+  T.eq(L(grid), {{5}, {5}})
 end)
 
 T.test("size-1 dims with stride 0 and empty tensors are not refused", function()
