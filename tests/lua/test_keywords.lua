@@ -6,7 +6,6 @@
 local T = dofile((arg[0]:match("(.*/)") or "./") .. "harness.lua")
 local torch = require "torch"
 local np = require "numpy"
-local F = torch.nn.functional
 
 -- make(device) on "cpu" gives a CPU tensor; on "cuda" a CUDA tensor, or without a CUDA device
 -- the error naming the op.
@@ -309,6 +308,196 @@ T.test("linalg.norm: p= is ord=; keepdim= keeps the reduced dims", function()
   T.eq(f.shape, {1, 1})
   T.near(f, {{9.539392014169456}}, 1e-15)
   T.error(function() torch.linalg.norm(x, {p = 1, ord = 1}) end, "linalg.norm:")
+end)
+
+-- shape ------------------------------------------------------------------------------------
+
+T.test("shape ops: dim= and axis= pick the dim (chunk concat split squeeze stack unbind flip)", function()
+  local x = T.arange_shaped(2, 3)   -- {{0, 1, 2}, {3, 4, 5}}
+  local function lists(ts)
+    local out = {}
+    for i, t in ipairs(ts) do out[i] = t:tolist() end
+    return out
+  end
+  T.eq(lists(torch.chunk(x, 2, {dim = 2})), {{{0, 1}, {3, 4}}, {{2}, {5}}})
+  T.eq(lists(x:chunk(2, {axis = 1})), {{{0, 1, 2}}, {{3, 4, 5}}})
+  T.eq(torch.concat({x, x}, {axis = 2}):tolist(), {{0, 1, 2, 0, 1, 2}, {3, 4, 5, 3, 4, 5}})
+  T.eq(torch.concat({x, x}, {dim = 1}).shape, {4, 3})
+  T.eq(torch.concatenate({x, x}, {dim = 2}).shape, {2, 6})
+  T.eq(torch.concatenate({x, x}, {axis = 1}):tolist(), {{0, 1, 2}, {3, 4, 5}, {0, 1, 2}, {3, 4, 5}})
+  T.eq(lists(torch.split(x, 1, {axis = 1})), {{{0, 1, 2}}, {{3, 4, 5}}})
+  T.eq(lists(x:split({1, 2}, {axis = 2})), {{{0}, {3}}, {{1, 2}, {4, 5}}})
+  T.eq(torch.squeeze(torch.zeros(1, 2, 1), {dim = 3}).shape, {1, 2})
+  T.eq(np.squeeze(torch.zeros(1, 2, 1), {dim = 1}).shape, {2, 1})
+  local st = torch.stack({x, x + 10}, {dim = 3})
+  T.eq({st.shape, st[{2, 3}]:tolist()}, {{2, 3, 2}, {5, 15}})
+  T.eq(lists(torch.unbind(x, {axis = 2})), {{0, 3}, {1, 4}, {2, 5}})
+  T.eq(lists(x:unbind({dim = 1})), {{0, 1, 2}, {3, 4, 5}})
+  T.eq(torch.unsqueeze(x, {dim = 2}).shape, {2, 1, 3})
+  T.eq(np.expand_dims(x, {dim = 3}).shape, {2, 3, 1})
+  -- flip's dims= takes a number or a table, as the positional dims.
+  T.eq(torch.flip(x, {dims = {1, 2}}):tolist(), {{5, 4, 3}, {2, 1, 0}})
+  T.eq(x:flip({dims = 2}):tolist(), {{2, 1, 0}, {5, 4, 3}})
+  T.eq(np.flip(x, {dim = 1}):tolist(), {{3, 4, 5}, {0, 1, 2}})
+  T.eq(np.flip(x, {axis = {2}}):tolist(), {{2, 1, 0}, {5, 4, 3}})
+  T.error(function() torch.flip(x, {dims = {1, 1}}) end, "flip: dim 1 appears more than once")
+end)
+
+T.test("flatten: end_dim= ends the merged range", function()
+  local x = torch.zeros(2, 3, 4, 5)
+  T.eq(torch.flatten(x, {end_dim = 2}).shape, {6, 4, 5})
+  T.eq(x:flatten({start_dim = 2, end_dim = 3}).shape, {2, 12, 5})
+  T.eq(T.arange_shaped(2, 2, 2):flatten({end_dim = -2}):tolist(), {{0, 1}, {2, 3}, {4, 5}, {6, 7}})
+end)
+
+-- elementwise ------------------------------------------------------------------------------
+
+T.test("elementwise: clip's min= max= a_min= a_max= out=; lerp's out=", function()
+  local x = torch.tensor({{1.0, 2, 3}, {4, 5, 6}})
+  T.eq(torch.clip(x, {min = 2, max = 4}):tolist(), {{2, 2, 3}, {4, 4, 4}})
+  T.eq(x:clip({a_min = 3}):tolist(), {{3, 3, 3}, {4, 5, 6}})
+  T.eq(torch.clip(x, {a_max = 2.5}):tolist(), {{1, 2, 2.5}, {2.5, 2.5, 2.5}})
+  check_out(function(o) return torch.clip(x, {a_min = 2, a_max = 4, out = o}) end, torch.empty(2, 3),
+            {{2, 2, 3}, {4, 4, 4}})
+  check_out(function(o) return torch.lerp(torch.zeros(3), torch.tensor({4.0, 8, -4}), 0.25, {out = o}) end,
+            torch.empty(3), {1, 2, -1})
+  check_out(function(o) return torch.tensor({1.0, 2}):lerp(torch.tensor({3.0, 6}), torch.tensor({0.5, 2.0}), {out = o}) end,
+            torch.empty(2), {2, 10})
+end)
+
+T.test("elementwise: alpha= scales the other operand (sub_ subtract index_add), beta=/alpha= of addmm_", function()
+  local a = torch.tensor({10.0, 20})
+  local r = a:sub_(torch.tensor({1.0, 2}), {alpha = 3})
+  T.truthy(rawequal(r, a))
+  T.eq(a:tolist(), {7, 14})
+  T.eq(np.subtract(torch.tensor({10.0, 20}), torch.tensor({1.0, 2}), {alpha = -2}):tolist(), {12, 24})
+  local ia = torch.index_add(torch.zeros(4), 1, torch.tensor({1, 3, 1}), torch.tensor({1.0, 2, 4}), {alpha = 2})
+  T.eq(ia:tolist(), {10, 0, 4, 0})
+  local m = torch.tensor({{1.0, 2}, {3, 4}})
+  -- torch.ones(2,2).addmm_(m, eye, beta=2, alpha=3) = 2 + 3 m
+  local c = torch.ones(2, 2)
+  T.truthy(rawequal(c:addmm_(m, torch.eye(2), {beta = 2, alpha = 3}), c))
+  T.eq(c:tolist(), {{5, 8}, {11, 14}})
+  c:addmm_(m, m, {beta = 0})
+  T.eq(c:tolist(), {{7, 10}, {15, 22}})
+end)
+
+-- indexing ---------------------------------------------------------------------------------
+
+T.test("scatter: src= and value= give what lands at the index", function()
+  local idx = torch.tensor({{1, 3}, {2, 1}})
+  local x = torch.zeros(2, 3)
+  T.eq(torch.scatter(x, 2, idx, {src = torch.tensor({{7.0, 8}, {9, 6}})}):tolist(), {{7, 0, 8}, {6, 9, 0}})
+  T.eq(x:scatter(2, idx, {value = 5}):tolist(), {{5, 0, 5}, {5, 5, 0}})
+  T.eq(x:tolist(), {{0, 0, 0}, {0, 0, 0}}, "scatter copies")
+  T.truthy(rawequal(x:scatter_(1, torch.tensor({{2, 1, 2}}), {src = torch.tensor({{1.0, 2, 3}})}), x))
+  T.eq(x:tolist(), {{0, 2, 0}, {1, 0, 3}})
+  x:scatter_(1, torch.tensor({{1, 1, 1}}), {value = -1})
+  T.eq(x:tolist(), {{-1, -1, -1}, {1, 0, 3}})
+  T.error(function() x:scatter(1, idx, {src = x, value = 1}) end, "scatter:")
+end)
+
+-- linalg -----------------------------------------------------------------------------------
+
+T.test("linalg: out= of bmm ger linalg.matmul; linear's bias=", function()
+  local a = torch.tensor({{{1.0, 2}, {3, 4}}, {{0, 1}, {1, 0}}})
+  local b = torch.tensor({{{1.0, 0}, {1, 1}}, {{2, 3}, {4, 5}}})
+  check_out(function(o) return torch.bmm(a, b, {out = o}) end, torch.empty(2, 2, 2),
+            {{{3, 2}, {7, 4}}, {{4, 5}, {2, 3}}})
+  check_out(function(o) return torch.ger(torch.tensor({1.0, 2}), torch.tensor({3.0, 4, 5}), {out = o}) end,
+            torch.empty(2, 3), {{3, 4, 5}, {6, 8, 10}})
+  check_out(function(o) return torch.linalg.matmul(torch.tensor({{1.0, 2, 3}, {4, 5, 6}}), torch.tensor({1.0, 0, -1}),
+                                                   {out = o}) end, torch.empty(2), {-2, -2})
+  local w = torch.tensor({{1.0, 2}, {0, 1}, {-1, 1}})
+  local x = torch.tensor({{1.0, 1}})
+  T.eq(torch.linear(x, w, {bias = torch.tensor({10.0, 20, 30})}):tolist(), {{13, 21, 30}})
+  T.eq(torch.linear(x, w):tolist(), {{3, 1, 0}})
+end)
+
+-- nn.functional ----------------------------------------------------------------------------
+
+T.test("softmax and log_softmax: dtype= casts the input first and returns that dtype", function()
+  local x = torch.tensor({1.0, 2, 4})
+  -- torch.softmax(x, 0, dtype=torch.float64), torch.log_softmax(...)
+  local s = torch.softmax(x, 1, {dtype = "float64"})
+  T.eq(s.dtype, "float64")
+  T.near(s, {0.04201006613406605, 0.11419519938459449, 0.8437947344813395}, 1e-15)
+  local l = x:log_softmax({dim = 1, dtype = "float64"})
+  T.eq(l.dtype, "float64")
+  T.near(l, {-3.1698460195562856, -2.1698460195562856, -0.16984601955628567}, 1e-15)
+  T.eq(torch.softmax(torch.tensor({0.0, 0}), 1, {dtype = "float16"}):tolist(), {0.5, 0.5})
+  T.eq(torch.log_softmax(torch.tensor({0.0, 0}), 1, {dtype = "float16"}).dtype, "float16")
+end)
+
+T.test("max_pool2d: kernel_size= as a keyword", function()
+  local x = torch.arange(16.0):reshape(1, 1, 4, 4)
+  T.eq(torch.max_pool2d(x, {kernel_size = 2}):tolist(), {{{{5, 7}, {13, 15}}}})
+  T.eq(torch.max_pool2d(x, {kernel_size = {1, 4}}):tolist(), {{{{3}, {7}, {11}, {15}}}})
+  T.eq(torch.max_pool2d(x, {kernel_size = 3, stride = 1}):tolist(), {{{{10, 11}, {14, 15}}}})
+end)
+
+-- autograd ---------------------------------------------------------------------------------
+
+T.test("autograd.backward: grad_tensors= weights, retain_graph= allows a second pass, create_graph= records", function()
+  local x = torch.tensor({{1.0, 2}, {3, 4}}):requires_grad_()
+  local y = x * x
+  torch.autograd.backward({y}, {grad_tensors = {torch.tensor({{1.0, 0}, {0, 2}})}, retain_graph = true})
+  T.eq(x.grad:tolist(), {{2, 0}, {0, 16}})
+  torch.autograd.backward({y}, {grad_tensors = {torch.ones(2, 2)}})   -- the retained graph
+  T.eq(x.grad:tolist(), {{4, 4}, {6, 24}})
+  T.error(function() torch.autograd.backward({y}, {grad_tensors = {torch.ones(2, 2)}}) end, "backward")
+  x.grad = nil
+  local z = (x * x * x):sum()
+  torch.autograd.backward({z}, {create_graph = true})
+  T.eq(x.grad:tolist(), {{3, 12}, {27, 48}})
+  T.eq(x.grad.requires_grad, true)
+  local g = x.grad:sum()
+  x.grad = nil
+  g:backward()
+  T.eq(x.grad:tolist(), {{6, 12}, {18, 24}}, "d/dx of sum(3 x^2) through the recorded gradient")
+end)
+
+T.test("backward: gradient= weights a non-scalar output; create_graph= records", function()
+  local z = torch.tensor({1.0, 2}):requires_grad_()
+  local w = z * z * z
+  w:backward({gradient = torch.tensor({1.0, 0.5}), create_graph = true})
+  T.eq(z.grad:tolist(), {3, 6})
+  T.eq(z.grad.requires_grad, true)
+  local g = z.grad:sum()
+  z.grad = nil
+  g:backward()
+  T.eq(z.grad:tolist(), {6, 6}, "d/dz of 3 z1^2 + 1.5 z2^2")
+  local v = torch.tensor({1.0, 2}):requires_grad_()
+  ;(v * 2):backward({gradient = torch.tensor({1.0, 1})})
+  T.eq({v.grad:tolist(), v.grad.requires_grad}, {{2, 2}, false})
+end)
+
+T.test("requires_grad_: requires_grad= turns recording on and off", function()
+  local t = torch.ones(2)
+  T.truthy(rawequal(t:requires_grad_({requires_grad = true}), t))
+  T.eq(t.requires_grad, true)
+  t:requires_grad_({requires_grad = false})
+  T.eq(t.requires_grad, false)
+  T.eq((t * 2).requires_grad, false)
+  T.error(function() torch.ones(2, {dtype = "int64"}):requires_grad_({requires_grad = true}) end, "requires_grad_:")
+end)
+
+-- io ---------------------------------------------------------------------------------------
+
+T.test("savetxt: newline= header= footer= comments= as NumPy writes them; loadtxt's comments=", function()
+  local _, path = T.tmpdir()
+  local f = path("t.txt")
+  np.savetxt(f, np.array({{1, 2.5}, {3, 4}}), {fmt = "%g", delimiter = ",", newline = ";\n", header = "h1",
+                                                footer = "end", comments = "// "})
+  -- np.savetxt(b, [[1, 2.5], [3, 4]], fmt='%g', delimiter=',', newline=';\n', header='h1',
+  --            footer='end', comments='// ')
+  T.eq(T.read_bytes(f), "// h1;\n1,2.5;\n3,4;\n// end;\n")
+  T.write_bytes(f, "% note\n1 2 %x\n3 4\n; other\n")
+  T.eq(np.loadtxt(f, {comments = {"%", ";"}}):tolist(), {{1, 2}, {3, 4}})
+  T.write_bytes(f, "1 2\n#3 4\n")
+  T.error(function() np.loadtxt(f, {comments = "%"}) end, "line 2 column 1: could not convert '#3' to float64")
+  T.eq(np.loadtxt(f, {comments = "#"}):tolist(), {1, 2})
+  os.remove(f)
 end)
 
 T.done()
