@@ -352,7 +352,7 @@ end)
 
 -- elementwise ------------------------------------------------------------------------------
 
-T.test("elementwise: clip's min= max= a_min= a_max= out=; lerp's out=", function()
+T.test("elementwise: clip's min= max= a_min= a_max= out=; lerp's and where's out=", function()
   local x = torch.tensor({{1.0, 2, 3}, {4, 5, 6}})
   T.eq(torch.clip(x, {min = 2, max = 4}):tolist(), {{2, 2, 3}, {4, 4, 4}})
   T.eq(x:clip({a_min = 3}):tolist(), {{3, 3, 3}, {4, 5, 6}})
@@ -363,6 +363,8 @@ T.test("elementwise: clip's min= max= a_min= a_max= out=; lerp's out=", function
             torch.empty(3), {1, 2, -1})
   check_out(function(o) return torch.tensor({1.0, 2}):lerp(torch.tensor({3.0, 6}), torch.tensor({0.5, 2.0}), {out = o}) end,
             torch.empty(2), {2, 10})
+  check_out(function(o) return torch.where(torch.tensor({true, false}), torch.tensor({1.0, 2}), -1, {out = o}) end,
+            torch.empty(2), {1, -1})
 end)
 
 T.test("elementwise: alpha= scales the other operand (sub_ subtract index_add), beta=/alpha= of addmm_", function()
