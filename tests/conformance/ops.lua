@@ -69,7 +69,7 @@ local function with_out(f, ...)
   for i, d in ipairs(r.shape) do s[i] = d end
   local n = #s
   if n >= 2 then s[n - 1], s[n] = s[n], s[n - 1] end
-  local c = torch.full(s, 3, {dtype = r.dtype})
+  local c = torch.full(s, 3, {dtype = r.dtype, device = r.device})
   if n >= 2 then c = c:transpose(-2, -1) end
   args[#args + 1] = {out = c}
   local got = f(unpack(args))
