@@ -340,7 +340,9 @@ int identity_fn(lua_State* L, Args& a) {
   if (last != 1) a.error("expected identity(n)");
   int64_t n = a.integer(1);
   if (n < 0) a.error("n must be non-negative, got " + std::to_string(n));
-  push_created(L, a, ops::eye(n, n, dtype.value_or(a.default_float()), device_kw(a)));
+  const Device device = device_kw(a);
+  ops::check_creation_device(a.op, device);  // names identity, not the eye it calls
+  push_created(L, a, ops::eye(n, n, dtype.value_or(a.default_float()), device));
   return 1;
 }
 

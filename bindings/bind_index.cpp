@@ -10,7 +10,9 @@
 #include <string>
 
 #include "../tensor/autograd/functions.hpp"
+#include "../tensor/ops/elementwise.hpp"
 #include "../tensor/ops/index.hpp"
+#include "../tensor/ops/reduce.hpp"
 #include "../tensor/ops/shape.hpp"
 #include "../tensor/overlap.hpp"
 #include "indexing.hpp"
@@ -508,9 +510,15 @@ int nonzero_fn(lua_State* L, Args& a) {
 
 int argwhere_fn(lua_State* L, Args& a) { return ret(L, ops::nonzero(a.tensor_like(1))); }
 
+// count_nonzero(x): the count as a number (np) or an int64 0-dim tensor (torch); along dims
+// (positional 2, dim= or axis=): an int64 tensor of the counts, as both NumPy and PyTorch.
 int count_nonzero_fn(lua_State* L, Args& a) {
   Tensor x = a.tensor_like(1);
-  if (a.has(2) || a.has_kw("dim") || a.has_kw("axis")) a.error("counting along dims is not supported; use x:ne(0):sum(dim)");
+  std::vector<int> dims = a.dims_arg(2, x.dim());
+  if (a.has(2) || a.has_kw("dim") || a.has_kw("axis")) {
+    Tensor nz = ops::binary(BinaryOp::Ne, x, Scalar(0));
+    return ret(L, ops::sum(nz, ops::DimList(dims.begin(), dims.end()), false, DType::Int64));
+  }
   int64_t n = ops::count_nonzero(x);
   if (a.style == Style::Numpy) {
     lua_pushinteger(L, n);
@@ -558,7 +566,7 @@ const Binding kIndexBindings[] = {
     {"nonzero", nonzero_fn, METHOD | TORCH | NUMPY,
      "nonzero(x[, {as_tuple=true}]) -> Tensor (n, ndim) of 1-based positions, or a table of one tensor per dim."},
     {"argwhere", argwhere_fn, METHOD | TORCH | NUMPY, "argwhere(x) -> Tensor: (n, ndim) 1-based positions of nonzero elements."},
-    {"count_nonzero", count_nonzero_fn, METHOD | TORCH | NUMPY, "count_nonzero(x[, {dim=, axis=}]) -> number of nonzero elements (not along dims)."},
+    {"count_nonzero", count_nonzero_fn, METHOD | TORCH | NUMPY, "count_nonzero(x[, dim][, {dim=, axis=}]) -> number of nonzero elements (np: a number; torch: an int64 0-dim tensor); along dims: an int64 tensor of counts."},
     {"take", take_fn, METHOD | TORCH | NUMPY, "take(x, index[, axis][, {axis=}]) -> Tensor: x flattened at the 1-based indices."},
 };
 

@@ -225,7 +225,8 @@ int unbind_fn(lua_State* L, Args& a) {
   return 1;
 }
 
-// flip(x, dims) with dims as a table or numbers; no dims flips them all (NumPy's default).
+// flip(x, dims) with dims as a table or numbers (also as dims=, dim= or axis=); no dims flips
+// them all (NumPy's default).
 int flip_fn(lua_State* L, Args& a) {
   const Tensor& x = a.tensor(1);
   std::vector<int64_t> dims;
@@ -235,8 +236,10 @@ int flip_fn(lua_State* L, Args& a) {
     if (a.has(2)) {
       dims = dim_list(a, 2, x.dim());
     } else {
-      std::optional<int64_t> d = a.kw_integer(a.has_kw("dims") ? "dims" : a.has_kw("dim") ? "dim" : "axis");
-      dims.push_back(a.dim_value(*d, x.dim()));
+      // A number or a table, as positional 2 (PyTorch's dims= is a tuple).
+      a.push_kw(a.has_kw("dims") ? "dims" : a.has_kw("dim") ? "dim" : "axis");
+      for (int d : a.dims_at(lua_gettop(L), x.dim())) dims.push_back(d);
+      lua_pop(L, 1);
     }
   } else {
     for (int d = 0; d < x.dim(); ++d) dims.push_back(d);

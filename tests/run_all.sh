@@ -41,9 +41,13 @@ run_suite() {
   rm -f "$log"
 }
 
+# With a third argument (the release half), the Lua tests, program tests, conformance table and
+# gradient column record in that file every keyword their calls gave (TIDE_ARG_COVERAGE; the
+# fuzzers' calls do not count), for the keyword coverage check after them.
 run_all_suites() {
-  local build=$1 tag=$2
+  local build=$1 tag=$2 coverage=${3:-}
   run_suite "$tag engine (doctest)" "$build/tests/engine_tests"
+  if [ -n "$coverage" ]; then export TIDE_ARG_COVERAGE=$coverage; fi
   for t in tests/lua/test_*.lua; do
     run_suite "$tag $(basename "$t")" "$build/tide" "$t"
   done
@@ -54,6 +58,7 @@ run_all_suites() {
     run_suite "$tag conformance" bash tests/conformance/run.sh "$build/tide"
     run_suite "$tag gradients" bash tests/conformance/run_grad.sh "$build/tide"
   fi
+  unset TIDE_ARG_COVERAGE
   # The fuzzers' bounded slice (docs/fuzzing.md): the reproducers of past findings, then
   # fixed seeds -- the Lua API fuzzer through every target, the file-format fuzzer over the
   # regression corpus and tests/data. A death, sanitizer report, hang or runaway allocation
@@ -79,7 +84,11 @@ run_all_suites() {
 
 # The fuzzers' slice: every API fuzzer target twice, on each build.
 api_fuzz_calls=3400 file_fuzz_runs=60000
-run_all_suites build release
+keyword_coverage=$(mktemp)
+run_all_suites build release "$keyword_coverage"
+# Every keyword each binding declares was given by some test above (tests/arg_coverage.lua).
+run_suite "release keyword coverage" build/tide tests/arg_coverage.lua "$keyword_coverage"
+rm -f "$keyword_coverage"
 
 if [ "${TIDE_NO_ASAN:-0}" != 1 ]; then
   if [ ! -f build-asan/build.ninja ]; then

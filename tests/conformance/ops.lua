@@ -54,6 +54,28 @@ local function add(r)
 end
 
 local unpack = table.unpack
+
+-- f(..., {out = c}) with c a fresh tensor of the plain call's dtype and shape (transposed
+-- when it has two dims or more, so the op writes through strides; filled with 3s): checks
+-- that f returns c itself and returns c, whose values the row compares with NumPy.
+-- Inputs that require grad take the plain call (out= is not differentiable).
+local function with_out(f, ...)
+  local args = {...}
+  for _, v in ipairs(args) do
+    if torch.is_tensor(v) and v.requires_grad then return f(...) end
+  end
+  local r = f(...)
+  local s = {}
+  for i, d in ipairs(r.shape) do s[i] = d end
+  local n = #s
+  if n >= 2 then s[n - 1], s[n] = s[n], s[n - 1] end
+  local c = torch.full(s, 3, {dtype = r.dtype, device = r.device})
+  if n >= 2 then c = c:transpose(-2, -1) end
+  args[#args + 1] = {out = c}
+  local got = f(unpack(args))
+  assert(rawequal(got, c), "out= did not return the out tensor itself")
+  return c
+end
 -- A module function that must exist (a clear message instead of "attempt to call a nil value").
 local function fn_of(mod, modname, name)
   return function(...)
@@ -114,12 +136,14 @@ local UNARY_KIND = {
 }
 for _, u in ipairs(UNARY) do
   local name, kind, ref = u[1], UNARY_KIND[u[2]], u[3]
-  -- Spellings rotate by case: method, torch.f, np.f (where NumPy has the name), out=.
+  -- Spellings rotate by case: method, torch.f, torch.f with out=.
   local fn = torch[name]
   add({name = name, gen = "unary", dtypes = kind.dtypes, out = kind.out, cast = kind.cast, ref = ref,
        domain = u.domain, edges = u.edges, tol = u.tol, grad = kind.grad, gradgrad = kind.grad ~= nil,
        call = function(a)
-         if fn and a:numel() % 3 == 1 then return fn(a) end
+         local k = a:numel() % 4
+         if fn and k == 1 then return fn(a) end
+         if fn and k == 3 then return with_out(fn, a) end
          return a[name](a)
        end})
   if u.edge_list then
@@ -194,7 +218,9 @@ for _, bspec in ipairs(BINARY) do
        grad = bspec.grad and {"a", "b"}, gradgrad = bspec.gradgrad, grad_domain = bspec.grad_domain,
        call = function(a, b)
          if not torch.is_tensor(a) then return fn(a, b) end
-         if fn and (a:numel() % 2 == 0) then return fn(a, b) end
+         local k = a:numel() % 4
+         if fn and k == 0 then return fn(a, b) end
+         if fn and k == 2 then return with_out(fn, a, b) end
          return a[name](a, b)
        end})
 end
@@ -1756,24 +1782,38 @@ for _, n in ipairs({{"add", "np.add(a, b)"}, {"subtract", "a - b"}, {"multiply",
                     {"power", "np.power(a, b)", {a = "pos", b = "small"}}, {"maximum", "np.maximum(a, b)"},
                     {"minimum", "np.minimum(a, b)"}, {"less", "a < b", nil, "bool"}, {"greater_equal", "a >= b", nil, "bool"},
                     {"equal", "a == b", "small", "bool"}, {"not_equal", "a != b", "small", "bool"},
-                    {"arctan2", "np.arctan2(a, b)"}, {"mod", "np.remainder(a, b)", "div"}}) do
+                    {"arctan2", "np.arctan2(a, b)"}, {"mod", "np.remainder(a, b)", "div"},
+                    {"true_divide", "a / b"}, {"less_equal", "a <= b", nil, "bool"}}) do
   local name = n[1]
   local f = fn_of(np, "np", name)
   add({name = "np." .. name, gen = "binary", dtypes = {"float32", "float64"}, out = n[4] or "promote", npstyle = true,
        cast = n[4] and "common" or "result", ref = n[2], domain = n[3], grad = not n[4] and {"a", "b"} or nil,
        grad_domain = (name == "arctan2" and "nonzero") or (name == "divide" and {b = "nonzero"}) or nil,
-       scalars = {"float"}, per_dtype = 4, call = function(a, b) return f(a, b) end})
+       scalars = {"float"}, per_dtype = 4,
+       call = function(a, b)
+         if torch.is_tensor(a) and a:numel() % 2 == 1 then return with_out(f, a, b) end
+         return f(a, b)
+       end})
 end
 for _, n in ipairs({{"exp", "np.exp(a)"}, {"log", "np.log(a)", "pos"}, {"sqrt", "np.sqrt(a)", "pos"},
                     {"square", "np.square(a)"}, {"absolute", "np.abs(a)"}, {"abs", "np.abs(a)"}, {"tanh", "np.tanh(a)"},
                     {"negative", "np.negative(a)"}, {"arcsin", "np.arcsin(a)", "unit"}, {"floor", "np.floor(a)"},
-                    {"sign", "np.sign(a)", "nonzero"}, {"isnan", "np.isnan(a)", nil, "bool"}}) do
+                    {"sign", "np.sign(a)", "nonzero"}, {"isnan", "np.isnan(a)", nil, "bool"},
+                    {"arccos", "np.arccos(a)", "unit"}, {"arctan", "np.arctan(a)"}, {"around", "np.round(a)"}}) do
   local name = n[1]
   local f = fn_of(np, "np", name)
+  local calls = 0   -- every other call spells out=
   add({name = "np." .. name, gen = "unary", dtypes = {"float32", "float64"}, out = n[4] or "same", ref = n[2], npstyle = true,
        grad = not n[4] and {"a"} or nil,
-       domain = n[3], per_dtype = 3, edges = name ~= "sign", call = function(a) return f(a) end})
+       domain = n[3], per_dtype = 3, edges = name ~= "sign",
+       call = function(a)
+         calls = calls + 1
+         if calls % 2 == 0 then return with_out(f, a) end
+         return f(a)
+       end})
 end
+add({name = "np.invert", gen = "unary", dtypes = G.INTEGRAL, out = "same", cast = "none", ref = "np.invert(a)",
+     per_dtype = 2, call = function(a) return with_out(np.invert, a) end})
 add({name = "np.sum", out = "sum", ref = "np.sum(a, " .. AX .. ")", tol = RTOL, grad = {"a"},
      cases = reduce_cases({multi = true, per_dtype = 2, dtypes = {"float32", "float64", "int64", "int32", "bool"}}),
      call = function(a, _, _, p)
