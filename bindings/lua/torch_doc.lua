@@ -147,6 +147,49 @@ document(F, {
     "reduction=\"mean\", pos_weight=}]) -> Tensor: sigmoid and binary cross-entropy in one stable step.",
 })
 
+-- Activations (torch_nn_activation.lua).
+document(nn, {
+  LeakyReLU = "nn.LeakyReLU([negative_slope=0.01]) -> Module: x where x > 0, else negative_slope * x.",
+  ELU = "nn.ELU([alpha=1.0]) -> Module: x where x > 0, else alpha * (exp(x) - 1).",
+  SELU = "nn.SELU() -> Module: scale * elu(x, alpha) with PyTorch's constants (alpha 1.6733, scale 1.0507).",
+  CELU = "nn.CELU([alpha=1.0]) -> Module: x where x > 0, else alpha * (exp(x / alpha) - 1).",
+  SiLU = "nn.SiLU() -> Module: x * sigmoid(x).",
+  Mish = "nn.Mish() -> Module: x * tanh(softplus(x)).",
+  Softplus = "nn.Softplus([beta=1, threshold=20]) -> Module: log(1 + exp(beta x)) / beta, and x where " ..
+    "beta x > threshold.",
+  Softsign = "nn.Softsign() -> Module: x / (1 + |x|).",
+  Hardtanh = "nn.Hardtanh([min_val=-1.0, max_val=1.0]) -> Module: x clamped to [min_val, max_val].",
+  ReLU6 = "nn.ReLU6() -> Module: x clamped to [0, 6].",
+  Hardsigmoid = "nn.Hardsigmoid() -> Module: clamp(x + 3, 0, 6) / 6.",
+  Hardswish = "nn.Hardswish() -> Module: x * clamp(x + 3, 0, 6) / 6.",
+  PReLU = "nn.PReLU([num_parameters=1, init=0.25][, {dtype=, device=}]) -> Module: x where x > 0, else " ..
+    "weight * x, with a learnable slope (one, or one per channel: dim 2 of the input).",
+  LogSigmoid = "nn.LogSigmoid() -> Module: log(sigmoid(x)), computed stably.",
+  GLU = "nn.GLU([dim=-1]) -> Module: a * sigmoid(b) for the two halves a, b of dim (1-based).",
+  Threshold = "nn.Threshold(threshold, value) -> Module: x where x > threshold, else value.",
+})
+
+document(F, {
+  leaky_relu = "F.leaky_relu(input[, negative_slope=0.01]) -> Tensor: input where > 0, else negative_slope * input.",
+  elu = "F.elu(input[, alpha=1.0]) -> Tensor: input where > 0, else alpha * (exp(input) - 1).",
+  selu = "F.selu(input) -> Tensor: scale * elu(input, alpha) with PyTorch's SELU constants.",
+  celu = "F.celu(input[, alpha=1.0]) -> Tensor: input where > 0, else alpha * (exp(input / alpha) - 1).",
+  silu = "F.silu(input) -> Tensor: input * sigmoid(input).",
+  mish = "F.mish(input) -> Tensor: input * tanh(softplus(input)).",
+  softplus = "F.softplus(input[, beta=1, threshold=20]) -> Tensor: log(1 + exp(beta input)) / beta, and input " ..
+    "where beta input > threshold.",
+  softsign = "F.softsign(input) -> Tensor: input / (1 + |input|).",
+  hardtanh = "F.hardtanh(input[, min_val=-1.0, max_val=1.0]) -> Tensor: input clamped to [min_val, max_val].",
+  relu6 = "F.relu6(input) -> Tensor: input clamped to [0, 6].",
+  hardsigmoid = "F.hardsigmoid(input) -> Tensor: clamp(input + 3, 0, 6) / 6.",
+  hardswish = "F.hardswish(input) -> Tensor: input * clamp(input + 3, 0, 6) / 6.",
+  prelu = "F.prelu(input, weight) -> Tensor: input where > 0, else weight * input (weight: 1 value or one " ..
+    "per channel, dim 2).",
+  logsigmoid = "F.logsigmoid(input) -> Tensor: log(sigmoid(input)), computed stably.",
+  glu = "F.glu(input[, dim=-1]) -> Tensor: a * sigmoid(b) for the two halves a, b of dim (1-based).",
+  threshold = "F.threshold(input, threshold, value) -> Tensor: input where > threshold, else value.",
+})
+
 document(init, {
   calculate_gain = "init.calculate_gain(nonlinearity[, param]) -> number: PyTorch's recommended gain " ..
     "(\"relu\": sqrt(2), \"tanh\": 5/3, \"leaky_relu\": sqrt(2 / (1 + param^2)), ...).",

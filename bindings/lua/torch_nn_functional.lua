@@ -18,6 +18,7 @@ local function check_float(op, name, t)
   end
   return t
 end
+util.check_float = check_float
 
 function F.linear(input, weight, bias)
   return torch.linear(input, weight, bias)
@@ -187,6 +188,7 @@ local function reduce(loss, reduction)
   if reduction == "sum" then return loss:sum() end
   return loss
 end
+util.reduce = reduce
 
 -- Input and target of an elementwise loss: floating-point tensors of one shape.
 local function check_pair(op, input, target)
@@ -199,6 +201,7 @@ local function check_pair(op, input, target)
     fail(op, "input shape %s and target shape %s differ", shape_str(input.shape), shape_str(target.shape))
   end
 end
+util.check_loss_pair = check_pair
 
 function F.mse_loss(input, target, ...)
   local o = util.args("mse_loss", {"reduction"}, 0, {reduction = "mean"}, ...)

@@ -11,12 +11,14 @@ local fail, repr = util.fail, util.repr
 local function factory(o)
   return {dtype = o.dtype or torch.get_default_dtype(), device = o.device or "cpu"}
 end
+util.factory = factory
 
 -- U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for a bias, as PyTorch's Linear and Conv2d do.
 local function init_bias(bias, fan_in)
   local bound = fan_in > 0 and 1 / math.sqrt(fan_in) or 0
   init.uniform_(bias, -bound, bound)
 end
+util.init_bias = init_bias
 
 ---------------------------------------------------------------------------------------------
 -- Linear
