@@ -147,6 +147,19 @@ document(F, {
     "reduction=\"mean\", pos_weight=}]) -> Tensor: sigmoid and binary cross-entropy in one stable step.",
 })
 
+-- Containers and shape layers.
+document(nn, {
+  Identity = "nn.Identity(...) -> Module: returns its input; as in PyTorch it takes any arguments and " ..
+    "ignores them, to stand in for a layer with options.",
+  Unflatten = "nn.Unflatten(dim, unflattened_size) -> Module: splits dim (1-based) into the given sizes.",
+  ModuleDict = "nn.ModuleDict([{name = m, ...} | {{name, m}, ...}]) -> Module: submodules by name (a table's " ..
+    "keys sorted, a list of pairs in order); md.name, md:keys(), values(), items(), update(), pop(), clear(), #md.",
+  ParameterList = "nn.ParameterList([{t1, t2, ...}]) -> Module: a list of parameters (tensors are made " ..
+    "parameters) named \"1\", \"2\", ...; pl[i] (1-based), append, extend, #pl.",
+  ParameterDict = "nn.ParameterDict([{name = t, ...} | {{name, t}, ...}]) -> Module: parameters by name " ..
+    "(tensors are made parameters); pd.name, pd:keys(), values(), items(), update(), pop(), clear(), #pd.",
+})
+
 -- Activations (torch_nn_activation.lua).
 document(nn, {
   LeakyReLU = "nn.LeakyReLU([negative_slope=0.01]) -> Module: x where x > 0, else negative_slope * x.",

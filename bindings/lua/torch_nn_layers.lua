@@ -222,6 +222,34 @@ function Flatten:forward(x)
 end
 function Flatten:extra_repr() return string.format("start_dim=%d, end_dim=%d", self.start_dim, self.end_dim) end
 
+-- nn.Unflatten(dim, unflattened_size): dim (1-based) split into the given sizes.
+local Unflatten = util.module_class("Unflatten")
+
+function Unflatten:init(...)
+  local op = "Unflatten"
+  local o = util.args(op, {"dim", "unflattened_size"}, 2, {}, ...)
+  self.dim = util.check_int(op, "dim", o.dim, math.mininteger)
+  local sizes = o.unflattened_size
+  if type(sizes) ~= "table" or getmetatable(sizes) ~= nil or #sizes == 0 then
+    fail(op, "unflattened_size must be a table of sizes, got %s", util.describe(sizes))
+  end
+  self.unflattened_size = {}
+  for i, n in ipairs(sizes) do self.unflattened_size[i] = util.check_int(op, "unflattened_size", n, -1) end
+end
+
+function Unflatten:forward(x)
+  return util.check_tensor("Unflatten", "input", x):unflatten(self.dim, self.unflattened_size)
+end
+function Unflatten:extra_repr()
+  return string.format("dim=%d, unflattened_size=%s", self.dim, repr(self.unflattened_size))
+end
+
+-- nn.Identity(...): returns its input. As in PyTorch it takes any arguments and ignores
+-- them, so that it can stand in for a layer with options.
+local Identity = util.module_class("Identity")
+function Identity:init(...) end
+function Identity:forward(x) return x end
+
 ---------------------------------------------------------------------------------------------
 -- Activations
 
