@@ -203,6 +203,53 @@ document(F, {
   threshold = "F.threshold(input, threshold, value) -> Tensor: input where > threshold, else value.",
 })
 
+-- Losses (torch_nn_loss.lua).
+document(nn, {
+  SmoothL1Loss = "nn.SmoothL1Loss([{reduction=\"mean\", beta=1.0}]) -> Module: 0.5 d^2 / beta where |d| < beta, " ..
+    "else |d| - 0.5 beta, for d = input - target.",
+  HuberLoss = "nn.HuberLoss([{reduction=\"mean\", delta=1.0}]) -> Module: 0.5 d^2 where |d| < delta, else " ..
+    "delta (|d| - 0.5 delta).",
+  KLDivLoss = "nn.KLDivLoss([{reduction=\"mean\", log_target=false}]) -> Module: loss(log_probs, target) = " ..
+    "target (log target - log_probs); reduction may be \"batchmean\" (sum / batch size).",
+  CosineEmbeddingLoss = "nn.CosineEmbeddingLoss([{margin=0, reduction=\"mean\"}]) -> Module: loss(x1, x2, y) = " ..
+    "1 - cos(x1, x2) where y = 1, max(0, cos - margin) where y = -1.",
+  MarginRankingLoss = "nn.MarginRankingLoss([{margin=0, reduction=\"mean\"}]) -> Module: loss(x1, x2, y) = " ..
+    "max(0, -y (x1 - x2) + margin).",
+  TripletMarginLoss = "nn.TripletMarginLoss([{margin=1.0, p=2, eps=1e-6, swap=false, reduction=\"mean\"}]) -> " ..
+    "Module: loss(anchor, positive, negative) = max(d(a, p) - d(a, n) + margin, 0).",
+  HingeEmbeddingLoss = "nn.HingeEmbeddingLoss([{margin=1.0, reduction=\"mean\"}]) -> Module: input where the " ..
+    "target is 1, max(0, margin - input) where it is -1.",
+  MultiLabelSoftMarginLoss = "nn.MultiLabelSoftMarginLoss([{weight=, reduction=\"mean\"}]) -> Module: " ..
+    "binary cross-entropy of sigmoid(input) per class, averaged over the classes.",
+  PoissonNLLLoss = "nn.PoissonNLLLoss([{log_input=true, full=false, eps=1e-8, reduction=\"mean\"}]) -> Module: " ..
+    "exp(input) - target input (or input - target log(input + eps)); full adds the Stirling term.",
+  GaussianNLLLoss = "nn.GaussianNLLLoss([{full=false, eps=1e-6, reduction=\"mean\"}]) -> Module: loss(input, " ..
+    "target, var) = 0.5 (log var + (input - target)^2 / var), var clamped to eps.",
+})
+
+document(F, {
+  smooth_l1_loss = "F.smooth_l1_loss(input, target[, {reduction=\"mean\", beta=1.0}]) -> Tensor: the smooth L1 loss.",
+  huber_loss = "F.huber_loss(input, target[, {reduction=\"mean\", delta=1.0}]) -> Tensor: the Huber loss.",
+  kl_div = "F.kl_div(log_probs, target[, {reduction=\"mean\", log_target=false}]) -> Tensor: pointwise KL " ..
+    "divergence, reduced (\"batchmean\": sum / batch size).",
+  cosine_embedding_loss = "F.cosine_embedding_loss(x1, x2, y[, {margin=0, reduction=\"mean\"}]) -> Tensor: " ..
+    "1 - cos where y = 1, max(0, cos - margin) where y = -1.",
+  margin_ranking_loss = "F.margin_ranking_loss(x1, x2, y[, {margin=0, reduction=\"mean\"}]) -> Tensor: " ..
+    "max(0, -y (x1 - x2) + margin).",
+  pairwise_distance = "F.pairwise_distance(x1, x2[, {p=2, eps=1e-6, keepdim=false}]) -> Tensor: the p-norm of " ..
+    "x1 - x2 + eps over the last dim.",
+  triplet_margin_loss = "F.triplet_margin_loss(anchor, positive, negative[, {margin=1.0, p=2, eps=1e-6, " ..
+    "swap=false, reduction=\"mean\"}]) -> Tensor: max(d(a, p) - d(a, n) + margin, 0).",
+  hinge_embedding_loss = "F.hinge_embedding_loss(input, target[, {margin=1.0, reduction=\"mean\"}]) -> Tensor: " ..
+    "input where target = 1, max(0, margin - input) where target = -1.",
+  multilabel_soft_margin_loss = "F.multilabel_soft_margin_loss(input, target[, {weight=, reduction=\"mean\"}]) -> " ..
+    "Tensor: per-class binary cross-entropy of sigmoid(input), averaged over the classes.",
+  poisson_nll_loss = "F.poisson_nll_loss(input, target[, {log_input=true, full=false, eps=1e-8, " ..
+    "reduction=\"mean\"}]) -> Tensor: the Poisson negative log-likelihood.",
+  gaussian_nll_loss = "F.gaussian_nll_loss(input, target, var[, {full=false, eps=1e-6, reduction=\"mean\"}]) -> " ..
+    "Tensor: the Gaussian negative log-likelihood.",
+})
+
 document(init, {
   calculate_gain = "init.calculate_gain(nonlinearity[, param]) -> number: PyTorch's recommended gain " ..
     "(\"relu\": sqrt(2), \"tanh\": 5/3, \"leaky_relu\": sqrt(2 / (1 + param^2)), ...).",

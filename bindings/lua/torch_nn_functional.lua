@@ -173,13 +173,18 @@ end
 ---------------------------------------------------------------------------------------------
 -- Losses. reduction is "mean" (the default), "sum" or "none".
 
-local reductions = {mean = true, sum = true, none = true}
+local reductions = {"mean", "sum", "none"}
 
-local function check_reduction(op, reduction)
-  if not reductions[reduction] then
-    fail(op, "reduction must be \"mean\", \"sum\" or \"none\", got %s", describe(reduction))
+-- reduction, checked against `valid` (a list; by default mean, sum, none).
+local function check_reduction(op, reduction, valid)
+  valid = valid or reductions
+  for _, r in ipairs(valid) do
+    if reduction == r then return reduction end
   end
-  return reduction
+  local quoted = {}
+  for i, r in ipairs(valid) do quoted[i] = string.format("%q", r) end
+  fail(op, "reduction must be %s or %s, got %s", table.concat(quoted, ", ", 1, #quoted - 1), quoted[#quoted],
+       describe(reduction))
 end
 util.check_reduction = check_reduction
 

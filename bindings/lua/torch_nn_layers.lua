@@ -296,11 +296,17 @@ dim_layer("LogSoftmax", F.log_softmax)
 -- ... Their options are those of the functional form; tensor options (class weights,
 -- pos_weight) are buffers, so to() and state_dict() carry them as in PyTorch.
 
-local function loss(name, fn, names, tensor_options)
+-- nn[name]: options `names` (PyTorch's order, without the deprecated size_average and
+-- reduce) with `defaults` (reduction "mean" unless given); `tensor_options` name those kept
+-- as buffers; `reductions` the valid reductions (default mean/sum/none); `inputs` how many
+-- tensors forward takes (2: input and target; 3 for the losses of pairs and triplets).
+local function loss(name, fn, names, tensor_options, defaults, inputs, reductions)
   local cls = util.module_class(name)
+  defaults = defaults or {}
+  if defaults.reduction == nil then defaults.reduction = "mean" end
   function cls:init(...)
-    local o = util.args(name, names, 0, {reduction = "mean"}, ...)
-    util.check_reduction(name, o.reduction)
+    local o = util.args(name, names, 0, defaults, ...)
+    util.check_reduction(name, o.reduction, reductions)
     for _, k in ipairs(names) do
       if tensor_options[k] then
         self:register_buffer(k, o[k] ~= nil and util.check_tensor(name, k, o[k]) or nil)
@@ -309,12 +315,18 @@ local function loss(name, fn, names, tensor_options)
       end
     end
   end
-  function cls:forward(input, target)
-    local options = {}
-    for _, k in ipairs(names) do options[k] = self[k] end
-    return fn(input, target, options)
+  local function options(self)
+    local kw = {}
+    for _, k in ipairs(names) do kw[k] = self[k] end
+    return kw
+  end
+  if inputs == 3 then
+    function cls:forward(a, b, c) return fn(a, b, c, options(self)) end
+  else
+    function cls:forward(input, target) return fn(input, target, options(self)) end
   end
 end
+util.loss_class = loss
 
 loss("MSELoss", F.mse_loss, {"reduction"}, {})
 loss("L1Loss", F.l1_loss, {"reduction"}, {})

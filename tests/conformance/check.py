@@ -366,6 +366,8 @@ def T(x):
     import torch
     if isinstance(x, (list, tuple)):
         return [T(v) for v in x]
+    if isinstance(x, np.generic):  # arithmetic on a 0-D array gives a NumPy scalar
+        x = np.asarray(x)
     if isinstance(x, np.ndarray):
         if x.dtype.kind == "f":
             x = x.astype(np.float64)
