@@ -234,6 +234,9 @@ function Instance.__newindex(self, k, v)
     if not setitem then fail(class_name(self), "cannot assign to index %d", k) end
     return setitem(self, k, v)
   end
+  -- A class may convert what is assigned to it (ParameterDict makes tensors parameters).
+  local assign = rawget(self, "_class").__assign
+  if assign then v = assign(self, k, v) end
   if v == nil then
     params:remove(k); buffers:remove(k); modules:remove(k); attrs[k] = nil
   elseif type(k) ~= "string" and (is_module(v) or torch.is_tensor(v)) then
@@ -750,4 +753,162 @@ end
 
 function ModuleList:forward(...)
   fail("ModuleList", "is a container without forward; call its modules")
+end
+
+---------------------------------------------------------------------------------------------
+-- Keyed containers. A Lua table has no order, so a table given to ModuleDict or
+-- ParameterDict is taken in sorted key order (as PyTorch's ParameterDict takes a plain dict);
+-- a list of {key, value} pairs keeps its order.
+
+-- The (key, value) pairs of `entries`: a list of {key, value} pairs as given, or a table's
+-- string keys sorted.
+local function keyed_entries(op, entries)
+  if type(entries) ~= "table" or getmetatable(entries) ~= nil then
+    fail(op, "expected a table of name = value or a list of {name, value} pairs, got %s", describe(entries))
+  end
+  local list = {}
+  if #entries > 0 then
+    for i, pair in ipairs(entries) do
+      if type(pair) ~= "table" or getmetatable(pair) ~= nil or #pair ~= 2 or type(pair[1]) ~= "string" then
+        fail(op, "element %d must be a {name, value} pair with a string name, got %s", i, describe(pair))
+      end
+      list[i] = pair
+    end
+    return list
+  end
+  for k, v in pairs(entries) do
+    if type(k) ~= "string" then fail(op, "keys must be strings, got %s", describe(k)) end
+    list[#list + 1] = {k, v}
+  end
+  table.sort(list, function(a, b) return a[1] < b[1] end)
+  return list
+end
+
+-- The methods a keyed container shares; `registry` is where its values live.
+local function keyed_container(name, registry, check)
+  local class = util.module_class(name)
+  class.__len = function(self) return #rawget(self, registry).keys end
+  -- The one argument is the table of entries itself (a keyword table would read the same).
+  function class:init(entries)
+    if entries ~= nil then self:update(entries) end
+  end
+  -- Adds or replaces entries: a table of name = value, or a list of {name, value} pairs.
+  function class:update(entries)
+    for _, pair in ipairs(keyed_entries(name .. ":update", entries)) do
+      local key = pair[1]
+      if not self:contains(key) and class[key] ~= nil then
+        fail(name, "key %s clashes with a method of %s", describe(key), name)
+      end
+      self[key] = check(name, key, pair[2])
+    end
+  end
+  function class:keys()
+    local keys = {}
+    for i, k in ipairs(rawget(self, registry).keys) do keys[i] = k end
+    return keys
+  end
+  function class:values()
+    local reg, values = rawget(self, registry), {}
+    for i, k in ipairs(reg.keys) do values[i] = reg.map[k] end
+    return values
+  end
+  -- for name, value in d:items() do ... end, in order.
+  function class:items() return rawget(self, registry):items() end
+  function class:contains(key) return rawget(self, registry).map[key] ~= nil end
+  -- Removes key and returns its value (an error when absent).
+  function class:pop(key)
+    local v = rawget(self, registry).map[key]
+    if v == nil then fail(name .. ":pop", "no key %s", describe(key)) end
+    self[key] = nil
+    return v
+  end
+  function class:clear()
+    for _, k in ipairs(self:keys()) do self[k] = nil end
+  end
+  function class:forward(...)
+    fail(name, "is a container without forward; call its entries")
+  end
+  return class
+end
+
+-- nn.ModuleDict({name = module, ...} or {{name, module}, ...}): submodules by name.
+keyed_container("ModuleDict", "_modules", function(op, key, m)
+  if not is_module(m) then fail(op, "value for %s is %s, expected a module", describe(key), describe(m)) end
+  return m
+end)
+
+-- "Parameter containing: [torch.float32 of size 2x3]", as PyTorch lists a parameter.
+local function parameter_line(key, p)
+  local dims = {}
+  for i, n in ipairs(p.shape) do dims[i] = tostring(n) end
+  local device = p.device ~= "cpu" and " (" .. p.device .. ")" or ""
+  return string.format("  (%s): Parameter containing: [torch.%s of size %s%s]", key, p.dtype,
+                       table.concat(dims, "x"), device)
+end
+
+-- A tensor stored into a parameter container becomes a parameter (as PyTorch wraps it).
+local function as_parameter(op, key, v)
+  if v == nil then return nil end
+  if not torch.is_tensor(v) then fail(op, "value for %s is %s, expected a tensor", describe(key), describe(v)) end
+  if made_as_parameter[v] then return v end
+  return nn.Parameter(v)
+end
+
+local function parameter_lines(self)
+  local lines = {}
+  for k, p in rawget(self, "_parameters"):items() do lines[#lines + 1] = parameter_line(k, p) end
+  return table.concat(lines, "\n")
+end
+
+-- nn.ParameterDict({name = tensor, ...} or {{name, tensor}, ...}): parameters by name.
+local ParameterDict = keyed_container("ParameterDict", "_parameters", as_parameter)
+function ParameterDict:__assign(k, v)
+  if torch.is_tensor(v) then return as_parameter("ParameterDict", k, v) end
+  return v
+end
+ParameterDict.extra_repr = parameter_lines
+
+-- nn.ParameterList({t1, t2, ...}): parameters named "1", "2", ... (1-based), indexable and
+-- appendable; tensors become parameters.
+local ParameterList = util.module_class("ParameterList")
+
+function ParameterList:init(...)
+  local values = util.args("ParameterList", {"values"}, 0, {}, ...).values
+  if values ~= nil then self:extend(values) end
+end
+
+ParameterList.__len = function(self) return #rawget(self, "_parameters").keys end
+
+function ParameterList.__getitem(self, i)
+  local params = rawget(self, "_parameters")
+  local slot = container_slot(i, #params.keys)
+  return slot and params.map[params.keys[slot]]
+end
+
+function ParameterList.__setitem(self, i, v)
+  local params = rawget(self, "_parameters")
+  local slot = container_slot(i, #params.keys)
+  if not slot then fail("ParameterList", "index %d is out of range for %d parameters", i, #params.keys) end
+  if v == nil then fail("ParameterList", "cannot assign nil to index %d", i) end
+  params:set(params.keys[slot], as_parameter("ParameterList", i, v))
+end
+
+function ParameterList:append(value)
+  local n = #rawget(self, "_parameters").keys
+  rawget(self, "_parameters"):set(tostring(n + 1), as_parameter("ParameterList:append", n + 1, value))
+  return self
+end
+
+function ParameterList:extend(values)
+  if type(values) ~= "table" or getmetatable(values) ~= nil then
+    fail("ParameterList:extend", "expected a list of tensors, got %s", describe(values))
+  end
+  for _, v in ipairs(values) do self:append(v) end
+  return self
+end
+
+ParameterList.extra_repr = parameter_lines
+
+function ParameterList:forward(...)
+  fail("ParameterList", "is a container without forward; index its parameters")
 end

@@ -6,7 +6,8 @@
 Reads what runner.lua wrote into WORKDIR (manifest.jsonl, rNNN.npz, progress, crashes),
 computes each row's NumPy reference, checks dtype (by PyTorch's promotion rules), shape and
 values of every output, prints one line per failing case and ends with "N passed, M failed".
-Needs only NumPy.
+Needs NumPy; the rows whose reference is PyTorch (the nn layers and losses) import torch on
+first use (`torch`, `F`, `T`, `N` below).
 """
 import json
 import math
@@ -346,9 +347,46 @@ def index_add_ref(a, axis, idx, src):
     return out
 
 
+class _Lazy:
+    """A module imported on first attribute access: `torch` and `F` (torch.nn.functional) for
+    the rows whose reference is PyTorch, so that the other rows need NumPy only."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __getattr__(self, attr):
+        import importlib
+        mod = importlib.import_module(self._name)
+        return getattr(mod, attr)
+
+
+def T(x):
+    """NumPy arrays (also inside lists) as PyTorch tensors: floating arrays as float64 (the
+    reference's precision), integer and bool arrays keep their dtype; other values as they are."""
+    import torch
+    if isinstance(x, (list, tuple)):
+        return [T(v) for v in x]
+    if isinstance(x, np.generic):  # arithmetic on a 0-D array gives a NumPy scalar
+        x = np.asarray(x)
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind == "f":
+            x = x.astype(np.float64)
+        return torch.from_numpy(np.array(x, order="C"))  # (ascontiguousarray makes 0-D 1-D)
+    return x
+
+
+def N(x):
+    """PyTorch tensors (also inside lists and tuples) as NumPy arrays, detached."""
+    if isinstance(x, (list, tuple)):
+        return [N(v) for v in x]
+    if hasattr(x, "detach"):
+        return x.detach().numpy()
+    return x
+
+
 HELPERS = {name: obj for name, obj in globals().items()
            if callable(obj) and not name.startswith("_") and name not in ("main",)}
-HELPERS.update(np=np, math=math, inf=math.inf, nan=math.nan)
+HELPERS.update(np=np, math=math, inf=math.inf, nan=math.nan, torch=_Lazy("torch"), F=_Lazy("torch.nn.functional"))
 
 
 # --------------------------------------------------------------------------------------------

@@ -1862,4 +1862,9 @@ err_row("bitwise on float", "bitwise_and", function(a, b) return torch.bitwise_a
 err_row("view of non-contiguous", "view", function(a) return a:view(6) end,
   function() return {a = G.make({3, 2}, "float32"):t()} end)
 
+---------------------------------------------------------------------------------------------
+-- The nn layers, activations and losses checked against PyTorch: ops_nn.lua adds their rows.
+local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
+assert(loadfile(here .. "ops_nn.lua"))(G, add)
+
 return rows
