@@ -94,7 +94,11 @@ TensorOrScalar scaled_by_alpha(Args& a, const TensorOrScalar& x, const TensorOrS
   if (alpha->kind == Scalar::Bool && result != DType::Bool) a.error("a boolean alpha needs bool operands");
   if (y.is_tensor()) return TensorOrScalar(ag::binary(BinaryOp::Mul, y, *alpha));
   const Scalar& b = y.scalar;
-  if (b.kind != Scalar::Float && alpha->kind != Scalar::Float) return TensorOrScalar(Scalar(int64_t(b.i * alpha->i)));
+  if (b.kind != Scalar::Float && alpha->kind != Scalar::Float) {
+    int64_t product;
+    __builtin_mul_overflow(b.i, alpha->i, &product);  // wraps, as int64 tensors (and PyTorch) do
+    return TensorOrScalar(Scalar(product));
+  }
   return TensorOrScalar(Scalar(b.to_double() * alpha->to_double()));
 }
 

@@ -508,6 +508,10 @@ local function parse_to_target(op, ...)
     elseif type(v) == "string" then
       if device_prefixes[v:match("^[^:]*")] then target.device = v else target.dtype = dtype_name(v) end
     elseif type(v) == "table" and getmetatable(v) == nil then
+      torch._check_keywords(op, v, {"device", "dtype"})
+      if v.device ~= nil and type(v.device) ~= "string" then
+        fail(op, "device must be a string such as \"cpu\" or \"cuda\", got %s", describe(v.device))
+      end
       target.device = v.device or target.device
       target.dtype = v.dtype and dtype_name(v.dtype) or target.dtype
     else
@@ -881,13 +885,13 @@ ParameterList.__len = function(self) return #rawget(self, "_parameters").keys en
 
 function ParameterList.__getitem(self, i)
   local params = rawget(self, "_parameters")
-  local slot = container_slot(i, #params.keys)
+  local slot = container_slot(self, i, #params.keys)
   return slot and params.map[params.keys[slot]]
 end
 
 function ParameterList.__setitem(self, i, v)
   local params = rawget(self, "_parameters")
-  local slot = container_slot(i, #params.keys)
+  local slot = container_slot(self, i, #params.keys)
   if not slot then fail("ParameterList", "index %d is out of range for %d parameters", i, #params.keys) end
   if v == nil then fail("ParameterList", "cannot assign nil to index %d", i) end
   params:set(params.keys[slot], as_parameter("ParameterList", i, v))

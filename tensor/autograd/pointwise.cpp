@@ -329,7 +329,7 @@ Tensor round(const Tensor& x, int64_t decimals, const Tensor* out) {
   if (decimals == 0 || is_bool(x.dtype())) return unary(UnaryOp::Round, x, out);
   if (is_floating(x.dtype())) {
     // NumPy's and PyTorch's formula: scale by a power of ten, round half to even, unscale.
-    const double p = std::pow(10.0, double(decimals < 0 ? -decimals : decimals));
+    const double p = std::pow(10.0, std::fabs(double(decimals)));  // -INT64_MIN would overflow
     if (decimals > 0) return binary(BinaryOp::Div, unary(UnaryOp::Round, x * p), p, out);
     return binary(BinaryOp::Mul, unary(UnaryOp::Round, x / p), p, out);
   }

@@ -569,9 +569,11 @@ local function inputs_to_check(tg, args)
     if type(v) == "table" and not torch.is_tensor(v) and rawget(v, "out") ~= nil then return {} end
   end
   local first = (tg.path:match("_$") or WRITES_FIRST[tg.path]) and 2 or 1
-  local out_position  -- a positional out (np.erf(x, out)) is written by design
+  -- A positional out (np.erf(x, out), np.add(a, b, out): NumPy's spelling of the shared
+  -- add(a, b[, alpha]) binding) is written by design.
+  local out_position
   for k, name in ipairs(tg.params or {}) do
-    if name == "out" then out_position = k end
+    if name == "out" or (name == "alpha" and tg.path:match("^np%.")) then out_position = k end
   end
   for k = first, args.n do
     local v = k ~= out_position and args[k] or nil
