@@ -640,10 +640,10 @@ const Binding kCreationBindings[] = {
     {"random.permutation", np_permutation_fn, NUMPY,
      "random.permutation(n | x) -> a permutation of 1..n (1-based), or a copy of x with shuffled rows."},
     {"random.shuffle", np_shuffle_fn, NUMPY, "random.shuffle(x): shuffles the rows of x in place."},
-    {"uniform_", uniform_inplace, METHOD, "uniform_([from[, to]][, {from=, to=}]) -> x: fills x with uniform values in [from, to)."},
-    {"normal_", normal_inplace, METHOD, "normal_([mean[, std]][, {mean=, std=}]) -> x: fills x with normal values."},
-    {"zero_", zero_inplace, METHOD, "zero_() -> x: fills x with zeros."},
-    {"fill_", fill_inplace, METHOD, "fill_(value) -> x: fills x with value."},
+    {"uniform_", uniform_inplace, METHOD, "x:uniform_([from[, to]][, {from=, to=}]) -> x: fills x with uniform values in [from, to)."},
+    {"normal_", normal_inplace, METHOD, "x:normal_([mean[, std]][, {mean=, std=}]) -> x: fills x with normal values."},
+    {"zero_", zero_inplace, METHOD, "x:zero_() -> x: fills x with zeros."},
+    {"fill_", fill_inplace, METHOD, "x:fill_(value) -> x: fills x with value."},
 };
 
 }  // namespace

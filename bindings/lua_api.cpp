@@ -248,13 +248,13 @@ Tensor tensor_from_lua(lua_State* L, int idx, std::optional<DType> dtype, DType 
 // ---------------------------------------------------------------------------------------
 // Args
 
-Args::Args(lua_State* L_, const char* op_, Style style_, const KeywordSpec* spec)
+Args::Args(lua_State* L_, const char* op_, Style style_, const ArgSpec* spec)
     : L(L_), op(op_), style(style_), spec_(spec) {
   int n = lua_gettop(L);
   while (n > 0 && lua_isnil(L, n)) --n;  // trailing nils are absent arguments, as in Lua APIs
   // A binding that takes no keywords sees a trailing table as a positional argument
   // (torch.is_tensor{lr = 1} is false, not an unknown keyword).
-  const bool takes_keywords = !spec_ || spec_->open || !spec_->names.empty();
+  const bool takes_keywords = !spec_ || spec_->open || !spec_->keywords.empty();
   if (takes_keywords && n >= 1 && lua_type(L, n) == LUA_TTABLE && !lua_getmetatable(L, n)) {
     bool kw = lua_rawgeti(L, n, 1) == LUA_TNIL;
     lua_pop(L, 1);
@@ -457,14 +457,64 @@ int Args::push_kw(const char* name) const {
   return lua_getfield(L, kw_, name);
 }
 
-int KeywordSpec::find(std::string_view name) const {
-  for (size_t i = 0; i < names.size(); ++i)
-    if (names[i] == name) return int(i);
+int ArgSpec::find(std::string_view name) const {
+  for (size_t i = 0; i < keywords.size(); ++i)
+    if (keywords[i] == name) return int(i);
   return -1;
 }
 
-KeywordSpec parse_keyword_spec(const char* doc) {
-  KeywordSpec spec;
+static std::string_view trimmed(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '|')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '|')) s.remove_suffix(1);
+  return s;
+}
+
+// The positional parameters of the doc's first signature (see ArgSpec): split at commas and
+// optional brackets up to its closing parenthesis or its keyword table; "flag=true" is named
+// "flag".
+static void parse_positionals(std::string_view d, ArgSpec& spec) {
+  size_t open = d.find('(');
+  if (open == std::string_view::npos) return;
+  std::string_view callee = d.substr(0, open);
+  if (size_t colon = callee.find(':'); colon != std::string_view::npos)
+    spec.positionals.emplace_back(trimmed(callee.substr(0, colon)));
+  std::string token;
+  auto flush = [&] {
+    std::string_view t = trimmed(token);
+    t = trimmed(t.substr(0, t.find('=')));
+    if (!t.empty()) {
+      TIDE_ASSERT(!spec.varargs);  // only the last parameter takes varargs
+      spec.varargs = t.size() >= 3 && t.substr(t.size() - 3) == "...";
+      spec.positionals.emplace_back(t);
+    }
+    token.clear();
+  };
+  int parens = 0;
+  for (size_t i = open + 1; i < d.size(); ++i) {
+    char c = d[i];
+    if (c == '{') {
+      size_t close = d.find('}', i);
+      if (close == std::string_view::npos) break;
+      std::string_view group = d.substr(i, close - i + 1);
+      if (group.find('=') != std::string_view::npos) break;  // the keyword table
+      token += group;
+      i = close;
+    } else if (c == '(') {
+      ++parens, token += c;
+    } else if (c == ')') {
+      if (parens-- == 0) break;
+      token += c;
+    } else if (c == ',' || c == '[' || c == ']') {
+      flush();
+    } else {
+      token += c;
+    }
+  }
+  flush();
+}
+
+ArgSpec parse_arg_spec(const char* doc) {
+  ArgSpec spec;
   std::string_view d = doc ? doc : "";
   int depth = 0;
   size_t group_start = 0;
@@ -473,16 +523,18 @@ KeywordSpec parse_keyword_spec(const char* doc) {
     if (c == '{') {
       if (depth++ == 0) group_start = i;
     } else if (c == '}' && depth > 0) {
-      if (--depth == 0 && d.substr(group_start, i - group_start).find("...") != std::string_view::npos)
+      std::string_view group = d.substr(group_start, i - group_start);
+      if (--depth == 0 && group.find("...") != std::string_view::npos && group.find('=') != std::string_view::npos)
         spec.open = true;
     } else if (c == '=' && depth > 0 && i > 0 && (std::isalnum((unsigned char)d[i - 1]) || d[i - 1] == '_')) {
       size_t b = i;
       while (b > 0 && (std::isalnum((unsigned char)d[b - 1]) || d[b - 1] == '_')) --b;
       std::string name(d.substr(b, i - b));
-      if (spec.find(name) < 0) spec.names.push_back(name);
+      if (spec.find(name) < 0) spec.keywords.push_back(name);
     }
   }
-  TIDE_ASSERT(spec.names.size() <= 64);  // kw_read_ is a 64-bit mask
+  TIDE_ASSERT(spec.keywords.size() <= 64);  // kw_read_ is a 64-bit mask
+  parse_positionals(d, spec);
   return spec;
 }
 
@@ -526,12 +578,12 @@ void Args::check_keyword_names() {
     lua_pop(L, 1);
     std::string_view best;
     size_t best_d = SIZE_MAX;
-    for (const std::string& name : spec_->names) {
+    for (const std::string& name : spec_->keywords) {
       size_t dist = edit_distance(key ? std::string_view(key, n) : "", name);
       if (dist < best_d) best_d = dist, best = name;
     }
     std::string valid;
-    for (const std::string& name : spec_->names) valid += (valid.empty() ? "" : ", ") + name;
+    for (const std::string& name : spec_->keywords) valid += (valid.empty() ? "" : ", ") + name;
     if (key && best_d <= std::max<size_t>(2, best.size() / 3))
       TIDE_FAIL(msg, " (did you mean '", best, "'? valid: ", valid, ")");
     TIDE_FAIL(msg, " (valid: ", valid, ")");
@@ -562,38 +614,56 @@ static std::string describe_value(lua_State* L, int idx) {
   }
 }
 
-// Keyword coverage for the test suite: with TIDE_ARG_COVERAGE=<file>, every keyword a call
-// gave and its binding read is appended to the file as "op<TAB>keyword" when the process
-// exits; tests/arg_coverage.lua then checks that each keyword of each binding was exercised.
+// Argument coverage for the test suite: with TIDE_ARG_COVERAGE=<file>, every keyword a call
+// gave and its binding read is appended to the file as "op<TAB>keyword", and every positional
+// argument it gave (not nil) and the binding read as "op<TAB>#position", when the process
+// exits; tests/arg_coverage.lua then checks that each argument of each binding was exercised.
+// The variable is read once; without it a call pays one test of a pointer.
 namespace {
-struct KeywordCoverage {
+struct ArgCoverage {
+  struct Used {
+    const char* op = nullptr;
+    uint64_t keywords = 0;    // bit k: spec->keywords[k]
+    uint64_t positions = 0;   // bit i: positional argument i
+  };
   std::mutex mu;
-  std::unordered_map<const KeywordSpec*, std::pair<const char*, uint64_t>> used;
+  std::unordered_map<const ArgSpec*, Used> used;
   const char* path = std::getenv("TIDE_ARG_COVERAGE");
-  ~KeywordCoverage() {
+  ~ArgCoverage() {
     if (!path || used.empty()) return;
     if (FILE* f = std::fopen(path, "a")) {
-      for (auto& [spec, u] : used)
-        for (size_t k = 0; k < spec->names.size(); ++k)
-          if (u.second >> k & 1) std::fprintf(f, "%s\t%s\n", u.first, spec->names[k].c_str());
+      for (auto& [spec, u] : used) {
+        for (size_t k = 0; k < spec->keywords.size(); ++k)
+          if (u.keywords >> k & 1) std::fprintf(f, "%s\t%s\n", u.op, spec->keywords[k].c_str());
+        for (int i = 1; i < 64; ++i)
+          if (u.positions >> i & 1) std::fprintf(f, "%s\t#%d\n", u.op, i);
+      }
       std::fclose(f);
     }
   }
 };
-KeywordCoverage& keyword_coverage() {
-  static KeywordCoverage c;
+ArgCoverage& arg_coverage() {
+  static ArgCoverage c;
   return c;
 }
 }  // namespace
 
+// Notes for the coverage file the arguments this call gave and its binding read.
+void Args::record_coverage() const {
+  uint64_t positions = 0;
+  for (int i = 1; i <= npos_ && i < 64; ++i)
+    if ((seen_ >> i & 1) && !lua_isnil(L, i)) positions |= uint64_t(1) << i;
+  ArgCoverage& c = arg_coverage();
+  std::lock_guard<std::mutex> lock(c.mu);
+  auto& u = c.used[spec_];
+  u.op = op;
+  u.keywords |= kw_given_ & kw_read_;
+  u.positions |= positions;
+}
+
 void Args::finish(const char* doc) const {
-  if (kw_given_ && keyword_coverage().path) {
-    KeywordCoverage& c = keyword_coverage();
-    std::lock_guard<std::mutex> lock(c.mu);
-    auto& u = c.used[spec_];
-    u.first = op;
-    u.second |= kw_given_ & kw_read_;
-  }
+  static const bool coverage = arg_coverage().path != nullptr;
+  if (coverage && spec_) record_coverage();
   for (int i = 1; i <= npos_; ++i) {
     if ((i < 64 && (seen_ >> i & 1)) || lua_isnil(L, i)) continue;
     std::string usage;
@@ -607,7 +677,7 @@ void Args::finish(const char* doc) const {
   }
   // Keywords given (recorded on entry) but never read; the stack is not read again here.
   if (uint64_t unread = kw_given_ & ~kw_read_) {
-    const std::string& key = spec_->names[size_t(__builtin_ctzll(unread))];
+    const std::string& key = spec_->keywords[size_t(__builtin_ctzll(unread))];
     TIDE_FAIL(op, ": keyword '", key, "' is not used with these arguments (given twice, or not valid together with them)");
   }
 }
@@ -768,24 +838,24 @@ const Binding* find_binding(std::string_view name) {
   return nullptr;
 }
 
-// The keyword spec of a binding, parsed on first use and kept for the process (module-level
+// The argument spec of a binding, parsed on first use and kept for the process (module-level
 // bindings are pushed without registration, so this is keyed by the Binding itself).
-static const KeywordSpec* keyword_spec(const Binding& b) {
+static const ArgSpec* arg_spec(const Binding& b) {
   static std::mutex mu;
-  static std::unordered_map<const Binding*, std::unique_ptr<KeywordSpec>> specs;
+  static std::unordered_map<const Binding*, std::unique_ptr<ArgSpec>> specs;
   std::lock_guard<std::mutex> lock(mu);
   auto& slot = specs[&b];
-  if (!slot) slot = std::make_unique<KeywordSpec>(parse_keyword_spec(b.doc));
+  if (!slot) slot = std::make_unique<ArgSpec>(parse_arg_spec(b.doc));
   return slot.get();
 }
 
-const KeywordSpec& binding_keywords(const Binding& b) { return *keyword_spec(b); }
+const ArgSpec& binding_spec(const Binding& b) { return *arg_spec(b); }
 
 // The lua_CFunction behind every binding: C++ exceptions become Lua errors here, after the
 // try block has destroyed every C++ object of the call.
 static int call_binding(lua_State* L) {
   auto* b = static_cast<const Binding*>(lua_touserdata(L, lua_upvalueindex(2)));
-  auto* spec = static_cast<const KeywordSpec*>(lua_touserdata(L, lua_upvalueindex(3)));
+  auto* spec = static_cast<const ArgSpec*>(lua_touserdata(L, lua_upvalueindex(3)));
   Style style = Style(lua_tointeger(L, lua_upvalueindex(1)));
   int nret = 0;
   bool failed = false;
@@ -809,7 +879,7 @@ static int call_binding(lua_State* L) {
 void push_binding(lua_State* L, const Binding& b, Style style) {
   lua_pushinteger(L, lua_Integer(style));
   lua_pushlightuserdata(L, const_cast<Binding*>(&b));
-  lua_pushlightuserdata(L, const_cast<KeywordSpec*>(keyword_spec(b)));
+  lua_pushlightuserdata(L, const_cast<ArgSpec*>(arg_spec(b)));
   lua_pushcclosure(L, call_binding, 3);
 }
 

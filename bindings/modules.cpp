@@ -224,24 +224,41 @@ int quote_fn(lua_State* L, Args& a) {
   return 1;
 }
 
-// The registered doc and name of a function made from a binding; nothing for any other
-// value. torch._doc (bindings/lua/torch_doc.lua) looks C functions up through it.
+// Pushes a list of strings as a Lua sequence.
+static void push_names(lua_State* L, const std::vector<std::string>& names) {
+  lua_createtable(L, int(names.size()), 0);
+  for (size_t k = 0; k < names.size(); ++k) {
+    lua_pushstring(L, names[k].c_str());
+    lua_rawseti(L, -2, lua_Integer(k + 1));
+  }
+}
+
 // The keywords a built-in function takes (the names its argument reader accepts), as a
 // list; nothing for other values. tests/arg_coverage.lua compares them with what ran.
 int binding_keywords_fn(lua_State* L, Args& a) {
   a.consumed(1);
   const Binding* b = binding_of(L, 1);
   if (b == nullptr) return 0;
-  const KeywordSpec& spec = binding_keywords(*b);
-  lua_createtable(L, int(spec.names.size()), 0);
-  for (size_t k = 0; k < spec.names.size(); ++k) {
-    lua_pushstring(L, spec.names[k].c_str());
-    lua_rawseti(L, -2, lua_Integer(k + 1));
-  }
+  const ArgSpec& spec = binding_spec(*b);
+  push_names(L, spec.keywords);
   lua_pushboolean(L, spec.open);
   return 2;
 }
 
+// The positional parameters of a built-in function as its doc names them (self first for a
+// method), and whether the last one takes varargs; nothing for other values.
+int binding_positionals_fn(lua_State* L, Args& a) {
+  a.consumed(1);
+  const Binding* b = binding_of(L, 1);
+  if (b == nullptr) return 0;
+  const ArgSpec& spec = binding_spec(*b);
+  push_names(L, spec.positionals);
+  lua_pushboolean(L, spec.varargs);
+  return 2;
+}
+
+// The registered doc and name of a function made from a binding; nothing for any other
+// value. torch._doc (bindings/lua/torch_doc.lua) looks C functions up through it.
 int binding_doc_fn(lua_State* L, Args& a) {
   a.consumed(1);
   const Binding* b = binding_of(L, 1);
@@ -267,6 +284,9 @@ int arity_fn(lua_State* L, Args& a) {
 const Binding kModuleBindings[] = {
     {"_binding_keywords", binding_keywords_fn, TORCH,
      "_binding_keywords(f) -> names, open: the keywords a built-in function takes (nil for other values)."},
+    {"_binding_positionals", binding_positionals_fn, TORCH,
+     "_binding_positionals(f) -> names, varargs: the positional parameters of a built-in function, self first for a "
+     "method (nil for other values)."},
     {"_arity", arity_fn, TORCH, "_arity(f) -> nparams, isvararg: the parameters of a Lua function."},
     {"_binding_doc", binding_doc_fn, TORCH,
      "_binding_doc(f) -> doc, name: the registration of a built-in function (nil for other values); help() reads it."},

@@ -42,8 +42,8 @@ run_suite() {
 }
 
 # With a third argument (the release half), the Lua tests, program tests, conformance table and
-# gradient column record in that file every keyword their calls gave (TIDE_ARG_COVERAGE; the
-# fuzzers' calls do not count), for the keyword coverage check after them.
+# gradient column record in that file every keyword and positional argument their calls gave
+# (TIDE_ARG_COVERAGE; the fuzzers' calls do not count), for the argument coverage check after them.
 run_all_suites() {
   local build=$1 tag=$2 coverage=${3:-}
   run_suite "$tag engine (doctest)" "$build/tests/engine_tests"
@@ -75,20 +75,23 @@ run_all_suites() {
   fi
   # The engine's device paths (routing, index positions, gemm layouts, autograd/nn/optim on a
   # non-CPU device) on the host-memory stand-in backend, which needs no GPU.
+  # Their calls count for the argument coverage too (the CUDA functions' device arguments).
   local fake="$PWD/$build/tests/libtide_fake_cuda.so"
   run_suite "$tag device paths: test_cuda.lua (stand-in backend)" \
-    env TIDE_CUDA_MODULE="$fake" TIDE_FAKE_CUDA=1 "$build/tide" tests/lua/test_cuda.lua
+    env TIDE_CUDA_MODULE="$fake" TIDE_FAKE_CUDA=1 ${coverage:+TIDE_ARG_COVERAGE="$coverage"} \
+    "$build/tide" tests/lua/test_cuda.lua
   run_suite "$tag device paths: conformance (stand-in backend)" \
     env TIDE_CUDA_MODULE="$fake" TIDE_FAKE_CUDA=1 "$build/tide" tests/conformance/devicecheck.lua
 }
 
 # The fuzzers' slice: every API fuzzer target twice, on each build.
 api_fuzz_calls=3400 file_fuzz_runs=60000
-keyword_coverage=$(mktemp)
-run_all_suites build release "$keyword_coverage"
-# Every keyword each binding declares was given by some test above (tests/arg_coverage.lua).
-run_suite "release keyword coverage" build/tide tests/arg_coverage.lua "$keyword_coverage"
-rm -f "$keyword_coverage"
+arg_coverage=$(mktemp)
+run_all_suites build release "$arg_coverage"
+# Every keyword and positional parameter each binding declares was given by some test above
+# (tests/arg_coverage.lua).
+run_suite "release argument coverage" build/tide tests/arg_coverage.lua "$arg_coverage"
+rm -f "$arg_coverage"
 
 if [ "${TIDE_NO_ASAN:-0}" != 1 ]; then
   if [ ! -f build-asan/build.ninja ]; then

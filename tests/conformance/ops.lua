@@ -59,7 +59,9 @@ local unpack = table.unpack
 -- when it has two dims or more, so the op writes through strides; filled with 3s): checks
 -- that f returns c itself and returns c, whose values the row compares with NumPy.
 -- Inputs that require grad take the plain call (out= is not differentiable).
-local function with_out(f, ...)
+-- with_positional_out passes c as the last positional argument instead (NumPy's
+-- np.exp(a, out), which the np spellings of the pointwise ops take).
+local function call_with_out(positional, f, ...)
   local args = {...}
   for _, v in ipairs(args) do
     if torch.is_tensor(v) and v.requires_grad then return f(...) end
@@ -71,11 +73,13 @@ local function with_out(f, ...)
   if n >= 2 then s[n - 1], s[n] = s[n], s[n - 1] end
   local c = torch.full(s, 3, {dtype = r.dtype, device = r.device})
   if n >= 2 then c = c:transpose(-2, -1) end
-  args[#args + 1] = {out = c}
+  args[#args + 1] = positional and c or {out = c}
   local got = f(unpack(args))
-  assert(rawequal(got, c), "out= did not return the out tensor itself")
+  assert(rawequal(got, c), "the out tensor was not returned itself")
   return c
 end
+local function with_out(f, ...) return call_with_out(false, f, ...) end
+local function with_positional_out(f, ...) return call_with_out(true, f, ...) end
 -- A module function that must exist (a clear message instead of "attempt to call a nil value").
 local function fn_of(mod, modname, name)
   return function(...)
@@ -136,13 +140,16 @@ local UNARY_KIND = {
 }
 for _, u in ipairs(UNARY) do
   local name, kind, ref = u[1], UNARY_KIND[u[2]], u[3]
-  -- Spellings rotate by case: method, torch.f, torch.f with out=.
+  -- Spellings rotate by case: method, torch.f, torch.f with out=, and for float inputs (where
+  -- NumPy's dtype rules agree) np.f with out positional (round's comes after decimals).
   local fn = torch[name]
+  local np_out = name == "round" and function(a, c) return np.round(a, 0, c) end or np[name]
   add({name = name, gen = "unary", dtypes = kind.dtypes, out = kind.out, cast = kind.cast, ref = ref,
        domain = u.domain, edges = u.edges, tol = u.tol, grad = kind.grad, gradgrad = kind.grad ~= nil,
        call = function(a)
          local k = a:numel() % 4
          if fn and k == 1 then return fn(a) end
+         if k == 2 and a:is_floating_point() then return with_positional_out(np_out, a) end
          if fn and k == 3 then return with_out(fn, a) end
          return a[name](a)
        end})
@@ -159,16 +166,30 @@ for _, u in ipairs(UNARY) do
   end
 end
 
--- In-place spellings of a few unary ops, on views (writes through strides).
+-- In-place spellings of the unary ops, on views (writes through strides); in the input's
+-- dtype (u.dtypes, floats by default), so a bool result lands as 0/1. No gradient for those
+-- with u.nograd (predicates, or not in the gradient column).
 for _, u in ipairs({{"exp_", "np.exp(a)", "pos"}, {"neg_", "np.negative(a)"}, {"sqrt_", "np.sqrt(a)", "pos"},
-                    {"floor_", "np.floor(a)"}, {"sigmoid_", "sigmoid(a)"}, {"abs_", "np.abs(a)"}}) do
+                    {"floor_", "np.floor(a)"}, {"sigmoid_", "sigmoid(a)"}, {"abs_", "np.abs(a)"},
+                    {"acos_", "np.arccos(a)", "unit"}, {"asin_", "np.arcsin(a)", "unit"}, {"atan_", "np.arctan(a)"},
+                    {"cos_", "np.cos(a)"}, {"sin_", "np.sin(a)"}, {"tan_", "np.tan(a)", "unit"},
+                    {"cosh_", "np.cosh(a)", "small"}, {"sinh_", "np.sinh(a)", "small"}, {"tanh_", "np.tanh(a)"},
+                    {"erf_", "erf(a)"}, {"exp2_", "np.exp2(a)"}, {"expm1_", "np.expm1(a)"},
+                    {"log_", "np.log(a)", "pos"}, {"log2_", "np.log2(a)", "pos"}, {"log10_", "np.log10(a)", "pos"},
+                    {"log1p_", "np.log1p(a)", "pos"}, {"rsqrt_", "1 / np.sqrt(a)", "pos"},
+                    {"reciprocal_", "1 / a", "nonzero"}, {"square_", "np.square(a)"},
+                    {"sign_", "np.sign(a)", "nonzero"}, {"ceil_", "np.ceil(a)"}, {"trunc_", "np.trunc(a)"},
+                    {"isnan_", "np.isnan(a)", nograd = true}, {"isinf_", "np.isinf(a)", nograd = true},
+                    {"isfinite_", "np.isfinite(a)", nograd = true}, {"logical_not_", "np.logical_not(a)", nograd = true},
+                    {"bitwise_not_", "np.invert(a)", dtypes = G.INTEGRAL, nograd = true}}) do
   local name = u[1]
-  add({name = name, gen = "unary", dtypes = G.FLOATS, out = "same", ref = u[2], domain = u[3], per_dtype = 3,
-       grad = {"a"}, grad_call = "clone",
+  local dtypes = u.dtypes or G.FLOATS
+  add({name = name, gen = "unary", dtypes = dtypes, out = "same", ref = u[2], domain = u[3], per_dtype = 3,
+       cast = u.dtypes and "none" or nil, grad = not u.nograd and {"a"} or nil, grad_call = "clone",
        call = function(a) local r = a[name](a); assert(rawequal(r, a), name .. " did not return x itself"); return a end,
        cases = function()
          local cs = {}
-         for _, dt in ipairs(G.FLOATS) do
+         for _, dt in ipairs(dtypes) do
            for _, lay in ipairs({"contig", "T", "step", "offset"}) do
              local a, l = G.view(G.shape({min_rank = 1, max_rank = 3}), dt, lay, {dom = u[3]})
              cs[#cs + 1] = {a = a, layouts = {a = l}}
@@ -221,7 +242,37 @@ for _, bspec in ipairs(BINARY) do
          local k = a:numel() % 4
          if fn and k == 0 then return fn(a, b) end
          if fn and k == 2 then return with_out(fn, a, b) end
+         -- np.f with out positional, for float operands (where NumPy's dtype rules agree)
+         if k == 3 and a:is_floating_point() and (not torch.is_tensor(b) or b:is_floating_point()) then
+           return with_positional_out(np[name], a, b)
+         end
          return a[name](a, b)
+       end})
+end
+
+-- In-place spellings of binary ops, on views (writes through strides): x:f_(y) in x's dtype,
+-- so a bool result lands as 0/1; y of x's shape and dtype.
+for _, o in ipairs({{"atan2_", "np.arctan2(a, b)"}, {"minimum_", "np.minimum(a, b)"},
+                    {"eq_", "a == b", "small"}, {"ne_", "a != b", "small"}, {"lt_", "a < b", "small"},
+                    {"le_", "a <= b", "small"}, {"gt_", "a > b", "small"}, {"ge_", "a >= b", "small"},
+                    {"logical_and_", "np.logical_and(a, b)", "small"}, {"logical_or_", "np.logical_or(a, b)", "small"},
+                    {"logical_xor_", "np.logical_xor(a, b)", "small"},
+                    {"bitwise_and_", "np.bitwise_and(a, b)", ints = true}, {"bitwise_or_", "np.bitwise_or(a, b)", ints = true},
+                    {"bitwise_xor_", "np.bitwise_xor(a, b)", ints = true}}) do
+  local name = o[1]
+  local dtypes = o.ints and G.INTEGRAL or G.FLOATS
+  add({name = name, ref = o[2], out = "same", cast = o.ints and "none" or nil,
+       call = function(a, b) local r = a[name](a, b); assert(rawequal(r, a), name .. " did not return x itself"); return a end,
+       cases = function()
+         local cs = {}
+         for _, dt in ipairs(dtypes) do
+           for _, lay in ipairs({"contig", "T", "step", "offset"}) do
+             local shape = G.shape({min_rank = 1, max_rank = 3})
+             local a, l = G.view(shape, dt, lay, {dom = o[3]})
+             cs[#cs + 1] = {a = a, b = G.make(shape, dt, {dom = o[3]}), layouts = {a = l}}
+           end
+         end
+         return cs
        end})
 end
 
@@ -1783,15 +1834,21 @@ for _, n in ipairs({{"add", "np.add(a, b)"}, {"subtract", "a - b"}, {"multiply",
                     {"minimum", "np.minimum(a, b)"}, {"less", "a < b", nil, "bool"}, {"greater_equal", "a >= b", nil, "bool"},
                     {"equal", "a == b", "small", "bool"}, {"not_equal", "a != b", "small", "bool"},
                     {"arctan2", "np.arctan2(a, b)"}, {"mod", "np.remainder(a, b)", "div"},
-                    {"true_divide", "a / b"}, {"less_equal", "a <= b", nil, "bool"}}) do
+                    {"true_divide", "a / b"}, {"less_equal", "a <= b", nil, "bool"},
+                    {"greater", "a > b", nil, "bool"}}) do
   local name = n[1]
   local f = fn_of(np, "np", name)
+  local calls = 0   -- out= and the positional out in turn
   add({name = "np." .. name, gen = "binary", dtypes = {"float32", "float64"}, out = n[4] or "promote", npstyle = true,
        cast = n[4] and "common" or "result", ref = n[2], domain = n[3], grad = not n[4] and {"a", "b"} or nil,
        grad_domain = (name == "arctan2" and "nonzero") or (name == "divide" and {b = "nonzero"}) or nil,
        scalars = {"float"}, per_dtype = 4,
        call = function(a, b)
-         if torch.is_tensor(a) and a:numel() % 2 == 1 then return with_out(f, a, b) end
+         if torch.is_tensor(a) and a:numel() % 2 == 1 then
+           calls = calls + 1
+           if calls % 2 == 0 then return with_positional_out(f, a, b) end
+           return with_out(f, a, b)
+         end
          return f(a, b)
        end})
 end
@@ -1802,18 +1859,26 @@ for _, n in ipairs({{"exp", "np.exp(a)"}, {"log", "np.log(a)", "pos"}, {"sqrt", 
                     {"arccos", "np.arccos(a)", "unit"}, {"arctan", "np.arctan(a)"}, {"around", "np.round(a)"}}) do
   local name = n[1]
   local f = fn_of(np, "np", name)
-  local calls = 0   -- every other call spells out=
+  -- around's positional out comes after decimals
+  local f_out = name == "around" and function(a, c) return f(a, 0, c) end or f
+  local calls = 0   -- every other call gives out: as out=, then positionally
   add({name = "np." .. name, gen = "unary", dtypes = {"float32", "float64"}, out = n[4] or "same", ref = n[2], npstyle = true,
        grad = not n[4] and {"a"} or nil,
        domain = n[3], per_dtype = 3, edges = name ~= "sign",
        call = function(a)
          calls = calls + 1
+         if calls % 4 == 0 then return with_positional_out(f_out, a) end
          if calls % 2 == 0 then return with_out(f, a) end
          return f(a)
        end})
 end
+local invert_calls = 0
 add({name = "np.invert", gen = "unary", dtypes = G.INTEGRAL, out = "same", cast = "none", ref = "np.invert(a)",
-     per_dtype = 2, call = function(a) return with_out(np.invert, a) end})
+     per_dtype = 2, call = function(a)
+       invert_calls = invert_calls + 1
+       if invert_calls % 2 == 0 then return with_positional_out(np.invert, a) end
+       return with_out(np.invert, a)
+     end})
 add({name = "np.sum", out = "sum", ref = "np.sum(a, " .. AX .. ")", tol = RTOL, grad = {"a"},
      cases = reduce_cases({multi = true, per_dtype = 2, dtypes = {"float32", "float64", "int64", "int32", "bool"}}),
      call = function(a, _, _, p)

@@ -169,6 +169,32 @@ T.test("the caching allocator counts, caches and empties", function()
   T.error_usable(function() return torch.empty(1 << 50, {device = "cuda"}) end, "out of memory")
 end)
 
+T.test("the device argument of synchronize and the memory counters", function()
+  local n = torch.cuda.device_count()
+  local x = torch.ones(256, {device = "cuda:0"})
+  torch.cuda.synchronize(0)
+  torch.cuda.synchronize("cuda:0")
+  T.eq(torch.cuda.memory_allocated(0), torch.cuda.memory_allocated())
+  T.eq(torch.cuda.memory_allocated("cuda:0"), torch.cuda.memory_allocated())
+  T.eq(torch.cuda.memory_reserved(0), torch.cuda.memory_reserved())
+  T.eq(torch.cuda.max_memory_allocated(0), torch.cuda.max_memory_allocated())
+  T.truthy(torch.cuda.max_memory_allocated(0) >= torch.cuda.memory_allocated(0))
+  for _, f in ipairs({"synchronize", "memory_allocated", "memory_reserved", "max_memory_allocated"}) do
+    T.error_usable(function() return torch.cuda[f](n) end,
+                   "cuda." .. f .. ": no such CUDA device cuda:" .. n .. " (" .. n .. " available)")
+  end
+  T.eq(x:sum():item(), 256.0)
+end)
+
+T.test("allow_tf32 reaches the backend", function()
+  torch.backends.cuda.matmul.allow_tf32 = true
+  T.eq(torch.backends.cuda.matmul.allow_tf32, true)
+  torch.backends.cuda.matmul.allow_tf32 = false
+  T.eq(torch.backends.cuda.matmul.allow_tf32, false)
+  local a = torch.tensor({{1 + 2 ^ -12}}, {device = "cuda"})
+  T.eq(a:mm(torch.ones(1, 1, {device = "cuda"})):item(), 1 + 2 ^ -12)  -- full float32 without TF32
+end)
+
 T.test("autograd on CUDA matches the CPU", function()
   torch.manual_seed(1)
   local w = torch.randn(5, 3, {dtype = "float64", requires_grad = true})
