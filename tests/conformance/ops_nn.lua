@@ -96,7 +96,7 @@ add({name = "F.prelu", grad = {"a", "b"}, out = "same", tol = NN_TOL, ref = "N(F
      end,
      call = function(x, w, _, p)
        if p.form == 2 and x.dtype == "float32" then
-         local m = torch.nn.PReLU(w:numel())
+         local m = torch.nn.PReLU(w:numel()):to(x.device)  -- load_state_dict copies into the module's device
          m:load_state_dict({weight = w})
          return m(x)
        end
