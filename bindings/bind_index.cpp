@@ -19,7 +19,7 @@
 
 namespace tide::lua {
 
-void push_tensor_list(lua_State* L, const std::vector<Tensor>& ts);  // bind_shape.cpp
+void push_tensor_list(lua_State* L, const char* op, const std::vector<Tensor>& ts);  // bind_shape.cpp
 
 namespace {
 
@@ -502,7 +502,7 @@ int masked_select_fn(lua_State* L, Args& a) { return ret(L, ag::masked_select(a.
 int nonzero_fn(lua_State* L, Args& a) {
   Tensor x = a.tensor_like(1);
   if (a.style == Style::Numpy || a.kw_bool("as_tuple").value_or(false)) {
-    push_tensor_list(L, ops::nonzero_tuple(x));
+    push_tensor_list(L, a.op, ops::nonzero_tuple(x));
     return 1;
   }
   return ret(L, ops::nonzero(x));
@@ -575,7 +575,7 @@ const Binding kIndexBindings[] = {
 // where(cond) with one argument: the positions of the true elements, one 1-D tensor per dim
 // (torch.where(cond) / np.where(cond)). For the elementwise `where` binding to call.
 int where_nonzero(lua_State* L, Args& a) {
-  push_tensor_list(L, ops::nonzero_tuple(a.tensor_like(1)));
+  push_tensor_list(L, a.op, ops::nonzero_tuple(a.tensor_like(1)));
   return 1;
 }
 

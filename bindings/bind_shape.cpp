@@ -6,13 +6,17 @@
 #include "../tensor/autograd/functions.hpp"
 #include "../tensor/ops/index.hpp"
 #include "../tensor/ops/shape.hpp"
+#include "../tensor/memory_budget.hpp"
 #include "lua_api.hpp"
 
 namespace tide::lua {
 
 // A Lua array of tensors (split, chunk, unbind, nonzero{as_tuple=true}); also used by
 // bind_index.cpp.
-void push_tensor_list(lua_State* L, const std::vector<Tensor>& ts) {
+// The list's Lua memory is checked against the interpreter's budget first, so that a Lua
+// memory error cannot longjmp over `ts` (the views would leak).
+void push_tensor_list(lua_State* L, const char* op, const std::vector<Tensor>& ts) {
+  check_host_memory(op, ts.size() * (16 + 64 + sizeof(Tensor)) + 64);
   lua_createtable(L, int(ts.size()), 0);
   for (size_t i = 0; i < ts.size(); ++i) {
     push_tensor(L, ts[i]);
@@ -206,22 +210,22 @@ int split_fn(lua_State* L, Args& a) {
   const Tensor& x = a.tensor(1);
   int d = opt_dim(a, 3, x.dim(), 0);
   if (a.is_table(2)) {
-    push_tensor_list(L, ag::split_with_sizes(x, a.int_list_from(2), d));
+    push_tensor_list(L, a.op, ag::split_with_sizes(x, a.int_list_from(2), d));
   } else {
-    push_tensor_list(L, ag::split(x, a.integer(2), d));
+    push_tensor_list(L, a.op, ag::split(x, a.integer(2), d));
   }
   return 1;
 }
 
 int chunk_fn(lua_State* L, Args& a) {
   const Tensor& x = a.tensor(1);
-  push_tensor_list(L, ag::chunk(x, a.integer(2), opt_dim(a, 3, x.dim(), 0)));
+  push_tensor_list(L, a.op, ag::chunk(x, a.integer(2), opt_dim(a, 3, x.dim(), 0)));
   return 1;
 }
 
 int unbind_fn(lua_State* L, Args& a) {
   const Tensor& x = a.tensor(1);
-  push_tensor_list(L, ag::unbind(x, opt_dim(a, 2, x.dim(), 0)));
+  push_tensor_list(L, a.op, ag::unbind(x, opt_dim(a, 2, x.dim(), 0)));
   return 1;
 }
 
@@ -269,10 +273,7 @@ int narrow_fn(lua_State* L, Args& a) {
   if (s < 1 || s > n + 1)
     a.error("start " + std::to_string(start) + " is out of range for dim " + std::to_string(d + 1) + " of size " +
             std::to_string(n) + " (valid 1.." + std::to_string(n) + " or -" + std::to_string(n) + "..-1)");
-  if (length < 0) a.error("length must be non-negative, got " + std::to_string(length));
-  if (s - 1 + length > n)
-    a.error("start " + std::to_string(start) + " with length " + std::to_string(length) +
-            " runs past the end of dim " + std::to_string(d + 1) + " of size " + std::to_string(n));
+  // The engine checks the length (overflow-free: length <= n - start).
   return ret(L, ag::narrow(x, d, s - 1, length));
 }
 

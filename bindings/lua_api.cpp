@@ -15,6 +15,7 @@
 
 #include "../tensor/allocator.hpp"
 #include "../tensor/interrupt.hpp"
+#include "../tensor/memory_budget.hpp"
 
 namespace tide::lua {
 
@@ -118,10 +119,16 @@ void push_scalar(lua_State* L, const Scalar& s) {
 // is preallocated only up to 2^20 entries (a Lua allocation of 2^40 would fail inside this
 // binding) and the walk checks the interrupt as it goes (found by the API fuzzer: tolist of
 // an expanded {2^40, 0} view ran until memory ran out, deaf to Ctrl-C).
+// Each Lua table it makes, and each doubling of one past 2^20 entries, is first checked
+// against the interpreter's memory budget: a Lua memory error raised inside this walk would
+// longjmp over the binding's C++ objects and leak them (found by the fuzzer under LSan).
 static void push_list_rec(lua_State* L, const Tensor& t, int d, int64_t off) {
-  lua_createtable(L, int(std::min<int64_t>(t.size(d), 1 << 20)), 0);
+  const int64_t prealloc = std::min<int64_t>(t.size(d), 1 << 20);
+  check_host_memory("tolist", size_t(prealloc) * 16 + 64);
+  lua_createtable(L, int(prealloc), 0);
   for (int64_t i = 0; i < t.size(d); ++i) {
     if ((i & 0xffff) == 0xffff) check_interrupt();
+    if (i >= prealloc && (i & (i - 1)) == 0) check_host_memory("tolist", size_t(i) * 32);
     int64_t o = off + i * t.stride(d);
     if (d + 1 < t.dim()) {
       push_list_rec(L, t, d + 1, o);

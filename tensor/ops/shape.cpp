@@ -336,8 +336,12 @@ Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t s
 // budget first, and the caller's loop checks the interrupt through add_view.
 static std::vector<Tensor> view_list(const char* op, int64_t count) {
   check_host_memory(op, size_t(count) * (sizeof(Tensor) + sizeof(TensorImpl)));
+  // Past 2^32 views (64 GiB of list alone) the request is refused without trying: sanitizer
+  // builds abort on such an allocation instead of throwing bad_alloc.
+  constexpr int64_t kMaxViews = int64_t(1) << 32;
   std::vector<Tensor> out;
   try {
+    if (count > kMaxViews) throw std::bad_alloc();
     out.reserve(size_t(count));
   } catch (const std::exception&) {  // bad_alloc or length_error
     throw OutOfMemory(std::string(op) + ": out of memory for a list of " + std::to_string(count) + " views");
