@@ -12,12 +12,7 @@ local function names_of(iter)
   return out
 end
 
-local function sorted_keys(t)
-  local keys = {}
-  for k in pairs(t) do keys[#keys + 1] = k end
-  table.sort(keys)
-  return keys
-end
+local sorted_keys = T.sorted_keys
 
 local Net = nn.Module:extend("Net")
 function Net:init(hidden)

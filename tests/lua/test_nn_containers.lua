@@ -6,12 +6,7 @@ local T = dofile((arg[0]:match("(.*/)") or "./") .. "harness.lua")
 local torch = require "torch"
 local nn = torch.nn
 
-local function sorted_keys(t)
-  local keys = {}
-  for k in pairs(t) do keys[#keys + 1] = k end
-  table.sort(keys)
-  return keys
-end
+local sorted_keys = T.sorted_keys
 
 T.test("Identity and Unflatten", function()
   local x = torch.randn(4, 6)
