@@ -32,22 +32,9 @@ const char* type_name(lua_State* L, int idx) {
   return lua_typename(L, lua_type(L, idx));
 }
 
-// An integer value at a stack index (a Lua integer or an integral float).
-bool integral_at(lua_State* L, int idx, int64_t& out) {
-  if (lua_type(L, idx) != LUA_TNUMBER) return false;
-  if (lua_isinteger(L, idx)) {
-    out = lua_tointeger(L, idx);
-    return true;
-  }
-  double d = lua_tonumber(L, idx);
-  if (!(std::fabs(d) < 9.2e18) || std::floor(d) != d) return false;
-  out = int64_t(d);
-  return true;
-}
-
 void add_size(const Args& a, Dims& shape, int idx, int pos) {
   int64_t v;
-  if (!integral_at(a.L, idx, v)) {
+  if (!integral_value(a.L, idx, v)) {
     if (lua_type(a.L, idx) == LUA_TNUMBER && std::isfinite(lua_tonumber(a.L, idx)) &&
         std::floor(lua_tonumber(a.L, idx)) == lua_tonumber(a.L, idx))
       a.error("size " + num_str(lua_tonumber(a.L, idx)) + " at position " + std::to_string(pos) + " is too large");
@@ -166,10 +153,11 @@ std::optional<Dims> size_arg(const Args& a, int pos, const char* kw = "size") {
 std::optional<double> number_arg(const Args& a, int pos, const char* kw) {
   if (a.has(pos)) {
     if (a.has_kw(kw)) a.error(std::string("'") + kw + "' given both as an argument and as a keyword");
-    if (!a.is_number(pos))
+    double v;
+    if (!number_value(a.L, pos, v))
       a.error(std::string("expected a number for '") + kw + "' (argument " + std::to_string(pos) +
               "), got a " + type_name(a.L, pos));
-    return lua_tonumber(a.L, pos);
+    return v;
   }
   return a.kw_number(kw);
 }
@@ -178,7 +166,7 @@ std::optional<int64_t> integer_arg(const Args& a, int pos, const char* kw) {
   if (a.has(pos)) {
     if (a.has_kw(kw)) a.error(std::string("'") + kw + "' given both as an argument and as a keyword");
     int64_t v;
-    if (!integral_at(a.L, pos, v)) {
+    if (!integral_value(a.L, pos, v)) {
       if (a.is_number(pos))
         a.error(std::string("'") + kw + "' must be an integer, got " + num_str(lua_tonumber(a.L, pos)));
       a.error(std::string("'") + kw + "' must be an integer, got a " + type_name(a.L, pos));
@@ -263,7 +251,8 @@ int full_fn(lua_State* L, Args& a) {
 // ---- ranges
 
 Scalar number_scalar(const Args& a, int i, const char* what) {
-  if (!a.is_number(i))
+  double v;
+  if (!a.has(i) || !number_value(a.L, i, v))
     a.error(std::string("expected a number for ") + what + " (argument " + std::to_string(i) + "), got " +
             (a.has(i) ? type_name(a.L, i) : "nil"));
   return a.scalar(i);
@@ -388,7 +377,7 @@ int randperm_fn(lua_State* L, Args& a) {
 
 uint64_t seed_value(const Args& a, int i) {
   int64_t v;
-  if (!a.has(i) || !integral_at(a.L, i, v)) {
+  if (!a.has(i) || !integral_value(a.L, i, v)) {
     if (a.is_number(i)) a.error("the seed must be an integer, got " + num_str(lua_tonumber(a.L, i)));
     a.error(std::string("the seed must be an integer, got ") + (a.has(i) ? type_name(a.L, i) : "nothing"));
   }
@@ -413,7 +402,7 @@ int np_seed_fn(lua_State*, Args& a) {
     return 0;
   }
   int64_t v;
-  if (integral_at(a.L, 1, v) && v < 0) a.error("the seed must be non-negative, got " + std::to_string(v));
+  if (integral_value(a.L, 1, v) && v < 0) a.error("the seed must be non-negative, got " + std::to_string(v));
   manual_seed(seed_value(a, 1));
   return 0;
 }

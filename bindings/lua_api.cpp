@@ -252,6 +252,40 @@ Tensor tensor_from_lua(lua_State* L, int idx, std::optional<DType> dtype, DType 
   return out;
 }
 
+// The value of a 0-dim tensor at idx, which NumPy and PyTorch accept wherever they take a
+// Python number (np.zeros(t.max()), torch.arange(0, n)); false for anything else.
+static bool zero_dim_value(lua_State* L, int idx, Scalar& out) {
+  Tensor* t = lua_type(L, idx) == LUA_TUSERDATA ? to_tensor(L, idx) : nullptr;
+  if (!t || t->dim() != 0) return false;
+  out = t->item();
+  return true;
+}
+
+bool integral_value(lua_State* L, int idx, int64_t& out) {
+  if (lua_type(L, idx) != LUA_TNUMBER) {
+    Scalar s;
+    if (!zero_dim_value(L, idx, s) || s.kind == Scalar::Float) return false;
+    out = s.i;
+    return true;
+  }
+  if (lua_isinteger(L, idx)) {
+    out = lua_tointeger(L, idx);
+    return true;
+  }
+  double d = lua_tonumber(L, idx);
+  if (std::floor(d) != d || !(std::fabs(d) < 9.2e18)) return false;
+  out = int64_t(d);
+  return true;
+}
+
+bool number_value(lua_State* L, int idx, double& out) {
+  Scalar s;
+  if (lua_type(L, idx) == LUA_TNUMBER) out = lua_tonumber(L, idx);
+  else if (zero_dim_value(L, idx, s) && s.kind != Scalar::Bool) out = s.to_double();
+  else return false;
+  return true;
+}
+
 // ---------------------------------------------------------------------------------------
 // Args
 
@@ -266,9 +300,12 @@ Args::Args(lua_State* L_, const char* op_, Style style_, const ArgSpec* spec)
     bool kw = lua_rawgeti(L, n, 1) == LUA_TNIL;
     lua_pop(L, 1);
     if (kw) {
+      // A table with keys is the keyword table; so is an empty one after other arguments
+      // (torch.arange(3, {device = dev}) with dev nil), while a lone {} stays a value (a shape).
       lua_pushnil(L);
-      if (lua_next(L, n)) {
-        lua_pop(L, 2);
+      bool has_keys = lua_next(L, n);
+      if (has_keys) lua_pop(L, 2);
+      if (has_keys || n >= 2) {
         kw_ = n;
         --n;
       }
@@ -327,6 +364,8 @@ Tensor Args::tensor_like(int i) const {
 
 Scalar Args::scalar(int i) const {
   int ty = lua_type_at(i);
+  Scalar zero_dim;
+  if (ty == LUA_TUSERDATA && zero_dim_value(L, i, zero_dim)) return zero_dim;
   if (ty == LUA_TBOOLEAN) return Scalar(bool(lua_toboolean(L, i)));
   if (ty == LUA_TNUMBER) {
     if (lua_isinteger(L, i)) return Scalar(int64_t(lua_tointeger(L, i)));
@@ -343,18 +382,6 @@ TensorOrScalar Args::tensor_or_scalar(int i) const {
   TIDE_FAIL(op, ": expected a tensor or a number as argument ", i, ", got ", i <= npos_ ? describe(L, i) : "nothing");
 }
 
-static bool integral_value(lua_State* L, int idx, int64_t& out) {
-  if (lua_type(L, idx) != LUA_TNUMBER) return false;
-  if (lua_isinteger(L, idx)) {
-    out = lua_tointeger(L, idx);
-    return true;
-  }
-  double d = lua_tonumber(L, idx);
-  if (std::floor(d) != d || !(std::fabs(d) < 9.2e18)) return false;
-  out = int64_t(d);
-  return true;
-}
-
 int64_t Args::integer(int i) const {
   touch(i);
   int64_t v;
@@ -364,7 +391,9 @@ int64_t Args::integer(int i) const {
 }
 
 double Args::number(int i) const {
-  if (is_number(i)) return lua_tonumber(L, i);
+  touch(i);
+  double v;
+  if (i <= npos_ && number_value(L, i, v)) return v;
   TIDE_FAIL(op, ": expected a number as argument ", i, ", got ", i <= npos_ ? describe(L, i) : "nothing");
 }
 
@@ -707,10 +736,11 @@ std::optional<int64_t> Args::kw_integer(const char* name) const {
 
 std::optional<double> Args::kw_number(const char* name) const {
   int t = push_kw(name);
-  double v = lua_tonumber(L, -1);
+  double v = 0;
+  bool ok = number_value(L, -1, v);
   lua_pop(L, 1);
   if (t == LUA_TNIL) return std::nullopt;
-  TIDE_CHECK(t == LUA_TNUMBER, op, ": keyword '", name, "' must be a number, got a ", lua_typename(L, t));
+  TIDE_CHECK(ok, op, ": keyword '", name, "' must be a number, got a ", lua_typename(L, t));
   return v;
 }
 
@@ -749,6 +779,7 @@ std::optional<Scalar> Args::kw_scalar(const char* name) const {
   std::optional<Scalar> out;
   if (t == LUA_TBOOLEAN) out = Scalar(bool(lua_toboolean(L, -1)));
   else if (t == LUA_TNUMBER) out = lua_isinteger(L, -1) ? Scalar(int64_t(lua_tointeger(L, -1))) : Scalar(lua_tonumber(L, -1));
+  else if (Scalar z; zero_dim_value(L, -1, z)) out = z;
   lua_pop(L, 1);
   TIDE_CHECK(t == LUA_TNIL || out, op, ": keyword '", name, "' must be a number, got a ", lua_typename(L, t));
   return out;

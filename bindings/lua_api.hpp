@@ -41,6 +41,10 @@ Tensor tensor_from_lua(lua_State* L, int idx, std::optional<DType> dtype, DType 
 // Pushes x:tolist() / x:item() values.
 void push_tolist(lua_State* L, const Tensor& t);
 void push_scalar(lua_State* L, const Scalar& s);
+// The integer / number at a stack index: a Lua number (an integral float for integers) or a
+// 0-dim tensor (of an integer or bool dtype for integers), as NumPy and PyTorch accept them.
+bool integral_value(lua_State* L, int idx, int64_t& out);
+bool number_value(lua_State* L, int idx, double& out);
 
 // Which module a function was reached through: it decides NumPy spellings and defaults
 // (np: float64 default, `axis`, reductions return values only).
