@@ -154,6 +154,11 @@ Grads binary_grad(BinaryOp op, const Tensor& g, const TensorOrScalar& a, const T
       Tensor r2 = aa * aa + bb * bb;
       return {ga ? g * bb / r2 : Tensor(), gb ? -g * aa / r2 : Tensor()};
     }
+    case BinaryOp::Copysign: {
+      // y = ±a: d/da is sign(a) times b's sign (0 where a is 0, as in PyTorch); b only gives the sign.
+      Tensor ratio = ops::unary(UnaryOp::Sign, as_tensor(a)) * ops::binary(BinaryOp::Copysign, 1.0, as_tensor(b));
+      return {ga ? g * ratio : Tensor(), gb ? ops::zeros(g.sizes(), g.dtype(), g.device()) : Tensor()};
+    }
     case BinaryOp::Remainder:
     case BinaryOp::Fmod: {
       // a - q b with q piecewise constant: d/da = 1, d/db = -q.
@@ -171,7 +176,7 @@ Grads binary_grad(BinaryOp op, const Tensor& g, const TensorOrScalar& a, const T
 bool differentiable(BinaryOp op) {
   switch (op) {
     case BinaryOp::Add: case BinaryOp::Sub: case BinaryOp::Mul: case BinaryOp::Div: case BinaryOp::Pow:
-    case BinaryOp::Maximum: case BinaryOp::Minimum: case BinaryOp::Atan2: case BinaryOp::Remainder:
+    case BinaryOp::Maximum: case BinaryOp::Minimum: case BinaryOp::Atan2: case BinaryOp::Copysign: case BinaryOp::Remainder:
     case BinaryOp::Fmod: case BinaryOp::FloorDiv:
       return true;
     default:

@@ -289,6 +289,10 @@ struct Minimum : AnyType {
 struct Atan2 : FloatOnly {
   template <typename T> TIDE_HOST_DEVICE T operator()(T a, T b) const { return std::atan2(a, b); }
 };
+// The magnitude of a with the sign bit of b (so -0.0 and -NaN count as negative).
+struct Copysign : FloatOnly {
+  template <typename T> TIDE_HOST_DEVICE T operator()(T a, T b) const { return std::copysign(a, b); }
+};
 #define TIDE_COMPARE(Name, op)                                                           \
   struct Name : AnyType {                                                                \
     template <typename T> TIDE_HOST_DEVICE bool operator()(T a, T b) const { return a op b; } \

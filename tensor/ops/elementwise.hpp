@@ -74,6 +74,7 @@ struct TensorOrScalar {
   X(maximum, Maximum, ARITH)              \
   X(minimum, Minimum, ARITH)              \
   X(atan2, Atan2, TRUEDIV)                \
+  X(copysign, Copysign, TRUEDIV)          \
   X(eq, Eq, COMPARE)                      \
   X(ne, Ne, COMPARE)                      \
   X(lt, Lt, COMPARE)                      \

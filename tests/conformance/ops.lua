@@ -218,6 +218,7 @@ local BINARY = {
   {"minimum", "np.minimum(a, b)", dtypes = G.DTYPES, out = "promote", scalars = {}, grad = true},
   {"atan2", "np.arctan2(a, b)", dtypes = G.DTYPES, out = "truediv", scalars = {}, grad = true, gradgrad = true,
    grad_domain = "nonzero"},
+  {"copysign", "np.copysign(a, b)", dtypes = G.DTYPES, out = "truediv", scalars = {}, grad = true},
   {"eq", "a == b", dtypes = G.DTYPES, out = "bool", cast = "common", domain = "small"},
   {"ne", "a != b", dtypes = G.DTYPES, out = "bool", cast = "common", domain = "small"},
   {"lt", "a < b", dtypes = G.DTYPES, out = "bool", cast = "common", domain = "small"},
