@@ -552,3 +552,240 @@ function np.array_equal(...)
   end
   return eq:all():item()
 end
+
+-- np.interp: the piecewise-linear interpolant through (xp, fp) (xp increasing) at x, as
+-- NumPy's C loop computes it (slope from the left point, retried from the right one when
+-- that gives NaN); left/right below and above xp (default fp's ends); period: x and xp are
+-- taken modulo period. Float64. Finds each x's interval with one comparison against every
+-- xp (memory #x * #xp).
+function np.interp(...)
+  local op = "interp"
+  local kw, x, xp, fp = S.args(op, 3, {"left", "right", "period"}, ...)
+  x, xp, fp = S.array(op, x, "x"):to("float64"), S.array(op, xp, "xp"):to("float64"), S.array(op, fp, "fp"):to("float64")
+  if xp.ndim ~= 1 or fp.ndim ~= 1 then
+    error(op .. ": xp and fp must be 1-D, got " .. describe(xp) .. " and " .. describe(fp), 2)
+  end
+  if xp.shape[1] ~= fp.shape[1] then error(op .. ": fp and xp are not of the same length (" .. fp.shape[1] .. " ~= " .. xp.shape[1] .. ")", 2) end
+  if xp.shape[1] == 0 then error(op .. ": array of sample points is empty", 2) end
+  local left, right = number(op, kw, "left", nil), number(op, kw, "right", nil)
+  if kw.period ~= nil then
+    local period = number(op, kw, "period", nil)
+    if period == 0 then error(op .. ": period must be a non-zero value", 2) end
+    if left ~= nil or right ~= nil then error(op .. ": left and right have no effect with period", 2) end
+    period = math.abs(period)
+    x, xp = x:remainder(period), xp:remainder(period)
+    local order = xp:argsort()
+    xp, fp = xp:index_select(1, order), fp:index_select(1, order)
+    local n = xp.shape[1]
+    xp = torch.cat({xp:narrow(1, n, 1) - period, xp, xp:narrow(1, 1, 1) + period})
+    fp = torch.cat({fp:narrow(1, n, 1), fp, fp:narrow(1, 1, 1)})
+  end
+  local n = xp.shape[1]
+  local first, last = xp[1]:item(), xp[n]:item()
+  left = left or fp[1]:item()
+  right = right or fp[n]:item()
+  local shape = x.shape
+  local xs = x:reshape(-1)
+  local r
+  if n == 1 then
+    r = torch.where(xs:lt(first), left, torch.where(xs:gt(first), right, fp[1]:item()))
+  else
+    -- j: the last point with xp[j] <= x (1-based), kept inside 1..n-1
+    local j = xs:reshape(-1, 1):ge(xp:reshape(1, -1)):sum(2):clamp(1, n - 1)
+    local x0, x1 = xp:index_select(1, j), xp:index_select(1, j + 1)
+    local y0, y1 = fp:index_select(1, j), fp:index_select(1, j + 1)
+    local slope = (y1 - y0) / (x1 - x0)
+    r = slope * (xs - x0) + y0
+    local retry = slope * (xs - x1) + y1
+    r = torch.where(r:isnan(), torch.where(retry:isnan():logical_and(y0:eq(y1)), y0, retry), r)
+    r = torch.where(xs:eq(last), fp[n]:item(), r)
+    r = torch.where(xs:lt(first), left, torch.where(xs:gt(last), right, r))
+  end
+  return r:reshape(shape)
+end
+
+-- The full convolution of 1-D tensors x and y (one shifted multiply-add per element of the
+-- shorter one).
+local function full_conv(x, y)
+  if x.shape[1] < y.shape[1] then x, y = y, x end
+  local n, m = x.shape[1], y.shape[1]
+  local out = torch.zeros(n + m - 1, {dtype = x.dtype, device = x.device})
+  for j = 1, m do out:narrow(1, j, n):add_(x * y[j]) end
+  return out
+end
+
+-- The 1-D operands of convolve/correlate in NumPy's common dtype.
+local function conv_pair(op, a, v, kw)
+  a, v = S.array(op, a, "a"), S.array(op, v, "v")
+  for _, t in ipairs({a, v}) do
+    if t.ndim > 1 then error(op .. ": expected 1-D arrays, got " .. describe(t), 3) end
+  end
+  a, v = a:reshape(-1), v:reshape(-1)
+  if a.shape[1] == 0 then error(op .. ": a cannot be empty", 3) end
+  if v.shape[1] == 0 then error(op .. ": v cannot be empty", 3) end
+  local dt = S.result_type(a.dtype, v.dtype)
+  if dt == "bool" then error(op .. ": bool inputs are not supported (convert them first)", 3) end
+  local mode = kw.mode
+  if mode ~= nil and mode ~= "full" and mode ~= "same" and mode ~= "valid" then
+    error(op .. ": mode must be 'full', 'same' or 'valid', got " .. describe(mode), 3)
+  end
+  return a:to(dt), v:to(dt)
+end
+
+-- The part of a full convolution of lengths n >= m that mode keeps.
+local function cut(full, n, m, mode)
+  if mode == "same" then return full:narrow(1, (m - 1) // 2 + 1, n) end
+  if mode == "valid" then return full:narrow(1, m, n - m + 1) end
+  return full
+end
+
+function np.convolve(...)
+  local kw, a, v = S.args("convolve", 2, {"mode"}, ...)
+  a, v = conv_pair("convolve", a, v, kw)
+  local n, m = math.max(a.shape[1], v.shape[1]), math.min(a.shape[1], v.shape[1])
+  return cut(full_conv(a, v), n, m, kw.mode or "full")
+end
+
+-- np.correlate: sum_n a[n + k] v[n] (mode 'valid' by default), NumPy's convolve of a with v
+-- reversed; a shorter a swaps them and reverses the result, as NumPy does.
+function np.correlate(...)
+  local kw, a, v = S.args("correlate", 2, {"mode"}, ...)
+  a, v = conv_pair("correlate", a, v, kw)
+  local mode = kw.mode or "valid"
+  if v.shape[1] > a.shape[1] then
+    return cut(full_conv(v, a:flip(1)), v.shape[1], a.shape[1], mode):flip(1)
+  end
+  return cut(full_conv(a, v:flip(1)), a.shape[1], v.shape[1], mode)
+end
+
+-- np.polyval: p[1] x^(n-1) + ... + p[n] by Horner's rule, in x's dtype (float64 for an
+-- integer x with float coefficients).
+function np.polyval(...)
+  local op = "polyval"
+  local _, p, x = S.args(op, 2, {}, ...)
+  p, x = S.array(op, p, "p"), S.array(op, x, "x")
+  if p.ndim ~= 1 then error(op .. ": p must be 1-D, got " .. describe(p), 2) end
+  local dt = x.dtype
+  if not FLOATS[dt] and FLOATS[p.dtype] then dt = "float64" end
+  x = x:to(dt)
+  local y = torch.zeros(x.shape, {dtype = dt, device = x.device})
+  for _, c in ipairs(p:tolist()) do y = y * x + c end
+  return y
+end
+
+-- np.polyfit: the least-squares polynomial of degree deg through (x, y) (y 1-D, or 2-D with
+-- one fit per column), highest power first; w weights the residuals. Solves the normal
+-- equations of the column-scaled Vandermonde matrix, as NumPy scales it before its lstsq:
+-- as accurate as NumPy for well-conditioned fits, less for ill-conditioned ones.
+function np.polyfit(...)
+  local op = "polyfit"
+  local kw, x, y, deg = S.args(op, 3, {"w"}, ...)
+  x, y = S.array(op, x, "x"), S.array(op, y, "y")
+  if math.type(deg) ~= "integer" or deg < 0 then error(op .. ": deg must be an integer >= 0, got " .. describe(deg), 2) end
+  if x.ndim ~= 1 then error(op .. ": expected a 1-D x, got " .. describe(x), 2) end
+  if x.shape[1] == 0 then error(op .. ": expected a non-empty x", 2) end
+  if y.ndim < 1 or y.ndim > 2 then error(op .. ": expected a 1-D or 2-D y, got " .. describe(y), 2) end
+  if y.shape[1] ~= x.shape[1] then error(op .. ": x and y have different lengths (" .. x.shape[1] .. " ~= " .. y.shape[1] .. ")", 2) end
+  local dt = S.result_type(x.dtype, y.dtype)
+  if not FLOATS[dt] then dt = "float64" end
+  local xd, rhs = x:to("float64"), y:to("float64")
+  local lhs = xd:reshape(-1, 1):pow(torch.arange(deg, -1, -1, {dtype = "float64", device = x.device}))
+  if kw.w ~= nil then
+    local w = S.array(op, kw.w, "w"):to("float64")
+    if w.ndim ~= 1 or w.shape[1] ~= x.shape[1] then
+      error(op .. ": w must be 1-D with one weight per point, got " .. describe(w), 2)
+    end
+    lhs = lhs * w:reshape(-1, 1)
+    rhs = rhs * (rhs.ndim == 2 and w:reshape(-1, 1) or w)
+  end
+  local scale = (lhs * lhs):sum(1):sqrt()
+  lhs = lhs / scale
+  local lt = lhs:t()
+  local c = torch.linalg.solve(lt:matmul(lhs), rhs.ndim == 2 and lt:matmul(rhs) or lt:mv(rhs))
+  c = rhs.ndim == 2 and c / scale:reshape(-1, 1) or c / scale
+  return c:to(dt)
+end
+
+-- np.gradient: central differences inside, one-sided (edge_order 1 or 2) at the ends, along
+-- each of `axis` (default all), with spacing given as nothing (1), one number for every axis,
+-- or one number or coordinate list per axis. One axis: a tensor; several: a list of them.
+function np.gradient(f, ...)
+  local op = "gradient"
+  local spacing = table.pack(...)
+  local kw = {}
+  local last = spacing[spacing.n]
+  if spacing.n > 0 and type(last) == "table" and not torch.is_tensor(last) and (next(last) == nil or last[1] == nil) then
+    kw = last
+    spacing.n = spacing.n - 1
+  end
+  torch._check_keywords(op, kw, {"axis", "edge_order"})
+  f = S.array(op, f, "f")
+  local nd = f.ndim
+  local axes = {}
+  if kw.axis == nil then for d = 1, nd do axes[d] = d end
+  else
+    for _, ax in ipairs(type(kw.axis) == "table" and kw.axis or {kw.axis}) do axes[#axes + 1] = S.axis(op, ax, nd) end
+  end
+  local edge = kw.edge_order or 1
+  if edge ~= 1 and edge ~= 2 then error(op .. ": edge_order must be 1 or 2, got " .. describe(edge), 2) end
+  local steps = {}
+  if spacing.n == 0 then for i = 1, #axes do steps[i] = 1.0 end
+  elseif spacing.n == 1 and type(spacing[1]) == "number" then for i = 1, #axes do steps[i] = spacing[1] end
+  elseif spacing.n == #axes then
+    for i = 1, #axes do
+      local s = spacing[i]
+      if type(s) ~= "number" then
+        s = S.array(op, s, "spacing"):to("float64")
+        if s.ndim ~= 1 then error(op .. ": distances must be either scalars or 1-D, got " .. describe(s), 2) end
+        if s.shape[1] ~= f.shape[axes[i]] then
+          error(string.format("%s: %d coordinates for axis %d of length %d", op, s.shape[1], axes[i], f.shape[axes[i]]), 2)
+        end
+        local dx = s:narrow(1, 2, s.shape[1] - 1) - s:narrow(1, 1, s.shape[1] - 1)
+        s = dx:numel() > 0 and dx:eq(dx[1]):all():item() and dx[1]:item() or dx
+      end
+      steps[i] = s
+    end
+  else
+    error(string.format("%s: expected 0, 1 or %d spacings (one per axis), got %d", op, #axes, spacing.n), 2)
+  end
+  local otype = stat_dtype(f.dtype)
+  f = f:to(otype)
+  local results = {}
+  for i, d in ipairs(axes) do
+    local n = f.shape[d]
+    if n < edge + 1 then
+      error(string.format("%s: axis %d has %d element%s, at least edge_order + 1 = %d are needed", op, d, n,
+                          n == 1 and "" or "s", edge + 1), 2)
+    end
+    local function s(start, len) return f:narrow(d, start, len or 1) end
+    local h = steps[i]
+    local inner, first, lastv
+    if type(h) == "number" then
+      inner = (s(3, n - 2) - s(1, n - 2)) / (2.0 * h)
+      if edge == 1 then
+        first, lastv = (s(2) - s(1)) / h, (s(n) - s(n - 1)) / h
+      else
+        first = s(1) * (-1.5 / h) + s(2) * (2.0 / h) + s(3) * (-0.5 / h)
+        lastv = s(n - 2) * (0.5 / h) + s(n - 1) * (-2.0 / h) + s(n) * (1.5 / h)
+      end
+    else
+      local shape = {}
+      for k = 1, nd do shape[k] = k == d and -1 or 1 end
+      local dx1, dx2 = h:narrow(1, 1, n - 2), h:narrow(1, 2, n - 2)
+      local a = (-dx2 / (dx1 * (dx1 + dx2))):reshape(shape)
+      local b = ((dx2 - dx1) / (dx1 * dx2)):reshape(shape)
+      local c = (dx1 / (dx2 * (dx1 + dx2))):reshape(shape)
+      inner = (a * s(1, n - 2) + b * s(2, n - 2) + c * s(3, n - 2)):to(otype)
+      local h1, h2, hm, hn = h[1]:item(), h[2] and h[math.min(2, n - 1)]:item(), h[math.max(n - 2, 1)]:item(), h[n - 1]:item()
+      if edge == 1 then
+        first, lastv = (s(2) - s(1)) / h1, (s(n) - s(n - 1)) / hn
+      else
+        first = s(1) * (-(2.0 * h1 + h2) / (h1 * (h1 + h2))) + s(2) * ((h1 + h2) / (h1 * h2)) + s(3) * (-h1 / (h2 * (h1 + h2)))
+        lastv = s(n - 2) * (hn / (hm * (hn + hm))) + s(n - 1) * (-(hn + hm) / (hm * hn)) + s(n) * ((2.0 * hn + hm) / (hn * (hm + hn)))
+      end
+    end
+    results[i] = torch.cat({first, inner, lastv}, d)
+  end
+  if #axes == 1 then return results[1] end
+  return results
+end
