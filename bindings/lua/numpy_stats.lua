@@ -214,7 +214,11 @@ function S.quantile_last(b, qt, scalar, m, skip_nan, dtype)
     local hi = torch.where(above, kf - 1, torch.where(below, 0.0, v:floor() + 1))
     local t = v - v:floor()
     if m.gamma then t = m.gamma(t, v) end
-    r = torch.lerp(gather(lo):to(dtype), gather(hi):to(dtype), t:to(dtype))
+    -- NumPy's _lerp: the difference in the input's dtype, the rest in dtype
+    local a, b = gather(lo), gather(hi)
+    local d = (b - a):to(dtype)
+    t = t:to(dtype)
+    r = torch.where(t:ge(0.5), b:to(dtype) - d * (1 - t), a:to(dtype) + d * t)
   end
   if nan_slices and FLOATS[r.dtype] then
     local mask = nan_slices
@@ -336,13 +340,16 @@ function np.nanmean(...)
   end)
 end
 
--- The variance of the non-NaN values with ddof (NaN where fewer than ddof + 1 remain).
+-- The variance of the non-NaN values with ddof: NaN where fewer than ddof + 1 remain in a
+-- float slice; an integer slice divides by max(n - ddof, 0), as np.var, which NumPy uses.
 local function nanvar_last(b, ddof)
+  local float = FLOATS[b.dtype]
   local cnt, x, mask = non_nan(b)
   local avg = x:sum(-1, true) / cnt
   local d = torch.where(mask, 0, x - avg)
   local dof = cnt - ddof
-  return torch.where(dof:le(0), NAN, (d * d):sum(-1, true) / dof):squeeze(-1)
+  local v = (d * d):sum(-1, true) / dof:clamp{min = 0}
+  return (float and torch.where(dof:le(0), NAN, v) or v):squeeze(-1)
 end
 for _, name in ipairs({"nanvar", "nanstd"}) do
   np[name] = function(...)
@@ -588,7 +595,8 @@ function np.interp(...)
   local xs = x:reshape(-1)
   local r
   if n == 1 then
-    r = torch.where(xs:lt(first), left, torch.where(xs:gt(first), right, fp[1]:item()))
+    local at = torch.full(xs.shape, fp[1]:item(), {dtype = "float64", device = xs.device})
+    r = torch.where(xs:lt(first), left, torch.where(xs:gt(first), right, at))
   else
     -- j: the last point with xp[j] <= x (1-based), kept inside 1..n-1
     local j = xs:reshape(-1, 1):ge(xp:reshape(1, -1)):sum(2):clamp(1, n - 1)
