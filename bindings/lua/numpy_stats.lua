@@ -797,3 +797,51 @@ function np.gradient(f, ...)
   if #axes == 1 then return results[1] end
   return results
 end
+
+-- help() texts (torch._doc), in the registry's form "signature -> result: paragraph".
+local AXIS_KW = "{axis=, keepdims=false}"
+local docs = {
+  median = "median(a[, " .. AXIS_KW .. "]) -> ndarray: the median along axis (nil: all; a number or a list of axes); " ..
+    "the mean of the two middle values of an even count; NaN where a slice holds a NaN; integers give float64.",
+  nanmedian = "nanmedian(a[, " .. AXIS_KW .. "]) -> ndarray: the median of the non-NaN values (NaN for an all-NaN slice).",
+  quantile = "quantile(a, q[, {axis=, keepdims=false, method=\"linear\"}]) -> ndarray: the q-th quantiles (q in [0, 1], " ..
+    "a number or array; an array puts its shape first) along axis; method: linear, lower, higher, midpoint, nearest, " ..
+    "inverted_cdf, averaged_inverted_cdf, closest_observation, interpolated_inverted_cdf, hazen, weibull, " ..
+    "median_unbiased, normal_unbiased. Continuous methods give float64, discrete ones the input's dtype.",
+  percentile = "percentile(a, q[, {axis=, keepdims=false, method=\"linear\"}]) -> ndarray: quantile with q in [0, 100].",
+  nanquantile = "nanquantile(a, q[, {axis=, keepdims=false, method=\"linear\"}]) -> ndarray: quantile of the non-NaN values.",
+  nanpercentile = "nanpercentile(a, q[, {axis=, keepdims=false, method=\"linear\"}]) -> ndarray: percentile of the " ..
+    "non-NaN values.",
+  nansum = "nansum(a[, " .. AXIS_KW .. "]) -> ndarray: the sum with NaNs counted as zero.",
+  nanmean = "nanmean(a[, " .. AXIS_KW .. "]) -> ndarray: the mean of the non-NaN values (NaN for an all-NaN slice).",
+  nanvar = "nanvar(a[, {axis=, keepdims=false, ddof=0}]) -> ndarray: the variance of the non-NaN values, divided by " ..
+    "count - ddof (NaN where that is <= 0).",
+  nanstd = "nanstd(a[, {axis=, keepdims=false, ddof=0}]) -> ndarray: the square root of nanvar.",
+  nanmax = "nanmax(a[, " .. AXIS_KW .. "]) -> ndarray: the maximum ignoring NaNs (NaN for an all-NaN slice).",
+  nanmin = "nanmin(a[, " .. AXIS_KW .. "]) -> ndarray: the minimum ignoring NaNs (NaN for an all-NaN slice).",
+  nanargmax = "nanargmax(a[, {axis=, keepdims=false}]) -> ndarray: 1-based index of the maximum ignoring NaNs; an " ..
+    "all-NaN slice is an error.",
+  nanargmin = "nanargmin(a[, {axis=, keepdims=false}]) -> ndarray: 1-based index of the minimum ignoring NaNs; an " ..
+    "all-NaN slice is an error.",
+  ptp = "ptp(a[, " .. AXIS_KW .. "]) -> ndarray: max - min along axis.",
+  average = "average(a[, {axis=, weights=, returned=false, keepdims=false}]) -> ndarray[, ndarray]: the (weighted) " ..
+    "mean; weights of a's shape or 1-D along axis; returned also gives the sum of the weights.",
+  cov = "cov(m[, {y=, rowvar=true, bias=false, ddof=, fweights=, aweights=}]) -> ndarray: the covariance matrix of " ..
+    "the variables in the rows of m (columns when rowvar=false), float64.",
+  corrcoef = "corrcoef(x[, {y=, rowvar=true}]) -> ndarray: the correlation coefficients (cov normalised), float64.",
+  isclose = "isclose(a, b[, {rtol=1e-05, atol=1e-08, equal_nan=false}]) -> ndarray: |a - b| <= atol + rtol * |b| " ..
+    "elementwise (bool); infinities equal themselves.",
+  allclose = "allclose(a, b[, {rtol=1e-05, atol=1e-08, equal_nan=false}]) -> boolean: whether isclose holds everywhere.",
+  array_equal = "array_equal(a1, a2[, {equal_nan=false}]) -> boolean: same shape and equal elements.",
+  interp = "interp(x, xp, fp[, {left=, right=, period=}]) -> ndarray: piecewise-linear interpolation through " ..
+    "(xp, fp) at x (float64); left/right outside xp; period for periodic xp.",
+  convolve = "convolve(a, v[, {mode=\"full\"}]) -> ndarray: the discrete convolution of two 1-D arrays; mode " ..
+    "\"full\", \"same\" or \"valid\".",
+  correlate = "correlate(a, v[, {mode=\"valid\"}]) -> ndarray: the cross-correlation sum_n a[n+k] v[n] of two 1-D arrays.",
+  polyval = "polyval(p, x) -> ndarray: the polynomial with coefficients p (highest power first) at x.",
+  polyfit = "polyfit(x, y, deg[, {w=}]) -> ndarray: the least-squares polynomial coefficients of degree deg " ..
+    "(highest first; one column per column of a 2-D y), from the normal equations of the scaled Vandermonde matrix.",
+  gradient = "gradient(f[, spacing...][, {axis=, edge_order=1}]) -> ndarray or list: central differences inside, " ..
+    "one-sided (edge_order 1 or 2) at the ends; spacing: one number, or a number or coordinate array per axis.",
+}
+for name, doc in pairs(docs) do torch._doc[np[name]] = doc end

@@ -3,7 +3,8 @@
 -- signatures and rules: dims 1-based, results in the input's dtype, torch.median the lower
 -- middle value and, with a dim, values and 1-based indices. Built from differentiable ops
 -- (sort, gather, lerp, where, sum, matmul), so autograd comes with them. The helpers are
--- numpy_stats.lua's (np._stats), loaded with the numpy module.
+-- numpy_stats.lua's (np._stats), loaded with the numpy module. Loaded after torch_doc.lua (its
+-- help texts go into torch._doc); its functions check their own arguments (no strict wrap).
 local torch = ...
 
 local function S() return require("numpy")._stats end
@@ -205,3 +206,24 @@ for _, name in ipairs({"isclose", "allclose"}) do
     return r
   end
 end
+
+-- help() texts (torch._doc), in the registry's form "signature -> result: paragraph".
+local docs = {
+  median = "median(input[, dim][, keepdim][, {dim=, keepdim=}]) -> Tensor[, Tensor]: the lower of the two middle " ..
+    "values (NaN when a NaN is present); with dim, the values and 1-based indices along it.",
+  nanmedian = "nanmedian(input[, dim][, keepdim][, {dim=, keepdim=}]) -> Tensor[, Tensor]: median leaving NaNs out.",
+  quantile = "quantile(input, q[, dim][, keepdim][, {dim=, keepdim=, interpolation=\"linear\"}]) -> Tensor: the " ..
+    "q-th quantiles (q in [0, 1], a number or 1-D tensor put first) of a float tensor; interpolation linear, lower, " ..
+    "higher, midpoint or nearest.",
+  nanquantile = "nanquantile(input, q[, dim][, keepdim][, {dim=, keepdim=, interpolation=\"linear\"}]) -> Tensor: " ..
+    "quantile leaving NaNs out.",
+  nansum = "nansum(input[, dim][, keepdim][, {dim=, keepdim=}]) -> Tensor: the sum with NaNs counted as zero.",
+  nanmean = "nanmean(input[, dim][, keepdim][, {dim=, keepdim=}]) -> Tensor: the mean of the non-NaN values.",
+  cov = "cov(input[, {correction=1, fweights=, aweights=}]) -> Tensor: the covariance matrix of the rows of input.",
+  corrcoef = "corrcoef(input) -> Tensor: the correlation coefficients of the rows of input.",
+  isclose = "isclose(input, other[, rtol][, atol][, equal_nan][, {rtol=1e-05, atol=1e-08, equal_nan=false}]) -> " ..
+    "Tensor: |input - other| <= atol + rtol * |other| elementwise.",
+  allclose = "allclose(input, other[, rtol][, atol][, equal_nan][, {rtol=1e-05, atol=1e-08, equal_nan=false}]) -> " ..
+    "boolean: whether isclose holds everywhere.",
+}
+for name, doc in pairs(docs) do torch._doc[torch[name]] = doc end
