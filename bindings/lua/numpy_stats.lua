@@ -851,7 +851,8 @@ for name, doc in pairs(docs) do torch._doc[np[name]] = doc end
 -- ufuncs become callable tables whose __call hands its arguments to the C function itself
 -- (np.add(a, b) is the same call, one metamethod hop longer; help() and the fuzzer find the
 -- registered doc through torch._doc). Axes are 1-based and default to 1 (NumPy's 0); a
--- list of axes reduces several. The methods fold with the ufunc itself (NumPy's dtypes);
+-- list of axes reduces several. The methods fold with the ufunc itself (NumPy's dtypes), in
+-- log2(n) whole-tensor steps (pairwise folds and scans);
 -- add, multiply, maximum, minimum, logical_and and logical_or reduce with the engine's
 -- reductions (sum, prod, amax, amin, all, any: add and multiply give int64 for smaller
 -- integers and bool, as NumPy's reductions do), add and multiply accumulate with cumsum/cumprod.
@@ -870,41 +871,71 @@ local UFUNCS = {
   divide = {},
 }
 
--- The slices of x along dim d as a list (views).
-local function slices(x, d)
-  local out = {}
-  for i = 1, x.shape[d] do out[i] = x:select(d, i) end
-  return out
+-- The registered C functions the ufunc tables wrap (subtract and divide fold with add and
+-- multiply).
+local RAW = {}
+for name in pairs(UFUNCS) do RAW[name] = np[name] end
+UFUNCS.subtract.rest, UFUNCS.divide.rest = "add", "multiply"
+
+local function with_last(shape, ...)
+  local s = {table.unpack(shape, 1, #shape - 1)}
+  for _, d in ipairs({...}) do s[#s + 1] = d end
+  return s
+end
+
+-- g folded over the last dim of b (n >= 1) by adjacent pairs: log2(n) steps of whole-tensor
+-- ops, the order of the operands kept (g associative).
+local function tree(g, b)
+  while b.shape[b.ndim] > 1 do
+    local n = b.shape[b.ndim]
+    local half = n // 2
+    local pairs = b:narrow(-1, 1, 2 * half):reshape(with_last(b.shape, half, 2))
+    local folded = g(pairs:select(-1, 1), pairs:select(-1, 2))
+    b = n % 2 == 1 and torch.cat({folded, b:narrow(-1, n, 1):to(folded.dtype)}, -1) or folded
+  end
+  return b:select(-1, 1)
+end
+
+-- The running fold of g along the last dim of b (Hillis-Steele: log2(n) steps, g associative).
+local function scan(g, b)
+  local n, step = b.shape[b.ndim], 1
+  while step < n do
+    b = torch.cat({b:narrow(-1, 1, step), g(b:narrow(-1, 1, n - step), b:narrow(-1, step + 1, n - step))}, -1)
+    step = step * 2
+  end
+  return b
 end
 
 local function make_ufunc(name, f, u)
   local ufunc = {}
   local function op_name(m) return name .. "." .. m end
+  -- The dtype of the ufunc's results on dtype dt (and an early error for a dtype it refuses).
+  local function fold_dtype(dt, device)
+    local one = torch.zeros(1, {dtype = dt, device = device})
+    return f(one, one).dtype
+  end
 
-  -- The reduction of the last dim of b (..., n) by the ufunc, starting from `initial`.
+  -- The fold of the last dim of b (..., n) by the ufunc, starting from `initial` (or its
+  -- identity for n = 0); subtract and divide: a1 - (a2 + ...), a1 / (a2 * ...).
   local function reduce_last(b, initial)
     local n = b.shape[b.ndim]
-    if initial == nil and u.reduce and n > 0 then
-      local r = b[u.reduce](b, -1)
-      return r
-    end
+    if initial == nil and u.reduce and n > 0 then return b[u.reduce](b, -1) end
     local start = initial
     if start == nil then start = u.identity end
     if start == nil and n == 0 then
       error(op_name("reduce") .. ": zero-size array to reduction operation " .. name .. " which has no identity", 4)
     end
-    local parts = slices(b, b.ndim)
-    local acc
-    if start ~= nil then
-      acc = torch.full(b.ndim > 1 and {table.unpack(b.shape, 1, b.ndim - 1)} or {}, start,
-                       {dtype = b.dtype, device = b.device})
-      if u.reduce == "sum" or u.reduce == "prod" then acc = acc:to(b:sum(-1).dtype) end
-      if name == "logical_and" or name == "logical_or" or name == "logical_xor" then acc = acc:to("bool") end
-    else
-      acc = table.remove(parts, 1)
+    -- (add and multiply reduce integers and bools in int64, as NumPy's and the engine's sum)
+    local dt = (u.reduce == "sum" or u.reduce == "prod") and not FLOATS[b.dtype] and "int64" or fold_dtype(b.dtype, b.device)
+    b = b:to(dt)
+    local g = u.rest and RAW[u.rest] or f
+    if start == nil then
+      if u.rest and n > 1 then return f(b:select(-1, 1), tree(g, b:narrow(-1, 2, n - 1))) end
+      return tree(g, b)
     end
-    for _, p in ipairs(parts) do acc = f(acc, p) end
-    return acc
+    local acc = torch.full(with_last(b.shape), start, {dtype = dt, device = b.device})
+    if n == 0 then return acc end
+    return f(acc, tree(g, b))
   end
 
   function ufunc.reduce(...)
@@ -929,17 +960,15 @@ local function make_ufunc(name, f, u)
     if type(axis) ~= "number" then error(op .. ": axis must be an integer, got " .. describe(axis), 2) end
     local d = S.axis(op, axis, a.ndim)
     if u.accumulate then return a[u.accumulate](a, d) end
-    local parts = slices(a, d)
-    if #parts == 0 then return a:clone() end
-    local acc = parts[1]
-    local out = {acc}
-    for i = 2, #parts do
-      acc = f(acc, parts[i])
-      out[i] = acc
+    local b = a:to(fold_dtype(a.dtype, a.device)):movedim(d, -1)
+    local n = b.shape[b.ndim]
+    if u.rest and n > 1 then   -- a1, a1 - a2, a1 - (a2 + a3), ...
+      local first = b:narrow(-1, 1, 1)
+      b = torch.cat({first, f(first, scan(RAW[u.rest], b:narrow(-1, 2, n - 1)))}, -1)
+    elseif n > 1 then
+      b = scan(f, b)
     end
-    -- every step has the dtype of the fold (the first slice keeps a's: cast it like the rest)
-    out[1] = out[1]:to(out[#out].dtype)
-    return torch.stack(out, d)
+    return b:movedim(-1, d)
   end
 
   function ufunc.outer(...)
@@ -979,9 +1008,14 @@ local function make_ufunc(name, f, u)
     elseif b == nil then
       error(op .. ": b is missing (binary ufuncs take one value per index)", 2)
     end
+    local kind = {bool = 0}
+    local function kind_of(dt) return kind[dt] or (FLOATS[dt] and 2 or 1) end
     for k, i in ipairs(idx) do
-      local cur = a[i]
-      a[i] = f(cur, bt and bt[k] or b)
+      local v = f(a[i], bt and bt[k] or b)
+      if kind_of(v.dtype) > kind_of(a.dtype) then
+        error(string.format("%s: cannot write %s results into a %s array (NumPy's same_kind casting)", op, v.dtype, a.dtype), 2)
+      end
+      a[i] = v
     end
   end
 
@@ -1035,7 +1069,7 @@ local UFUNC_DOCS = {
     "along axis (a[indices[k]] where the next index is not larger; the last runs to the end).",
 }
 for name, u in pairs(UFUNCS) do
-  local ufunc = make_ufunc(name, np[name], u)
+  local ufunc = make_ufunc(name, RAW[name], u)
   for m, doc in pairs(UFUNC_DOCS) do torch._doc[ufunc[m]] = name .. "." .. doc end
   np[name] = ufunc
 end

@@ -326,6 +326,13 @@ def nanlowmed(a, axis, keepdims):
     return r if keepdims else np.squeeze(r, axis=axis)
 
 
+def ufunc_at(f, a, idx, b):
+    """f.at on a copy of a with tide's 1-based indices; the copy."""
+    a = np.array(a)
+    f.at(a, [i - 1 if i > 0 else i for i in idx], np.asarray(b, dtype=a.dtype))
+    return a
+
+
 def grads(g):
     """np.gradient's result as a list (one array, or a tuple of them)."""
     return list(g) if isinstance(g, (list, tuple)) else [g]

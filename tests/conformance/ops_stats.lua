@@ -444,3 +444,94 @@ add({name = "torch.corrcoef", out = "same", grad = {"a"}, tol = {float32 = {1e-5
        return cs
      end,
      call = function(a) return torch.corrcoef(a) end})
+
+---------------------------------------------------------------------------------------------
+-- ufunc methods (np.add.reduce, ...): axes default to 1 (NumPy's 0).
+local UF = {
+  {"add", {"float32", "float64", "int32", "int64", "bool"}, true, true},
+  {"multiply", {"float32", "float64", "int32", "int64"}, true, true},
+  {"maximum", {"float32", "float64", "int32", "uint8"}, true, false},
+  {"minimum", {"float32", "float64", "int64", "int8"}, true, false},
+  {"subtract", {"float32", "float64", "int32"}, false, false},
+  {"divide", {"float64", "int64"}, false, false},
+  {"logical_and", {"bool", "float64", "int32"}, true, true},
+  {"logical_or", {"bool", "int64"}, true, true},
+  {"logical_xor", {"bool", "int32"}, true, true},
+  {"bitwise_and", {"int32", "uint8", "bool"}, true, true},
+  {"bitwise_or", {"int64", "int16"}, true, true},
+  {"bitwise_xor", {"int32", "bool"}, true, true},
+}
+local UDTYPE = "py:str(np.%s.%s(np.ones(%s, dtype=p.dt)).dtype)"
+for _, u in ipairs(UF) do
+  local name, dts, reorderable, identity = u[1], u[2], u[3], u[4]
+  local ufn = "np." .. name
+  add({name = ufn .. ".reduce", cast = "none", out = UDTYPE:format(name, "reduce", "2"), tol = {float32 = {1e-5, 1e-5}},
+       ref = ufn .. ".reduce(a, axis=0 if p.dim is None else ax(p.dim, a), " .. KEEP .. ", **({} if p.extra is None else {'initial': p.extra}))",
+       cases = stat_cases({min_rank = 1, dtypes = dts, multi = reorderable, empty = identity, domain = "small", edge_list = ALL_EDGES,
+                           extra = function(j, dt) return j == 5 and (dt == "bool" and true or 2) or nil end}),
+       call = function(a, _, _, p)
+         if p.dim == nil and p.extra == nil and not p.keepdim then return np[name].reduce(a) end
+         return np[name].reduce(a, {axis = p.dim, keepdims = p.keepdim, initial = p.extra})
+       end})
+  add({name = ufn .. ".accumulate", cast = "none", out = UDTYPE:format(name, "accumulate", "2"), tol = {float32 = {1e-5, 1e-5}},
+       ref = ufn .. ".accumulate(a, axis=0 if p.dim is None else ax(p.dim, a))",
+       cases = stat_cases({min_rank = 1, dtypes = dts, empty = true, domain = "small", per_dtype = 4,
+                           fix = function(c) if type(c.p.dim) == "table" then c.p.dim = -1 end end}),
+       call = function(a, _, _, p)
+         if p.dim == nil then return np[name].accumulate(a) end
+         return np[name].accumulate(a, {axis = p.dim})
+       end})
+  add({name = ufn .. ".outer", cast = "none", out = "py:str(" .. ufn .. "(np.ones(1, p.dt), np.ones(1, p.dt)).dtype)",
+       ref = ufn .. ".outer(a, b)",
+       cases = function()
+         local cs = {}
+         for _, dt in ipairs(dts) do
+           for _ = 1, G.count(2) do
+             local dom = (name == "divide") and "nonzero" or "small"
+             cs[#cs + 1] = {a = G.make(G.shape({min_rank = 0, max_rank = 2, max_numel = 12}), dt, {dom = dom}),
+                            b = G.make(G.shape({min_rank = 0, max_rank = 2, max_numel = 12}), dt, {dom = dom}), p = {dt = dt}}
+           end
+         end
+         return cs
+       end,
+       call = function(a, b) return np[name].outer(a, b) end})
+  if name ~= "divide" then
+    add({name = ufn .. ".at", cast = "none", out = "py:p.dt", ref = "ufunc_at(" .. ufn .. ", a, p.idx, p.b)",
+         cases = function()
+           local cs = {}
+           for _, dt in ipairs(dts) do
+             for j = 1, G.count(3) do
+               local s = j == 1 and {5} or {4, 3}
+               local idx = {}
+               for k = 1, math.random(1, 6) do idx[k] = math.random(1, s[1]) * (math.random() < 0.2 and -1 or 1) end
+               if idx[1] < 0 then idx[1] = idx[1] - 0 end
+               local b = j == 3 and G.value(dt, "small") or G.make(j == 1 and {#idx} or {#idx, 3}, dt, {dom = "small"}):tolist()
+               cs[#cs + 1] = {a = G.make(s, dt, {dom = "small"}), p = {dt = dt, idx = idx, b = b}}
+             end
+           end
+           return cs
+         end,
+         call = function(a, _, _, p)
+           local c = a:clone()
+           local b = type(p.b) == "table" and torch.tensor(p.b, {dtype = a.dtype}) or p.b
+           np[name].at(c, p.idx, b)
+           return c
+         end})
+  end
+  add({name = ufn .. ".reduceat", cast = "none", out = "py:str(" .. ufn .. ".reduceat(np.ones(2, dtype=p.dt), [0]).dtype)",
+       ref = ufn .. ".reduceat(a, [i - 1 for i in p.idx], axis=ax(p.dim, a))", tol = {float32 = {1e-5, 1e-5}},
+       cases = function()
+         local cs = {}
+         for _, dt in ipairs(dts) do
+           for j = 1, G.count(3) do
+             local s = j == 2 and {6, 3} or {7}
+             local dim = j == 2 and -2 or 1
+             local idx = {}
+             for k = 1, math.random(1, 5) do idx[k] = math.random(1, s[1]) end
+             cs[#cs + 1] = {a = G.make(s, dt, {dom = name == "divide" and "nonzero" or "small"}), p = {dt = dt, idx = idx, dim = dim}}
+           end
+         end
+         return cs
+       end,
+       call = function(a, _, _, p) return np[name].reduceat(a, p.idx, {axis = p.dim}) end})
+end
