@@ -738,10 +738,13 @@ function np.gradient(f, ...)
   if edge ~= 1 and edge ~= 2 then error(op .. ": edge_order must be 1 or 2, got " .. describe(edge), 2) end
   local steps = {}
   if spacing.n == 0 then for i = 1, #axes do steps[i] = 1.0 end
-  elseif spacing.n == 1 and type(spacing[1]) == "number" then for i = 1, #axes do steps[i] = spacing[1] end
+  elseif spacing.n == 1 and (type(spacing[1]) == "number" or torch.is_tensor(spacing[1]) and spacing[1].ndim == 0) then
+    local h = torch.is_tensor(spacing[1]) and spacing[1]:item() or spacing[1]
+    for i = 1, #axes do steps[i] = h end
   elseif spacing.n == #axes then
     for i = 1, #axes do
       local s = spacing[i]
+      if torch.is_tensor(s) and s.ndim == 0 then s = s:item() end
       if type(s) ~= "number" then
         s = S.array(op, s, "spacing"):to("float64")
         if s.ndim ~= 1 then error(op .. ": distances must be either scalars or 1-D, got " .. describe(s), 2) end

@@ -94,6 +94,8 @@ T.test("interp, convolve, correlate, polyval, polyfit, gradient", function()
   local g = np.gradient(torch.tensor{{1.0, 2, 4}, {2, 5, 9}}, 2.0)
   T.eq({g[1]:tolist(), g[2]:tolist()}, {{{0.5, 1.5, 2.5}, {0.5, 1.5, 2.5}}, {{0.5, 0.75, 1.0}, {1.5, 1.75, 2.0}}})
   T.eq(np.gradient(torch.tensor{1, 2, 4}, {edge_order = 2}):tolist(), {0.5, 1.5, 2.5})
+  -- np.gradient([1, 2, 4], np.float64(0.5)) -> [2. 3. 4.]
+  T.eq(np.gradient(torch.tensor{1, 2, 4}, torch.tensor(0.5, {dtype = "float64"})):tolist(), {2.0, 3.0, 4.0})
 end)
 
 T.test("ufunc methods", function()
