@@ -306,6 +306,38 @@ def _restrict(a, shape, axis=None):
     return a[tuple(slice(None) if d == axis else slice(0, s) for d, s in enumerate(shape))]
 
 
+def lowmed(a, axis, keepdims):
+    """torch.median's lower median along axis (None: all), NaN where a slice holds a NaN."""
+    a = np.asarray(a)
+    if axis is None:
+        a, axis = a.reshape(-1), 0
+    r = np.take(np.sort(a, axis=axis), [(a.shape[axis] - 1) // 2], axis=axis)
+    if np.issubdtype(a.dtype, np.floating):
+        r = np.where(np.isnan(a).any(axis=axis, keepdims=True), np.nan, r)
+    return r if keepdims else np.squeeze(r, axis=axis)
+
+
+def nanlowmed(a, axis, keepdims):
+    """torch.nanmedian's lower median of the non-NaN values along axis."""
+    a = np.asarray(a)
+    k = (~np.isnan(a)).sum(axis=axis, keepdims=True) if np.issubdtype(a.dtype, np.floating) else a.shape[axis]
+    idx = np.maximum((np.asarray(k) - 1) // 2, 0) * np.ones_like(np.take(a, [0], axis=axis), dtype=np.int64)
+    r = np.take_along_axis(np.sort(a, axis=axis), idx, axis=axis)
+    return r if keepdims else np.squeeze(r, axis=axis)
+
+
+def ufunc_at(f, a, idx, b):
+    """f.at on a copy of a with tide's 1-based indices; the copy."""
+    a = np.array(a)
+    f.at(a, [i - 1 if i > 0 else i for i in idx], np.asarray(b, dtype=a.dtype))
+    return a
+
+
+def grads(g):
+    """np.gradient's result as a list (one array, or a tuple of them)."""
+    return list(g) if isinstance(g, (list, tuple)) else [g]
+
+
 def gather_ref(a, axis, idx):
     return np.take_along_axis(_restrict(a, idx.shape, axis), idx - 1, axis)
 

@@ -127,7 +127,8 @@ end
 local missing_instances = {}
 local class_paths = {}
 for _, tg in ipairs(targets) do
-  if type(tg.fn) == "table" then class_paths[#class_paths + 1] = tg.path end
+  -- (np's ufuncs are callable tables of functions, walked as such, not classes)
+  if type(tg.fn) == "table" and getmetatable(tg.fn).__name ~= "ufunc" then class_paths[#class_paths + 1] = tg.path end
 end
 for _, cpath in ipairs(class_paths) do
   local ctor = H.instances[cpath]
@@ -555,6 +556,10 @@ end
 -- ending in "_"), indexed assignment, and the ones that free or shuffle it.
 local WRITES_FIRST = {["MT.__newindex"] = true, ["M.free"] = true, ["MT.__gc"] = true, ["MT.__close"] = true,
                       ["np.random.shuffle"] = true}
+-- np.add.at(a, indices, b) and the other ufuncs' at write a in place by design.
+for _, tg in ipairs(targets) do
+  if tg.path:match("^np%.[%w_]+%.at$") then WRITES_FIRST[tg.path] = true end
+end
 
 -- The tensors among the arguments (and in table arguments, one level down) that the call
 -- must leave as they were, with their values; nil where the call may write.
