@@ -555,7 +555,7 @@ end
 -- Targets that may write into their first argument: in-place methods and functions (a name
 -- ending in "_"), indexed assignment, and the ones that free or shuffle it.
 local WRITES_FIRST = {["MT.__newindex"] = true, ["M.free"] = true, ["MT.__gc"] = true, ["MT.__close"] = true,
-                      ["np.random.shuffle"] = true}
+                      ["np.random.shuffle"] = true, ["np.put"] = true, ["nn._util.init_bias"] = true}
 -- np.add.at(a, indices, b) and the other ufuncs' at write a in place by design.
 for _, tg in ipairs(targets) do
   if tg.path:match("^np%.[%w_]+%.at$") then WRITES_FIRST[tg.path] = true end
