@@ -1,0 +1,7 @@
+-- NumPy's np.iinfo and np.finfo (the tables are built by torch._iinfo / torch._finfo in
+-- torch_dtypes.lua); finfo's resolution is rounded to the dtype, as NumPy's is.
+local np = ...
+local torch = require("torch")
+
+np.iinfo = torch._strict("iinfo", function(dtype) return torch._iinfo("iinfo", dtype) end)
+np.finfo = torch._strict("finfo", function(dtype) return torch._finfo("finfo", dtype, true) end)
