@@ -108,6 +108,12 @@ T.test(".npy and safetensors round trips (and NumPy reads them)", function()
     local z = torch.load(st).w
     T.eq(z.dtype, d); T.eq(z:tolist(), x:tolist())
   end
+  local txt = dir .. "/u.txt"
+  T.write_bytes(txt, "1 65535\n9223372036854775807 0\n")
+  T.eq(np.loadtxt(txt, {dtype = "uint64"}):tolist(), {{1, 65535}, {math.maxinteger, 0}})
+  T.eq(np.loadtxt(txt, {dtype = "uint32", max_rows = 1}):tolist(), {1, 65535})
+  err(function() return np.loadtxt(txt, {dtype = "uint16"}) end,
+      "line 2 column 1: 9223372036854775807 is out of range for uint16")
   if T.have_python_module("numpy") then
     local out = T.python("import numpy as np, sys\nfor d in sys.argv[1:]:\n  a = np.load(d)\n  print(a.dtype, a.ravel().tolist())\n",
       dir .. "/u_uint16.npy", dir .. "/u_uint32.npy", dir .. "/u_uint64.npy")
