@@ -167,7 +167,8 @@ const char* numpy_name(const char* name) {
                {"eq", "equal"},          {"ne", "not_equal"},     {"lt", "less"},
                {"le", "less_equal"},     {"gt", "greater"},       {"ge", "greater_equal"},
                {"bitwise_not", "invert"}, {"abs", "absolute"},    {"atan2", "arctan2"},
-               {"asin", "arcsin"},       {"acos", "arccos"},      {"atan", "arctan"}};
+               {"asin", "arcsin"},       {"acos", "arccos"},      {"atan", "arctan"},
+               {"bitwise_left_shift", "left_shift"}, {"bitwise_right_shift", "right_shift"}};
   for (auto& n : names)
     if (std::string_view(n.torch) == name) return n.np;
   return nullptr;

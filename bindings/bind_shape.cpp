@@ -71,7 +71,18 @@ int ret(lua_State* L, Tensor t) {
   return 1;
 }
 
-int view_fn(lua_State* L, Args& a) { return ret(L, ag::view(a.tensor(1), a.shape_from(2, true))); }
+// view(x, sizes...) or view(x, dtype): a dtype view shares no autograd history, so a tensor
+// that takes part in autograd is refused rather than given a gradient-less alias.
+int view_fn(lua_State* L, Args& a) {
+  const Tensor& x = a.tensor(1);
+  if (a.count() == 2 && a.is_string(2)) {
+    DType dt = a.dtype(2);
+    TIDE_CHECK(dt == x.dtype() || !autograd::is_differentiable(x), "view: a dtype view (", dtype_name(x.dtype()),
+               " as ", dtype_name(dt), ") of a tensor that requires grad is not supported; detach it first");
+    return ret(L, ops::view_dtype(x, dt));
+  }
+  return ret(L, ag::view(x, a.shape_from(2, true)));
+}
 int view_as_fn(lua_State* L, Args& a) { return ret(L, ag::view(a.tensor(1), a.tensor(2).sizes())); }
 int reshape_fn(lua_State* L, Args& a) { return ret(L, ag::reshape(a.tensor(1), a.shape_from(2, true))); }
 int reshape_as_fn(lua_State* L, Args& a) { return ret(L, ag::reshape(a.tensor(1), a.tensor(2).sizes())); }
@@ -286,7 +297,8 @@ int select_fn(lua_State* L, Args& a) {
 }
 
 const Binding kShapeBindings[] = {
-    {"view", view_fn, METHOD, "view(x, sizes...) -> Tensor: the same elements seen with another shape (no copy; -1 infers one size)."},
+    {"view", view_fn, METHOD, "view(x, sizes...) -> Tensor: the same elements seen with another shape (no copy; -1 infers one size). "
+     "view(x, dtype): the same bytes as another dtype (the last dim scales by the item size ratio)."},
     {"view_as", view_as_fn, METHOD, "view_as(x, other) -> Tensor: x:view(other.shape)."},
     {"reshape", reshape_fn, METHOD | TORCH | NUMPY, "reshape(x, sizes...) -> Tensor: a view when possible, else a copy; -1 infers one size."},
     {"reshape_as", reshape_as_fn, METHOD, "reshape_as(x, other) -> Tensor: x:reshape(other.shape)."},

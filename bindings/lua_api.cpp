@@ -134,10 +134,7 @@ static void push_list_rec(lua_State* L, const Tensor& t, int d, int64_t off) {
       push_list_rec(L, t, d + 1, o);
     } else {
       TIDE_DISPATCH_ALL(t.dtype(), "tolist", [&] {
-        scalar_t v = static_cast<const scalar_t*>(t.storage()->data())[o];
-        if constexpr (std::is_same_v<scalar_t, bool>) lua_pushboolean(L, v);
-        else if constexpr (std::is_integral_v<scalar_t>) lua_pushinteger(L, lua_Integer(v));
-        else lua_pushnumber(L, double(compute_t<scalar_t>(v)));
+        push_scalar(L, Scalar::of(static_cast<const scalar_t*>(t.storage()->data())[o]));
       });
     }
     lua_rawseti(L, -2, i + 1);
@@ -239,8 +236,9 @@ Tensor tensor_from_lua(lua_State* L, int idx, std::optional<DType> dtype, DType 
         if constexpr (std::is_same_v<scalar_t, bool>) p[i] = r.fvals[i] != 0;
         else if constexpr (std::is_integral_v<scalar_t>) {
           double v = r.fvals[i];
-          TIDE_CHECK(std::isfinite(v), op, ": cannot convert ", v, " to ", dtype_name(dt));
-          p[i] = scalar_t(int64_t(v));
+          TIDE_CHECK(v >= -9223372036854775808.0 && v < 18446744073709551616.0, op, ": cannot convert ", v, " to ",
+                     dtype_name(dt));
+          p[i] = Scalar::int_from_double<scalar_t>(v);
         } else if (!r.any_float) p[i] = scalar_t(double(r.ivals[i]));
         else p[i] = scalar_t(r.fvals[i]);
       } else {
@@ -412,7 +410,7 @@ static DType parse_dtype_or_fail(const char* op, const std::string& s) {
   std::string name = s;
   if (name.rfind("torch.", 0) == 0) name = name.substr(6);
   TIDE_CHECK(parse_dtype(name, dt), op, ": unknown dtype '", quote_user(s),
-             "' (expected bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32 or float64)");
+             "' (expected bool, uint8, uint16, uint32, uint64, int8, int16, int32, int64, float16, bfloat16, float32 or float64)");
   return dt;
 }
 

@@ -436,7 +436,8 @@ void build_tensor_metatable(lua_State* L) {
   } ops[] = {{"__add", "add"},          {"__sub", "sub"},          {"__mul", "mul"},
              {"__div", "div"},          {"__pow", "pow"},          {"__idiv", "floor_divide"},
              {"__mod", "remainder"},    {"__unm", "neg"},          {"__band", "bitwise_and"},
-             {"__bor", "bitwise_or"},   {"__bxor", "bitwise_xor"}, {"__bnot", "bitwise_not"}};
+             {"__bor", "bitwise_or"},   {"__bxor", "bitwise_xor"}, {"__bnot", "bitwise_not"},
+             {"__shl", "bitwise_left_shift"}, {"__shr", "bitwise_right_shift"}};
   for (auto& o : ops) {
     const Binding* b = find_binding(o.op);
     TIDE_ASSERT(b != nullptr);

@@ -78,8 +78,8 @@ void ensure_metatable(lua_State* L) {
 }
 
 void set_dtype_constants(lua_State* L, int t, bool numpy) {
-  static const char* names[] = {"bool", "uint8", "int8", "int16", "int32", "int64",
-                                "float16", "bfloat16", "float32", "float64"};
+  static const char* names[] = {"bool",    "uint8",    "uint16",  "uint32",  "uint64",  "int8",   "int16",
+                                "int32",   "int64",    "float16", "bfloat16", "float32", "float64"};
   for (const char* n : names) {
     lua_pushstring(L, n);
     lua_setfield(L, t, std::strcmp(n, "bool") == 0 && numpy ? "bool_" : n);

@@ -41,7 +41,7 @@ DLDataType to_dlpack_dtype(DType dtype) {
   DLDataType dl{kDLFloat, uint8_t(dtype_size(dtype) * 8), 1};
   switch (dtype) {
     case DType::Bool: dl.code = kDLBoolCode; break;
-    case DType::UInt8: dl.code = kDLUInt; break;
+    case DType::UInt8: case DType::UInt16: case DType::UInt32: case DType::UInt64: dl.code = kDLUInt; break;
     case DType::Int8: case DType::Int16: case DType::Int32: case DType::Int64: dl.code = kDLInt; break;
     case DType::BFloat16: dl.code = kDLBfloat; break;
     case DType::Float16: case DType::Float32: case DType::Float64: dl.code = kDLFloat; break;
@@ -57,6 +57,9 @@ DType from_dlpack_dtype(DLDataType dl, const char* op) {
       break;
     case kDLUInt:
       if (dl.bits == 8) return DType::UInt8;
+      if (dl.bits == 16) return DType::UInt16;
+      if (dl.bits == 32) return DType::UInt32;
+      if (dl.bits == 64) return DType::UInt64;
       break;
     case kDLInt:
       if (dl.bits == 8) return DType::Int8;
@@ -76,7 +79,7 @@ DType from_dlpack_dtype(DLDataType dl, const char* op) {
       break;
   }
   TIDE_FAIL(op, ": unsupported DLPack data type (code ", int(dl.code), ", ", int(dl.bits),
-            " bits): expected bool, uint8, int8-int64, float16, bfloat16, float32 or float64");
+            " bits): expected bool, uint8-uint64, int8-int64, float16, bfloat16, float32 or float64");
 }
 
 Tensor Tensor::from_blob(void* data, const Dims& shape, DType dtype, const Dims& strides,

@@ -6,13 +6,14 @@
 namespace tide {
 
 size_t dtype_size(DType t) {
-  static constexpr size_t sizes[kNumDTypes] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8};
+  static constexpr size_t sizes[kNumDTypes] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8, 2, 4, 8};
   return sizes[int(t)];
 }
 
 std::string_view dtype_name(DType t) {
   static constexpr std::string_view names[kNumDTypes] = {
-      "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"};
+      "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
+      "uint16", "uint32", "uint64"};
   return names[int(t)];
 }
 
@@ -27,7 +28,8 @@ bool parse_dtype(std::string_view name, DType& out) {
       {"int32", DType::Int32},      {"int", DType::Int32},         {"int64", DType::Int64},
       {"long", DType::Int64},       {"float16", DType::Float16},   {"half", DType::Float16},
       {"bfloat16", DType::BFloat16}, {"float32", DType::Float32},  {"float", DType::Float32},
-      {"float64", DType::Float64},  {"double", DType::Float64}};
+      {"float64", DType::Float64},  {"double", DType::Float64},   {"uint16", DType::UInt16},
+      {"uint32", DType::UInt32},    {"uint64", DType::UInt64}};
   for (const Alias& a : aliases)
     if (a.name == name) {
       out = a.dtype;
@@ -40,19 +42,26 @@ DType promote_types(DType a, DType b) {
   if (a == b) return a;
   constexpr DType b1 = DType::Bool, u1 = DType::UInt8, i1 = DType::Int8, i2 = DType::Int16,
                   i4 = DType::Int32, i8 = DType::Int64, f2 = DType::Float16, bf = DType::BFloat16,
-                  f4 = DType::Float32, f8 = DType::Float64;
-  // Row/column order follows the enum: b1 u1 i1 i2 i4 i8 f2 bf f4 f8 (as in c10's table).
+                  f4 = DType::Float32, f8 = DType::Float64, u2 = DType::UInt16, u4 = DType::UInt32,
+                  u8 = DType::UInt64;
+  // Row/column order follows the enum. The first ten columns are c10's table. PyTorch 1.13
+  // has no uint16/32/64, so their rows follow NumPy's promote_types (uint64 with any signed
+  // integer gives float64; uint32 with float16/float32 gives float64); bfloat16 acts there
+  // as float16 does in NumPy.
   static constexpr DType table[kNumDTypes][kNumDTypes] = {
-      /* b1 */ {b1, u1, i1, i2, i4, i8, f2, bf, f4, f8},
-      /* u1 */ {u1, u1, i2, i2, i4, i8, f2, bf, f4, f8},
-      /* i1 */ {i1, i2, i1, i2, i4, i8, f2, bf, f4, f8},
-      /* i2 */ {i2, i2, i2, i2, i4, i8, f2, bf, f4, f8},
-      /* i4 */ {i4, i4, i4, i4, i4, i8, f2, bf, f4, f8},
-      /* i8 */ {i8, i8, i8, i8, i8, i8, f2, bf, f4, f8},
-      /* f2 */ {f2, f2, f2, f2, f2, f2, f2, f4, f4, f8},
-      /* bf */ {bf, bf, bf, bf, bf, bf, f4, bf, f4, f8},
-      /* f4 */ {f4, f4, f4, f4, f4, f4, f4, f4, f4, f8},
-      /* f8 */ {f8, f8, f8, f8, f8, f8, f8, f8, f8, f8},
+      /* b1 */ {b1, u1, i1, i2, i4, i8, f2, bf, f4, f8, u2, u4, u8},
+      /* u1 */ {u1, u1, i2, i2, i4, i8, f2, bf, f4, f8, u2, u4, u8},
+      /* i1 */ {i1, i2, i1, i2, i4, i8, f2, bf, f4, f8, i4, i8, f8},
+      /* i2 */ {i2, i2, i2, i2, i4, i8, f2, bf, f4, f8, i4, i8, f8},
+      /* i4 */ {i4, i4, i4, i4, i4, i8, f2, bf, f4, f8, i4, i8, f8},
+      /* i8 */ {i8, i8, i8, i8, i8, i8, f2, bf, f4, f8, i8, i8, f8},
+      /* f2 */ {f2, f2, f2, f2, f2, f2, f2, f4, f4, f8, f4, f8, f8},
+      /* bf */ {bf, bf, bf, bf, bf, bf, f4, bf, f4, f8, f4, f8, f8},
+      /* f4 */ {f4, f4, f4, f4, f4, f4, f4, f4, f4, f8, f4, f8, f8},
+      /* f8 */ {f8, f8, f8, f8, f8, f8, f8, f8, f8, f8, f8, f8, f8},
+      /* u2 */ {u2, u2, i4, i4, i4, i8, f4, f4, f4, f8, u2, u4, u8},
+      /* u4 */ {u4, u4, i8, i8, i8, i8, f8, f8, f8, f8, u4, u4, u8},
+      /* u8 */ {u8, u8, f8, f8, f8, f8, f8, f8, f8, f8, u8, u8, u8},
   };
   return table[int(a)][int(b)];
 }

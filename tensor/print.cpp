@@ -81,17 +81,15 @@ class Printer {
     });
     return v;
   }
-  int64_t get_int(int64_t off) const {
-    off = at(off);
-    int64_t v = 0;
-    TIDE_DISPATCH_ALL(t_.dtype(), "print", [&] {
-      if constexpr (std::is_integral_v<scalar_t>) v = int64_t(reinterpret_cast<const scalar_t*>(base_)[off]);
-    });
-    return v;
-  }
   std::string plain(int64_t off) const {  // '{}'.format(value) for ints and bools
-    if (kind_ == Kind::Bool) return get_int(off) ? "True" : "False";
-    return std::to_string(get_int(off));
+    off = at(off);
+    std::string out;
+    TIDE_DISPATCH_ALL(t_.dtype(), "print", [&] {
+      scalar_t v = reinterpret_cast<const scalar_t*>(base_)[off];
+      if constexpr (std::is_same_v<scalar_t, bool>) out = v ? "True" : "False";
+      else if constexpr (std::is_integral_v<scalar_t>) out = std::to_string(v);
+    });
+    return out;
   }
 
   // The offsets of the elements that will be shown (get_summarized_data).

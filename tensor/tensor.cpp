@@ -276,12 +276,7 @@ Scalar Tensor::item() const {
              sizes().str(), ")");
   if (!device().is_cpu()) return to_device(Device{}).item();
   Scalar s;
-  TIDE_DISPATCH_ALL(dtype(), "item", [&] {
-    scalar_t v = *data<scalar_t>();
-    if constexpr (std::is_same_v<scalar_t, bool>) s = Scalar(bool(v));
-    else if constexpr (std::is_integral_v<scalar_t>) s = Scalar(int64_t(v));
-    else s = Scalar(double(compute_t<scalar_t>(v)));
-  });
+  TIDE_DISPATCH_ALL(dtype(), "item", [&] { s = Scalar::of(*data<scalar_t>()); });
   return s;
 }
 

@@ -25,6 +25,9 @@ document(torch, {
   no_grad = "no_grad([fn, ...]) -> results of fn, or a to-be-closed guard: runs fn with autograd recording off; " ..
     "without fn, `local _ <close> = torch.no_grad()` turns recording off until the scope ends.",
   enable_grad = "enable_grad([fn, ...]) -> results of fn, or a to-be-closed guard: as no_grad, with recording on.",
+  iinfo = "iinfo(dtype) -> table: bits, min, max and dtype of an integer dtype (uint64's max as the float 2^64).",
+  finfo = "finfo([dtype]) -> table: bits, eps, max, min, tiny, smallest_normal, resolution (10^-precision) and " ..
+    "dtype of a floating dtype (default: the default dtype).",
 })
 
 document(torch.utils, {

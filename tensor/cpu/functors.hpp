@@ -321,5 +321,22 @@ TIDE_BITWISE(BitwiseAnd, &)
 TIDE_BITWISE(BitwiseOr, |)
 TIDE_BITWISE(BitwiseXor, ^)
 #undef TIDE_BITWISE
+struct IntegerOnly {
+  template <typename T> static constexpr bool accepts = is_int<T>;
+};
+// Shifts as NumPy's: a count outside [0, bits) (negative ones included) shifts every bit
+// out, giving 0 for the left shift and the sign fill (0 or -1) for the right shift.
+struct BitwiseLeftShift : IntegerOnly {
+  template <typename T> TIDE_HOST_DEVICE T operator()(T a, T b) const {
+    using U = std::make_unsigned_t<T>;
+    return U(b) < U(sizeof(T) * 8) ? T(U(a) << U(b)) : T(0);
+  }
+};
+struct BitwiseRightShift : IntegerOnly {
+  template <typename T> TIDE_HOST_DEVICE T operator()(T a, T b) const {
+    using U = std::make_unsigned_t<T>;
+    return U(b) < U(sizeof(T) * 8) ? T(a >> U(b)) : a < T(0) ? T(-1) : T(0);
+  }
+};
 
 }  // namespace tide::fn

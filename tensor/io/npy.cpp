@@ -285,7 +285,7 @@ struct HeaderParser {
 
 [[noreturn]] void unsupported_dtype(const std::string& where, const std::string& descr, const char* why) {
   fail_at(where, "unsupported dtype '", quote_user(descr), "'", why,
-          " (tide reads bool, uint8, int8, int16, int32, int64, uint16, uint32, float16, float32, "
+          " (tide reads bool, uint8, uint16, uint32, uint64, int8, int16, int32, int64, float16, float32, "
           "float64)");
 }
 
@@ -317,9 +317,9 @@ void set_dtype_from_descr(NpyHeader& h, const std::string& descr, const std::str
       break;
     case 'u':
       if (size == 1) dt = DType::UInt8;
-      else if (size == 2) dt = DType::Int32;  // widened: tide has no uint16
-      else if (size == 4) dt = DType::Int64;  // widened: tide has no uint32
-      else if (size == 8) unsupported(": uint64 has no tide dtype (int64 cannot hold every value)");
+      else if (size == 2) dt = DType::UInt16;
+      else if (size == 4) dt = DType::UInt32;
+      else if (size == 8) dt = DType::UInt64;
       else unsupported("");
       break;
     case 'i':
@@ -345,15 +345,8 @@ void set_dtype_from_descr(NpyHeader& h, const std::string& descr, const std::str
   h.byteswap = size > 1 && little != kHostLittle;
 }
 
-// The DType whose storage has the stored element's size (the raw read before conversion).
-DType raw_dtype(const NpyHeader& h) {
-  switch (h.file_itemsize) {
-    case 1: return h.kind == 'b' ? DType::UInt8 : h.dtype;
-    case 2: return h.kind == 'u' ? DType::Int16 : h.dtype;
-    case 4: return h.kind == 'u' ? DType::Int32 : h.dtype;
-    default: return h.dtype;
-  }
-}
+// The DType the raw bytes are read as (bool is read as bytes, then normalised).
+DType raw_dtype(const NpyHeader& h) { return h.kind == 'b' ? DType::UInt8 : h.dtype; }
 
 inline uint16_t bswap(uint16_t v) { return __builtin_bswap16(v); }
 inline uint32_t bswap(uint32_t v) { return __builtin_bswap32(v); }
@@ -399,7 +392,7 @@ Tensor decode_npy(Reader& r, const std::string& where) {
   r.read(text.data(), text.size());
   NpyHeader h = parse_npy_header(text, where);
 
-  check_extent(where.c_str(), h.shape, h.dtype);  // the loaded dtype is at least as wide as the file's
+  check_extent(where.c_str(), h.shape, h.dtype);
   const uint64_t numel = uint64_t(shape_numel(h.shape));
   const uint64_t nbytes = numel * uint64_t(h.file_itemsize);
   if (nbytes > r.remaining())
@@ -424,16 +417,6 @@ Tensor decode_npy(Reader& r, const std::string& where) {
     unsigned char* p = raw.data<unsigned char>();
     for (int64_t k = 0; k < n; ++k) p[k] = p[k] != 0;
     arr = Tensor::make_view(raw.storage(), raw.sizes(), raw.strides(), 0, DType::Bool);
-  } else if (h.kind == 'u' && h.file_itemsize == 2) {
-    arr = Tensor::empty(layout, DType::Int32);
-    const uint16_t* src = raw.data<uint16_t>();
-    int32_t* dst = arr.data<int32_t>();
-    for (int64_t k = 0; k < n; ++k) dst[k] = src[k];
-  } else if (h.kind == 'u' && h.file_itemsize == 4) {
-    arr = Tensor::empty(layout, DType::Int64);
-    const uint32_t* src = raw.data<uint32_t>();
-    int64_t* dst = arr.data<int64_t>();
-    for (int64_t k = 0; k < n; ++k) dst[k] = src[k];
   }
   if (!fortran) return arr;
   // Fortran order: the data is the C-order array of the reversed shape; read it transposed.
@@ -892,6 +875,9 @@ std::string npy_descr(DType dtype, const char* op) {
   switch (dtype) {
     case DType::Bool: return "|b1";
     case DType::UInt8: return "|u1";
+    case DType::UInt16: return std::string(1, o) + "u2";
+    case DType::UInt32: return std::string(1, o) + "u4";
+    case DType::UInt64: return std::string(1, o) + "u8";
     case DType::Int8: return "|i1";
     case DType::Int16: return std::string(1, o) + "i2";
     case DType::Int32: return std::string(1, o) + "i4";

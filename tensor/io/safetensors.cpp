@@ -45,7 +45,8 @@ struct DTypeName {
 constexpr DTypeName kDTypeNames[] = {
     {"BOOL", DType::Bool},   {"U8", DType::UInt8},    {"I8", DType::Int8},       {"I16", DType::Int16},
     {"I32", DType::Int32},   {"I64", DType::Int64},   {"F16", DType::Float16},   {"BF16", DType::BFloat16},
-    {"F32", DType::Float32}, {"F64", DType::Float64},
+    {"F32", DType::Float32}, {"F64", DType::Float64}, {"U16", DType::UInt16},  {"U32", DType::UInt32},
+    {"U64", DType::UInt64},
 };
 
 const char* safetensors_dtype(DType dt) {
@@ -374,7 +375,7 @@ TensorSpec parse_spec(const std::string& name, const Json& v, uint64_t buffer, c
   s.name = name;
   std::optional<DType> dt;
   if (dtype->kind == Json::Kind::String) dt = parse_safetensors_dtype(dtype->text);
-  if (!dt) TIDE_FAIL(at, " has the unknown dtype ", describe(*dtype), " (tide reads BOOL U8 I8 I16 I32 I64 F16 BF16 F32 F64)");
+  if (!dt) TIDE_FAIL(at, " has the unknown dtype ", describe(*dtype), " (tide reads BOOL U8 U16 U32 U64 I8 I16 I32 I64 F16 BF16 F32 F64)");
   s.dtype = *dt;
   if (shape->kind != Json::Kind::Array) TIDE_FAIL(at, " has the shape ", describe(*shape), ", not a list of sizes");
   if (shape->items.size() > size_t(kMaxDims))

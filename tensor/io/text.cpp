@@ -93,6 +93,9 @@ void int_range(DType dt, int64_t& lo, int64_t& hi) {
     case DType::Int8: lo = -128, hi = 127; break;
     case DType::Int16: lo = INT16_MIN, hi = INT16_MAX; break;
     case DType::Int32: lo = INT32_MIN, hi = INT32_MAX; break;
+    case DType::UInt16: lo = 0, hi = UINT16_MAX; break;
+    case DType::UInt32: lo = 0, hi = UINT32_MAX; break;
+    case DType::UInt64: lo = 0, hi = INT64_MAX; break;  // parsed as int64
     default: lo = INT64_MIN, hi = INT64_MAX; break;
   }
 }

@@ -226,9 +226,10 @@ Tensor clamp(const Tensor& x, const std::optional<TensorOrScalar>& lo,
              const std::optional<TensorOrScalar>& hi, const Tensor* out) {
   TIDE_CHECK(lo || hi, "clamp: at least one of min and max must be given");
   check_defined(x, "clamp");
-  DType dt = x.dtype();
-  if (lo) dt = promote_types(dt, result_type(x, *lo));
-  if (hi) dt = promote_types(dt, result_type(x, *hi));
+  // Each bound's result type already includes x; a bound that leaves x's dtype as it is adds
+  // nothing (promoting x again would turn uint32 with a float scalar, float32, into float64).
+  const DType rlo = lo ? result_type(x, *lo) : x.dtype(), rhi = hi ? result_type(x, *hi) : x.dtype();
+  DType dt = rlo == x.dtype() ? rhi : rhi == x.dtype() ? rlo : promote_types(rlo, rhi);
   TIDE_CHECK(!is_bool(dt), "clamp: not supported for bool tensors");
   if (out) {
     check_can_cast("clamp", dt, out->dtype());

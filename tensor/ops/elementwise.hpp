@@ -86,7 +86,9 @@ struct TensorOrScalar {
   X(logical_xor, LogicalXor, LOGICAL)     \
   X(bitwise_and, BitwiseAnd, INTEGRAL)    \
   X(bitwise_or, BitwiseOr, INTEGRAL)      \
-  X(bitwise_xor, BitwiseXor, INTEGRAL)
+  X(bitwise_xor, BitwiseXor, INTEGRAL)   \
+  X(bitwise_left_shift, BitwiseLeftShift, INTEGRAL) \
+  X(bitwise_right_shift, BitwiseRightShift, INTEGRAL)
 
 enum class UnaryOp {
 #define TIDE_ENUM_ENTRY(name, F, kind) F,

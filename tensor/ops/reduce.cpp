@@ -779,18 +779,21 @@ constexpr A highest() {
   else return std::numeric_limits<A>::max();
 }
 
+// Integers sum in int64 (PyTorch), except uint64, which only uint64 holds (NumPy).
 DType sum_dtype(DType x, std::optional<DType> dtype) {
   if (dtype) return *dtype;
-  return is_floating(x) ? x : DType::Int64;
+  return is_floating(x) || x == DType::UInt64 ? x : DType::Int64;
 }
 
 // The engine runs on four dtypes only, which keeps this file quick to compile: float16 and
-// bfloat16 are reduced as float32 (their accumulator anyway), other integers as int64 (bool
-// too unless the op takes bool itself), and results are converted back.
+// bfloat16 are reduced as float32 (their accumulator anyway), uint64 as itself (int64 would
+// misorder values above INT64_MAX), other integers as int64 (bool too unless the op takes bool
+// itself), and results are converted back.
 Tensor canonical(const Tensor& x, bool keep_bool) {
   DType d = x.dtype();
   if (d == DType::Float16 || d == DType::BFloat16) return x.to(DType::Float32);
-  if (d == DType::Bool ? !keep_bool : (is_integral(d) && d != DType::Int64)) return x.to(DType::Int64);
+  if (d == DType::Bool ? !keep_bool : (is_integral(d) && d != DType::Int64 && d != DType::UInt64))
+    return x.to(DType::Int64);
   return x;
 }
 
@@ -799,7 +802,7 @@ struct Tag {
   using type = T;
 };
 
-// f(Tag<T>{}) for a canonical dtype: int64, float32, float64, and bool when WithBool.
+// f(Tag<T>{}) for a canonical dtype: int64, uint64, float32, float64, and bool when WithBool.
 template <bool WithBool, typename F>
 void dispatch_canonical(DType d, F&& f) {
   switch (d) {
@@ -810,6 +813,7 @@ void dispatch_canonical(DType d, F&& f) {
       }
       break;
     case DType::Int64: f(Tag<int64_t>{}); return;
+    case DType::UInt64: f(Tag<uint64_t>{}); return;
     case DType::Float32: f(Tag<float>{}); return;
     case DType::Float64: f(Tag<double>{}); return;
     default: break;

@@ -130,6 +130,36 @@ bool view_strides(const Dims& sizes, const Dims& strides, const Dims& new_shape,
 
 Tensor view(const Tensor& x, const Dims& shape) { return view_impl("view", x, shape); }
 
+// The bytes of x read as dtype dt (torch's x.view(dtype), NumPy's a.view(dtype)). With another
+// item size the last dim's size scales by the size ratio, which needs a last dim of stride 1
+// whose byte size is a multiple of the new item size, other strides and the offset in whole
+// new items. Bytes are not reinterpreted as bool (a bool must hold 0 or 1).
+Tensor view_dtype(const Tensor& x, DType dt) {
+  if (dt == x.dtype()) return alias(x);
+  TIDE_CHECK(dt != DType::Bool || x.dtype() == DType::Bool, "view: cannot view ", dtype_name(x.dtype()),
+             " data as bool (a bool holds only 0 or 1); compare instead, e.g. x ~= 0");
+  const int64_t from = int64_t(x.itemsize()), to = int64_t(dtype_size(dt));
+  Dims sizes = x.sizes(), strides = x.strides();
+  if (from == to) return Tensor::make_view(x.storage(), sizes, strides, x.offset(), dt);
+  const char* what = to > from ? "a larger" : "a smaller";
+  TIDE_CHECK(x.dim() > 0, "view: a 0-dim ", dtype_name(x.dtype()), " tensor cannot be viewed as ", what,
+             " dtype (", dtype_name(dt), "); unsqueeze it first");
+  const int last = x.dim() - 1;
+  TIDE_CHECK(x.stride(last) == 1 || x.size(last) == 1, "view: viewing ", dtype_name(x.dtype()), " as ", what,
+             " dtype (", dtype_name(dt), ") needs the last dim to have stride 1, got strides ", x.strides().str());
+  auto in_new_items = [&](int64_t elems, const char* what_bytes) {
+    const int64_t bytes = elems * from;
+    TIDE_CHECK(bytes % to == 0, "view: viewing ", dtype_name(x.dtype()), " as ", dtype_name(dt), " needs ",
+               what_bytes, " (", bytes, " bytes) to be a multiple of ", to, " bytes");
+    return bytes / to;
+  };
+  sizes[last] = in_new_items(x.size(last), "the last dim's size");
+  strides[last] = 1;
+  for (int d = 0; d < last; ++d) strides[d] = in_new_items(x.stride(d), "every other stride");
+  const int64_t offset = in_new_items(x.offset(), "the storage offset");
+  return Tensor::make_view(x.storage(), sizes, strides, offset, dt);
+}
+
 Tensor reshape(const Tensor& x, const Dims& shape) {
   Dims s = infer_size("reshape", shape, x.numel());
   check_extent("reshape", s, x.dtype());

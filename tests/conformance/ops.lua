@@ -457,7 +457,8 @@ add({name = "lerp", out = "same", ref = "a + c * (b - a)", grad = {"a", "b", "c"
 -- Casts between every pair of dtypes. Float -> integer only with values the target holds
 -- (truncation toward zero); integer -> narrower integer wraps; NaN/inf only into floats/bool.
 local INT_LIMIT = {uint8 = {0, 255}, int8 = {-128, 127}, int16 = {-32768, 32767},
-                   int32 = {-2147483648, 2147483647}, int64 = {-2 ^ 53, 2 ^ 53}}
+                   int32 = {-2147483648, 2147483647}, int64 = {-2 ^ 53, 2 ^ 53},
+                   uint16 = {0, 65535}, uint32 = {0, 4294967295}, uint64 = {0, 2 ^ 53}}
 local function cast_values(src, dst)
   return function()
     local v = {}
@@ -486,11 +487,12 @@ local function cast_values(src, dst)
 end
 local CONVERT = {float32 = "float", float64 = "double", float16 = "half", bfloat16 = "bfloat16",
                  int64 = "long", int32 = "int", int16 = "short", uint8 = "byte", int8 = "char", bool = "bool"}
--- x:to(p.dtype) in its spellings, by p.form.
+-- x:to(p.dtype) in its spellings, by p.form (form 2, the conversion method, falls back to
+-- x:to for the dtypes without one: uint16, uint32, uint64).
 local function cast_call(a, _, _, p)
   if p.form == 0 then return a:to(p.dtype) end
   if p.form == 1 then return a:astype(p.dtype) end
-  if p.form == 2 then return a[CONVERT[p.dtype]](a) end
+  if p.form == 2 and CONVERT[p.dtype] then return a[CONVERT[p.dtype]](a) end
   if p.form == 3 then return a:type(p.dtype) end
   return a:to({dtype = p.dtype})
 end
@@ -1933,5 +1935,6 @@ err_row("view of non-contiguous", "view", function(a) return a:view(6) end,
 local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
 assert(loadfile(here .. "ops_nn.lua"))(G, add)
 assert(loadfile(here .. "ops_stats.lua"))(G, add)
+assert(loadfile(here .. "ops_dtypes.lua"))(G, add)
 
 return rows

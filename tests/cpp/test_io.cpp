@@ -58,8 +58,9 @@ std::string npy_file(std::string dict, const std::string& data, int version = 1)
   return out + dict + data;
 }
 
-const DType kNumpyDTypes[] = {DType::Bool,    DType::UInt8,   DType::Int8,    DType::Int16, DType::Int32,
-                              DType::Int64,   DType::Float16, DType::Float32, DType::Float64};
+const DType kNumpyDTypes[] = {DType::Bool,    DType::UInt8,   DType::Int8,    DType::Int16,  DType::Int32,
+                              DType::Int64,   DType::Float16, DType::Float32, DType::Float64, DType::UInt16,
+                              DType::UInt32,  DType::UInt64};
 
 }  // namespace
 
@@ -129,13 +130,16 @@ TEST_CASE("npy: big-endian, Fortran order, bool bytes, unsigned widening, v2/v3 
     CHECK(t.dtype() == DType::Bool);
     CHECK(reinterpret_cast<uint8_t*>(t.data_ptr())[1] == 1);
   }
-  SUBCASE("uint16 and uint32 widen") {
-    Tensor t = load1(npy_file("{'descr': '<u2', 'fortran_order': False, 'shape': (1,), }", std::string("\xff\xff", 2)));
-    CHECK(t.dtype() == DType::Int32);
-    CHECK(t.data<int32_t>()[0] == 65535);
-    Tensor u = load1(npy_file("{'descr': '>u4', 'fortran_order': False, 'shape': (1,), }", std::string("\xff\xff\xff\xff", 4)));
-    CHECK(u.dtype() == DType::Int64);
-    CHECK(u.data<int64_t>()[0] == 4294967295LL);
+  SUBCASE("uint16, uint32 and uint64 (big-endian too)") {
+    Tensor t = load1(npy_file("{'descr': '<u2', 'fortran_order': False, 'shape': (1,), }", std::string("\xff\xfe", 2)));
+    CHECK(t.dtype() == DType::UInt16);
+    CHECK(t.data<uint16_t>()[0] == 0xfeff);
+    Tensor u = load1(npy_file("{'descr': '>u4', 'fortran_order': False, 'shape': (1,), }", std::string("\xff\xff\xff\xfe", 4)));
+    CHECK(u.dtype() == DType::UInt32);
+    CHECK(u.data<uint32_t>()[0] == 4294967294u);
+    Tensor w = load1(npy_file("{'descr': '<u8', 'fortran_order': False, 'shape': (1,), }", std::string(8, '\xff')));
+    CHECK(w.dtype() == DType::UInt64);
+    CHECK(w.data<uint64_t>()[0] == UINT64_MAX);
   }
   SUBCASE("format 2.0 and 3.0") {
     for (int v : {2, 3}) {
@@ -157,7 +161,8 @@ TEST_CASE("npy: bad headers are errors naming the op and the file") {
   CHECK(bad("{'descr': '<c16', 'fortran_order': False, 'shape': (1,), }").find("unsupported dtype '<c16'") !=
         std::string::npos);
   CHECK(bad("{'descr': '|O', 'fortran_order': False, 'shape': (1,), }").find("pickle") != std::string::npos);
-  CHECK(bad("{'descr': '<u8', 'fortran_order': False, 'shape': (1,), }").find("uint64") != std::string::npos);
+  CHECK(bad("{'descr': '<u3', 'fortran_order': False, 'shape': (1,), }").find("unsupported dtype '<u3'") !=
+        std::string::npos);
   CHECK(bad("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }").find("structured") !=
         std::string::npos);
   CHECK(bad("{'descr': '<f4', 'shape': (1,), }").find("malformed") != std::string::npos);

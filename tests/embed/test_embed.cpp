@@ -457,8 +457,8 @@ TEST_CASE("the C API") {
   int64_t n = 0;
   CHECK(tide_get_integer(vm, "name", &n) == -1);
   CHECK(contains(tide_last_error(), "name: expected an integer, got string"));
-  CHECK(tide_tensor_from_blob(host, 1, shape, nullptr, tide_dtype(12), DLDevice{kDLCPU, 0}, nullptr, nullptr) == nullptr);
-  CHECK(contains(tide_last_error(), "from_blob: unknown dtype 12"));
+  CHECK(tide_tensor_from_blob(host, 1, shape, nullptr, tide_dtype(13), DLDevice{kDLCPU, 0}, nullptr, nullptr) == nullptr);
+  CHECK(contains(tide_last_error(), "from_blob: unknown dtype 13"));
   CHECK(tide_run_string(vm, "ok = true") == 0);
   tide_tensor_free(x);
   tide_tensor_free(y);

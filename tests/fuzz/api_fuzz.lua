@@ -235,13 +235,13 @@ local NUMBERS = {"0", "1", "-1", "2", "3", "-2", "4", "0.5", "1.5", "-0.0", "2^3
   "2^64", "1 << 62", "1e308", "-1e308", "0/0", "1/0", "-1/0", "5e-324", "100", "1e10", "-3", "7"}
 local SMALL = {"1", "2", "-1", "0", "3", "-2", "4"}
 local STRINGS = {'""', '"a"', '"float32"', '"float64"', '"int64"', '"int32"', '"int16"', '"int8"', '"uint8"',
-  '"bool"', '"float16"', '"bfloat16"', '"cpu"', '"cuda"', '"cuda:0"', '"cuda:7"', '"cuda:-1"', '"meta"',
+  '"bool"', '"float16"', '"bfloat16"', '"uint16"', '"uint32"', '"uint64"', '"cpu"', '"cuda"', '"cuda:0"', '"cuda:7"', '"cuda:-1"', '"meta"',
   '"sum"', '"mean"', '"none"', '"fro"', '"nuc"', '"inf"', '"-inf"', '"nan"', '"1"', '"-1"', '"0x10"', '"1e999"',
   '"fz.npy"', '"fz.npz"', '"fz.safetensors"', '"fz.txt"', '"fz.txt.gz"', '"missing/dir/x.npy"', '"."',
   '"\\0"', '"\\255\\254"', '"%s%s%n"', '":"', '"..."', "H.long", '"shape"', '"grad"', '"requires_grad"', '"T"',
   '"C"', '"F"', '"linear"', '"relu"', '"tanh"', '"leaky_relu"', '"fan_in"', '"fan_out"', '","', '"#"'}
 local DTYPES = {"float32", "float32", "float64", "float64", "int64", "int64", "int32", "int16", "int8", "uint8",
-  "bool", "bool", "float16", "bfloat16"}
+  "bool", "bool", "float16", "bfloat16", "uint16", "uint32", "uint64"}
 local SHAPES = {{}, {}, {0}, {1}, {3}, {3}, {5}, {2, 3}, {2, 3}, {3, 3}, {3, 1}, {1, 3}, {2, 0}, {0, 3},
   {2, 2, 2}, {2, 1, 3, 1}, {1, 1, 1, 1, 1}, {4, 4}, {1, 2, 3, 3}, {2, 3, 4}}
 local FUNCTIONS = {"function() end", "function(...) return ... end", "function() error('fuzz: callback raised') end",
@@ -430,7 +430,7 @@ end
 -- hostile value now and then, one sometimes dropped or added.
 local function gen_directed(tg)
   local shape = pick({{2, 3}, {3, 3}, {3}, {2, 2, 2}, {1, 2, 3, 3}, {}, {0, 3}, {4, 4}})
-  local dt = pick({"float32", "float32", "float64", "int64", "bool", "float16", "int32", "uint8"})
+  local dt = pick({"float32", "float32", "float64", "int64", "bool", "float16", "int32", "uint8", "uint64"})
   local args = {}
   local params = tg.params
   if tg.self == "tensor" and PARAM_KIND[params[1]] ~= "tensor" then  -- "stride([dim])": self is implied

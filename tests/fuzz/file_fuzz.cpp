@@ -261,8 +261,9 @@ io::LoadtxtOptions text_options(const uint8_t* o) {
   static const tide::DType dtypes[] = {tide::DType::Float64, tide::DType::Float32, tide::DType::Int64,
                                        tide::DType::Int32,   tide::DType::Int8,    tide::DType::UInt8,
                                        tide::DType::Bool,    tide::DType::Float16, tide::DType::BFloat16,
-                                       tide::DType::Int16};
-  opt.dtype = dtypes[o[5] % 10];
+                                       tide::DType::Int16,   tide::DType::UInt16,  tide::DType::UInt32,
+                                       tide::DType::UInt64};
+  opt.dtype = dtypes[o[5] % 13];
   opt.ndmin = o[6] % 5 == 4 ? -1 : o[6] % 5;  // 3 and -1 are invalid
   return opt;
 }
@@ -370,8 +371,9 @@ std::vector<Bytes> builtin_seeds(Target target) {
   using tide::DType;
   std::vector<Bytes> seeds;
   const std::vector<tide::Dims> shapes = {{}, {0}, {3}, {2, 3}, {2, 0, 3}, {1, 2, 1, 2}};
-  const DType dtypes[] = {DType::Bool,  DType::UInt8, DType::Int8,    DType::Int16,   DType::Int32,
-                          DType::Int64, DType::Float16, DType::Float32, DType::Float64};
+  const DType dtypes[] = {DType::Bool,    DType::UInt8,   DType::Int8,    DType::Int16,  DType::Int32,
+                          DType::Int64,   DType::Float16, DType::Float32, DType::Float64, DType::UInt16,
+                          DType::UInt32,  DType::UInt64};
   if (target == Target::Npy) {
     int i = 0;
     for (DType dt : dtypes)

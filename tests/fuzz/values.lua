@@ -14,6 +14,7 @@ end
 local INT_RANGE = {
   int8 = {-128, 127}, uint8 = {0, 255}, int16 = {-32768, 32767},
   int32 = {-2147483648, 2147483647}, int64 = {math.mininteger, math.maxinteger},
+  uint16 = {0, 65535}, uint32 = {0, 4294967295}, uint64 = {0, math.maxinteger},
 }
 local FLOAT_SPECIALS = {0 / 0, 1 / 0, -1 / 0, 0.0, -0.0, 1e30, -1e30, 5e-324, 65504, 3.4e38}
 

@@ -137,10 +137,10 @@ T.test("NumPy .npy files of every dtype", function()
     T.eq(x:tolist(), base(dt), dt)
   end
   local u16 = np.load(DATA .. "u16.npy")
-  T.eq(u16.dtype, "int32")
+  T.eq(u16.dtype, "uint16")
   T.eq(u16:tolist(), {0, 1, 65535})
   local u32 = np.load(DATA .. "u32.npy")
-  T.eq(u32.dtype, "int64")
+  T.eq(u32.dtype, "uint32")
   T.eq(u32:tolist(), {0, 4294967295})
 end)
 
