@@ -75,6 +75,13 @@ local function axis_of(op, ax, ndim, name)
 end
 S.axis_of = axis_of
 
+-- A number for messages: "nan" on every platform (string.format gives "-nan" on some).
+local function num_str(v)
+  if v ~= v then return "nan" end
+  return tostring(v)
+end
+S.num_str = num_str
+
 local function i64(x) return x:to("int64") end
 -- 0 .. n-1 (int64) on device dev (the CPU when nil).
 local function arange(n, dev)
@@ -269,9 +276,9 @@ function np.histogram(...)
       fail(op, "range must be a table of two numbers, got %s", describe(o.range))
     end
     lo, hi = o.range[1], o.range[2]
-    if lo > hi then fail(op, "max must be larger than min in range parameter, got {%s, %s}", lo, hi) end
+    if lo > hi then fail(op, "max must be larger than min in range parameter, got {%s, %s}", num_str(lo), num_str(hi)) end
     if lo ~= lo or hi ~= hi or math.abs(lo) == math.huge or math.abs(hi) == math.huge then
-      fail(op, "supplied range of {%s, %s} is not finite", lo, hi)
+      fail(op, "supplied range of {%s, %s} is not finite", num_str(lo), num_str(hi))
     end
   end
   if type(o.bins) == "number" then
@@ -281,7 +288,7 @@ function np.histogram(...)
       else
         lo, hi = a:min():to("float64"):item(), a:max():to("float64"):item()
         if lo ~= lo or hi ~= hi or math.abs(lo) == math.huge or math.abs(hi) == math.huge then
-          fail(op, "autodetected range of {%s, %s} is not finite", lo, hi)
+          fail(op, "autodetected range of {%s, %s} is not finite", num_str(lo), num_str(hi))
         end
       end
     end

@@ -49,9 +49,9 @@ function torch.histc(...)
   if type(lo) ~= "number" or type(hi) ~= "number" then fail("histc", "min and max must be numbers") end
   if lo == hi and x:numel() > 0 then lo, hi = x:min():to("float64"):item(), x:max():to("float64"):item() end
   if lo == hi then lo, hi = lo - 1, hi + 1 end
-  if lo > hi then fail("histc", "max must be larger than min, got min %s and max %s", lo, hi) end
+  if lo > hi then fail("histc", "max must be larger than min, got min %s and max %s", S().num_str(lo), S().num_str(hi)) end
   if lo ~= lo or hi ~= hi or math.abs(lo) == math.huge or math.abs(hi) == math.huge then
-    fail("histc", "range of [%s, %s] is not finite", lo, hi)
+    fail("histc", "range of [%s, %s] is not finite", S().num_str(lo), S().num_str(hi))
   end
   local hist = require("numpy").histogram(x:to("float64"), {bins = bins, range = {lo, hi}})
   return hist:to(x.dtype)
