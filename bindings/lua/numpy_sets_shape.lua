@@ -409,7 +409,7 @@ function S.diagonal(op, x, k, axis1, axis2)
   local r, c = m.shape[nd - 1], m.shape[nd]
   local rs, cs = math.max(0, -k), math.max(0, k)                  -- first row, column
   local len = math.max(0, math.min(r - rs, c - cs))
-  local rows = m:narrow(nd - 1, rs + 1, len)
+  local rows = m:narrow(nd - 1, len > 0 and rs + 1 or 1, len)
   local shape = rows.shape
   shape[nd] = 1
   local idx = (arange(len, x.device) + (cs + 1))
@@ -686,11 +686,12 @@ function np.pad(...)
 end
 
 -- The n-th difference along axis, after joining prepend and append (numbers broadcast to
--- one slice); bool arrays differ by not_equal.
+-- one slice; n = 0 returns x as it is, as NumPy does); bool arrays differ by not_equal.
 function S.diff(op, x, n, axis, prepend, append)
   n = check_int(op, "n", n, 0)
   if x:dim() == 0 then fail(op, "diff requires input that is at least one dimensional") end
   local d = axis_of(op, axis, x:dim())
+  if n == 0 then return x end                                  -- NumPy joins nothing then
   local function slab(v)
     v = arr(v)
     if v:dim() > 0 then return v end
