@@ -927,3 +927,74 @@ function np.vander(...)
   -- NumPy's promote_types(x.dtype, int64): float64 for every float, int64 otherwise.
   return S.vander("vander", x, o.N, o.increasing, is_float(x) and "float64" or "int64")
 end
+
+---------------------------------------------------------------------------------------------
+-- np.lib.stride_tricks: views with strides of one's choosing (torch.as_strided underneath,
+-- which checks that the view stays inside the storage).
+
+np.lib = np.lib or {}
+np.lib.stride_tricks = np.lib.stride_tricks or {}
+local st = np.lib.stride_tricks
+
+local function int_list(op, name, v)
+  if type(v) == "number" then v = {v} end
+  if type(v) ~= "table" or torch.is_tensor(v) then fail(op, "%s must be a table of integers, got %s", name, describe(v)) end
+  local out = {}
+  for i, s in ipairs(v) do out[i] = check_int(op, name, s) end
+  return out
+end
+
+-- as_strided(x[, shape][, strides]): strides in BYTES, as NumPy's (multiples of the item
+-- size, >= 0), from x's first element; the view shares x's memory and is writable (in-place
+-- writes to a view whose elements overlap are refused by the engine).
+function st.as_strided(...)
+  local op = "as_strided"
+  local o = args(op, {"x", "shape", "strides"}, 1, {}, ...)
+  local x = check_tensor(op, "x", o.x)
+  local shape = o.shape ~= nil and int_list(op, "shape", o.shape) or x.shape
+  local size = x:element_size()
+  local strides = {}
+  if o.strides == nil then
+    if o.shape ~= nil and #shape ~= x:dim() then fail(op, "strides are needed for a shape of %d dims (x has %d)", #shape, x:dim()) end
+    strides = x:stride()
+  else
+    for i, b in ipairs(int_list(op, "strides", o.strides)) do
+      if b % size ~= 0 then fail(op, "stride %d bytes is not a multiple of the item size %d of %s", b, size, x.dtype) end
+      strides[i] = b // size
+    end
+  end
+  if #strides ~= #shape then fail(op, "shape and strides have different lengths (%d and %d)", #shape, #strides) end
+  return torch.as_strided(x, shape, strides)
+end
+
+-- sliding_window_view(x, window_shape[, axis]): every window of window_shape along axis (all
+-- axes when nil), the window dims appended last; a view of x (of a contiguous copy when x is
+-- not contiguous). NumPy's is read-only; tide has no read-only views: in-place writes to it
+-- are refused where windows overlap (the engine's overlap check) and go to x where they do not.
+function st.sliding_window_view(...)
+  local op = "sliding_window_view"
+  local o = args(op, {"x", "window_shape", "axis"}, 2, {}, ...)
+  local x = arr(o.x):contiguous()
+  local w = int_list(op, "window_shape", o.window_shape)
+  local axes = {}
+  if o.axis == nil then
+    if #w ~= x:dim() then
+      fail(op, "window_shape has %d entries but x has %d dims; give axis to window some of them", #w, x:dim())
+    end
+    for i = 1, #w do axes[i] = i end
+  else
+    local given = type(o.axis) == "table" and o.axis or {o.axis}
+    if #given ~= #w then fail(op, "window_shape and axis have different lengths (%d and %d)", #w, #given) end
+    for i, a in ipairs(given) do axes[i] = axis_of(op, a, x:dim()) end
+  end
+  local shape, strides = x.shape, x:stride()
+  local out_shape, out_strides = {}, {}
+  for i = 1, #shape do out_shape[i], out_strides[i] = shape[i], strides[i] end
+  for i, d in ipairs(axes) do
+    if w[i] < 0 then fail(op, "window_shape cannot contain negative values, got %d", w[i]) end
+    if w[i] > out_shape[d] then fail(op, "window %d is larger than axis %d of size %d", w[i], d, out_shape[d]) end
+    out_shape[d] = out_shape[d] - w[i] + 1
+    out_shape[#out_shape + 1], out_strides[#out_strides + 1] = w[i], strides[d]
+  end
+  return torch.as_strided(x, out_shape, out_strides)
+end

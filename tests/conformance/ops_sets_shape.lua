@@ -416,3 +416,50 @@ add({name = "np.vander", out = "py:'float64' if p.fl else 'int64'", cast = "none
        return {math.random(0, 5)}, {N = G.chance(0.5) and math.random(0, 4) or nil, inc = G.chance(0.5), nan = false, fl = G.is_float(dt)}
      end, {"bool", "int8", "int32", "int64", "float32", "float64"}, 3),
      call = function(a, _, _, p) return np.vander(a, p.N, p.inc) end})
+
+---------------------------------------------------------------------------------------------
+-- Strided views: np.lib.stride_tricks (strides in bytes) on contiguous inputs, whose memory
+-- is laid out as NumPy's copy of them.
+
+add({name = "np.sliding_window_view", grad = {"a"}, out = "same", cast = "none",
+     ref = "np.lib.stride_tricks.sliding_window_view(a, p.w, axis=ax(p.axis)).copy()",
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs(G.DTYPES) do
+         for _ = 1, G.count(3) do
+           local s = G.shape({min_rank = 1, max_rank = 3, max_numel = 60})
+           local axis, w, left = {}, {}, G.copy(s)      -- left: the sizes windows leave
+           for i = 1, math.random(1, #s) do
+             local d = math.random(1, #s)
+             axis[i], w[i] = math.random() < 0.3 and d - #s - 1 or d, math.random(0, left[d])
+             left[d] = left[d] - math.max(w[i] - 1, 0)
+           end
+           cs[#cs + 1] = {a = G.make(s, dt, vopts(dt)), p = {w = w, axis = axis}}
+         end
+       end
+       return cs
+     end,
+     call = function(a, _, _, p) return np.lib.stride_tricks.sliding_window_view(a, p.w, {axis = p.axis}) end})
+add({name = "np.as_strided", grad = {"a"}, out = "same", cast = "none",
+     ref = "np.lib.stride_tricks.as_strided(a, p.shape, tuple(s * a.itemsize for s in p.st)).copy()",
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs(G.DTYPES) do
+         for _ = 1, G.count(3) do
+           local n = math.random(1, 24)
+           local shape, st, reach = {}, {}, 0
+           for i = 1, math.random(1, 3) do
+             shape[i], st[i] = math.random(1, 4), math.random(0, 3)
+             reach = reach + (shape[i] - 1) * st[i]
+           end
+           if reach >= n then n = reach + 1 end
+           cs[#cs + 1] = {a = G.make({n}, dt, vopts(dt)), p = {shape = shape, st = st}}
+         end
+       end
+       return cs
+     end,
+     call = function(a, _, _, p)
+       local bytes = {}
+       for i, s in ipairs(p.st) do bytes[i] = s * a:element_size() end
+       return np.lib.stride_tricks.as_strided(a, p.shape, bytes)
+     end})
