@@ -16,6 +16,9 @@ local fail, describe = util.fail, util.describe
 local S = {}
 np._sets_shape = S
 
+-- A plain Lua table (no metatable: its entries and length are what they look like).
+local function is_list(v) return type(v) == "table" and getmetatable(v) == nil end
+
 local INT = {uint8 = true, int8 = true, int16 = true, int32 = true, int64 = true}
 local function is_float(x) return torch.is_floating_point(x) end
 local function is_int(x) return INT[x.dtype] == true end
@@ -125,7 +128,9 @@ function S.unique(op, x, want_index, want_inverse, want_counts, axis, equal_nan)
     axis = axis_of(op, axis, x:dim())
     local moved = x:movedim(axis, 1)
     local n = moved.shape[1]
-    local rows = moved:reshape(n, -1)
+    local rest = 1
+    for i = 2, moved:dim() do rest = rest * moved.shape[i] end   -- fits: moved exists
+    local rows = moved:reshape(n, rest)
     if rows.shape[2] == 0 and n > 0 then fail(op, "cannot take unique rows of an array with an empty axis besides axis %d", axis) end
     perm = lexsort_rows(rows)
     local sorted = rows:index_select(1, perm)
@@ -272,7 +277,7 @@ function np.histogram(...)
   local edges
   local lo, hi
   if o.range ~= nil then
-    if type(o.range) ~= "table" or torch.is_tensor(o.range) or #o.range ~= 2 or type(o.range[1]) ~= "number" or type(o.range[2]) ~= "number" then
+    if not is_list(o.range) or torch.is_tensor(o.range) or #o.range ~= 2 or type(o.range[1]) ~= "number" or type(o.range[2]) ~= "number" then
       fail(op, "range must be a table of two numbers, got %s", describe(o.range))
     end
     lo, hi = o.range[1], o.range[2]
@@ -421,8 +426,11 @@ function S.diagonal(op, x, k, axis1, axis2)
 end
 
 -- A square matrix with the 1-D v on its k-th diagonal (where, so v's gradient flows).
-function S.diag_matrix(v, k)
+function S.diag_matrix(op, v, k)
   local n = v:numel()
+  if k == math.mininteger or math.abs(k) > math.maxinteger - n then
+    fail(op, "k %d makes a matrix larger than 2^63-1 rows", k)
+  end
   local N = n + math.abs(k)
   local z = torch.zeros(math.abs(k), {dtype = v.dtype, device = v.device})
   local w = k >= 0 and torch.cat({z, v}, 1) or torch.cat({v, z}, 1)  -- indexed by column
@@ -433,7 +441,7 @@ end
 
 function S.diag(op, x, k)
   k = check_int(op, "k", k)
-  if x:dim() == 1 then return S.diag_matrix(x, k) end
+  if x:dim() == 1 then return S.diag_matrix(op, x, k) end
   if x:dim() == 2 then return S.diagonal(op, x, k, 1, 2) end
   fail(op, "input must be 1-D or 2-D, got shape %s", util.shape_str(x.shape))
 end
@@ -535,14 +543,23 @@ end
 function np.indices(...)
   local o = args("indices", {"dimensions", "dtype", "sparse"}, 1, {dtype = "int64", sparse = false}, ...)
   local dims = o.dimensions
-  if type(dims) ~= "table" or torch.is_tensor(dims) then fail("indices", "dimensions must be a table of sizes, got %s", describe(dims)) end
+  if not is_list(dims) or torch.is_tensor(dims) then fail("indices", "dimensions must be a table of sizes, got %s", describe(dims)) end
   check_bool("indices", "sparse", o.sparse)
-  local xs = {}
-  for i, d in ipairs(dims) do xs[i] = (arange(check_int("indices", "dimensions", d, 0)) + 1):to(o.dtype) end
-  local grids = S.meshgrid("indices", xs, "ij", o.sparse, not o.sparse)
-  if o.sparse then return grids end
-  if #grids == 0 then return torch.zeros(0, {dtype = o.dtype}) end
-  return torch.stack(grids, 1)
+  local xs, shape = {}, {#dims}
+  for i, d in ipairs(dims) do shape[i + 1] = check_int("indices", "dimensions", d, 0) end
+  if o.sparse then
+    for i = 1, #dims do xs[i] = (arange(shape[i + 1]) + 1):to(o.dtype) end
+    return S.meshgrid("indices", xs, "ij", true, false)
+  end
+  -- the result first, so that a shape too large fails before any grid is built
+  local out = torch.empty(shape, {dtype = o.dtype})
+  for i = 1, #dims do
+    local s = {}
+    for j = 1, #dims do s[j] = 1 end
+    s[i] = shape[i + 1]
+    out:select(1, i):copy_((arange(shape[i + 1]) + 1):reshape(s):expand(out:select(1, i).shape))
+  end
+  return out
 end
 
 ---------------------------------------------------------------------------------------------
@@ -584,8 +601,8 @@ function S.roll(op, x, shift, axis)
     if type(shift) ~= "number" then fail(op, "shift must be a number when no axis is given, got %s", describe(shift)) end
     return S.roll(op, x:reshape(-1), shift, 1):reshape(x.shape)
   end
-  local shifts = type(shift) == "table" and shift or {shift}
-  local axes = type(axis) == "table" and axis or {axis}
+  local shifts = is_list(shift) and shift or {shift}
+  local axes = is_list(axis) and axis or {axis}
   if #shifts ~= #axes and #shifts ~= 1 and #axes ~= 1 then
     fail(op, "shift and axis must have the same length, got %d and %d", #shifts, #axes)
   end
@@ -620,12 +637,12 @@ local function pad_pairs(op, pw, nd, name, is_value)
     return check_int(op, name, v, 0)
   end
   local pairs_ = {}
-  if type(pw) ~= "table" or torch.is_tensor(pw) then
+  if not is_list(pw) or torch.is_tensor(pw) then
     local v = num(pw)
     for i = 1, nd do pairs_[i] = {v, v} end
     return pairs_
   end
-  if type(pw[1]) ~= "table" then
+  if not is_list(pw[1]) then
     if #pw == 1 then for i = 1, nd do pairs_[i] = {num(pw[1]), num(pw[1])} end
     elseif #pw == 2 then for i = 1, nd do pairs_[i] = {num(pw[1]), num(pw[2])} end
     else fail(op, "%s must be a number, {before, after} or one pair per axis (%d), got %d numbers", name, nd, #pw) end
@@ -634,7 +651,7 @@ local function pad_pairs(op, pw, nd, name, is_value)
   if #pw ~= 1 and #pw ~= nd then fail(op, "%s has %d pairs for an array of %d axes", name, #pw, nd) end
   for i = 1, nd do
     local p = pw[#pw == 1 and 1 or i]
-    if type(p) ~= "table" or (#p ~= 1 and #p ~= 2) then fail(op, "%s must hold pairs {before, after}, got %s", name, describe(p)) end
+    if not is_list(p) or (#p ~= 1 and #p ~= 2) then fail(op, "%s must hold pairs {before, after}, got %s", name, describe(p)) end
     pairs_[i] = {num(p[1]), num(p[#p])}
   end
   return pairs_
@@ -762,7 +779,7 @@ function S.split(op, x, spec, axis, exact)
     starts[k + 1] = n + 1
   else
     if torch.is_tensor(spec) then spec = spec:tolist() end
-    if type(spec) ~= "table" then fail(op, "indices_or_sections must be a number or a list of indices, got %s", describe(spec)) end
+    if not is_list(spec) then fail(op, "indices_or_sections must be a number or a list of indices, got %s", describe(spec)) end
     starts[1] = 1
     for i, v in ipairs(spec) do
       local s = check_int(op, "indices", v)
@@ -790,7 +807,7 @@ function np.array_split(...)
 end
 
 local function list_of(op, tup)
-  if type(tup) ~= "table" or torch.is_tensor(tup) or #tup == 0 then fail(op, "expected a non-empty table of arrays, got %s", describe(tup)) end
+  if not is_list(tup) or torch.is_tensor(tup) or #tup == 0 then fail(op, "expected a non-empty table of arrays, got %s", describe(tup)) end
   local out = {}
   for i, v in ipairs(tup) do out[i] = arr(v) end
   return out
@@ -821,7 +838,7 @@ end
 -- m rotated k quarter turns in the plane of axes, from the first towards the second.
 function S.rot90(op, m, k, axes)
   k = check_int(op, "k", k)
-  if type(axes) ~= "table" or #axes ~= 2 then fail(op, "axes must be a table of 2 axes, got %s", describe(axes)) end
+  if not is_list(axes) or #axes ~= 2 then fail(op, "axes must be a table of 2 axes, got %s", describe(axes)) end
   if m:dim() < 2 then fail(op, "needs an array of at least 2 dims, got %d", m:dim()) end
   local a1, a2 = axis_of(op, axes[1], m:dim()), axis_of(op, axes[2], m:dim())
   if a1 == a2 then fail(op, "axes must be different, got {%d, %d}", axes[1], axes[2]) end
@@ -842,7 +859,7 @@ end
 
 local function shape_arg(op, shape)
   if type(shape) == "number" then shape = {shape} end
-  if type(shape) ~= "table" or torch.is_tensor(shape) then fail(op, "shape must be a table of sizes, got %s", describe(shape)) end
+  if not is_list(shape) or torch.is_tensor(shape) then fail(op, "shape must be a table of sizes, got %s", describe(shape)) end
   local out = {}
   for i, s in ipairs(shape) do out[i] = check_int(op, "shape", s, 0) end
   return out
@@ -856,12 +873,16 @@ function np.unravel_index(...)
   local number = type(o.indices) == "number"
   local idx = arr(o.indices)
   if not is_int(idx) then fail(op, "indices must be integers, got %s", idx.dtype) end
-  local total = 1
-  for _, s in ipairs(shape) do total = total * s end
+  local total = 1                                              -- at most 2^63-1 (else math.huge)
+  for _, s in ipairs(shape) do
+    if s == 0 then total = 0 break end
+    if total > math.maxinteger // s then total = math.huge else total = total * s end
+  end
   if idx:numel() > 0 then
     local lo, hi = idx:min():item(), idx:max():item()
     if lo < 1 or hi > total then
-      fail(op, "index %d is out of bounds for a shape of %d elements (valid: 1..%d)", lo < 1 and lo or hi, total, total)
+      local n = total == math.huge and "more than 2^63-1" or tostring(total)
+      fail(op, "index %d is out of bounds for a shape of %s elements (valid: 1..%s)", lo < 1 and lo or hi, n, n)
     end
   end
   local rest = i64(idx) - 1
@@ -885,7 +906,7 @@ function np.ravel_multi_index(...)
     fail(op, "mode must be 'raise', 'wrap' or 'clip', got %s", describe(o.mode))
   end
   local mi = o.multi_index
-  if type(mi) ~= "table" or torch.is_tensor(mi) or #mi ~= #dims then
+  if not is_list(mi) or torch.is_tensor(mi) or #mi ~= #dims then
     fail(op, "multi_index must be a table of %d index arrays, one per dim", #dims)
   end
   local number = true
@@ -938,7 +959,7 @@ local st = np.lib.stride_tricks
 
 local function int_list(op, name, v)
   if type(v) == "number" then v = {v} end
-  if type(v) ~= "table" or torch.is_tensor(v) then fail(op, "%s must be a table of integers, got %s", name, describe(v)) end
+  if not is_list(v) or torch.is_tensor(v) then fail(op, "%s must be a table of integers, got %s", name, describe(v)) end
   local out = {}
   for i, s in ipairs(v) do out[i] = check_int(op, name, s) end
   return out
@@ -983,7 +1004,7 @@ function st.sliding_window_view(...)
     end
     for i = 1, #w do axes[i] = i end
   else
-    local given = type(o.axis) == "table" and o.axis or {o.axis}
+    local given = is_list(o.axis) and o.axis or {o.axis}
     if #given ~= #w then fail(op, "window_shape and axis have different lengths (%d and %d)", #w, #given) end
     for i, a in ipairs(given) do axes[i] = axis_of(op, a, x:dim()) end
   end

@@ -8,6 +8,9 @@ local torch = ...
 
 local function S() return require("numpy")._sets_shape end
 
+-- A plain Lua table (no metatable: its entries and length are what they look like).
+local function is_list(v) return type(v) == "table" and getmetatable(v) == nil end
+
 local function fail(op, fmt, ...) error(op .. ": " .. string.format(fmt, ...), 0) end
 
 local function tensor_arg(op, name, v)
@@ -134,7 +137,7 @@ function torch.meshgrid(...)
   torch._check_keywords("meshgrid", kw, {"indexing"})
   local xs = {}
   local first = (select(1, ...))
-  if n == 1 and type(first) == "table" and not torch.is_tensor(first) then
+  if n == 1 and is_list(first) and not torch.is_tensor(first) then
     for i, x in ipairs(first) do xs[i] = tensor_arg("meshgrid", "tensors", x) end
   else
     for i = 1, n do xs[i] = tensor_arg("meshgrid", "tensors", (select(i, ...))) end
@@ -192,7 +195,7 @@ for rank = 1, 3 do
     if n == 0 then fail(name, "expected at least one tensor") end
     local first = (select(1, ...))
     local xs = {...}
-    if n == 1 and type(first) == "table" and not torch.is_tensor(first) then xs = first end
+    if n == 1 and is_list(first) and not torch.is_tensor(first) then xs = first end
     local out = {}
     for i, x in ipairs(xs) do out[i] = S().atleast(tensor_arg(name, "tensors", x), rank) end
     if n == 1 and torch.is_tensor(first) then return out[1] end
@@ -201,7 +204,7 @@ for rank = 1, 3 do
 end
 
 local function tensor_list(op, t)
-  if type(t) ~= "table" or torch.is_tensor(t) or #t == 0 then fail(op, "expected a non-empty table of tensors, got %s", torch.nn._util.describe(t)) end
+  if not is_list(t) or torch.is_tensor(t) or #t == 0 then fail(op, "expected a non-empty table of tensors, got %s", torch.nn._util.describe(t)) end
   local out = {}
   for i, x in ipairs(t) do out[i] = tensor_arg(op, "tensors", x) end
   return out
