@@ -3,7 +3,9 @@
 -- repeat_interleave, roll, diff, atleast_nd, column_stack, dstack, rot90, vander), with
 -- PyTorch's parameter names and defaults. They share numpy_sets_shape.lua's implementations
 -- (np._sets_shape, reached when first called: the numpy module loads after this one). Dims
--- and returned indices are 1-based.
+-- and returned indices are 1-based. Loaded after torch_doc.lua (its docs are set at the end)
+-- and after torch_strict.lua, which has nothing to wrap here: every function takes varargs
+-- and checks them with np._sets_shape.args.
 local torch = ...
 
 local function S() return require("numpy")._sets_shape end
@@ -234,3 +236,69 @@ function torch.vander(...)
   local dt = torch.is_floating_point(x) and x.dtype or "int64"
   return s.vander("vander", x, o.N, o.increasing, dt)
 end
+
+-- nn.functional.pad(input, pad[, mode][, value]): pad holds {before, after} pairs from the
+-- last dim backwards, as PyTorch's; modes constant (value, 0 by default), reflect, replicate
+-- and circular (np.pad's constant, reflect, edge, wrap), within PyTorch's limits: reflect
+-- needs pads below the dim's size, circular at most its size. Negative pads (cropping) are
+-- not supported.
+local PAD_MODES = {constant = "constant", reflect = "reflect", replicate = "edge", circular = "wrap"}
+function torch.nn.functional.pad(...)
+  local s = S()
+  local op = "pad"
+  local o = s.args(op, {"input", "pad", "mode", "value"}, 2, {mode = "constant"}, ...)
+  local x = tensor_arg(op, "input", o.input)
+  local mode = PAD_MODES[o.mode]
+  if not mode then fail(op, "mode must be 'constant', 'reflect', 'replicate' or 'circular', got %s", torch.nn._util.describe(o.mode)) end
+  if o.value ~= nil and mode ~= "constant" then fail(op, "value is only used by mode 'constant' (mode is '%s')", o.mode) end
+  if o.value ~= nil and type(o.value) ~= "number" and type(o.value) ~= "boolean" then
+    fail(op, "value must be a number, got %s", torch.nn._util.describe(o.value))
+  end
+  if not is_list(o.pad) then fail(op, "pad must be a table of integers, got %s", torch.nn._util.describe(o.pad)) end
+  if #o.pad % 2 ~= 0 then fail(op, "pad must hold an even number of integers (pairs), got %d", #o.pad) end
+  local np_ = #o.pad // 2
+  if np_ > x:dim() then fail(op, "pad gives %d dims but the input has %d", np_, x:dim()) end
+  local widths = {}
+  for d = 1, x:dim() do widths[d] = {0, 0} end
+  for i = 1, np_ do
+    local d = x:dim() + 1 - i
+    local b = s.check_int(op, "pad", o.pad[2 * i - 1], 0)
+    local a = s.check_int(op, "pad", o.pad[2 * i], 0)
+    local n = x.shape[d]
+    if mode == "reflect" and (b >= n or a >= n) and (a > 0 or b > 0) then
+      fail(op, "reflect padding {%d, %d} of dim %d must be below its size %d", b, a, d, n)
+    end
+    if mode == "wrap" and (b > n or a > n) then
+      fail(op, "circular padding {%d, %d} of dim %d must be at most its size %d", b, a, d, n)
+    end
+    widths[d] = {b, a}
+  end
+  return s.pad(op, x, widths, mode, o.value or 0)
+end
+
+local docs = {
+  unique = "unique(input[, sorted][, return_inverse][, return_counts][, dim][, {sorted=, return_inverse=, return_counts=, dim=}]) -> values[, inverse][, counts]: the sorted distinct values (rows along dim); inverse holds 1-based positions; NaNs stay distinct.",
+  bincount = "bincount(input[, weights][, minlength]) -> Tensor: counts (or summed weights) of each value 0..max of a 1-D non-negative integer tensor.",
+  histc = "histc(input[, bins][, min][, max]) -> Tensor: counts in bins equal bins over [min, max] (the data's range when both are 0).",
+  searchsorted = "searchsorted(sorted_sequence, values[, {out_int32=, right=, side=, sorter=}]) -> int64 Tensor: 1-based insertion positions into a 1-D sorted sequence.",
+  isin = "isin(elements, test_elements[, {assume_unique=, invert=}]) -> bool Tensor: whether each element is among test_elements.",
+  diag = "diag(input[, diagonal]) -> Tensor: a matrix with the 1-D input on a diagonal, or a 2-D input's diagonal.",
+  diagonal = "diagonal(input[, offset][, dim1][, dim2]) -> Tensor: the diagonal of the (dim1, dim2) planes as the last dim (a copy).",
+  trace = "trace(input) -> Tensor: the sum of a matrix's diagonal.",
+  triu = "triu(input[, diagonal]) -> Tensor: the upper triangle of the last two dims, zeros below.",
+  tril = "tril(input[, diagonal]) -> Tensor: the lower triangle of the last two dims, zeros above.",
+  meshgrid = "meshgrid(tensors...[, {indexing=}]) -> table: the grids of 1-D tensors as expanded views; indexing 'ij' (default) or 'xy'.",
+  repeat_interleave = "repeat_interleave(input, repeats[, dim][, {output_size=}]) -> Tensor: each element (slice along dim) repeated; repeat_interleave(repeats) gives 1-based positions.",
+  roll = "roll(input, shifts[, dims]) -> Tensor: elements shifted cyclically along dims (the flattened input without dims).",
+  diff = "diff(input[, n][, dim][, prepend][, append]) -> Tensor: the n-th forward difference along dim (the last by default).",
+  atleast_1d = "atleast_1d(tensors...) -> Tensor or table: each input with at least 1 dim.",
+  atleast_2d = "atleast_2d(tensors...) -> Tensor or table: each input with at least 2 dims.",
+  atleast_3d = "atleast_3d(tensors...) -> Tensor or table: each input with at least 3 dims.",
+  column_stack = "column_stack(tensors) -> Tensor: 1-D tensors as columns, joined along dim 2.",
+  dstack = "dstack(tensors) -> Tensor: joined along dim 3 after atleast_3d.",
+  rot90 = "rot90(input[, k][, dims]) -> Tensor: rotated k quarter turns in the plane of dims (default {1, 2}).",
+  vander = "vander(x[, N][, increasing]) -> Tensor: the Vandermonde matrix of the 1-D x.",
+}
+for name, doc in pairs(docs) do torch._doc[torch[name]] = doc end
+torch._doc[torch.nn.functional.pad] = "pad(input, pad[, mode][, value]) -> Tensor: padded by {before, after} pairs from the last dim " ..
+  "backwards; modes constant (value), reflect, replicate, circular."

@@ -463,3 +463,32 @@ add({name = "np.as_strided", grad = {"a"}, out = "same", cast = "none",
        for i, s in ipairs(p.st) do bytes[i] = s * a:element_size() end
        return np.lib.stride_tricks.as_strided(a, p.shape, bytes)
      end})
+
+-- nn.functional.pad against torch's own (PyTorch's pad order: pairs from the last dim).
+add({name = "torch.nn.functional.pad", grad = {"a"}, out = "same", cast = "none",
+     ref = "N(F.pad(torch.from_numpy(np.ascontiguousarray(a)), tuple(p.pad), mode=p.mode, "
+        .. "**({'value': p.v} if p.mode == 'constant' else {})))",
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs({"float32", "float64"}) do
+         for _ = 1, G.count(8) do
+           -- PyTorch 1.13 pads k dims of a (k+1)- or (k+2)-D input in the non-constant modes
+           local mode = G.pick({"constant", "reflect", "replicate", "circular"})
+           local k = math.random(1, 3)
+           local r = k + (mode == "circular" and 2 or math.random(1, 2))   -- circular: k+2 only
+           local s = G.shape({min_rank = r, max_rank = r, max_numel = 400, dims = {2, 3, 4}})
+           local pad = {}
+           for i = 1, (mode == "constant" and math.random(1, #s) or k) do
+             local n = s[#s + 1 - i]
+             local hi = mode == "reflect" and n - 1 or (mode == "circular" and n or 5)
+             pad[2 * i - 1], pad[2 * i] = math.random(0, hi), math.random(0, hi)
+           end
+           cs[#cs + 1] = {a = G.make(s, dt), p = {pad = pad, mode = mode, v = G.pick({0, 1.5})}}
+         end
+       end
+       return cs
+     end,
+     call = function(a, _, _, p)
+       if p.mode == "constant" then return torch.nn.functional.pad(a, p.pad, "constant", p.v) end
+       return torch.nn.functional.pad(a, p.pad, {mode = p.mode})
+     end})

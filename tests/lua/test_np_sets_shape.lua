@@ -162,6 +162,24 @@ T.test("repeat, roll, pad, diff", function()
   T.eq(L(torch.diff(torch.tensor{1, 3, 6}, {prepend = torch.tensor{0}})), {1, 2, 3})
 end)
 
+T.test("nn.functional.pad: PyTorch's pad order and modes", function()
+  local F = torch.nn.functional
+  local x = torch.tensor{{1.0, 2.0, 3.0}}
+  -- F.pad(x, (1, 2)); F.pad(x[None], (2, 1), 'reflect'); (1, 1, 1, 0) 'replicate'; (3, 1) 'circular'; value=9
+  T.eq(L(F.pad(x, {1, 2})), {{0.0, 1.0, 2.0, 3.0, 0.0, 0.0}})
+  T.eq(L(F.pad(x, {2, 1}, "reflect")), {{3.0, 2.0, 1.0, 2.0, 3.0, 2.0}})
+  T.eq(L(F.pad(x, {1, 1, 1, 0}, {mode = "replicate"})), {{1.0, 1.0, 2.0, 3.0, 3.0}, {1.0, 1.0, 2.0, 3.0, 3.0}})
+  T.eq(L(F.pad(x, {3, 1}, "circular")), {{1.0, 2.0, 3.0, 1.0, 2.0, 3.0, 1.0}})
+  T.eq(L(F.pad(x, {1, 0}, "constant", 9)), {{9.0, 1.0, 2.0, 3.0}})
+  T.eq(message(F.pad, torch.ones(3), {3, 0}, "reflect"), "pad: reflect padding {3, 0} of dim 1 must be below its size 3")
+  T.eq(message(F.pad, torch.ones(3), {4, 0}, "circular"), "pad: circular padding {4, 0} of dim 1 must be at most its size 3")
+  T.eq(message(F.pad, torch.ones(3), {1}), "pad: pad must hold an even number of integers (pairs), got 1")
+  T.eq(message(F.pad, torch.ones(3), {1, 1, 1, 1}), "pad: pad gives 2 dims but the input has 1")
+  T.eq(message(F.pad, torch.ones(3), {1, 1}, "reflect", 2), "pad: value is only used by mode 'constant' (mode is 'reflect')")
+  T.eq(message(F.pad, torch.ones(3), {1, 1}, "mirror"), "pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', got \"mirror\"")
+  T.eq(message(F.pad, torch.ones(3), {-1, 1}), "pad: pad must be an integer >= 0, got -1")
+end)
+
 T.test("atleast_nd, split, array_split, column_stack, dstack, rot90", function()
   T.eq(np.atleast_1d(np.asarray(3)).shape, {1})
   T.eq(np.atleast_2d({1, 2}).shape, {1, 2})
