@@ -261,8 +261,9 @@ function np.bincount(...)
   return S.bincount("bincount", arr(o.x), w, o.minlength, "float64")
 end
 
--- np.histogram: counts of a's values in bins (uniform over range, or given edges); values on
--- an inner edge go to the bin on its right, the last edge belongs to the last bin.
+-- np.histogram: counts of a's values in bins (uniform over range, or given edges, where NumPy
+-- ignores range); values on an inner edge go to the bin on its right, the last edge belongs
+-- to the last bin.
 function np.histogram(...)
   local o = args("histogram", {"a", "bins", "range", "density", "weights"}, 1, {bins = 10, density = false}, ...)
   local op = "histogram"
@@ -275,19 +276,19 @@ function np.histogram(...)
   if o.density ~= nil then check_bool(op, "density", o.density) end
   local edge_dt = is_float(a) and a.dtype or "float64"
   local edges
-  local lo, hi
-  if o.range ~= nil then
-    if not is_list(o.range) or torch.is_tensor(o.range) or #o.range ~= 2 or type(o.range[1]) ~= "number" or type(o.range[2]) ~= "number" then
-      fail(op, "range must be a table of two numbers, got %s", describe(o.range))
-    end
-    lo, hi = o.range[1], o.range[2]
-    if lo > hi then fail(op, "max must be larger than min in range parameter, got {%s, %s}", num_str(lo), num_str(hi)) end
-    if lo ~= lo or hi ~= hi or math.abs(lo) == math.huge or math.abs(hi) == math.huge then
-      fail(op, "supplied range of {%s, %s} is not finite", num_str(lo), num_str(hi))
-    end
-  end
   if type(o.bins) == "number" then
     local nb = check_int(op, "bins", o.bins, 1)
+    local lo, hi
+    if o.range ~= nil then
+      if not is_list(o.range) or torch.is_tensor(o.range) or #o.range ~= 2 or type(o.range[1]) ~= "number" or type(o.range[2]) ~= "number" then
+        fail(op, "range must be a table of two numbers, got %s", describe(o.range))
+      end
+      lo, hi = o.range[1], o.range[2]
+      if lo > hi then fail(op, "max must be larger than min in range parameter, got {%s, %s}", num_str(lo), num_str(hi)) end
+      if lo ~= lo or hi ~= hi or math.abs(lo) == math.huge or math.abs(hi) == math.huge then
+        fail(op, "supplied range of {%s, %s} is not finite", num_str(lo), num_str(hi))
+      end
+    end
     if lo == nil then
       if a:numel() == 0 then lo, hi = 0, 1
       else
@@ -305,12 +306,6 @@ function np.histogram(...)
     local ne = edges:numel()
     if not torch.all(edges:narrow(1, 2, ne - 1):ge(edges:narrow(1, 1, ne - 1))):item() then
       fail(op, "bins must increase monotonically, when an array")
-    end
-    if lo ~= nil then
-      -- an explicit range with explicit edges: NumPy drops values outside the range.
-      local keep = a:ge(lo):logical_and(a:le(hi))
-      a = a:masked_select(keep)
-      if w then w = w:masked_select(keep) end
     end
   end
   local nb = edges:numel() - 1
