@@ -34,6 +34,9 @@ T.test("unique: values, first index, inverse and counts, NaNs collapsed", functi
   T.eq(np.unique(np.array({true, false, true})):tolist(), {false, true})
   T.eq(np.unique({}):numel(), 0)
   T.eq(L(np.unique(torch.tensor(5))), {5})
+  -- np.unique([nan, 1, nan], equal_nan=False) -> [1, nan, nan]
+  T.eq(L(np.unique({nan, 1, nan}, {equal_nan = false})), {1.0, nan, nan})
+  T.eq(L(torch.unique(torch.tensor{3, 1, 3}, false)), {1, 3})
   -- torch.unique(torch.tensor([3,1,3]), return_inverse=True, return_counts=True); NaNs stay distinct
   local tv, tinv, tc = torch.unique(torch.tensor{{3, 1}, {3, 3}}, {return_inverse = true, return_counts = true})
   T.eq(L(tv), {1, 3})
@@ -123,6 +126,10 @@ T.test("diag, diagonal, trace, triu, tril, tri", function()
   T.eq(L(torch.diag(torch.tensor{{1, 2}, {3, 4}}, {diagonal = 1})), {2})
   T.eq(torch.diagonal(torch.ones(2, 3, 4), 1, 2, 3).shape, {2, 3})
   T.eq(torch.trace(torch.arange(9):reshape(3, 3)):item(), 12)
+  -- np.trace(np.arange(4, dtype=np.int8).reshape(2,2), dtype=np.float32) -> 3.0
+  local tr = np.trace(np.arange(4, {dtype = "int8"}):reshape(2, 2), {dtype = "float32"})
+  T.eq(tr.dtype, "float32")
+  T.eq(tr:item(), 3.0)
 end)
 
 T.test("meshgrid and indices", function()
@@ -137,6 +144,13 @@ T.test("meshgrid and indices", function()
   T.eq(L(torch.meshgrid(torch.tensor{1, 2}, torch.tensor{3, 4, 5})[2]), {{3, 4, 5}, {3, 4, 5}})
   -- np.indices((2,3)) + 1
   T.eq(L(np.indices({2, 3})), {{{1, 1, 1}, {2, 2, 2}}, {{1, 2, 3}, {1, 2, 3}}})
+  -- np.indices((2,), dtype=np.int32, sparse=True) + 1
+  local sp = np.indices({2}, {dtype = "int32", sparse = true})
+  T.eq(sp[1].dtype, "int32")
+  T.eq(L(sp[1]), {1, 2})
+  -- copy=False gives views of the inputs
+  local gx = np.meshgrid({1, 2}, {3, 4, 5}, {copy = false})[1]
+  T.eq(gx:stride(), {0, 1})
 end)
 
 T.test("repeat, roll, pad, diff", function()
