@@ -39,8 +39,14 @@ local function args(op, names, nreq, defaults, ...)
 end
 S.args = args
 
--- A tensor from x: a tensor stays itself, a Lua number or list becomes one (np.asarray).
-local function arr(x) if torch.is_tensor(x) then return x end return np.asarray(x) end
+-- A tensor from x: a tensor stays itself, a Lua number or list becomes one (np.asarray), on
+-- the device of `like` when that is a tensor (the other operand of a two-input function).
+local function arr(x, like)
+  if torch.is_tensor(x) then return x end
+  local t = np.asarray(x)
+  if torch.is_tensor(like) and like.device ~= t.device then t = t:to(like.device) end
+  return t
+end
 S.arr = arr
 
 local function check_tensor(op, name, x)
@@ -192,7 +198,7 @@ function S.searchsorted(op, a, v, side, sorter)
   if a:dim() ~= 1 then fail(op, "the sorted sequence must be 1-D, got shape %s", util.shape_str(a.shape)) end
   if side ~= "left" and side ~= "right" then fail(op, "side must be 'left' or 'right', got %s", describe(side)) end
   if sorter ~= nil then
-    sorter = arr(sorter)
+    sorter = arr(sorter, a)
     if not is_int(sorter) or sorter:dim() ~= 1 or sorter:numel() ~= a:numel() then
       fail(op, "sorter must be a 1-D integer tensor of %d indices, got %s %s", a:numel(), describe(sorter), sorter.dtype)
     end
@@ -204,7 +210,8 @@ end
 function np.searchsorted(...)
   local o = args("searchsorted", {"a", "v", "side", "sorter"}, 2, {side = "left"}, ...)
   local number = type(o.v) == "number"
-  local r = S.searchsorted("searchsorted", arr(o.a), arr(o.v), o.side, o.sorter)
+  local a = arr(o.a, o.v)
+  local r = S.searchsorted("searchsorted", a, arr(o.v, a), o.side, o.sorter)
   if number then return r:item() end
   return r
 end
@@ -213,7 +220,8 @@ end
 function np.digitize(...)
   local o = args("digitize", {"x", "bins", "right"}, 2, {right = false}, ...)
   local number = type(o.x) == "number"
-  local x, bins = arr(o.x), arr(o.bins)
+  local x = arr(o.x, o.bins)
+  local bins = arr(o.bins, x)
   check_bool("digitize", "right", o.right)
   if bins:dim() ~= 1 then fail("digitize", "bins must be 1-D, got shape %s", util.shape_str(bins.shape)) end
   local n = bins:numel()
@@ -257,8 +265,9 @@ end
 
 function np.bincount(...)
   local o = args("bincount", {"x", "weights", "minlength"}, 1, {minlength = 0}, ...)
-  local w = o.weights ~= nil and arr(o.weights) or nil
-  return S.bincount("bincount", arr(o.x), w, o.minlength, "float64")
+  local x = arr(o.x, o.weights)
+  local w = o.weights ~= nil and arr(o.weights, x) or nil
+  return S.bincount("bincount", x, w, o.minlength, "float64")
 end
 
 -- np.histogram: counts of a's values in bins (uniform over range, or given edges, where NumPy
@@ -267,11 +276,12 @@ end
 function np.histogram(...)
   local o = args("histogram", {"a", "bins", "range", "density", "weights"}, 1, {bins = 10, density = false}, ...)
   local op = "histogram"
-  local a = arr(o.a):reshape(-1)
-  local w = o.weights ~= nil and arr(o.weights) or nil
-  if w ~= nil and not util.same_shape(w.shape, arr(o.a).shape) then
-    fail(op, "weights must have the shape of a %s, got %s", util.shape_str(arr(o.a).shape), util.shape_str(w.shape))
+  local a = arr(o.a, o.weights)
+  local w = o.weights ~= nil and arr(o.weights, a) or nil
+  if w ~= nil and not util.same_shape(w.shape, a.shape) then
+    fail(op, "weights must have the shape of a %s, got %s", util.shape_str(a.shape), util.shape_str(w.shape))
   end
+  a = a:reshape(-1)
   if w ~= nil then w = w:reshape(-1) end
   if o.density ~= nil then check_bool(op, "density", o.density) end
   local edge_dt = is_float(a) and a.dtype or "float64"
@@ -301,7 +311,7 @@ function np.histogram(...)
     if lo == hi then lo, hi = lo - 0.5, hi + 0.5 end
     edges = torch.linspace(lo, hi, nb + 1, {dtype = edge_dt, device = a.device})
   else
-    edges = arr(o.bins)
+    edges = arr(o.bins, a)
     if edges:dim() ~= 1 or edges:numel() < 2 then fail(op, "bins must be an integer or a 1-D list of at least 2 edges, got %s", describe(o.bins)) end
     local ne = edges:numel()
     if not torch.all(edges:narrow(1, 2, ne - 1):ge(edges:narrow(1, 1, ne - 1))):item() then
@@ -346,7 +356,8 @@ function np.isin(...)
   local o = args("isin", {"element", "test_elements", "assume_unique", "invert"}, 2, {assume_unique = false, invert = false}, ...)
   check_bool("isin", "assume_unique", o.assume_unique)
   check_bool("isin", "invert", o.invert)
-  return S.isin(arr(o.element), arr(o.test_elements), o.invert)
+  local e = arr(o.element, o.test_elements)
+  return S.isin(e, arr(o.test_elements, e), o.invert)
 end
 
 local function unique_values(x) return S.unique("unique", x, false, false, false, nil, true)[1] end
@@ -356,7 +367,8 @@ function np.intersect1d(...)
   local op = "intersect1d"
   check_bool(op, "assume_unique", o.assume_unique)
   check_bool(op, "return_indices", o.return_indices)
-  local a, b = arr(o.ar1):reshape(-1), arr(o.ar2):reshape(-1)
+  local a = arr(o.ar1, o.ar2):reshape(-1)
+  local b = arr(o.ar2, a):reshape(-1)
   local ia, ib
   if not o.assume_unique then
     if o.return_indices then
@@ -384,13 +396,15 @@ end
 
 function np.union1d(...)
   local o = args("union1d", {"ar1", "ar2"}, 2, {}, ...)
-  return unique_values(torch.cat({arr(o.ar1):reshape(-1), arr(o.ar2):reshape(-1)}, 1))
+  local a = arr(o.ar1, o.ar2)
+  return unique_values(torch.cat({a:reshape(-1), arr(o.ar2, a):reshape(-1)}, 1))
 end
 
 function np.setdiff1d(...)
   local o = args("setdiff1d", {"ar1", "ar2", "assume_unique"}, 2, {assume_unique = false}, ...)
   check_bool("setdiff1d", "assume_unique", o.assume_unique)
-  local a, b = arr(o.ar1):reshape(-1), arr(o.ar2):reshape(-1)
+  local a = arr(o.ar1, o.ar2):reshape(-1)
+  local b = arr(o.ar2, a):reshape(-1)
   if not o.assume_unique then a, b = unique_values(a), unique_values(b) end
   return a:masked_select(S.isin(a, b, true))
 end
@@ -567,7 +581,7 @@ function S.repeat_index(op, repeats, n, dev)
     local r = check_int(op, "repeats", repeats, 0)
     return (arange(n, dev) + 1):unsqueeze(2):expand(n, r):reshape(-1)
   end
-  repeats = arr(repeats)
+  if not torch.is_tensor(repeats) then repeats = np.asarray(repeats):to(dev) end
   if not is_int(repeats) then fail(op, "repeats must be integers, got %s", repeats.dtype) end
   if repeats:numel() == 1 then return S.repeat_index(op, repeats:reshape(-1)[1]:item(), n, dev) end
   if repeats:dim() ~= 1 or repeats:numel() ~= n then
@@ -705,7 +719,7 @@ function S.diff(op, x, n, axis, prepend, append)
   local d = axis_of(op, axis, x:dim())
   if n == 0 then return x end                                  -- NumPy joins nothing then
   local function slab(v)
-    v = arr(v)
+    v = arr(v, x)
     if v:dim() > 0 then return v end
     local s = x.shape
     s[d] = 1
@@ -803,8 +817,10 @@ end
 
 local function list_of(op, tup)
   if not is_list(tup) or torch.is_tensor(tup) or #tup == 0 then fail(op, "expected a non-empty table of arrays, got %s", describe(tup)) end
+  local like
+  for _, v in ipairs(tup) do if torch.is_tensor(v) then like = v break end end
   local out = {}
-  for i, v in ipairs(tup) do out[i] = arr(v) end
+  for i, v in ipairs(tup) do out[i] = arr(v, like) end
   return out
 end
 
