@@ -275,6 +275,71 @@ int flipud_fn(lua_State* L, Args& a) {
 }
 
 // narrow(x, dim, start, length): start is 1-based (negative from the end).
+// torch.as_strided(x, size, stride[, storage_offset]): a view of x's storage with the given
+// sizes and element strides, starting at element storage_offset of the storage (x's own
+// offset when omitted). Strides must be >= 0 and the view must lie inside the storage; a
+// view that carries gradients must lie inside a contiguous x's own elements (the gradient
+// is scattered back into x's shape).
+// The integers of a plain Lua table at positional i (as_strided's size and stride).
+std::vector<int64_t> integer_table(lua_State* L, Args& a, int i, const char* what) {
+  if (!a.is_table(i)) a.error(std::string(what) + " must be a table of integers");
+  a.consumed(i);
+  std::vector<int64_t> out;
+  lua_Integer n = luaL_len(L, i);
+  if (n > kMaxDims) a.error(std::string(what) + " has " + std::to_string(n) + " entries (at most " + std::to_string(kMaxDims) + ")");
+  for (lua_Integer k = 1; k <= n; ++k) {
+    lua_rawgeti(L, i, k);
+    int ok = 0;
+    lua_Integer v = lua_tointegerx(L, -1, &ok);
+    lua_pop(L, 1);
+    if (!ok) a.error(std::string(what) + " must hold integers (entry " + std::to_string(k) + " is not)");
+    out.push_back(v);
+  }
+  return out;
+}
+
+int as_strided_fn(lua_State* L, Args& a) {
+  const Tensor& x = a.tensor(1);
+  Dims sizes;
+  for (int64_t s : integer_table(L, a, 2, "size")) {
+    if (s < 0) a.error("sizes must be >= 0, got " + std::to_string(s));
+    sizes.push_back(s);
+  }
+  std::vector<int64_t> strides = integer_table(L, a, 3, "stride");
+  int64_t offset = a.has(4) ? a.integer(4) : x.offset();
+  if (int64_t(strides.size()) != sizes.size())
+    a.error("size " + sizes.str() + " and stride have different lengths (" + std::to_string(sizes.size()) + " and " +
+            std::to_string(strides.size()) + ")");
+  Dims st;
+  for (int64_t s : strides) {
+    if (s < 0) a.error("strides must be >= 0, got " + std::to_string(s));
+    st.push_back(s);
+  }
+  if (offset < 0) a.error("storage_offset must be >= 0, got " + std::to_string(offset));
+  int64_t storage_elems = int64_t(x.storage()->nbytes() / x.itemsize());
+  int64_t last = offset;  // the last element the view reaches (when it has any)
+  bool empty = false;
+  for (int i = 0; i < sizes.size(); ++i) empty = empty || sizes[i] == 0;
+  if (!empty)
+    for (int i = 0; i < sizes.size(); ++i)
+      last = checked_add("as_strided", last, checked_mul("as_strided", sizes[i] - 1, st[i], "the view's extent"),
+                         "the view's extent");
+  if (!empty && last >= storage_elems)
+    a.error("the view of size " + sizes.str() + " with strides " + st.str() + " at offset " + std::to_string(offset) +
+            " reaches element " + std::to_string(last + 1) + " of a storage of " + std::to_string(storage_elems) +
+            " elements");
+  if (empty && offset > storage_elems)
+    a.error("storage_offset " + std::to_string(offset) + " is past the end of a storage of " +
+            std::to_string(storage_elems) + " elements");
+  bool inside = x.is_contiguous() && offset >= x.offset() && (empty ? offset <= x.offset() + x.numel()
+                                                                    : last < x.offset() + x.numel());
+  if (inside) return ret(L, ag::as_strided(x, sizes, st, offset - x.offset()));
+  if (autograd::needs_recording({&x}))
+    a.error("a view outside a contiguous input's own elements cannot carry gradients (input of size " +
+            x.sizes().str() + ", view of size " + sizes.str() + " at offset " + std::to_string(offset) + ")");
+  return ret(L, x.as_strided(sizes, st, offset));
+}
+
 int narrow_fn(lua_State* L, Args& a) {
   const Tensor& x = a.tensor(1);
   if (x.dim() == 0) a.error("cannot narrow a 0-dim tensor");
@@ -337,6 +402,9 @@ const Binding kShapeBindings[] = {
     {"flip", flip_fn, METHOD | TORCH | NUMPY, "flip(x[, dims][, {dims=, dim=, axis=}]) -> Tensor: elements reversed along dims (all when omitted); a copy."},
     {"fliplr", fliplr_fn, METHOD | TORCH | NUMPY, "fliplr(x) -> Tensor: flipped along dim 2."},
     {"flipud", flipud_fn, METHOD | TORCH | NUMPY, "flipud(x) -> Tensor: flipped along dim 1."},
+    {"as_strided", as_strided_fn, METHOD | TORCH,
+     "as_strided(x, size, stride[, storage_offset]) -> Tensor: a view of x's storage with these sizes and element strides "
+     "(>= 0), from element storage_offset of the storage (x's offset by default); it must lie inside the storage."},
     {"narrow", narrow_fn, METHOD | TORCH, "narrow(x, dim, start, length) -> Tensor: elements start..start+length-1 of dim (view)."},
     {"select", select_fn, METHOD | TORCH, "select(x, dim, index) -> Tensor: the slice at index of dim, which is removed (view)."},
 };

@@ -1936,5 +1936,6 @@ local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
 assert(loadfile(here .. "ops_nn.lua"))(G, add)
 assert(loadfile(here .. "ops_stats.lua"))(G, add)
 assert(loadfile(here .. "ops_dtypes.lua"))(G, add)
+assert(loadfile(here .. "ops_sets_shape.lua"))(G, add)
 
 return rows
