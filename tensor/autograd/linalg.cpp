@@ -301,8 +301,8 @@ Tensor cholesky(const Tensor& A, bool upper, DTypePolicy policy, const char* op)
     Tensor gL = upper ? mT(g0) : g0;
     Tensor gA = tril(mm_(mT(L), gL));
     gA = 0.5 * (gA + mT(tril(gA, -1)));
-    gA = ag::solve(mT(L), gA, P, op);          // L^-T gA
-    return {mT(ag::solve(L, mT(gA), P, op))};  // (L^-T gA) L^-1
+    gA = ag::solve(mT(L), gA, P, op);              // L^-T gA
+    return {mT(ag::solve(mT(L), mT(gA), P, op))};  // (L^-T gA) L^-1
   });
   return y;
 }
@@ -330,7 +330,8 @@ std::vector<Tensor> qr(const Tensor& A, ops::QrMode mode, DTypePolicy policy, co
   auto grad = [Q, R, m, n, square](int which, const Tensor& g) -> Tensor {
     Tensor gQ = which == 0 ? g : Tensor(), gR = which == 1 ? g : Tensor();
     if (m >= n) return square(Q, R, gQ, gR);
-    Tensor X = narrow(R, -1, 0, m), Y = narrow(R, -1, m, n - m);
+    // X: R's square part; Y = Q R[:, m:], A's last columns.
+    Tensor X = narrow(R, -1, 0, m), Y = mm_(Q, narrow(R, -1, m, n - m));
     if (!gR.defined()) return cat({square(Q, X, gQ, Tensor()), ops::zeros(Y.sizes(), Y.dtype())}, -1);
     Tensor gX = narrow(gR, -1, 0, m), gY = narrow(gR, -1, m, n - m);
     Tensor gQ2 = mm_(Y, mT(gY));
