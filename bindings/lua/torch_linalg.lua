@@ -142,13 +142,17 @@ function torch._linalg_install(M, numpy)
     local n = #list
     if n < 2 then fail(op, "expected at least 2 tensors, got %d", n) end
     local mats = {}
-    for i = 1, n do mats[i] = as(op, list[i]) end
+    local given = {}  -- each operand's number of dims, for the message
+    for i = 1, n do
+      mats[i] = as(op, list[i])
+      given[i] = mats[i]:dim()
+    end
     local first_vec, last_vec = mats[1]:dim() == 1, mats[n]:dim() == 1
     if first_vec then mats[1] = mats[1]:unsqueeze(1) end
     if last_vec then mats[n] = mats[n]:unsqueeze(2) end
     for i = 1, n do
       if mats[i]:dim() ~= 2 then
-        fail(op, "tensor %d must be 2-D (the first and last may be 1-D), got %d-D", i, list[i]:dim())
+        fail(op, "tensor %d must be 2-D (the first and last may be 1-D), got %d-D", i, given[i])
       end
       if i > 1 and mats[i - 1]:size(2) ~= mats[i]:size(1) then
         fail(op, "tensors %d and %d cannot be multiplied (%d ~= %d)", i - 1, i, mats[i - 1]:size(2), mats[i]:size(1))
