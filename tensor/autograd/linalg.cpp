@@ -214,6 +214,22 @@ Tensor with_diagonal(const Tensor& X, const Tensor& v) {
 }
 Tensor mm_(const Tensor& a, const Tensor& b) { return ag::matmul(a, b, nullptr, P); }
 
+// Records a node for each output i in `which` of a decomposition of A, with gradient
+// grad(i, g, factors). The factors are saved by version: changing one in place before
+// backward is an error there, not a wrong gradient.
+template <class F>
+void record_factors(const char* op, std::vector<Tensor>& outs, std::initializer_list<int> which, const Tensor& A,
+                    std::initializer_list<Tensor> factors, F grad) {
+  std::vector<SavedTensor> saved;
+  for (const Tensor& f : factors) saved.push_back(SavedTensor::input(detached(f)));
+  for (int i : which)
+    record(op, outs[size_t(i)], {&A}, [saved, grad, i](const Tensor& g, const Node& n) -> Grads {
+      std::vector<Tensor> f;
+      for (const SavedTensor& s : saved) f.push_back(s.unpack(n));
+      return {grad(i, g, f)};
+    });
+}
+
 }  // namespace
 
 std::vector<Tensor> svd(const Tensor& A, bool full_matrices, bool compute_uv, DTypePolicy policy, const char* op) {
@@ -221,17 +237,18 @@ std::vector<Tensor> svd(const Tensor& A, bool full_matrices, bool compute_uv, DT
   if (!needs_recording({&A})) return r;
   const int64_t m = last(A, 2), n = last(A), k = std::min(m, n);
   // PyTorch's svd_backward on the reduced factors (full ones are narrowed to them).
-  Tensor S = detached(r[compute_uv ? 1 : 0]);
+  Tensor S = r[compute_uv ? 1 : 0];
   Tensor U, Vh;
   if (compute_uv) {
-    U = narrow(detached(r[0]), -1, 0, k);
-    Vh = narrow(detached(r[2]), -2, 0, k);
+    U = narrow(r[0], -1, 0, k);
+    Vh = narrow(r[2], -2, 0, k);
   } else {
     std::vector<Tensor> f = ops::svd(A, false, true, policy, op);
     U = f[0];
     Vh = f[2];
   }
-  auto grad = [U, S, Vh, m, n, k, full_matrices](int which, const Tensor& g0) -> Tensor {
+  auto grad = [m, n, k, full_matrices](int which, const Tensor& g0, const std::vector<Tensor>& f) -> Tensor {
+    const Tensor &U = f[0], &S = f[1], &Vh = f[2];
     if (which == 1) {  // gS: U diag(gS) Vh
       return mm_(U * unsqueeze(g0, -2), Vh);
     }
@@ -260,21 +277,21 @@ std::vector<Tensor> svd(const Tensor& A, bool full_matrices, bool compute_uv, DT
     return mm_(U, gA);
   };
   if (!compute_uv) {
-    record(op, r[0], {&A}, [grad](const Tensor& g, const Node&) -> Grads { return {grad(1, g)}; });
+    record_factors(op, r, {0}, A, {U, S, Vh},
+                   [grad](int, const Tensor& g, const std::vector<Tensor>& f) { return grad(1, g, f); });
     return r;
   }
-  for (int i : {0, 1, 2})
-    record(op, r[size_t(i)], {&A}, [grad, i](const Tensor& g, const Node&) -> Grads { return {grad(i, g)}; });
+  record_factors(op, r, {0, 1, 2}, A, {U, S, Vh}, grad);
   return r;
 }
 
 std::vector<Tensor> eigh(const Tensor& A, bool lower, bool compute_v, DTypePolicy policy, const char* op) {
   std::vector<Tensor> r = ops::eigh(A, lower, compute_v, policy, op);
   if (!needs_recording({&A})) return r;
-  Tensor V = compute_v ? detached(r[1]) : ops::eigh(A, lower, true, policy, op)[1];
-  Tensor L = detached(r[0]);
+  Tensor V = compute_v ? r[1] : ops::eigh(A, lower, true, policy, op)[1];
   // gA = V (diag(gL) + skew(V^T gV) / E) V^T with E_ij = L_j - L_i (PyTorch's eig backward).
-  auto grad = [V, L](int which, const Tensor& g) -> Tensor {
+  auto grad = [](int which, const Tensor& g, const std::vector<Tensor>& f) -> Tensor {
+    const Tensor &L = f[0], &V = f[1];
     Tensor inner;
     if (which == 0) {
       inner = diag_embed(g);
@@ -286,8 +303,8 @@ std::vector<Tensor> eigh(const Tensor& A, bool lower, bool compute_v, DTypePolic
     }
     return mm_(V, mm_(inner, mT(V)));
   };
-  for (int i = 0; i < int(r.size()); ++i)
-    record(op, r[size_t(i)], {&A}, [grad, i](const Tensor& g, const Node&) -> Grads { return {grad(i, g)}; });
+  if (compute_v) record_factors(op, r, {0, 1}, A, {r[0], V}, grad);
+  else record_factors(op, r, {0}, A, {r[0], V}, grad);
   return r;
 }
 
@@ -314,7 +331,6 @@ std::vector<Tensor> qr(const Tensor& A, ops::QrMode mode, DTypePolicy policy, co
   TIDE_CHECK(mode != ops::QrMode::R, op, ": the gradient of QR needs Q, which mode 'r' does not compute");
   TIDE_CHECK(!(mode == ops::QrMode::Complete && m > n), op,
              ": QR with mode 'complete' is not differentiable when rows > columns (shape ", A.sizes().str(), ")");
-  Tensor Q = detached(r[0]), R = detached(r[1]);
   // PyTorch's linalg_qr_backward. Square-or-tall (m >= n): M = R gR^T - gQ^T Q,
   // gA = (gQ + Q copyltu(M)) R^-T. Wide: A = Q [X | Y] with X square.
   auto square = [op](const Tensor& Q, const Tensor& R, const Tensor& gQ, const Tensor& gR) {
@@ -327,7 +343,8 @@ std::vector<Tensor> qr(const Tensor& A, ops::QrMode mode, DTypePolicy policy, co
     Tensor rhs = gQ.defined() ? gQ + mm_(Q, M) : mm_(Q, M);
     return mT(ag::solve(R, mT(rhs), P, op));  // rhs R^-T
   };
-  auto grad = [Q, R, m, n, square](int which, const Tensor& g) -> Tensor {
+  auto grad = [m, n, square](int which, const Tensor& g, const std::vector<Tensor>& f) -> Tensor {
+    const Tensor &Q = f[0], &R = f[1];
     Tensor gQ = which == 0 ? g : Tensor(), gR = which == 1 ? g : Tensor();
     if (m >= n) return square(Q, R, gQ, gR);
     // X: R's square part; Y = Q R[:, m:], A's last columns.
@@ -337,8 +354,7 @@ std::vector<Tensor> qr(const Tensor& A, ops::QrMode mode, DTypePolicy policy, co
     Tensor gQ2 = mm_(Y, mT(gY));
     return cat({square(Q, X, gQ2, gX), mm_(Q, gY)}, -1);
   };
-  for (int i : {0, 1})
-    record(op, r[size_t(i)], {&A}, [grad, i](const Tensor& g, const Node&) -> Grads { return {grad(i, g)}; });
+  record_factors(op, r, {0, 1}, A, {r[0], r[1]}, grad);
   return r;
 }
 
