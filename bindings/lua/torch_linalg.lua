@@ -2,6 +2,7 @@
 -- matrix_rank, matrix_power, cond and multi_dot, for torch.linalg and (through
 -- numpy_linalg.lua) np.linalg. They compose differentiable ops, so autograd needs no formula
 -- of its own. torch._linalg_install(M, numpy) adds them to M.linalg with M's conventions.
+-- Loaded after torch_doc.lua: each function's help() text goes into torch._doc here.
 local torch = ...
 
 local function fail(op, fmt, ...) error(op .. ": " .. string.format(fmt, ...), 0) end
@@ -35,6 +36,19 @@ end
 local function check_matrix(op, A)
   if A:dim() < 2 then fail(op, "expected a matrix or a batch of matrices, got a %d-D tensor", A:dim()) end
 end
+
+local DOCS = {
+  matrix_rank = "linalg.matrix_rank(A[, tol][, hermitian][, {tol=, hermitian=}]) (np) / (A[, {atol=, rtol=, "
+    .. "hermitian=}]) (torch) -> int64 Tensor: the number of singular values (|eigenvalues| with hermitian) "
+    .. "above the tolerance: tol, or max(atol, rtol * largest); default largest * max(m, n) * eps.",
+  matrix_power = "linalg.matrix_power(A, n) -> Tensor: A^n for an integer n by repeated squaring (n < 0: of "
+    .. "inv(A); n = 0: the identity in A's dtype); batched.",
+  cond = "linalg.cond(A[, p][, {p=}]) -> Tensor: the condition number, s_max / s_min for p nil or 2 (-2: the "
+    .. "inverse), else norm(A, p) * norm(inv(A), p) ('fro', 'nuc', 1, -1, math.huge, -math.huge); infinity for "
+    .. "a singular matrix.",
+  multi_dot = "linalg.multi_dot({A, B, ...}) -> Tensor: the product of the matrices in the cheapest order; "
+    .. "the first may be a row vector and the last a column vector (1-D), as in NumPy.",
+}
 
 function torch._linalg_install(M, numpy)
   local L = M.linalg
@@ -183,6 +197,8 @@ function torch._linalg_install(M, numpy)
     if last_vec then r = r:squeeze(-1) end
     return r
   end
+
+  for name, doc in pairs(DOCS) do torch._doc[L[name]] = doc end
 end
 
 torch._linalg_install(torch, false)
