@@ -99,7 +99,7 @@ function torch._linalg_install(M, numpy)
            A:size(-2), A:size(-1))
     end
     if n == 0 then
-      local I = torch.eye(A:size(-1), {dtype = A.dtype})
+      local I = torch.eye(A:size(-1), {dtype = A.dtype, device = A.device})
       return (A * 0 + I)  -- broadcast to A's batch shape, keeping A's dtype and history
     end
     if n < 0 then
@@ -138,7 +138,7 @@ function torch._linalg_install(M, numpy)
     local ok, inv = pcall(L.inv, A)
     if ok then return norm2(A) * norm2(inv) end
     -- Some matrix is singular: one at a time, infinity for the singular ones.
-    if A:dim() == 2 then return torch.full({}, math.huge, {dtype = norm2(A).dtype}) end
+    if A:dim() == 2 then return torch.full({}, math.huge, {dtype = norm2(A).dtype, device = A.device}) end
     local flat = A:reshape(-1, A:size(-2), A:size(-1))
     local parts = {}
     for i = 1, flat:size(1) do parts[i] = L.cond(flat:select(1, i), p) end

@@ -195,17 +195,17 @@ Tensor detached(const Tensor& t) {
   return Tensor::make_view(t.storage(), t.sizes(), t.strides(), t.offset(), t.dtype());
 }
 
-// n x n identity (or its lower triangle from diagonal k on) in dtype dt, a constant.
-Tensor tri_mask(int64_t r, int64_t c, int k, DType dt) {
+// The (r x c) 0/1 mask of the lower triangle up to diagonal k, in dtype dt on device d.
+Tensor tri_mask(int64_t r, int64_t c, int k, DType dt, Device d) {
   Tensor m = ops::zeros({r, c}, DType::Float64);
   double* p = m.data<double>();
   for (int64_t i = 0; i < r; ++i)
     for (int64_t j = 0; j < c && j <= i + k; ++j) p[i * c + j] = 1;
-  return m.to(dt);
+  return m.to(dt).to_device(d);
 }
 int64_t last(const Tensor& x, int back = 1) { return x.size(x.dim() - back); }
-Tensor tril(const Tensor& x, int k = 0) { return x * tri_mask(last(x, 2), last(x), k, x.dtype()); }
-Tensor eye_as(const Tensor& x) { return ops::eye(last(x), -1, x.dtype()); }
+Tensor tril(const Tensor& x, int k = 0) { return x * tri_mask(last(x, 2), last(x), k, x.dtype(), x.device()); }
+Tensor eye_as(const Tensor& x) { return ops::eye(last(x), -1, x.dtype(), x.device()); }
 Tensor diag_embed(const Tensor& v) { return unsqueeze(v, -1) * eye_as(v); }
 // X with its diagonal replaced by v (a batch of vectors).
 Tensor with_diagonal(const Tensor& X, const Tensor& v) {
@@ -253,7 +253,7 @@ std::vector<Tensor> svd(const Tensor& A, bool full_matrices, bool compute_uv, DT
       return mm_(U * unsqueeze(g0, -2), Vh);
     }
     Tensor S2 = S * S;
-    Tensor E = with_diagonal(unsqueeze(S2, -2) - unsqueeze(S2, -1), ops::ones({k}, S.dtype()));
+    Tensor E = with_diagonal(unsqueeze(S2, -2) - unsqueeze(S2, -1), ops::ones({k}, S.dtype(), S.device()));
     if (which == 0) {
       Tensor gU = full_matrices ? narrow(g0, -1, 0, k) : g0;
       Tensor UhgU = mm_(mT(U), gU);
@@ -298,8 +298,8 @@ std::vector<Tensor> eigh(const Tensor& A, bool lower, bool compute_v, DTypePolic
     } else {
       Tensor VhgV = mm_(mT(V), g);
       VhgV = 0.5 * (VhgV - mT(VhgV));
-      Tensor E = with_diagonal(unsqueeze(L, -2) - unsqueeze(L, -1), ops::ones({last(L)}, L.dtype()));
-      inner = with_diagonal(VhgV / E, ops::zeros({last(L)}, L.dtype()));
+      Tensor E = with_diagonal(unsqueeze(L, -2) - unsqueeze(L, -1), ops::ones({last(L)}, L.dtype(), L.device()));
+      inner = with_diagonal(VhgV / E, ops::zeros({last(L)}, L.dtype(), L.device()));
     }
     return mm_(V, mm_(inner, mT(V)));
   };
@@ -349,7 +349,7 @@ std::vector<Tensor> qr(const Tensor& A, ops::QrMode mode, DTypePolicy policy, co
     if (m >= n) return square(Q, R, gQ, gR);
     // X: R's square part; Y = Q R[:, m:], A's last columns.
     Tensor X = narrow(R, -1, 0, m), Y = mm_(Q, narrow(R, -1, m, n - m));
-    if (!gR.defined()) return cat({square(Q, X, gQ, Tensor()), ops::zeros(Y.sizes(), Y.dtype())}, -1);
+    if (!gR.defined()) return cat({square(Q, X, gQ, Tensor()), ops::zeros(Y.sizes(), Y.dtype(), Y.device())}, -1);
     Tensor gX = narrow(gR, -1, 0, m), gY = narrow(gR, -1, m, n - m);
     Tensor gQ2 = mm_(Y, mT(gY));
     return cat({square(Q, X, gQ2, gX), mm_(Q, gY)}, -1);
@@ -393,7 +393,7 @@ Tensor pinv_value(const Tensor& A, double atol, double rtol, bool hermitian, DTy
   if (std::min(m, n) == 0) {
     Dims shape = A.sizes();
     std::swap(shape[shape.size() - 1], shape[shape.size() - 2]);
-    return ops::zeros(shape, S.dtype());
+    return ops::zeros(shape, S.dtype(), A.device());
   }
   Tensor absS = unary(UnaryOp::Abs, S);
   Tensor cutoff = binary(BinaryOp::Maximum, amax(absS, {-1}, true) * rtol, atol);
