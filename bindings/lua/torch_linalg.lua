@@ -33,6 +33,8 @@ local function one_of(op, name, pos, kwv)
   return kwv
 end
 
+local function mT(x) return x:transpose(-2, -1) end
+
 local function check_matrix(op, A)
   if A:dim() < 2 then fail(op, "expected a matrix or a batch of matrices, got a %d-D tensor", A:dim()) end
 end
@@ -204,3 +206,29 @@ end
 torch._linalg_install(torch, false)
 torch.matrix_power = torch.linalg.matrix_power
 torch.slogdet = torch.linalg.slogdet
+
+-- PyTorch's older torch.svd: V instead of Vh, `some` (reduced factors, default true), and
+-- zero-filled (m, m) and (n, n) factors when compute_uv is false.
+function torch.svd(A, ...)
+  local op = "svd"
+  local kw, pos = options(op, {"some", "compute_uv"}, 2, ...)
+  local some = one_of(op, "some", pos[1], kw.some)
+  local uv = one_of(op, "compute_uv", pos[2], kw.compute_uv)
+  if not torch.is_tensor(A) then fail(op, "expected a tensor, got a %s", type(A)) end
+  if uv == false then
+    local S = torch.linalg.svdvals(A)
+    local lead = {}
+    for d = 1, A:dim() - 2 do lead[d] = A:size(d) end
+    local function zeros(n)
+      local shape = {table.unpack(lead)}
+      shape[#shape + 1], shape[#shape + 2] = n, n
+      return torch.zeros(shape, {dtype = S.dtype, device = A.device})
+    end
+    return zeros(A:size(-2)), S, zeros(A:size(-1))
+  end
+  local U, S, Vh = torch.linalg.svd(A, some == false)
+  return U, S, mT(Vh)
+end
+torch._doc[torch.svd] = "svd(A[, some][, compute_uv][, {some=, compute_uv=}]) -> U, S, V: PyTorch's older "
+  .. "svd: A = U diag(S) V^T; some (default true): reduced factors; compute_uv=false: S with zero-filled "
+  .. "(m, m) and (n, n) U and V."
