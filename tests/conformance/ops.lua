@@ -1937,5 +1937,7 @@ assert(loadfile(here .. "ops_nn.lua"))(G, add)
 assert(loadfile(here .. "ops_stats.lua"))(G, add)
 assert(loadfile(here .. "ops_dtypes.lua"))(G, add)
 assert(loadfile(here .. "ops_sets_shape.lua"))(G, add)
+-- The LAPACK decompositions and the linalg functions on them: ops_linalg.lua.
+assert(loadfile(here .. "ops_linalg.lua"))(G, add)
 
 return rows
