@@ -105,8 +105,8 @@ int64_t count_of(const std::optional<Dims>& size) {
 
 // Fills a float64 tensor of the given size (a scalar when size is nil) with draw().
 template <typename Draw>
-int push_doubles(lua_State* L, const std::optional<Dims>& size, Draw draw) {
-  Tensor t = Tensor::empty(size.value_or(Dims{}), DType::Float64);
+int push_doubles(lua_State* L, const char* op, const std::optional<Dims>& size, Draw draw) {
+  Tensor t = nprandom::empty_for(op, size.value_or(Dims{}), DType::Float64);
   double* p = t.data<double>();
   for (int64_t i = 0; i < t.numel(); ++i) p[i] = draw();
   return push_result(L, t, !size);
@@ -175,7 +175,7 @@ int integers_impl(lua_State* L, const Args& a, BitGenerator& g, int first, bool 
   }
   if (lo < lb || hi > ub)
     a.error("low=" + std::to_string(*low) + ", high=" + std::to_string(*high) + " are out of bounds for " + std::string(dtype_name(dt)));
-  Tensor t = Tensor::empty(size.value_or(Dims{}), dt);
+  Tensor t = nprandom::empty_for(a.op, size.value_or(Dims{}), dt);
   const int64_t n = t.numel();
   const uint64_t rng = uint64_t(hi - lo), off = uint64_t(int64_t(lo));
   switch (dt) {
@@ -197,7 +197,7 @@ int integers_impl(lua_State* L, const Args& a, BitGenerator& g, int first, bool 
 
 int gen_integers_fn(lua_State* L, Args& a) {
   BitGenerator& g = self(a);
-  if (a.count() > 5) a.error("expected rng:integers(low[, high[, size[, dtype[, endpoint]]]])");
+  if (a.count() > 6) a.error("expected rng:integers(low[, high[, size[, dtype[, endpoint]]]])");
   std::optional<DType> dtype = dtype_kw(a);
   if (a.has(5)) {
     if (dtype) a.error("dtype given both as an argument and as a keyword");
@@ -226,9 +226,9 @@ int gen_random_fn(lua_State* L, Args& a) {
     dtype = a.dtype(3);
   }
   const DType dt = dtype.value_or(DType::Float64);
-  if (dt == DType::Float64) return push_doubles(L, size, [&] { return g.next_double(); });
+  if (dt == DType::Float64) return push_doubles(L, a.op, size, [&] { return g.next_double(); });
   if (dt != DType::Float32) a.error(std::string("dtype must be float64 or float32, got ") + std::string(dtype_name(dt)));
-  Tensor t = Tensor::empty(size.value_or(Dims{}), DType::Float32);
+  Tensor t = nprandom::empty_for(a.op, size.value_or(Dims{}), DType::Float32);
   float* p = t.data<float>();
   for (int64_t i = 0; i < t.numel(); ++i) p[i] = g.next_float();
   return push_result(L, t, !size);
@@ -238,7 +238,7 @@ int gen_random_fn(lua_State* L, Args& a) {
 int random_fn(lua_State* L, Args& a) {
   if (a.count() > 1) a.error("expected random([size])");
   BitGenerator& g = legacy(L);
-  return push_doubles(L, size_arg(a, 1), [&] { return g.next_double(); });
+  return push_doubles(L, a.op, size_arg(a, 1), [&] { return g.next_double(); });
 }
 
 // np.random.rand(d0, d1, ...) and randn(d0, d1, ...): varargs shapes; a number without args.
@@ -247,7 +247,7 @@ int rand_fn(lua_State* L, Args& a) {
   std::optional<Dims> size;
   if (a.count() > 0) size = shape_args(a, 1, a.count());
   BitGenerator& g = legacy(L);
-  return push_doubles(L, size, [&] { return Normal ? nprandom::legacy_gauss(g) : g.next_double(); });
+  return push_doubles(L, a.op, size, [&] { return Normal ? nprandom::legacy_gauss(g) : g.next_double(); });
 }
 
 // uniform(low=0, high=1, size): low + (high - low) * u. A Generator needs low <= high; the
@@ -261,7 +261,7 @@ int uniform_impl(lua_State* L, const Args& a, BitGenerator& g, int first, bool g
   if (!std::isfinite(range))
     a.error("high - low must be finite, got low=" + num_str(low) + ", high=" + num_str(high));
   if (generator && range < 0) a.error("expected low <= high, got low=" + num_str(low) + ", high=" + num_str(high));
-  return push_doubles(L, size, [&] { return low + range * g.next_double(); });
+  return push_doubles(L, a.op, size, [&] { return nprandom::uniform(g, low, range); });
 }
 int gen_uniform_fn(lua_State* L, Args& a) { return uniform_impl(L, a, self(a), 2, true); }
 int uniform_fn(lua_State* L, Args& a) { return uniform_impl(L, a, legacy(L), 1, false); }
@@ -279,8 +279,8 @@ int normal_impl(lua_State* L, const Args& a, BitGenerator& g, int first, bool ge
   const double loc = number_arg(a, first, "loc").value_or(0.0);
   const double scale = scale_arg(a, first + 1, "scale", 1.0);
   std::optional<Dims> size = size_arg(a, first + 2);
-  return push_doubles(L, size, [&] {
-    return loc + scale * (generator ? nprandom::standard_normal(g) : nprandom::legacy_gauss(g));
+  return push_doubles(L, a.op, size, [&] {
+    return generator ? nprandom::normal(g, loc, scale) : nprandom::legacy_normal(g, loc, scale);
   });
 }
 int gen_normal_fn(lua_State* L, Args& a) { return normal_impl(L, a, self(a), 2, true); }
@@ -289,7 +289,7 @@ int normal_fn(lua_State* L, Args& a) { return normal_impl(L, a, legacy(L), 1, fa
 int gen_standard_normal_fn(lua_State* L, Args& a) {
   BitGenerator& g = self(a);
   if (a.count() > 2) a.error("expected rng:standard_normal([size])");
-  return push_doubles(L, size_arg(a, 2), [&] { return nprandom::standard_normal(g); });
+  return push_doubles(L, a.op, size_arg(a, 2), [&] { return nprandom::standard_normal(g); });
 }
 
 int gen_exponential_fn(lua_State* L, Args& a) {
@@ -297,29 +297,31 @@ int gen_exponential_fn(lua_State* L, Args& a) {
   if (a.count() > 3) a.error("expected rng:exponential([scale[, size]])");
   const double scale = scale_arg(a, 2, "scale", 1.0);
   std::optional<Dims> size = size_arg(a, 3);
-  return push_doubles(L, size, [&] { return scale * nprandom::standard_exponential(g); });
+  return push_doubles(L, a.op, size, [&] { return scale * nprandom::standard_exponential(g); });
 }
 
 // ---- permutations and choice
 
-// The rows (dim 1) of x at the 0-based indices idx, shaped lead + x.shape[2:].
-Tensor take_rows(const Tensor& x, const std::vector<int64_t>& idx, Dims lead) {
+// The rows (dim 1) of x at the 0-based indices of idx (an int64 tensor), shaped
+// idx.shape + x.shape[2:].
+Tensor take_rows(const Tensor& x, const Tensor& idx, const char* op) {
   Tensor src = x.contiguous();
-  for (size_t d = 1; d < size_t(x.dim()); ++d) lead.push_back(x.size(int(d)));
-  Tensor out = Tensor::empty(lead, x.dtype());
+  Dims shape = idx.sizes();
+  for (int d = 1; d < x.dim(); ++d) shape.push_back(x.size(d));
+  Tensor out = nprandom::empty_for(op, shape, x.dtype());
   const size_t row = x.size(0) ? src.nbytes() / size_t(x.size(0)) : 0;
   const char* s = static_cast<const char*>(src.data_ptr());
   char* d = static_cast<char*>(out.data_ptr());
-  for (size_t i = 0; i < idx.size(); ++i) std::memcpy(d + i * row, s + size_t(idx[i]) * row, row);
+  const int64_t* p = idx.data<int64_t>();
+  for (int64_t i = 0; i < idx.numel(); ++i) std::memcpy(d + size_t(i) * row, s + size_t(p[i]) * row, row);
   return out;
 }
 
-// A 1-D int64 tensor of 1-based indices from 0-based ones.
-Tensor index_tensor(const std::vector<int64_t>& idx, const Dims& shape) {
-  Tensor t = Tensor::empty(shape, DType::Int64);
-  int64_t* p = t.data<int64_t>();
-  for (size_t i = 0; i < idx.size(); ++i) p[i] = idx[i] + 1;
-  return t;
+// 0-based indices made 1-based, in place (the indices choice(n) and permutation(n) return).
+Tensor one_based(Tensor idx) {
+  int64_t* p = idx.data<int64_t>();
+  for (int64_t i = 0; i < idx.numel(); ++i) ++p[i];
+  return idx;
 }
 
 Tensor& rows_arg(const Args& a, int i) {
@@ -334,12 +336,12 @@ int permutation_impl(lua_State* L, const Args& a, BitGenerator& g, int i) {
   if (a.count() != i) a.error("expected permutation(n) or permutation(x)");
   if (a.is_tensor(i)) {
     Tensor& x = rows_arg(a, i);
-    push_tensor(L, take_rows(x, nprandom::shuffled_order(g, x.size(0)), {x.size(0)}));
+    push_tensor(L, take_rows(x, nprandom::shuffled_order(g, x.size(0), a.op), a.op));
     return 1;
   }
   const int64_t n = a.integer(i);
   if (n < 0) a.error("n must be non-negative, got " + std::to_string(n));
-  push_tensor(L, index_tensor(nprandom::shuffled_order(g, n), {n}));
+  push_tensor(L, one_based(nprandom::shuffled_order(g, n, a.op)));
   return 1;
 }
 int gen_permutation_fn(lua_State* L, Args& a) { return permutation_impl(L, a, self(a), 2); }
@@ -349,7 +351,7 @@ int permutation_fn(lua_State* L, Args& a) { return permutation_impl(L, a, legacy
 int shuffle_impl(const Args& a, BitGenerator& g, int i) {
   if (a.count() != i) a.error("expected shuffle(x)");
   Tensor& x = rows_arg(a, i);
-  Tensor shuffled = take_rows(x, nprandom::shuffled_order(g, x.size(0)), {x.size(0)});
+  Tensor shuffled = take_rows(x, nprandom::shuffled_order(g, x.size(0), a.op), a.op);
   ops::copy_(x, shuffled);
   return 0;
 }
@@ -422,14 +424,15 @@ int choice_impl(lua_State* L, const Args& a, BitGenerator& g, int i, bool genera
     }
     if (pushed) lua_pop(L, 1);
   }
-  std::vector<int64_t> idx(static_cast<size_t>(n));
+  Tensor idx_t = nprandom::empty_for(a.op, size.value_or(Dims{}), DType::Int64);
+  int64_t* idx = idx_t.data<int64_t>();
   auto uniform = [&] { return g.next_double(); };
   if (replace) {
     if (p) {
       const std::vector<double> cdf = cdf_of(*p);
-      for (auto& v : idx) v = search_right(cdf, uniform());
+      for (int64_t k = 0; k < n; ++k) idx[k] = search_right(cdf, uniform());
     } else if (n > 0) {
-      nprandom::bounded_fill_u64(g, 0, uint64_t(pop - 1), n, !generator, reinterpret_cast<uint64_t*>(idx.data()));
+      nprandom::bounded_fill_u64(g, 0, uint64_t(pop - 1), n, !generator, reinterpret_cast<uint64_t*>(idx));
     }
   } else {
     if (n > pop)
@@ -445,25 +448,24 @@ int choice_impl(lua_State* L, const Args& a, BitGenerator& g, int i, bool genera
       while (found < n) {
         std::vector<double> u(static_cast<size_t>(n - found));
         for (double& x : u) x = uniform();
-        for (int64_t k = 0; k < found; ++k) q[size_t(idx[size_t(k)])] = 0;
+        for (int64_t k = 0; k < found; ++k) q[size_t(idx[k])] = 0;
         const std::vector<double> cdf = cdf_of(q);
         std::vector<int64_t> fresh;  // distinct draws in order of first appearance
         for (double x : u) {
           const int64_t v = search_right(cdf, x);
           if (std::find(fresh.begin(), fresh.end(), v) == fresh.end()) fresh.push_back(v);
         }
-        for (int64_t v : fresh) idx[size_t(found++)] = v;
+        for (int64_t v : fresh) idx[found++] = v;
       }
     } else if (generator) {
-      idx = nprandom::choice_without_replacement(g, pop, n, shuffle);
+      nprandom::choice_without_replacement(g, pop, n, shuffle, idx, a.op);
     } else {
-      idx = nprandom::shuffled_order(g, pop);
-      idx.resize(size_t(n));
+      const Tensor order = nprandom::shuffled_order(g, pop, a.op);
+      std::copy(order.data<int64_t>(), order.data<int64_t>() + n, idx);
     }
   }
-  const Dims shape = size.value_or(Dims{});
-  if (!items) return push_result(L, index_tensor(idx, shape), !size);
-  Tensor out = take_rows(*items, idx, shape);
+  if (!items) return push_result(L, one_based(idx_t), !size);
+  Tensor out = take_rows(*items, idx_t, a.op);
   return push_result(L, out, !size && out.dim() == 0);
 }
 int gen_choice_fn(lua_State* L, Args& a) { return choice_impl(L, a, self(a), 2, true); }

@@ -6,11 +6,13 @@
 #pragma GCC optimize("fp-contract=off")
 #include "random_numpy.hpp"
 
+#include "error.hpp"
+
 #include <quadmath.h>
 
 #include <cmath>
 #include <mutex>
-#include <unordered_map>
+#include <algorithm>
 
 namespace tide::nprandom {
 
@@ -448,43 +450,60 @@ double legacy_gauss(BitGenerator& g) {
   return f * x2;
 }
 
-std::vector<int64_t> shuffled_order(BitGenerator& g, int64_t n) {
-  std::vector<int64_t> order(size_t(n > 0 ? n : 0));
-  for (int64_t i = 0; i < n; ++i) order[size_t(i)] = i;
-  for (int64_t i = n - 1; i >= 1; --i) std::swap(order[size_t(i)], order[random_interval(g, uint64_t(i))]);
-  return order;
+double uniform(BitGenerator& g, double low, double range) { return low + range * g.next_double(); }
+double normal(BitGenerator& g, double loc, double scale) { return loc + scale * standard_normal(g); }
+double legacy_normal(BitGenerator& g, double loc, double scale) { return loc + scale * legacy_gauss(g); }
+
+Tensor empty_for(const char* op, const Dims& shape, DType dtype) {
+  try {
+    return Tensor::empty(shape, dtype, {}, op);
+  } catch (const OutOfMemory& e) {
+    throw OutOfMemory(std::string(op) + ": " + e.what());
+  }
 }
 
-std::vector<int64_t> choice_without_replacement(BitGenerator& g, int64_t pop, int64_t size, bool shuffle) {
-  // The shuffle of choice (and of its tail) draws with Lemire's method, unlike the shuffles.
-  auto shuffle_from = [&](std::vector<int64_t>& v, int64_t n, int64_t first) {
-    for (int64_t i = n - 1; i >= first; --i) std::swap(v[size_t(i)], v[bounded_u64(g, uint64_t(i))]);
+Tensor shuffled_order(BitGenerator& g, int64_t n, const char* op) {
+  Tensor t = empty_for(op, {n}, DType::Int64);
+  int64_t* order = t.data<int64_t>();
+  for (int64_t i = 0; i < n; ++i) order[i] = i;
+  for (int64_t i = n - 1; i >= 1; --i) std::swap(order[i], order[random_interval(g, uint64_t(i))]);
+  return t;
+}
+
+void choice_without_replacement(BitGenerator& g, int64_t pop, int64_t size, bool shuffle, int64_t* out,
+                                const char* op) {
+  // The shuffles of choice draw with Lemire's method, unlike the other shuffles.
+  auto shuffle_from = [&](int64_t* v, int64_t n, int64_t first) {
+    for (int64_t i = n - 1; i >= first; --i) std::swap(v[i], v[bounded_u64(g, uint64_t(i))]);
   };
   const int64_t cutoff = shuffle ? 50 : 20;
-  if (pop > 10000 && size > pop / cutoff) {
-    std::vector<int64_t> all(static_cast<size_t>(pop));
-    for (int64_t i = 0; i < pop; ++i) all[size_t(i)] = i;
-    shuffle_from(all, pop, std::max<int64_t>(pop - size, 1));
-    return std::vector<int64_t>(all.end() - size, all.end());
+  if (pop > 10000 && size > pop / cutoff) {  // a tail shuffle of 0..pop-1
+    Tensor all = empty_for(op, {pop}, DType::Int64);
+    int64_t* a = all.data<int64_t>();
+    for (int64_t i = 0; i < pop; ++i) a[i] = i;
+    shuffle_from(a, pop, std::max<int64_t>(pop - size, 1));
+    std::copy(a + (pop - size), a + pop, out);
+    return;
   }
-  std::vector<int64_t> out(static_cast<size_t>(size));
+  // Floyd's algorithm with an open-addressing hash set of the picks (-1: empty).
   const uint64_t mask = smear_mask(uint64_t(1.2 * double(size)));
-  std::vector<uint64_t> set(size_t(mask + 1), UINT64_MAX);
+  Tensor set_t = empty_for(op, {int64_t(mask + 1)}, DType::Int64);
+  int64_t* set = set_t.data<int64_t>();
+  std::fill(set, set + mask + 1, int64_t(-1));
   for (int64_t j = pop - size; j < pop; ++j) {
-    const uint64_t val = bounded_u64(g, uint64_t(j));
-    uint64_t loc = val & mask;
-    while (set[loc] != UINT64_MAX && set[loc] != val) loc = (loc + 1) & mask;
-    int64_t chosen = int64_t(val);
-    if (set[loc] != UINT64_MAX) {  // val taken: j itself is new
+    const int64_t val = int64_t(bounded_u64(g, uint64_t(j)));
+    uint64_t loc = uint64_t(val) & mask;
+    while (set[loc] != -1 && set[loc] != val) loc = (loc + 1) & mask;
+    int64_t chosen = val;
+    if (set[loc] != -1) {  // val taken: j itself is new
       loc = uint64_t(j) & mask;
-      while (set[loc] != UINT64_MAX) loc = (loc + 1) & mask;
+      while (set[loc] != -1) loc = (loc + 1) & mask;
       chosen = j;
     }
-    set[loc] = uint64_t(chosen);
-    out[size_t(j - pop + size)] = chosen;
+    set[loc] = chosen;
+    out[j - pop + size] = chosen;
   }
   if (shuffle) shuffle_from(out, size, 1);
-  return out;
 }
 
 }  // namespace tide::nprandom

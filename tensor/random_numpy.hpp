@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "tensor.hpp"
+
 namespace tide::nprandom {
 
 // NumPy's SeedSequence (pool size 4, no spawn key) for an integer entropy given as its
@@ -68,15 +70,24 @@ uint64_t random_interval(BitGenerator& g, uint64_t max);
 double standard_normal(BitGenerator& g);       // the 256-layer ziggurat (Generator)
 double standard_exponential(BitGenerator& g);  // the 256-layer ziggurat (Generator)
 double legacy_gauss(BitGenerator& g);          // polar Box-Muller with the cached value
+// The scaled forms, rounded as NumPy rounds them (no fused multiply-add):
+double uniform(BitGenerator& g, double low, double range);        // low + range * u
+double normal(BitGenerator& g, double loc, double scale);         // loc + scale * ziggurat
+double legacy_normal(BitGenerator& g, double loc, double scale);  // loc + scale * legacy_gauss
 
 // The swaps of a Fisher-Yates shuffle of n items as NumPy does it: for i = n-1 down to 1,
-// swap i with random_interval(i). Returns the resulting order of 0..n-1.
-std::vector<int64_t> shuffled_order(BitGenerator& g, int64_t n);
+// swap i with random_interval(i). Returns the resulting order of 0..n-1 (an int64 tensor;
+// `op` names the allocation in a memory error).
+Tensor shuffled_order(BitGenerator& g, int64_t n, const char* op);
 
 // Generator.choice(pop, size, replace=False) without p: Floyd's sampling through a hash set,
 // or a tail shuffle of 0..pop-1 when the sample is a large part of a large population; then
-// shuffled when `shuffle`.
-std::vector<int64_t> choice_without_replacement(BitGenerator& g, int64_t pop, int64_t size, bool shuffle);
+// shuffled when `shuffle`. Writes the 0-based picks to out[0..size).
+void choice_without_replacement(BitGenerator& g, int64_t pop, int64_t size, bool shuffle, int64_t* out,
+                                const char* op);
+
+// A CPU tensor for the results of `op`; an allocation failure names op.
+Tensor empty_for(const char* op, const Dims& shape, DType dtype);
 
 // The ziggurat tables, computed at first use (see random_numpy.cpp); exposed for the tests.
 struct ZigguratTables {
