@@ -78,7 +78,7 @@ BitGenerator& self(const Args& a) {
   return *g;
 }
 
-// A seed: a non-negative integer (or nothing: `entropy_ok` draws one from the system).
+// A seed: a non-negative integer, or nullopt when none is given.
 std::optional<uint64_t> seed_arg(const Args& a, int i) {
   if (!a.has(i)) return std::nullopt;
   int64_t v;
@@ -94,13 +94,6 @@ std::vector<uint32_t> words_of(uint64_t v) {  // little-endian 32-bit words, {0}
   std::vector<uint32_t> w{uint32_t(v)};
   if (v >> 32) w.push_back(uint32_t(v >> 32));
   return w;
-}
-
-int64_t count_of(const std::optional<Dims>& size) {
-  int64_t n = 1;
-  if (size)
-    for (int64_t d : *size) n *= d;
-  return n;
 }
 
 // Fills a float64 tensor of the given size (a scalar when size is nil) with draw().
@@ -402,7 +395,7 @@ int choice_impl(lua_State* L, const Args& a, BitGenerator& g, int i, bool genera
   Tensor* items = a.is_tensor(i) ? &rows_arg(a, i) : nullptr;
   const int64_t pop = items ? items->size(0) : a.integer(i);
   std::optional<Dims> size = size_arg(a, i + 1);
-  const int64_t n = count_of(size);
+  const int64_t n = size ? shape_numel(*size, a.op) : 1;
   bool replace = a.kw_bool("replace").value_or(true);
   if (a.has(i + 2)) {
     if (a.has_kw("replace")) a.error("'replace' given both as an argument and as a keyword");

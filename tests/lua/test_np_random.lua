@@ -39,6 +39,22 @@ end
 replay("generator", function(seed) return np.random.default_rng(seed) end)
 replay("legacy", function(seed) np.random.seed(seed) end)
 
+-- Long streams stay in step (the ziggurats' rare paths, the cached gaussian):
+--   np.random.seed(0); x = np.random.randn(64, 1000); y = np.random.randn(64, 10)
+--   w1 = np.random.randn(1000, 100)      # the two-layer example's data (scripts/)
+--   rng = np.random.default_rng(12345); z = rng.standard_normal(100000)
+--   e = rng.exponential(1.0, 100000)
+T.test("long streams: 10^5 ziggurat draws and the two-layer example's data", function()
+  np.random.seed(0)
+  local x, y, w1 = np.random.randn(64, 1000), np.random.randn(64, 10), np.random.randn(1000, 100)
+  T.eq({x[{1, 1}]:item(), x[{64, 1000}]:item(), y[{64, 10}]:item(), w1[{1000, 100}]:item()},
+       {1.764052345967664, -0.61637662370944035, 0.64650207650073288, 0.42471051936440274})
+  local rng = np.random.default_rng(12345)
+  local z, e = rng:standard_normal(100000), rng:exponential(1.0, 100000)
+  T.eq({z[100000]:item(), z[54322]:item(), e[100000]:item(), e[12346]:item()},
+       {-1.1626148740543023, 1.3775629460891505, 3.2228654168530042, 1.238005636180991})
+end)
+
 T.test("result dtypes and shapes follow NumPy", function()
   local rng = np.random.default_rng(3)
   T.eq(rng:random(2).dtype, "float64")
