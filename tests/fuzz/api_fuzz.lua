@@ -563,8 +563,8 @@ end
 -- Targets that may write into their first argument: in-place methods and functions (a name
 -- ending in "_"), indexed assignment, and the ones that free or shuffle it.
 local WRITES_FIRST = {["MT.__newindex"] = true, ["M.free"] = true, ["MT.__gc"] = true, ["MT.__close"] = true,
-                      ["np.random.shuffle"] = true,
-                      ["np.random.Generator():shuffle"] = true}
+                      ["np.random.shuffle"] = true, ["np.random.Generator():shuffle"] = true,
+                      ["nn._util.init_bias"] = true}
 
 -- The tensors among the arguments (and in table arguments, one level down) that the call
 -- must leave as they were, with their values; nil where the call may write.
