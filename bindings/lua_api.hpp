@@ -207,6 +207,7 @@ const Binding* binding_of(lua_State* L, int idx);
 // The per-family registration functions (one per bindings/*.cpp file).
 void register_elementwise_bindings();
 void register_creation_bindings();
+void register_random_bindings();  // np.random (bind_random.cpp)
 void register_reduction_bindings();
 void register_linalg_bindings();
 void register_shape_bindings();

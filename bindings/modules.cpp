@@ -27,6 +27,7 @@ void ensure_registered() {
   std::call_once(once, [] {
     register_elementwise_bindings();
     register_creation_bindings();
+    register_random_bindings();
     register_reduction_bindings();
     register_linalg_bindings();
     register_shape_bindings();

@@ -126,9 +126,18 @@ end
 -- and the metamethods of the instance's metatable.
 local missing_instances = {}
 local class_paths = {}
+local is_class_path = {}
 for _, tg in ipairs(targets) do
   -- (np's ufuncs are callable tables of functions, walked as such, not classes)
-  if type(tg.fn) == "table" and getmetatable(tg.fn).__name ~= "ufunc" then class_paths[#class_paths + 1] = tg.path end
+  if type(tg.fn) == "table" and getmetatable(tg.fn).__name ~= "ufunc" then
+    class_paths[#class_paths + 1] = tg.path
+    is_class_path[tg.path] = true
+  end
+end
+-- Classes whose table is not a constructor (np.random.Generator: default_rng makes them) are
+-- the other entries of H.instances.
+for _, cpath in ipairs(sorted_keys(H.instances)) do
+  if not is_class_path[cpath] then class_paths[#class_paths + 1] = cpath end
 end
 for _, cpath in ipairs(class_paths) do
   local ctor = H.instances[cpath]
@@ -555,7 +564,8 @@ end
 -- Targets that may write into their first argument: in-place methods and functions (a name
 -- ending in "_"), indexed assignment, and the ones that free or shuffle it.
 local WRITES_FIRST = {["MT.__newindex"] = true, ["M.free"] = true, ["MT.__gc"] = true, ["MT.__close"] = true,
-                      ["np.random.shuffle"] = true, ["np.put"] = true, ["nn._util.init_bias"] = true}
+                      ["np.random.shuffle"] = true, ["np.random.Generator():shuffle"] = true,
+                      ["np.put"] = true, ["nn._util.init_bias"] = true}
 -- np.add.at(a, indices, b) and the other ufuncs' at write a in place by design.
 for _, tg in ipairs(targets) do
   if tg.path:match("^np%.[%w_]+%.at$") then WRITES_FIRST[tg.path] = true end

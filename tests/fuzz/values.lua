@@ -137,6 +137,7 @@ H.file = io.tmpfile()
 -- Constructors of one valid instance of each class, for fuzzing the methods of a real
 -- object (api_fuzz.lua reports classes missing here).
 H.instances = {
+  ["np.random.Generator"] = "np.random.default_rng(0)",
   ["nn.BCELoss"] = "nn.BCELoss()",
   ["nn.BCEWithLogitsLoss"] = "nn.BCEWithLogitsLoss()",
   ["nn.CELU"] = "nn.CELU()",

@@ -221,8 +221,11 @@ T.test("manual_seed makes draws repeat", function()
   T.eq(torch.initial_seed(), 42)
   torch.manual_seed(43)
   T.truthy(not T.deep_eq(torch.rand(5):tolist(), a), "another seed gives other numbers")
-  -- np.random.seed seeds the same generator
-  np.random.seed(42)
+  -- np.random has its own streams (NumPy's): seeding or drawing from it leaves torch's alone
+  torch.manual_seed(42)
+  np.random.seed(7)
+  np.random.rand(3)
+  np.random.default_rng(1):random(3)
   T.eq(torch.rand(5):tolist(), a)
   T.error(function() torch.manual_seed(1.5) end, "manual_seed: the seed must be an integer, got 1.5")
   T.error(function() torch.manual_seed("x") end, "manual_seed: the seed must be an integer, got string")
