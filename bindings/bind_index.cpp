@@ -1,7 +1,7 @@
 // Indexing from Lua (x[key] and x[key] = value, called by the Tensor metatable) and the
 // bindings of the index ops (tensor/ops/index.hpp).
 //
-// A key is a number, ":" / "...", a tensor (bool mask or integer indices) or a table of
+// A key is a number, ":" / "..." / np.newaxis (the string "newaxis"), a tensor (bool mask or integer indices) or a table of
 // those per dim, where a table entry may also be a range {first, last[, step]} (inclusive,
 // 1-based, negative from the end). Numbers and ranges give views (numbers remove their
 // dim); tensors select copies, with PyTorch's advanced-indexing rules. Assignment writes
@@ -29,12 +29,12 @@ constexpr const char* kOp = "index";
 // Parsing a key
 
 struct Entry {
-  enum Kind { Int, Range, All, Ellipsis, TensorIdx } kind = All;
+  enum Kind { Int, Range, All, Ellipsis, NewAxis, TensorIdx } kind = All;
   int64_t i = 0;                        // Int
   int64_t first = 0, last = 0, step = 1;  // Range (as written)
   Tensor t;                             // TensorIdx
   // Dims of x this entry consumes.
-  int dims() const { return kind == Ellipsis ? 0 : kind == TensorIdx && is_bool(t.dtype()) ? t.dim() : 1; }
+  int dims() const { return kind == Ellipsis || kind == NewAxis ? 0 : kind == TensorIdx && is_bool(t.dtype()) ? t.dim() : 1; }
 };
 
 std::string number_text(lua_State* L, int idx) {
@@ -96,7 +96,12 @@ Entry parse_entry(lua_State* L, int idx, bool in_table) {
         e.kind = Entry::Ellipsis;
         return e;
       }
-      TIDE_FAIL(kOp, ": unknown index '", quote_user(s), "' (use \":\" for a whole dim or \"...\" for the remaining dims)");
+      if (s == "newaxis") {  // np.newaxis, NumPy's None in an index
+        e.kind = Entry::NewAxis;
+        return e;
+      }
+      TIDE_FAIL(kOp, ": unknown index '", quote_user(s),
+                "' (use \":\" for a whole dim, \"...\" for the remaining dims or np.newaxis for a new dim of size 1)");
     }
     case LUA_TTABLE:
       if (in_table) return parse_range(L, idx);
@@ -201,6 +206,12 @@ Applied apply_key(const Tensor& x, const std::vector<Entry>& entries) {
       case Entry::All:
         a.labels.push_back(ud);
         ++rd, ++ud;
+        break;
+      case Entry::NewAxis:
+        r = ag::unsqueeze(r, rd);
+        viewed = true;
+        a.labels.push_back(ud);
+        ++rd;
         break;
       case Entry::Ellipsis:
         for (int k = 0; k < x.dim() - consumed; ++k) a.labels.push_back(ud + k);
