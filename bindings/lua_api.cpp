@@ -286,13 +286,14 @@ Args::Args(lua_State* L_, const char* op_, Style style_, const ArgSpec* spec)
   if (kw_ && spec_ && !spec_->open) check_keyword_names();
   numpy = style == Style::Numpy;
   for (int i = 1; i <= n && !numpy; ++i) {
-    if (lua_type(L, i) == LUA_TUSERDATA) {
+    int ty = lua_type(L, i);
+    if (ty == LUA_TUSERDATA) {
       Tensor* t = tensor_slot(L, i);
       if (i <= kScanned) scan_[i - 1] = t, nscanned_ = i;
       numpy = t && t->defined() && t->impl()->numpy;
     } else {
       if (i <= kScanned) nscanned_ = i;  // scan_[i - 1] stays nullptr: not a tensor
-      numpy = holds_numpy_array(L, i);
+      numpy = ty == LUA_TTABLE && holds_numpy_array(L, i);
     }
   }
 }
@@ -306,9 +307,16 @@ namespace {
 thread_local CallSemantics* t_numpy_call = nullptr;  // the innermost call, when it is NumPy's
 }  // namespace
 
-CallSemantics::CallSemantics(const Args& a) : scope_(a.numpy), saved_(t_numpy_call), numpy_(a.numpy) {
-  t_numpy_call = numpy_ ? this : nullptr;
-  if (!numpy_) return;
+CallSemantics::CallSemantics(const Args& a) : slot_(&t_numpy_call), saved_(*slot_), numpy_(a.numpy) {
+  if (!numpy_) {
+    if (saved_) {  // a torch call made inside a NumPy one (a callback)
+      scope_.emplace(false);
+      *slot_ = nullptr;
+    }
+    return;
+  }
+  scope_.emplace(true);
+  *slot_ = this;
   auto note = [&](int idx) {
     Tensor* t = tensor_slot(a.L, idx);
     if (t && t->defined() && !t->impl()->numpy && nplain_ < int(std::size(plain_))) plain_[nplain_++] = t->impl();
@@ -326,7 +334,7 @@ CallSemantics::CallSemantics(const Args& a) : scope_(a.numpy), saved_(t_numpy_ca
   }
 }
 
-CallSemantics::~CallSemantics() { t_numpy_call = saved_; }
+CallSemantics::~CallSemantics() { *slot_ = saved_; }
 
 bool CallSemantics::flags(const TensorImpl* impl) {
   const CallSemantics* c = t_numpy_call;

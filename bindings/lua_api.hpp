@@ -193,7 +193,10 @@ class CallSemantics {
   static bool flags(const TensorImpl* impl);
 
  private:
-  NumpySemanticsScope scope_;
+  // Opened only when the semantics change: a torch call outside any NumPy call (the common
+  // case) touches no thread-local but the call pointer, whose address slot_ keeps.
+  std::optional<NumpySemanticsScope> scope_;
+  CallSemantics** slot_;
   CallSemantics* saved_;
   bool numpy_;
   int nplain_ = 0;
