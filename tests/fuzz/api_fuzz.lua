@@ -387,7 +387,11 @@ end
 -- so that elementwise and matrix ops get past their shape checks.
 local function gen_param(kind, shape, dt)
   if kind == "tensor" then
-    if rand(3) > 1 then return string.format("H.t(%q, %s, %d)", dt, shape_src(shape), rand(12) - 1) end
+    local r = rand(12)
+    -- a NumPy array (NumPy semantics for the call), or a Lua list (an array-like there)
+    if r == 1 then return string.format("np.array(H.t(%q, %s, %d))", dt, shape_src(shape), rand(12) - 1) end
+    if r == 2 then return pick({"{1, 2, 3}", "{0.5, -1}", "{true, false}", "{{1, 2}, {3, 4}}", "{}"}) end
+    if r <= 8 then return string.format("H.t(%q, %s, %d)", dt, shape_src(shape), rand(12) - 1) end
     return gen_tensor()
   elseif kind == "index" then
     return string.format("H.t(%q, %s, %d)", rand(4) == 1 and "bool" or "int64", shape_src(rand(2) == 1 and shape or
