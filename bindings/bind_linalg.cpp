@@ -15,12 +15,12 @@ namespace {
 using ops::DTypePolicy;
 
 DTypePolicy policy(const Args& a) {
-  return a.style == Style::Numpy ? DTypePolicy::Promote : DTypePolicy::Strict;
+  return a.numpy ? DTypePolicy::Promote : DTypePolicy::Strict;
 }
 
 // Operand i: a tensor (torch), or anything array-like (numpy).
 Tensor operand(const Args& a, int i) {
-  if (a.style == Style::Numpy) return a.tensor_like(i);
+  if (a.numpy) return a.tensor_like(i);
   return a.tensor(i);
 }
 

@@ -101,7 +101,7 @@ int mean_fn(lua_State* L, Args& a) {
   Tensor x = a.tensor_like(1);
   auto dims = a.dims_arg(2, x.dim());
   auto dt = dtype_kw(a);
-  if (!dt && a.style == Style::Numpy && !is_floating(x.dtype())) dt = DType::Float64;
+  if (!dt && a.numpy && !is_floating(x.dtype())) dt = DType::Float64;
   return push_result(L, a, ag::mean(x, dimlist(dims), keep_arg(a, 3), dt));
 }
 
@@ -164,7 +164,7 @@ int var_fn(lua_State* L, Args& a) {
     if (a.lua_type_at(3) == LUA_TBOOLEAN) unbiased = a.boolean(3);
     if (a.lua_type_at(4) == LUA_TBOOLEAN) keep = a.boolean(4);
   }
-  double correction = a.style == Style::Numpy ? 0.0 : 1.0;
+  double correction = a.numpy ? 0.0 : 1.0;
   auto kw_unbiased = a.kw_bool("unbiased");
   auto kw_correction = a.kw_number("correction");
   auto kw_ddof = a.kw_number("ddof");
@@ -176,7 +176,7 @@ int var_fn(lua_State* L, Args& a) {
   if (kw_correction) correction = *kw_correction;
   if (kw_ddof) correction = *kw_ddof;
   if (auto dt = dtype_kw(a)) x = x.to(*dt);
-  else if (a.style == Style::Numpy && !is_floating(x.dtype())) x = x.to(DType::Float64);
+  else if (a.numpy && !is_floating(x.dtype())) x = x.to(DType::Float64);
   return push_result(L, a, Sqrt ? ag::std(x, dimlist(dims), correction, keep)
                                 : ag::var(x, dimlist(dims), correction, keep));
 }

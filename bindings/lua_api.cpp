@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -73,6 +74,8 @@ void remember_tensor_metatable(lua_State* L) {
 }
 
 void push_tensor(lua_State* L, Tensor t) {
+  if (t.defined() && CallSemantics::flags(t.impl())) [[unlikely]]
+    t.impl()->numpy = true;
   // Data bytes only: the userdata itself is counted by Lua, and the small view objects are
   // pooled, so they add no lasting memory per tensor. At most the storage's bytes: a view
   // expanded to 2^40 elements over one holds one element, and counting its logical bytes
@@ -99,12 +102,13 @@ Tensor* tensor_slot(lua_State* L, int idx) {
   return static_cast<Tensor*>(lua_touserdata(L, idx));
 }
 
-Tensor* to_tensor(lua_State* L, int idx) {
-  Tensor* t = tensor_slot(L, idx);
-  if (!t) return nullptr;
-  TIDE_CHECK(t->defined(), "tensor: this tensor was freed (x:free() or <close>) and cannot be used");
+// t itself (nullptr too), unless it was freed: an error.
+static Tensor* live(Tensor* t) {
+  TIDE_CHECK(!t || t->defined(), "tensor: this tensor was freed (x:free() or <close>) and cannot be used");
   return t;
 }
+
+Tensor* to_tensor(lua_State* L, int idx) { return live(tensor_slot(L, idx)); }
 
 void push_scalar(lua_State* L, const Scalar& s) {
   switch (s.kind) {
@@ -287,6 +291,8 @@ bool number_value(lua_State* L, int idx, double& out) {
 // ---------------------------------------------------------------------------------------
 // Args
 
+static bool holds_numpy_array(lua_State* L, int idx);
+
 Args::Args(lua_State* L_, const char* op_, Style style_, const ArgSpec* spec)
     : L(L_), op(op_), style(style_), spec_(spec) {
   int n = lua_gettop(L);
@@ -313,6 +319,83 @@ Args::Args(lua_State* L_, const char* op_, Style style_, const ArgSpec* spec)
   }
   npos_ = n;
   if (kw_ && spec_ && !spec_->open) check_keyword_names();
+  numpy = style == Style::Numpy;
+  for (int i = 1; i <= n && !numpy; ++i) {
+    int ty = lua_type(L, i);
+    if (ty == LUA_TUSERDATA) {
+      Tensor* t = tensor_slot(L, i);
+      if (i <= kScanned) scan_[i - 1] = t, nscanned_ = i;
+      numpy = t && t->defined() && t->impl()->numpy;
+    } else {
+      if (i <= kScanned) nscanned_ = i;  // scan_[i - 1] stays nullptr: not a tensor
+      numpy = ty == LUA_TTABLE && holds_numpy_array(L, i);
+    }
+  }
+}
+
+Tensor* Args::slot(int i) const { return i >= 1 && i <= nscanned_ ? scan_[i - 1] : tensor_slot(L, i); }
+
+// ---------------------------------------------------------------------------------------
+// NumPy semantics (docs/translation.md)
+
+namespace {
+thread_local CallSemantics* t_numpy_call = nullptr;  // the innermost call, when it is NumPy's
+}  // namespace
+
+CallSemantics::CallSemantics(const Args& a) : slot_(&t_numpy_call), saved_(*slot_), numpy_(a.numpy) {
+  if (!numpy_) {
+    if (saved_) {  // a torch call made inside a NumPy one (a callback)
+      scope_.emplace(false);
+      *slot_ = nullptr;
+    }
+    return;
+  }
+  scope_.emplace(true);
+  *slot_ = this;
+  auto note = [&](int idx) {
+    Tensor* t = tensor_slot(a.L, idx);
+    if (t && t->defined() && !t->impl()->numpy && nplain_ < int(std::size(plain_))) plain_[nplain_++] = t->impl();
+  };
+  int top = lua_gettop(a.L);
+  for (int i = 1; i <= top; ++i) {
+    if (lua_type(a.L, i) == LUA_TTABLE) {  // the keyword table's out=
+      lua_pushliteral(a.L, "out");
+      lua_rawget(a.L, i);
+      note(-1);
+      lua_pop(a.L, 1);
+    } else {
+      note(i);
+    }
+  }
+}
+
+CallSemantics::~CallSemantics() { *slot_ = saved_; }
+
+bool CallSemantics::flags(const TensorImpl* impl) {
+  const CallSemantics* c = t_numpy_call;
+  if (!c || impl->numpy) return false;
+  for (int i = 0; i < c->nplain_; ++i)
+    if (c->plain_[i] == impl) return false;
+  return true;
+}
+
+// A NumPy array at idx, or a list whose elements are tensors with a NumPy array among them.
+static bool holds_numpy_array(lua_State* L, int idx) {
+  int ty = lua_type(L, idx);
+  if (ty == LUA_TUSERDATA) {
+    Tensor* t = tensor_slot(L, idx);
+    return t && t->defined() && t->impl()->numpy;
+  }
+  if (ty != LUA_TTABLE) return false;
+  bool found = false;
+  for (lua_Integer k = 1; !found; ++k) {  // a list of numbers stops at its first element
+    lua_rawgeti(L, idx, k);
+    Tensor* t = tensor_slot(L, -1);
+    found = t && t->defined() && t->impl()->numpy;
+    lua_pop(L, 1);
+    if (!t) break;
+  }
+  return found;
 }
 
 void Args::error(const std::string& msg) const { TIDE_FAIL(op, ": ", msg); }
@@ -327,7 +410,7 @@ int Args::lua_type_at(int i) const {
 }
 bool Args::is_tensor(int i) const {
   touch(i);
-  return i >= 1 && i <= npos_ && tensor_slot(L, i);
+  return i >= 1 && i <= npos_ && slot(i);
 }
 bool Args::is_number(int i) const { return lua_type_at(i) == LUA_TNUMBER; }
 bool Args::is_table(int i) const { return lua_type_at(i) == LUA_TTABLE; }
@@ -338,16 +421,27 @@ static const char* describe(lua_State* L, int idx) {
   return lua_typename(L, lua_type(L, idx));
 }
 
+// With NumPy semantics, the Lua list at positional i as np.array makes it, put in the list's
+// place on the stack (so the reference stays valid for the call); else nullptr.
+Tensor* Args::list_as_array(int i) const {
+  if (!numpy || i < 1 || i > npos_ || lua_type(L, i) != LUA_TTABLE || lua_getmetatable(L, i)) return nullptr;
+  push_tensor(L, tensor_from_lua(L, i, std::nullopt, DType::Float64, op));
+  lua_replace(L, i);
+  if (i <= nscanned_) scan_[i - 1] = tensor_slot(L, i);
+  return to_tensor(L, i);
+}
+
 Tensor& Args::tensor(int i) const {
   touch(i);
-  Tensor* t = i <= npos_ ? to_tensor(L, i) : nullptr;
+  Tensor* t = i <= npos_ ? live(slot(i)) : nullptr;
+  if (!t) t = list_as_array(i);
   if (!t) TIDE_FAIL(op, ": expected a tensor as argument ", i, ", got ", i <= npos_ ? describe(L, i) : "nothing");
   return *t;
 }
 
 Tensor Args::tensor_like(int i) const {
   touch(i);
-  if (Tensor* t = i <= npos_ ? to_tensor(L, i) : nullptr) return *t;
+  if (Tensor* t = i <= npos_ ? live(slot(i)) : nullptr) return *t;
   int ty = lua_type_at(i);
   if (ty == LUA_TNUMBER || ty == LUA_TBOOLEAN) {
     Scalar s = scalar(i);
@@ -374,9 +468,10 @@ Scalar Args::scalar(int i) const {
 
 TensorOrScalar Args::tensor_or_scalar(int i) const {
   touch(i);
-  if (Tensor* t = i <= npos_ ? to_tensor(L, i) : nullptr) return TensorOrScalar(*t);
+  if (Tensor* t = i <= npos_ ? live(slot(i)) : nullptr) return TensorOrScalar(*t);
   int ty = lua_type_at(i);
   if (ty == LUA_TNUMBER || ty == LUA_TBOOLEAN) return TensorOrScalar(scalar(i));
+  if (Tensor* t = list_as_array(i)) return TensorOrScalar(*t);
   TIDE_FAIL(op, ": expected a tensor or a number as argument ", i, ", got ", i <= npos_ ? describe(L, i) : "nothing");
 }
 
@@ -850,7 +945,7 @@ bool Args::keepdim() const {
   return keepdim.value_or(keepdims.value_or(false));
 }
 
-DType Args::default_float() const { return style == Style::Numpy ? DType::Float64 : default_float_dtype(); }
+DType Args::default_float() const { return numpy ? DType::Float64 : default_float_dtype(); }
 
 // ---------------------------------------------------------------------------------------
 // Registry
@@ -897,10 +992,8 @@ static int call_binding(lua_State* L) {
   bool failed = false;
   try {
     Args a(L, b->name, style, spec);
-    if (style == Style::Numpy) {
-      DefaultFloatScope float64(DType::Float64);
-      nret = b->fn(L, a);
-    } else {
+    {
+      CallSemantics semantics(a);
       nret = b->fn(L, a);
     }
     a.finish(b->doc);

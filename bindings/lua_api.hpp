@@ -83,6 +83,11 @@ class Args {
   lua_State* L;
   const char* op;
   Style style;
+  // NumPy semantics for this call (docs/translation.md, "NumPy semantics"): NumPy spelling,
+  // or a NumPy array (a tensor flagged numpy) among the positional arguments or in a list
+  // that is one. Spelling (keyword names, return forms) follows `style`; dtypes, defaults
+  // and accepted array-likes follow this.
+  bool numpy = false;
 
   // The number of positional arguments; a binding that asks takes responsibility for all.
   int count() const {
@@ -98,10 +103,12 @@ class Args {
   bool is_table(int i) const;   // a plain table (not a tensor)
   bool is_string(int i) const;
 
-  Tensor& tensor(int i) const;                   // error if not a tensor
+  // Error if not a tensor; with NumPy semantics a Lua list is converted as np.array does
+  // (the array then replaces the list on the stack).
+  Tensor& tensor(int i) const;
   Tensor tensor_like(int i) const;               // tensor, number or nested table
   Scalar scalar(int i) const;                    // number or boolean
-  TensorOrScalar tensor_or_scalar(int i) const;  // tensor or number/boolean
+  TensorOrScalar tensor_or_scalar(int i) const;  // tensor or number/boolean (or list, as tensor())
   int64_t integer(int i) const;
   double number(int i) const;
   bool boolean(int i) const;
@@ -157,6 +164,14 @@ class Args {
     if (i >= 0 && i < 64) seen_ |= ~uint64_t(0) << i;
   }
   void mark_kw(const char* name) const;
+  Tensor* list_as_array(int i) const;
+  Tensor* slot(int i) const;  // tensor_slot of positional i, from the constructor's scan when made
+
+  // The constructor's scan for NumPy arrays keeps what it found for the first positionals,
+  // so that reading them costs no second metatable check.
+  static constexpr int kScanned = 4;
+  mutable Tensor* scan_[kScanned] = {};
+  int nscanned_ = 0;
   void record_coverage() const;
   void check_keyword_names();
 
@@ -166,6 +181,30 @@ class Args {
   mutable uint64_t seen_ = 0;      // bit i: the binding looked at positional i
   mutable uint64_t kw_read_ = 0;   // bit i: spec_->keywords[i] was read
   uint64_t kw_given_ = 0;          // bit i: spec_->keywords[i] is in the keyword table
+};
+
+// The semantics of one call, opened by the registry around every binding and by the
+// metamethods: NumPy or PyTorch promotion and default float (NumpySemanticsScope), and, with
+// NumPy semantics, every tensor the call pushes is flagged numpy, except a non-NumPy tensor
+// it was given and returns as it is (out=, np.asarray(t)), which keeps its kind.
+class CallSemantics {
+ public:
+  explicit CallSemantics(const Args& a);
+  ~CallSemantics();
+  CallSemantics(const CallSemantics&) = delete;
+  CallSemantics& operator=(const CallSemantics&) = delete;
+  // Whether push_tensor flags `impl` (a NumPy call is running and impl is not a plain input).
+  static bool flags(const TensorImpl* impl);
+
+ private:
+  // Opened only when the semantics change: a torch call outside any NumPy call (the common
+  // case) touches no thread-local but the call pointer, whose address slot_ keeps.
+  std::optional<NumpySemanticsScope> scope_;
+  CallSemantics** slot_;
+  CallSemantics* saved_;
+  bool numpy_;
+  int nplain_ = 0;
+  const TensorImpl* plain_[8];  // the call's non-NumPy tensor inputs (the first 8)
 };
 
 using BindFn = int (*)(lua_State* L, Args& a);

@@ -300,9 +300,17 @@ void push_shape(lua_State* L, const Dims& d) {
   }
 }
 
-// __index(x, key): methods first (one hash lookup), then properties, then indexing.
-int index_mm(lua_State* L, Args&) {
-  if (lua_type(L, 2) == LUA_TSTRING) {
+// The strings that are index keys rather than names: x[":"], x["..."], x[np.newaxis].
+bool is_index_string(lua_State* L, int idx) {
+  const char* k = lua_tostring(L, idx);
+  return !std::strcmp(k, ":") || !std::strcmp(k, "...") || !std::strcmp(k, "newaxis");
+}
+
+// __index(x, key): methods first (one hash lookup), then properties, then indexing. A view
+// of a NumPy array is one (CallSemantics); printing keeps PyTorch's format for both kinds.
+int index_mm(lua_State* L, Args& self) {
+  CallSemantics semantics(self);
+  if (lua_type(L, 2) == LUA_TSTRING && !is_index_string(L, 2)) {
     lua_pushvalue(L, 2);
     if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
     lua_pop(L, 1);
@@ -313,6 +321,12 @@ int index_mm(lua_State* L, Args&) {
     if (!std::strcmp(k, "dtype")) return lua_pushstring(L, std::string(dtype_name(x->dtype())).c_str()), 1;
     if (!std::strcmp(k, "device")) return lua_pushstring(L, x->device().str().c_str()), 1;
     if (!std::strcmp(k, "itemsize")) return lua_pushinteger(L, lua_Integer(x->itemsize())), 1;
+    if (!std::strcmp(k, "nbytes")) return lua_pushinteger(L, lua_Integer(x->nbytes())), 1;
+    if (!std::strcmp(k, "strides")) {  // NumPy's: in bytes (x:stride() gives elements)
+      Dims bytes;
+      for (int d = 0; d < x->dim(); ++d) bytes.push_back(x->stride(d) * int64_t(x->itemsize()));
+      return push_shape(L, bytes), 1;
+    }
     if (!std::strcmp(k, "T")) return push_tensor(L, ag::reverse_dims(*x)), 1;
     if (!std::strcmp(k, "requires_grad")) return lua_pushboolean(L, autograd::requires_grad(*x)), 1;
     if (!std::strcmp(k, "is_leaf")) return lua_pushboolean(L, autograd::is_leaf(*x)), 1;
@@ -335,9 +349,10 @@ int index_mm(lua_State* L, Args&) {
   return tensor_index_get(L, a, *x, 2);
 }
 
-int newindex_mm(lua_State* L, Args&) {
+int newindex_mm(lua_State* L, Args& self) {
+  CallSemantics semantics(self);
   Tensor* x = &self_tensor(L, "__newindex");
-  if (lua_type(L, 2) == LUA_TSTRING) {
+  if (lua_type(L, 2) == LUA_TSTRING && !is_index_string(L, 2)) {
     const char* k = lua_tostring(L, 2);
     if (!std::strcmp(k, "requires_grad")) {
       TIDE_CHECK(lua_type(L, 3) == LUA_TBOOLEAN, "requires_grad: expected a boolean, got a ", luaL_typename(L, 3));

@@ -28,7 +28,9 @@ inline bool is_unsigned(DType t) {
 }
 inline bool is_bool(DType t) { return t == DType::Bool; }
 
-// Binary promotion of two tensor dtypes (torch.promote_types).
+// Binary promotion of two tensor dtypes: torch.promote_types, or NumPy 1.24's
+// np.promote_types under numpy_semantics() (int64 + float32 = float64 there; bfloat16, which
+// NumPy lacks, promotes as in PyTorch either way).
 DType promote_types(DType a, DType b);
 
 // The dtype of a default float (torch.set_default_dtype); float32 unless changed.
@@ -56,6 +58,25 @@ template <typename T> struct ComputeType { using type = T; };
 template <> struct ComputeType<Half> { using type = float; };
 template <> struct ComputeType<BFloat16> { using type = float; };
 template <typename T> using compute_t = typename ComputeType<T>::type;
+// Whether the calling thread runs an op with NumPy semantics (see NumpySemanticsScope).
+bool numpy_semantics();
+
+// Sets the semantics of the ops run on this thread while it lives. With NumPy semantics:
+// float64 is the default float, and promote_types, promote_with_scalar and
+// ops::result_type follow NumPy 1.24 (value-based casting of Python scalars); without, the
+// PyTorch rules and the process's default float dtype. The bindings open one per call
+// (docs/translation.md, "NumPy semantics").
+class NumpySemanticsScope {
+ public:
+  explicit NumpySemanticsScope(bool numpy);
+  ~NumpySemanticsScope();
+  NumpySemanticsScope(const NumpySemanticsScope&) = delete;
+  NumpySemanticsScope& operator=(const NumpySemanticsScope&) = delete;
+
+ private:
+  bool saved_numpy_;
+  int saved_float_;
+};
 
 // A scalar from Lua: a boolean, an integer or a float. It takes part in promotion with a
 // lower priority than tensors (f32 * 2.5 stays float32).
@@ -98,7 +119,8 @@ struct Scalar {
   DType natural_dtype() const;
 };
 
-// The dtype a scalar of this kind takes next to a tensor of dtype t (PyTorch rules).
+// The dtype a scalar takes next to a tensor of dtype t: PyTorch's rule (the category only),
+// or under numpy_semantics() NumPy's value-based one (an int8 array plus 1000 is int16).
 DType promote_with_scalar(DType t, const Scalar& s);
 
 // Type-level helpers: the C++ type of each dtype.

@@ -184,6 +184,10 @@ struct TensorImpl {
   Dims sizes, strides;   // strides in elements, never negative
   int64_t offset = 0;    // in elements
   DType dtype = DType::Float32;
+  // Made by NumPy spelling (np.*, or an op on such an array): the bindings run every op
+  // whose inputs include one with NumPy semantics (NumpySemanticsScope). The engine itself
+  // never reads it.
+  bool numpy = false;
   // For a view made by as_strided: the tensor that owns the memory it shares (the root of a
   // chain of views). Autograd uses it to route gradients of in-place writes through views.
   std::shared_ptr<TensorImpl> base;

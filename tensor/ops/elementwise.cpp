@@ -3,6 +3,8 @@
 // the CPU loops, or handed to the device backend, which instantiates the same functors.
 #include "elementwise.hpp"
 
+#include <atomic>
+#include <cstdio>
 #include <cstring>
 
 #include "../backend.hpp"
@@ -57,16 +59,26 @@ void run_binary(const char* op, const TensorIter& it, DType in, const Scalar* sa
 }
 
 // A zero divisor in integer division would trap; it is an error as in PyTorch.
+// Integer division by zero: an error in PyTorch ("ZeroDivisionError" there); with NumPy
+// semantics the kernels' 0 and, once per op per process, NumPy's RuntimeWarning on stderr.
 void check_int_divisor(const char* op, const TensorOrScalar& b, DType compute) {
   if (is_floating(compute)) return;
+  static std::atomic<uint8_t> warned{0};  // bit per op: floor_divide, remainder, fmod
+  const uint8_t bit = uint8_t(1) << (op[0] == 'f' && op[1] == 'l' ? 0 : op[0] == 'r' ? 1 : 2);
+  const bool numpy = numpy_semantics();
+  if (numpy && (warned.load(std::memory_order_relaxed) & bit)) return;
+  bool zero = false;
   if (!b.is_tensor()) {
-    TIDE_CHECK(b.scalar.to_int() != 0, op, ": integer division by zero");
-    return;
+    zero = b.scalar.to_int() == 0;
+  } else {
+    Tensor eqz = ops::binary(BinaryOp::Eq, b.tensor, Scalar(int64_t(0))).to_device(Device{});
+    const bool* p = eqz.data<bool>();
+    for (int64_t i = 0, n = eqz.numel(); i < n && !zero; ++i) zero = p[i];
   }
-  Tensor eqz = ops::binary(BinaryOp::Eq, b.tensor, Scalar(int64_t(0))).to_device(Device{});
-  const bool* p = eqz.data<bool>();
-  for (int64_t i = 0, n = eqz.numel(); i < n; ++i)
-    TIDE_CHECK(!p[i], op, ": integer division by zero");
+  if (!zero) return;
+  TIDE_CHECK(numpy, op, ": integer division by zero");
+  if (!(warned.fetch_or(bit) & bit))
+    std::fprintf(stderr, "RuntimeWarning: divide by zero encountered in %s\n", op);
 }
 
 // Writes `result` into *out (casting when the dtypes differ) or returns it.
@@ -114,8 +126,15 @@ DType result_type(const TensorOrScalar& a, const TensorOrScalar& b) {
     DType ta = a.tensor.dtype(), tb = b.tensor.dtype();
     bool za = a.tensor.dim() == 0, zb = b.tensor.dim() == 0;
     if (za == zb) return promote_types(ta, tb);
-    // A zero-dim tensor only raises the category of a dimensioned one.
-    DType dimmed = za ? tb : ta, zero = za ? ta : tb;
+    // A zero-dim tensor only raises the category of a dimensioned one. NumPy promotes the two
+    // dtypes then, and else casts by the zero-dim array's value as for a scalar (on the CPU;
+    // a device value is not read: the dimensioned dtype).
+    const Tensor& zero_t = za ? a.tensor : b.tensor;
+    DType dimmed = za ? tb : ta, zero = zero_t.dtype();
+    if (numpy_semantics()) [[unlikely]] {
+      if (category(zero) > category(dimmed)) return promote_types(dimmed, zero);
+      return zero_t.device().is_cpu() ? promote_with_scalar(dimmed, zero_t.item()) : dimmed;
+    }
     return category(zero) > category(dimmed) ? zero : dimmed;
   }
   if (a.is_tensor()) return promote_with_scalar(a.tensor.dtype(), b.scalar);

@@ -9,7 +9,8 @@
 --           helpers of check.py (ax() turns 1-based dims into axes, and so on). Its value, or
 --           a tuple/list of values for several outputs, is compared with tide's outputs.
 --   out     expected result dtype(s) by PyTorch's rules (see check.py: same, float, bool,
---           promote, truediv, sum, all, p.dtype, a dtype name, py:<expr>; "x,y" for two outputs)
+--           promote, truediv, sum, all, p.dtype, a dtype name, py:<expr>; "x,y" for two outputs;
+--           numpy: the dtype of the ref computed by NumPy on the inputs as they are, with cast none)
 --   cast    what the reference computes in: result (float64, or the integer result dtype,
 --           default), common (the promoted dtype of the inputs), exact (the result dtype
 --           itself), none (the inputs as they are)
@@ -1939,5 +1940,10 @@ assert(loadfile(here .. "ops_dtypes.lua"))(G, add)
 assert(loadfile(here .. "ops_sets_shape.lua"))(G, add)
 -- The LAPACK decompositions and the linalg functions on them: ops_linalg.lua.
 assert(loadfile(here .. "ops_linalg.lua"))(G, add)
+
+
+-- NumPy semantics of NumPy arrays (promotion, value-based casting, true division, integer
+-- reductions): ops_npsem.lua adds their rows.
+assert(loadfile(here .. "ops_npsem.lua"))(G, add)
 
 return rows

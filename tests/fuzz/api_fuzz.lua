@@ -261,7 +261,8 @@ local OTHERS = {"coroutine.create(function() end)", "H.dead_co()", "coroutine.ru
   "optim.SGD({torch.ones(2, {requires_grad = true})}, {lr = 0.1})", "nn.Linear(3, 2).weight", "torch", "np", "M", "MT"}
 local INDEX_TABLES = {"{}", "{1}", "{-1}", "{0}", "{1, 2}", "{2, 1}", "{1, -1, 2}", "{1, 2, 0}", "{-1, 1, -1}",
   "{1, 2^62}", "{1, 1 << 62, 1 << 62}", "{{1, 2}, ':'}", "{':', 1}", "{':', ':', ':', ':', ':'}", "{1, {1, 2}, 3}",
-  "{0/0}", "{2^31}", "{1.5, 2}", "{math.mininteger, math.maxinteger}", "{'...', 1}", "{true}", "{{}}"}
+  "{0/0}", "{2^31}", "{1.5, 2}", "{math.mininteger, math.maxinteger}", "{'...', 1}", "{true}", "{{}}",
+  "{{-1, 1, -1}}", "{':', {-1, 1, -2}}", "{{1, -1, math.mininteger}}", "{{2, 3, -1}}", "{'newaxis', '...', 'newaxis'}"}
 
 local gen_value  -- forward
 
@@ -346,7 +347,7 @@ end
 local function gen_index(tg, depth)
   local r = rand(10)
   if r <= 3 then return gen_number() end
-  if r <= 4 then return pick({'":"', '"..."', "true", "nil", '"sum"', '"shape"', '"grad"', '"requires_grad"'}) end
+  if r <= 4 then return pick({'":"', '"..."', '"newaxis"', "true", "nil", '"sum"', '"shape"', '"grad"', '"requires_grad"'}) end
   if r <= 6 then return pick(INDEX_TABLES) end
   if r <= 8 then
     return string.format("H.t(%q, %s, %d)", pick({"int64", "int64", "bool", "int32", "float32"}),
@@ -397,7 +398,11 @@ end
 -- so that elementwise and matrix ops get past their shape checks.
 local function gen_param(kind, shape, dt)
   if kind == "tensor" then
-    if rand(3) > 1 then return string.format("H.t(%q, %s, %d)", dt, shape_src(shape), rand(12) - 1) end
+    local r = rand(12)
+    -- a NumPy array (NumPy semantics for the call), or a Lua list (an array-like there)
+    if r == 1 then return string.format("np.array(H.t(%q, %s, %d))", dt, shape_src(shape), rand(12) - 1) end
+    if r == 2 then return pick({"{1, 2, 3}", "{0.5, -1}", "{true, false}", "{{1, 2}, {3, 4}}", "{}"}) end
+    if r <= 8 then return string.format("H.t(%q, %s, %d)", dt, shape_src(shape), rand(12) - 1) end
     return gen_tensor()
   elseif kind == "index" then
     return string.format("H.t(%q, %s, %d)", rand(4) == 1 and "bool" or "int64", shape_src(rand(2) == 1 and shape or
