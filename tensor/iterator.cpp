@@ -28,6 +28,7 @@ TensorIter TensorIter::build(const char* op, Tensor& out, DType out_dtype,
   const int ninputs = int(input_list.size());
   const Tensor* const* inputs = input_list.begin();
   const Tensor* copied[kMaxOperands];  // inputs, some replaced by copies (rarely needed)
+  if (out.defined()) check_writable(op, out);  // before the flat path, which skips the overlap test
   if (out.defined())
     for (int i = 0; i < ninputs; ++i)
       if (needs_copy(out, *inputs[i], Reads::Elementwise)) [[unlikely]] {

@@ -147,6 +147,11 @@ void fail_internal_overlap(const char* op, const char* what) {
             " refers to a single memory location. Please clone() the tensor before performing the operation.");
 }
 
+void fail_read_only(const char* op, const char* what) {
+  TIDE_FAIL(op, ": cannot write to ", what, ": it is read-only (a file mapped by np.load with mmap_mode=\"r\"); "
+            "write to a copy (x:clone()), or load with mmap_mode=\"c\" or \"r+\"");
+}
+
 Tensor readable_input(const Tensor& out, const Tensor& in, Reads reads) {
   return needs_copy(out, in, reads) ? in.clone() : in;
 }

@@ -58,7 +58,18 @@ inline bool has_internal_overlap(const Tensor& t) {
 // (PyTorch's words) when t, about to be written by op, has internal overlap. `what` names
 // the written tensor where an op writes several (optimizer steps: "the exp_avg").
 [[noreturn]] void fail_internal_overlap(const char* op, const char* what = "the written-to tensor");
+
+// Throws "<op>: cannot write to a read-only tensor ..." when t's memory is read-only (a file
+// mapped by np.load with mmap_mode="r"). Part of every write check below.
+[[noreturn]] void fail_read_only(const char* op, const char* what);
+inline void check_writable(const char* op, const Tensor& t, const char* what = "the tensor") {
+  if (t.defined() && t.storage()->read_only()) [[unlikely]]
+    fail_read_only(op, what);
+}
+
+// The check before op writes t: writable memory with no element at another's address.
 inline void check_no_internal_overlap(const char* op, const Tensor& t) {
+  check_writable(op, t);
   if (has_internal_overlap(t)) [[unlikely]]
     fail_internal_overlap(op);
 }

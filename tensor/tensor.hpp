@@ -165,6 +165,10 @@ class Storage {
   // Incremented by every in-place write, so that autograd can tell a saved tensor changed.
   uint32_t version() const { return version_.load(std::memory_order_relaxed); }
   void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+  // Memory the engine may read but never write (a file mapped read-only by np.load's
+  // mmap_mode="r"); every write is refused by check_writable (tensor/overlap.hpp).
+  bool read_only() const { return read_only_; }
+  void set_read_only() { read_only_ = true; }
 
   Storage(void* data, size_t nbytes, Device device, std::function<void(void*)> deleter)
       : data_(data), nbytes_(nbytes), device_(device), deleter_(std::move(deleter)) {}
@@ -175,6 +179,7 @@ class Storage {
   Device device_;
   std::function<void(void*)> deleter_;  // empty: returned to the device's allocator
   std::atomic<uint32_t> version_{0};
+  bool read_only_ = false;
 };
 
 struct AutogradMeta;  // tensor/autograd/autograd.hpp

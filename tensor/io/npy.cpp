@@ -9,6 +9,10 @@
 // and the same on the way out: Output (file or string), npy header + data, zip records.
 #include "npy.hpp"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -358,8 +362,10 @@ void byteswap_n(void* data, int64_t n) {
   for (int64_t k = 0; k < n; ++k) p[k] = bswap(p[k]);
 }
 
-// Reads a whole .npy payload (magic, header, data) from r.
-Tensor decode_npy(Reader& r, const std::string& where) {
+// Reads a .npy payload's magic and header from r (which is left at the data) and checks
+// that the data the header declares fits in what follows. Returns the header and the
+// data's size in bytes.
+std::pair<NpyHeader, uint64_t> read_npy_header(Reader& r, const std::string& where) {
   const uint64_t total = r.remaining();
   unsigned char pre[8];
   if (total < 10) {
@@ -398,7 +404,24 @@ Tensor decode_npy(Reader& r, const std::string& where) {
   if (nbytes > r.remaining())
     fail_at(where, "truncated .npy data: shape ", h.shape.str(), " of ", dtype_name(h.dtype), " needs ", nbytes,
             " bytes, but only ", r.remaining(), " bytes follow the header");
+  return {std::move(h), nbytes};
+}
 
+// The strides of a Fortran-order array of this shape (the C order of the reversed shape).
+Dims fortran_strides(const Dims& shape) {
+  Dims layout = shape;
+  std::reverse(layout.begin(), layout.end());
+  const Dims rstrides = contiguous_strides(layout);
+  const int nd = shape.size();
+  Dims strides(nd, 0);
+  for (int k = 0; k < nd; ++k) strides[k] = rstrides[nd - 1 - k];
+  return strides;
+}
+
+// Reads a whole .npy payload (magic, header, data) from r.
+Tensor decode_npy(Reader& r, const std::string& where) {
+  const auto [h, nbytes] = read_npy_header(r, where);
+  const uint64_t numel = uint64_t(shape_numel(h.shape));
   const int nd = h.shape.size();
   const bool fortran = h.fortran_order && nd >= 2;
   Dims layout = h.shape;
@@ -420,10 +443,7 @@ Tensor decode_npy(Reader& r, const std::string& where) {
   }
   if (!fortran) return arr;
   // Fortran order: the data is the C-order array of the reversed shape; read it transposed.
-  Dims rstrides = contiguous_strides(layout);
-  Dims strides(nd, 0);
-  for (int k = 0; k < nd; ++k) strides[k] = rstrides[nd - 1 - k];
-  Tensor view = Tensor::make_view(arr.storage(), h.shape, strides, 0, arr.dtype());
+  Tensor view = Tensor::make_view(arr.storage(), h.shape, fortran_strides(h.shape), 0, arr.dtype());
   Tensor out = Tensor::empty(h.shape, arr.dtype());
   copy_to_contiguous(view, out.data_ptr());
   return out;
@@ -908,6 +928,46 @@ std::vector<NamedTensor> load_npz(const std::string& path, const char* op) {
   FileSource in(path, where);
   if (sniff(in, where) == Kind::Npy) fail_at(where, "this is a .npy file, not a .npz archive");
   return read_npz(in, where);
+}
+
+Tensor load_npy_mmap(const std::string& path, MmapMode mode, const char* op) {
+  const std::string where = where_of(op, path);
+  const int fd = ::open(path.c_str(), (mode == MmapMode::ReadWrite ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+  if (fd < 0) fail_at(where, "cannot open file: ", std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    fail_at(where, "not a regular file");
+  }
+  const size_t size = size_t(st.st_size);
+  if (size == 0) {
+    ::close(fd);
+    fail_at(where, "the file is empty");
+  }
+  const int prot = mode == MmapMode::ReadOnly ? PROT_READ : PROT_READ | PROT_WRITE;
+  void* base = ::mmap(nullptr, size, prot, mode == MmapMode::ReadWrite ? MAP_SHARED : MAP_PRIVATE, fd, 0);
+  const int map_errno = errno;
+  ::close(fd);
+  if (base == MAP_FAILED) fail_at(where, "cannot map the file: ", std::strerror(map_errno));
+  // Owned by the storage from here on: an error below unmaps it with the last reference.
+  std::shared_ptr<Storage> storage = Storage::wrap(base, size, Device{}, [size](void* p) { ::munmap(p, size); });
+  if (mode == MmapMode::ReadOnly) storage->set_read_only();
+  MemorySource in(base, size);
+  const Kind kind = sniff(in, where);
+  if (kind == Kind::Npz) fail_at(where, "mmap_mode maps .npy files only; load a .npz archive without it");
+  if (kind != Kind::Npy) fail_at(where, "not a .npy file (unknown magic bytes)");
+  RangeReader r(in, 0, size);
+  const auto [h, nbytes] = read_npy_header(r, where);  // the same checks as reading
+  const uint64_t data_off = size - r.remaining();
+  if (h.byteswap || raw_dtype(h) != h.dtype || h.kind == 'b')
+    fail_at(where, "cannot map ", h.kind == 'b' ? "a bool array" : h.byteswap ? "data of the other byte order" : "unsigned data",
+            " (tide converts it on loading); load without mmap_mode");
+  if (data_off % dtype_size(h.dtype) != 0)
+    fail_at(where, "cannot map: the data starts at byte ", data_off, ", not a multiple of the ", dtype_size(h.dtype),
+            "-byte item size; load without mmap_mode");
+  const bool fortran = h.fortran_order && h.shape.size() >= 2;
+  return Tensor::make_view(storage, h.shape, fortran ? fortran_strides(h.shape) : contiguous_strides(h.shape),
+                           int64_t(data_off / dtype_size(h.dtype)), h.dtype);
 }
 
 Loaded load_bytes(const void* data, size_t size, const std::string& name, const char* op) {

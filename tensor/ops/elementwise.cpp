@@ -352,6 +352,7 @@ static Tensor& copy_across_devices(Tensor& dst, const Tensor& src) {
 Tensor& copy_(Tensor& dst, const Tensor& src) {
   check_defined(dst, "copy_");
   check_defined(src, "copy_");
+  check_writable("copy_", dst);
   if (dst.numel() == 0) return dst;
   if (dst.device() != src.device()) return copy_across_devices(dst, src);
   TIDE_CHECK(broadcast_shapes("copy_", dst.sizes(), src.sizes()) == dst.sizes(), "copy_: source of shape ",
@@ -391,6 +392,7 @@ Tensor& copy_(Tensor& dst, const Tensor& src) {
 // (PyTorch allows fills into expanded views, as the value is the same everywhere).
 Tensor& fill_(Tensor& dst, const Scalar& value) {
   check_defined(dst, "fill_");
+  check_writable("fill_", dst);
   dst.storage()->bump_version();
   Tensor distinct = dst;
   Dims sizes = dst.sizes();

@@ -45,11 +45,13 @@ void check_operands(const char* opt, const Tensor& param, const Tensor& grad,
                     const std::array<StateBuffer, NS>& state) {
   TIDE_CHECK(is_floating(param.dtype()), opt,
              ": parameters must be float16, bfloat16, float32 or float64, got ", dtype_name(param.dtype()));
+  check_writable(opt, param, "the parameter");
   if (has_internal_overlap(param)) fail_internal_overlap(opt, "the parameter");
   check_like_param(opt, param, grad, "grad");
   for (size_t i = 0; i < NS; ++i) {
     const StateBuffer& s = state[i];
     check_like_param(opt, param, *s.tensor, s.name);
+    check_writable(opt, *s.tensor, (std::string("the ") + s.name).c_str());
     if (has_internal_overlap(*s.tensor)) fail_internal_overlap(opt, (std::string("the ") + s.name).c_str());
     TIDE_CHECK(mem_overlap(param, *s.tensor) == MemOverlap::None, opt, ": the ", s.name,
                " shares memory with the parameter; each state buffer needs its own tensor");

@@ -1945,5 +1945,6 @@ assert(loadfile(here .. "ops_linalg.lua"))(G, add)
 -- NumPy semantics of NumPy arrays (promotion, value-based casting, true division, integer
 -- reductions): ops_npsem.lua adds their rows.
 assert(loadfile(here .. "ops_npsem.lua"))(G, add)
+assert(loadfile(here .. "ops_contract.lua"))(G, add)
 
 return rows

@@ -317,16 +317,16 @@ TEST_CASE("loadtxt: shapes, options and errors") {
   CHECK(s.data<double>()[4] == 0.002);
 
   CHECK_THROWS_WITH_AS(loadtxt_string("1,2\n3,x\n", csv, "f.csv"),
-                       "np.loadtxt: f.csv line 2 column 2: could not convert 'x' to float64", tide::Error);
+                       "np.loadtxt: f.csv line 2, column 2: could not convert 'x' to float64", tide::Error);
   CHECK_THROWS_WITH_AS(loadtxt_string("1,2\n3\n", csv, "f.csv"),
                        "np.loadtxt: f.csv line 2: found 1 columns, but the rows before have 2 (use usecols to read a "
                        "subset)",
                        tide::Error);
   CHECK_THROWS_WITH_AS(loadtxt_string("1,2,\n", csv, "f.csv"),
-                       "np.loadtxt: f.csv line 1 column 3: could not convert '' to float64", tide::Error);
+                       "np.loadtxt: f.csv line 1, column 3: could not convert '' to float64", tide::Error);
   io::LoadtxtOptions i8;
   i8.dtype = DType::Int8;
-  CHECK_THROWS_WITH_AS(loadtxt_string("1 300\n", i8, "f"), "np.loadtxt: f line 1 column 2: 300 is out of range for int8",
+  CHECK_THROWS_WITH_AS(loadtxt_string("1 300\n", i8, "f"), "np.loadtxt: f line 1, column 2: 300 is out of range for int8",
                        tide::Error);
   CHECK_THROWS_AS(loadtxt_string("1.5\n", i8, "f"), tide::Error);
   CHECK(loadtxt_string("3.0 -4\n", i8).data<int8_t>()[1] == -4);

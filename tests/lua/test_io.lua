@@ -326,7 +326,7 @@ T.test("loadtxt reads .gz with skiprows, comments, usecols, dtype, ndmin", funct
   T.eq(a.shape, {4})
   T.eq(b:tolist()[1], 1.5)
   T.error(function() np.loadtxt(DATA .. "small.csv.gz", {delimiter = ","}) end,
-    "np.loadtxt: " .. DATA .. "small.csv.gz line 1 column 1: could not convert 'x' to float64")
+    "np.loadtxt: " .. DATA .. "small.csv.gz line 1, column 1: could not convert 'x' to float64")
   T.error(function() np.loadtxt(DATA .. "small.csv.gz", {usecols = 0}) end, "1-based")
 end)
 
@@ -334,11 +334,11 @@ T.test("loadtxt errors name the file and the line", function()
   local p = tmp("bad.csv")
   write_bytes(p, "1,2\n3,4\n5,x\n")
   T.error(function() np.loadtxt(p, {delimiter = ","}) end,
-    "np.loadtxt: " .. p .. " line 3 column 2: could not convert 'x' to float64")
+    "np.loadtxt: " .. p .. " line 3, column 2: could not convert 'x' to float64")
   write_bytes(p, "1 2\n3 4 5\n")
   T.error(function() np.loadtxt(p) end, "np.loadtxt: " .. p .. " line 2: found 3 columns, but the rows before have 2")
   write_bytes(p, "1 2\n3 400\n")
-  T.error(function() np.loadtxt(p, {dtype = "uint8"}) end, "line 2 column 2: 400 is out of range for uint8")
+  T.error(function() np.loadtxt(p, {dtype = "uint8"}) end, "line 2, column 2: 400 is out of range for uint8")
   T.eq(np.loadtxt(p, {dtype = "int64"}):tolist(), {{1, 2}, {3, 400}})
   write_bytes(p, "\31\139\8\0garbage")
   T.error(function() np.loadtxt(p) end, "np.loadtxt: " .. p)

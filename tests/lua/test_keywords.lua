@@ -497,7 +497,7 @@ T.test("savetxt: newline= header= footer= comments= as NumPy writes them; loadtx
   T.write_bytes(f, "% note\n1 2 %x\n3 4\n; other\n")
   T.eq(np.loadtxt(f, {comments = {"%", ";"}}):tolist(), {{1, 2}, {3, 4}})
   T.write_bytes(f, "1 2\n#3 4\n")
-  T.error(function() np.loadtxt(f, {comments = "%"}) end, "line 2 column 1: could not convert '#3' to float64")
+  T.error(function() np.loadtxt(f, {comments = "%"}) end, "line 2, column 1: could not convert '#3' to float64")
   T.eq(np.loadtxt(f, {comments = "#"}):tolist(), {1, 2})
   os.remove(f)
 end)
