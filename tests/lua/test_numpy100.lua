@@ -299,10 +299,10 @@ ex(15, "Create a 2d array with 1 on the border and 0 inside", function(r)
   same(Z, r.Z, "Z")
 end)
 
--- needs: np.pad
+-- needs: np.pad (pad_width positional: a table in that place is the pad widths)
 ex(16, "How to add a border (filled with 0's) around an existing array?", function(r)
   local Z = np.ones{5, 5}
-  Z = needs(np.pad, "np.pad")(Z, {pad_width = 1, mode = "constant", constant_values = 0})
+  Z = needs(np.pad, "np.pad")(Z, 1, {mode = "constant", constant_values = 0})
   same(Z, r.pad, "np.pad")
   -- Using fancy indexing
   Z[{":", np.array{1, -1}}] = 0
