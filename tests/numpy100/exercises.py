@@ -1,5 +1,7 @@
 """NumPy's side of the port of "100 numpy exercises" (rougier/numpy-100, MIT licence,
-https://github.com/rougier/numpy-100, source/exercises100.ktx).
+https://github.com/rougier/numpy-100, source/exercises100.ktx at commit 6447594;
+Copyright (c) 2016 Nicolas P. Rougier and the authors named in it; licence in LICENSE.txt
+beside this file).
 
 One function per ported exercise, holding the original solution line by line; random
 inputs are replaced by the fixed streams below (tests/lua/test_numpy100.lua computes the
