@@ -1,4 +1,5 @@
--- "100 numpy exercises" (rougier/numpy-100, MIT licence) ported to tide and compared with
+-- "100 numpy exercises" (rougier/numpy-100; Copyright (c) 2016 Nicolas P. Rougier and the
+-- authors named there; MIT licence, tests/numpy100/LICENSE.txt) ported to tide and compared with
 -- NumPy: tests/numpy100/exercises.py holds the original solutions, run once here; each
 -- T.test below is the line-by-line tide port of one exercise, whose results must equal
 -- NumPy's in dtype, shape and values (floats within 1e-12 of the array's largest magnitude
