@@ -304,12 +304,9 @@ Args::Args(lua_State* L_, const char* op_, Style style_, const ArgSpec* spec)
     bool kw = lua_rawgeti(L, n, 1) == LUA_TNIL;
     lua_pop(L, 1);
     if (kw) {
-      // A table with keys is the keyword table; so is an empty one after other arguments
-      // (torch.arange(3, {device = dev}) with dev nil), while a lone {} stays a value (a shape).
       lua_pushnil(L);
-      bool has_keys = lua_next(L, n);
-      if (has_keys) lua_pop(L, 2);
-      if (has_keys || n >= 2) {
+      if (lua_next(L, n)) {
+        lua_pop(L, 2);
         kw_ = n;
         --n;
       }

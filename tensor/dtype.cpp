@@ -141,9 +141,8 @@ DType Scalar::natural_dtype() const {
 // (bool, integer or float; bfloat16 is left to the PyTorch rule): a scalar of a higher
 // category takes its default dtype (int64, float64); otherwise it counts as the smallest
 // dtype holding its value (np.min_scalar_type, with a non-negative integer taken as signed
-// next to a signed array, as NumPy does). A uint8 array with an integer beyond uint8 is
-// uint16/uint32 in NumPy, which the engine lacks: it gets the smallest signed dtype that
-// holds both (int32, int64), so the values are NumPy's and only the dtype differs.
+// next to a signed array and as unsigned next to an unsigned one, as NumPy does: uint8 + 1000
+// is uint16, uint8 + -1 is int16).
 static DType numpy_promote_with_scalar(DType t, const Scalar& s) {
   if (s.kind == Scalar::Bool) return t;
   if (s.kind == Scalar::Float) {
@@ -160,9 +159,10 @@ static DType numpy_promote_with_scalar(DType t, const Scalar& s) {
     DType need = v >= -128 && v <= 255 ? DType::Float16 : v >= -32768 && v <= 65535 ? DType::Float32 : DType::Float64;
     return promote_types(t, need);
   }
-  if (t == DType::UInt8) {
-    if (v >= 0) return v <= 255 ? DType::UInt8 : v <= INT32_MAX ? DType::Int32 : DType::Int64;
-    return v >= -32768 ? DType::Int16 : v >= INT32_MIN ? DType::Int32 : DType::Int64;
+  const bool unsigned_array = t == DType::UInt8 || t == DType::UInt16 || t == DType::UInt32 || t == DType::UInt64;
+  if (unsigned_array && v >= 0) {
+    DType need = v <= 255 ? DType::UInt8 : v <= 65535 ? DType::UInt16 : v <= int64_t(UINT32_MAX) ? DType::UInt32 : DType::UInt64;
+    return promote_types(t, need);
   }
   DType need = v >= -128 && v <= 127       ? DType::Int8
                : v >= -32768 && v <= 32767 ? DType::Int16

@@ -47,7 +47,9 @@ function np.fromiter(iter, kw)
   if count >= 0 then
     for i = #values, count + 1, -1 do values[i] = nil end
   end
-  return np.array(values, {dtype = kw.dtype or (#values == 0 and "float64" or nil)})
+  local dtype = kw.dtype or (#values == 0 and "float64" or nil)
+  if dtype then return np.array(values, {dtype = dtype}) end
+  return np.array(values)
 end
 
 -- np.put(a, ind, v): a.flat[ind] = v in place, ind 1-based flat indices (negative count from

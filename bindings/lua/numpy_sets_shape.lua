@@ -29,7 +29,10 @@ S.is_int = is_int
 local function args(op, names, nreq, defaults, ...)
   local n = select("#", ...)
   local last = n > 0 and select(n, ...) or nil
-  if n <= nreq and type(last) == "table" and getmetatable(last) == nil then
+  -- With no more arguments than the required ones, a trailing list (or {}) is a value, but a
+  -- table with string keys is still the keyword table (sliding_window_view(x, {window_shape = 3})).
+  local has_keys = type(last) == "table" and next(last) ~= nil and rawlen(last) == 0
+  if n <= nreq and type(last) == "table" and getmetatable(last) == nil and not has_keys then
     local packed = table.pack(...)
     packed.n = packed.n + 1
     packed[packed.n] = {}

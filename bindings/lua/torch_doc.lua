@@ -28,6 +28,13 @@ document(torch, {
   iinfo = "iinfo(dtype) -> table: bits, min, max and dtype of an integer dtype (uint64's max as the float 2^64).",
   finfo = "finfo([dtype]) -> table: bits, eps, max, min, tiny, smallest_normal, resolution (10^-precision) and " ..
     "dtype of a floating dtype (default: the default dtype).",
+  einsum = "einsum(equation, a, b, ...[, {optimize=}]) -> Tensor: the sum of products the subscripts name " ..
+    "('ij,jk->ik', repeated labels for traces and diagonals, '...' broadcasting); pairs contract through bmm " ..
+    "in the order optimize picks (true/'greedy' by default, 'optimal', false: left to right, or a path).",
+  tensordot = "tensordot(a, b[, dims][, {dims=}]) -> Tensor: contracts the last dims of a with the first of b " ..
+    "(dims a count, default 2) or the 1-based dims in {{dims of a}, {dims of b}}.",
+  inner = "inner(a, b) -> Tensor: sums a * b over the last dim of each (a scalar operand multiplies).",
+  kron = "kron(a, b) -> Tensor: the Kronecker product (blocks a[i] * b).",
 })
 
 document(torch.utils, {

@@ -960,7 +960,7 @@ Tensor load_npy_mmap(const std::string& path, MmapMode mode, const char* op) {
   const auto [h, nbytes] = read_npy_header(r, where);  // the same checks as reading
   const uint64_t data_off = size - r.remaining();
   if (h.byteswap || raw_dtype(h) != h.dtype || h.kind == 'b')
-    fail_at(where, "cannot map ", h.kind == 'b' ? "a bool array" : h.byteswap ? "data of the other byte order" : "unsigned data",
+    fail_at(where, "cannot map ", h.kind == 'b' ? "a bool array" : h.byteswap ? "data of the other byte order" : "this dtype",
             " (tide converts it on loading); load without mmap_mode");
   if (data_off % dtype_size(h.dtype) != 0)
     fail_at(where, "cannot map: the data starts at byte ", data_off, ", not a multiple of the ", dtype_size(h.dtype),

@@ -414,15 +414,12 @@ T.test("tostring prints like PyTorch", function()
        "tensor([   0,    1,    2,  ..., 1997, 1998, 1999])")
 end)
 
--- NumPy and PyTorch take a 0-dim tensor wherever they take a number; an empty trailing
--- table after other arguments is an (empty) keyword table, as {device = dev} with dev nil is.
-T.test("0-dim tensors as numbers, empty keyword tables", function()
+-- NumPy and PyTorch take a 0-dim tensor wherever they take a number.
+T.test("0-dim tensors as numbers", function()
   T.eq(np.linspace(0, np.arange(5.0):max(), 3):tolist(), {0, 2, 4})
   T.eq(np.arange(0, torch.tensor(3)):tolist(), {0, 1, 2})
   T.eq(np.zeros(np.array(2)):tolist(), {0, 0})
   T.eq(np.full(2, torch.tensor(1.5)):tolist(), {1.5, 1.5})
-  T.eq(torch.arange(3, {}):tolist(), {0, 1, 2})
-  T.eq(torch.zeros(3, {}):tolist(), {0, 0, 0})
   T.eq(torch.zeros({}):dim(), 0)
   T.eq(np.round(np.array{1.25}, np.array(1)):tolist(), {1.2})
   T.eq(torch.ones(2):sum({dim = torch.tensor(1)}):item(), 2)

@@ -43,9 +43,11 @@ T.test("promotion follows NumPy's promote_types", function()
   local a, b = np.array({3}, "uint64"), np.array({-2}, "int64")
   T.eq((a + b).dtype, "float64"); T.eq((a + b):tolist(), {1.0})
   T.eq((np.array({7}, "uint32") + 1).dtype, "uint32")  -- a Lua integer keeps the tensor's dtype
-  T.eq((np.array({7}, "uint32") * 0.5).dtype, "float32")  -- a Lua float gives the default float, as in PyTorch
-  local u = np.array({1, 20}, "uint32")
+  T.eq((torch.tensor({7}, {dtype = "uint32"}) * 0.5).dtype, "float32")  -- a Lua float gives the default float, as in PyTorch
+  T.eq((np.array({7}, "uint32") * 0.5).dtype, "float64")  -- NumPy semantics for NumPy arrays
+  local u = torch.tensor({1, 20}, {dtype = "uint32"})
   T.eq(torch.clamp(u, 0.5, 10).dtype, "float32"); T.eq(torch.clamp(u, 0.5, 10):tolist(), {1, 10})
+  T.eq(np.clip(np.array({1, 20}, "uint32"), 0.5, 10).dtype, "float64")  -- NumPy's np.clip
   T.eq(torch.clamp(u, nil, 10).dtype, "uint32")
 end)
 
@@ -57,7 +59,8 @@ T.test("wrapping arithmetic, division and comparisons", function()
   T.eq((np.array({7, 9}, "uint32") // 2):tolist(), {3, 4})
   T.eq((np.array({7, 9}, "uint32") % 4):tolist(), {3, 1})
   T.eq((np.array({3}, "uint64") ^ np.array({40}, "uint64")):tolist(), {12157665459056928801})
-  err(function() return np.array({7}, "uint32") // 0 end, "floor_divide: integer division by zero")
+  err(function() return torch.tensor({7}, {dtype = "uint32"}) // 0 end, "floor_divide: integer division by zero")
+  T.eq((np.array({7}, "uint32") // 0):tolist(), {0})  -- NumPy semantics: 0 (and a warning)
   local big = np.array({0, -1, 5}, "uint64")  -- -1 wraps to 2^64 - 1
   T.eq(np.greater(big, np.array({5, 5, 5}, "uint64")):tolist(), {false, true, false})
   T.eq(np.maximum(big, np.array({1, 1, 1}, "uint64")):tolist()[1], 1)
@@ -113,7 +116,7 @@ T.test(".npy and safetensors round trips (and NumPy reads them)", function()
   T.eq(np.loadtxt(txt, {dtype = "uint64"}):tolist(), {{1, 65535}, {math.maxinteger, 0}})
   T.eq(np.loadtxt(txt, {dtype = "uint32", max_rows = 1}):tolist(), {1, 65535})
   err(function() return np.loadtxt(txt, {dtype = "uint16"}) end,
-      "line 2 column 1: 9223372036854775807 is out of range for uint16")
+      "line 2, column 1: 9223372036854775807 is out of range for uint16")
   if T.have_python_module("numpy") then
     local out = T.python("import numpy as np, sys\nfor d in sys.argv[1:]:\n  a = np.load(d)\n  print(a.dtype, a.ravel().tolist())\n",
       dir .. "/u_uint16.npy", dir .. "/u_uint32.npy", dir .. "/u_uint64.npy")

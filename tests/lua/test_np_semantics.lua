@@ -46,8 +46,10 @@ T.test("NumPy spelling: Python scalars cast by value (legacy value-based casting
   is(arr({true}, "bool") + 1, "int64", {2})
   is(arr({true}, "bool") + 0.5, "float64", {1.5})
   is(arr({1}, "int8") + true, "int8", {2})
-  -- NumPy gives uint16 here, which tide lacks: the smallest signed dtype holding both
-  is(arr({1, 2}, "uint8") + 1000, "int32", {1001, 1002})
+  is(arr({1, 2}, "uint8") + 1000, "uint16", {1001, 1002})
+  is(arr({1, 2}, "uint8") + 70000, "uint32", {70001, 70002})
+  is(arr({1, 2}, "uint32") + 1, "uint32", {2, 3})
+  is(arr({1, 2}, "uint16") + -1, "int32", {0, 1})
 end)
 
 T.test("NumPy spelling: a 0-d array next to an array", function()
