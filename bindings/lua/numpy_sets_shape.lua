@@ -19,7 +19,7 @@ np._sets_shape = S
 -- A plain Lua table (no metatable: its entries and length are what they look like).
 local function is_list(v) return type(v) == "table" and getmetatable(v) == nil end
 
-local INT = {uint8 = true, int8 = true, int16 = true, int32 = true, int64 = true}
+local INT = {uint8 = true, uint16 = true, uint32 = true, uint64 = true, int8 = true, int16 = true, int32 = true, int64 = true}
 local function is_float(x) return torch.is_floating_point(x) end
 local function is_int(x) return INT[x.dtype] == true end
 S.is_int = is_int
@@ -244,6 +244,8 @@ end
 -- non-negative integer tensor; at least minlength bins.
 function S.bincount(op, x, weights, minlength, result_dtype)
   if not (is_int(x) or x.dtype == "bool") then fail(op, "x must be an integer tensor, got %s", x.dtype) end
+  -- As NumPy: counts index an int64 array, and uint64 does not cast to int64 safely.
+  if x.dtype == "uint64" then fail(op, "x of dtype uint64 cannot be cast safely to int64") end
   if x:dim() ~= 1 then fail(op, "x must be 1-D, got shape %s", util.shape_str(x.shape)) end
   minlength = check_int(op, "minlength", minlength, 0)
   local n = minlength

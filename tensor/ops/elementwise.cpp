@@ -127,13 +127,13 @@ DType result_type(const TensorOrScalar& a, const TensorOrScalar& b) {
     bool za = a.tensor.dim() == 0, zb = b.tensor.dim() == 0;
     if (za == zb) return promote_types(ta, tb);
     // A zero-dim tensor only raises the category of a dimensioned one. NumPy promotes the two
-    // dtypes then, and else casts by the zero-dim array's value as for a scalar (on the CPU;
-    // a device value is not read: the dimensioned dtype).
+    // dtypes then, and else casts by the zero-dim array's value as for a scalar (a device
+    // value is read back: one small copy, so every device gives NumPy's dtype).
     const Tensor& zero_t = za ? a.tensor : b.tensor;
     DType dimmed = za ? tb : ta, zero = zero_t.dtype();
     if (numpy_semantics()) [[unlikely]] {
       if (category(zero) > category(dimmed)) return promote_types(dimmed, zero);
-      return zero_t.device().is_cpu() ? promote_with_scalar(dimmed, zero_t.item()) : dimmed;
+      return promote_with_scalar(dimmed, zero_t.item());
     }
     return category(zero) > category(dimmed) ? zero : dimmed;
   }

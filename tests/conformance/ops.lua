@@ -388,6 +388,12 @@ local function clamp_cases()
       if dt == "uint8" and j == 1 then lo, hi = 1, 2 end
       if dt == "uint8" and j == 5 then lo, hi = 3, 1 end
       local form = (di + j) % 4
+      -- In NumPy spelling a negative Lua number next to an unsigned array casts by value
+      -- (uint16 with -1 is int32, as NumPy); the reference here follows PyTorch's dtype.
+      if form == 3 and dt:match("^uint") then
+        if type(lo) == "number" and lo < 0 then lo = 0 end
+        if type(hi) == "number" and hi < 0 then hi = 0 end
+      end
       cs[#cs + 1] = {a = a, b = lo, c = hi, layouts = {a = l}, p = {form = form, npstyle = form == 3 or nil}}
     end
   end
@@ -430,6 +436,7 @@ add({name = "where", out = "promote_bc", ref = "np.where(a, np.asarray(b), np.as
            local y
            if j == 2 then y = G.pick({0, 1.5, -2}) else y = G.make(j == 3 and {} or sb, G.pick({dt, dt, "float32", "int64"})) end
            local form = (di + j) % 3
+           if form == 2 and dt:match("^uint") and y == -2 then y = 2 end  -- as in clamp's cases
            cs[#cs + 1] = {a = cond, b = x, c = y, layouts = {a = lc, b = lx}, p = {form = form, npstyle = form == 2 or nil}}
          end
        end

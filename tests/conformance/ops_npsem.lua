@@ -1,12 +1,12 @@
 -- NumPy semantics (docs/translation.md, "NumPy semantics"): the inputs made NumPy arrays
--- with np.array, every result compared with NumPy 1.24's values and dtype (out = "numpy":
+-- with np.copy (np.array would copy to the CPU), every result compared with NumPy 1.24's values and dtype (out = "numpy":
 -- the dtype NumPy's ref gives on the same inputs). bfloat16, which NumPy lacks, is left out.
 local G, add = ...
 
 local NP_DTYPES = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"}
 local NP_NUMERIC = {"uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"}
 
-local function arr(v) return type(v) == "number" and v or np.array(v) end
+local function arr(v) return type(v) == "number" and v or np.copy(v) end  -- np.copy keeps the device
 
 -- Every pair of dtypes (0-d against n-d too) and Lua numbers whose value decides the dtype.
 local function pairs_cases(dtypes, dom)
@@ -69,7 +69,7 @@ for _, red in ipairs({{"mean", "np.mean(a, axis=p.axis)"}, {"std", "np.std(a, ax
                       {"var", "np.var(a, axis=p.axis)"}}) do
   add({name = "npsem method " .. red[1], out = "numpy", cast = "none", ref = red[2],
        call = function(a, _, _, p)
-         local x = np.array(a)
+         local x = np.copy(a)  -- a NumPy array on a's device (np.array copies to the CPU)
          if p.axis == nil then return x[red[1]](x) end
          return x[red[1]](x, {axis = p.axis >= 0 and p.axis + 1 or p.axis})
        end,

@@ -68,4 +68,15 @@ T.test("unpackbits and packbits", function()
   T.error(function() np.packbits(u, {axis = 0}) end, "packbits: axis 0 is out of range")
 end)
 
+T.test("copysign", function()
+  T.eq(np.copysign(np.array{1, -2, 3}, np.array{-1, 1, -0.0}):tolist(), {-1, 2, -3})
+  T.eq(np.copysign(np.array{1, 2}, -1).dtype, "float64")
+  T.eq(torch.copysign(torch.tensor{1.5, -2}, 1):tolist(), {1.5, 2})
+  local x = torch.tensor{1.5, -2, 3}
+  T.eq(x:copysign_(torch.tensor{-1, -1, 1}), x)
+  T.eq(x:tolist(), {-1.5, -2, 3})
+  T.error(function() torch.ones(2, {dtype = "int64"}):copysign_(1) end,
+          "copysign: result type float32 can't be cast to the desired output type int64")
+end)
+
 T.done()
