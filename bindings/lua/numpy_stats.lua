@@ -35,11 +35,16 @@ function S.args(op, n, valid, ...)
   return kw or {}, ...
 end
 
--- np.asarray for array-likes (Lua numbers, booleans and nested lists); tensors as they are.
-function S.array(op, v, what)
+-- np.asarray for array-likes (Lua numbers, booleans and nested lists), on the device of the
+-- tensor `like` when given (the array the values go with); tensors as they are.
+function S.array(op, v, what, like)
   if torch.is_tensor(v) then return v end
   local t = type(v)
-  if t == "number" or t == "boolean" or (t == "table" and getmetatable(v) == nil) then return np.asarray(v) end
+  if t == "number" or t == "boolean" or (t == "table" and getmetatable(v) == nil) then
+    local arr = np.asarray(v)
+    if torch.is_tensor(like) and like.device ~= arr.device then arr = arr:to(like.device) end
+    return arr
+  end
   error(string.format("%s: expected an array-like for %s, got %s", op, what or "a", describe(v)), 3)
 end
 
@@ -422,7 +427,7 @@ function np.average(...)
     avg = reduce(op, a, kw, function(b) return b:to(stat_dtype(b.dtype)):mean(-1) end)
     scl = torch.full(avg.shape, a:numel() / math.max(avg:numel(), 1), {dtype = avg.dtype, device = avg.device})
   else
-    local w = S.array(op, kw.weights, "weights")
+    local w = S.array(op, kw.weights, "weights", a)
     local dt = S.result_type(a.dtype, w.dtype)
     if not FLOATS[dt] then dt = S.result_type(dt, "float64") end
     local same = #a.shape == #w.shape
@@ -699,7 +704,7 @@ function np.polyfit(...)
   local xd, rhs = x:to("float64"), y:to("float64")
   local lhs = xd:reshape(-1, 1):pow(torch.arange(deg, -1, -1, {dtype = "float64", device = x.device}))
   if kw.w ~= nil then
-    local w = S.array(op, kw.w, "w"):to("float64")
+    local w = S.array(op, kw.w, "w", x):to("float64")
     if w.ndim ~= 1 or w.shape[1] ~= x.shape[1] then
       error(op .. ": w must be 1-D with one weight per point, got " .. describe(w), 2)
     end
@@ -746,7 +751,7 @@ function np.gradient(f, ...)
       local s = spacing[i]
       if torch.is_tensor(s) and s.ndim == 0 then s = s:item() end
       if type(s) ~= "number" then
-        s = S.array(op, s, "spacing"):to("float64")
+        s = S.array(op, s, "spacing", f):to("float64")
         if s.ndim ~= 1 then error(op .. ": distances must be either scalars or 1-D, got " .. describe(s), 2) end
         if s.shape[1] ~= f.shape[axes[i]] then
           error(string.format("%s: %d coordinates for axis %d of length %d", op, s.shape[1], axes[i], f.shape[axes[i]]), 2)

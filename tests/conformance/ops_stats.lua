@@ -427,8 +427,8 @@ add({name = "torch.cov", out = "same", grad = {"a"}, tol = {float32 = {1e-5, 1e-
      end,
      call = function(a, _, _, p)
        local kw = {correction = p.kw.correction}
-       if p.kw.fweights then kw.fweights = torch.tensor(p.kw.fweights) end
-       if p.kw.aweights then kw.aweights = torch.tensor(p.kw.aweights, {dtype = a.dtype}) end
+       if p.kw.fweights then kw.fweights = torch.tensor(p.kw.fweights, {device = a.device}) end
+       if p.kw.aweights then kw.aweights = torch.tensor(p.kw.aweights, {dtype = a.dtype, device = a.device}) end
        return torch.cov(a, kw)
      end})
 add({name = "torch.corrcoef", out = "same", grad = {"a"}, tol = {float32 = {1e-5, 1e-5}, float64 = {1e-10, 1e-12}},
@@ -513,7 +513,7 @@ for _, u in ipairs(UF) do
          end,
          call = function(a, _, _, p)
            local c = a:clone()
-           local b = type(p.b) == "table" and torch.tensor(p.b, {dtype = a.dtype}) or p.b
+           local b = type(p.b) == "table" and torch.tensor(p.b, {dtype = a.dtype, device = a.device}) or p.b
            np[name].at(c, p.idx, b)
            return c
          end})
