@@ -455,8 +455,8 @@ function np.average(...)
 end
 
 -- An at-least-2-D float64 copy of the variables of m (rows; columns when not rowvar).
-local function variables(op, m, rowvar, what)
-  m = S.array(op, m, what)
+local function variables(op, m, rowvar, what, like)
+  m = S.array(op, m, what, like)
   if m.ndim > 2 then error(op .. ": " .. what .. " has more than 2 dimensions: " .. describe(m), 3) end
   m = m:to("float64")
   if m.ndim < 2 then m = m:reshape(1, -1) end
@@ -465,8 +465,8 @@ local function variables(op, m, rowvar, what)
 end
 
 -- Observation weights (1-D, one per observation, >= 0; fweights integral).
-local function obs_weights(op, v, n, name)
-  v = S.array(op, v, name)
+local function obs_weights(op, v, n, name, like)
+  v = S.array(op, v, name, like)
   if v.ndim ~= 1 then error(op .. ": cannot handle multidimensional " .. name .. ": " .. describe(v), 3) end
   if v.shape[1] ~= n then error(string.format("%s: %d %s for %d observations", op, v.shape[1], name, n), 3) end
   v = v:to("float64")
@@ -480,15 +480,15 @@ local function cov(op, m, kw)
   local rowvar, bias = flag(op, kw, "rowvar", true), flag(op, kw, "bias", false)
   local X = variables(op, m, rowvar, "m")
   if X.shape[1] == 0 then return torch.zeros(0, 0, {dtype = "float64", device = X.device}) end
-  if kw.y ~= nil then X = torch.cat({X, variables(op, kw.y, rowvar, "y")}, 1) end
+  if kw.y ~= nil then X = torch.cat({X, variables(op, kw.y, rowvar, "y", X)}, 1) end
   local ddof = kw.ddof
   if ddof ~= nil and math.type(ddof) ~= "integer" then error(op .. ": ddof must be an integer, got " .. describe(ddof), 3) end
   ddof = ddof or (bias and 0 or 1)
   local n = X.shape[2]
   local w, aw
-  if kw.fweights ~= nil then w = obs_weights(op, kw.fweights, n, "fweights") end
+  if kw.fweights ~= nil then w = obs_weights(op, kw.fweights, n, "fweights", X) end
   if kw.aweights ~= nil then
-    aw = obs_weights(op, kw.aweights, n, "aweights")
+    aw = obs_weights(op, kw.aweights, n, "aweights", X)
     w = w and w * aw or aw
   end
   local avg, fact

@@ -148,8 +148,8 @@ add({name = "np.average", cast = "none", tol = {float32 = {1e-5, 1e-5}, float64 
                          end}),
      call = function(a, _, _, p)
        local w = p.extra
-       if w ~= nil and type(w[1]) == "table" then w = torch.tensor(w, {dtype = "float64"}) end
-       if w ~= nil and type(w[1]) == "number" then w = torch.tensor(w, {dtype = "float64"}) end
+       if w ~= nil and type(w[1]) == "table" then w = torch.tensor(w, {dtype = "float64", device = a.device}) end
+       if w ~= nil and type(w[1]) == "number" then w = torch.tensor(w, {dtype = "float64", device = a.device}) end
        return np.average(a, {axis = p.dim, weights = w, returned = true, keepdims = p.keepdim})
      end})
 
