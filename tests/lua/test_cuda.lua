@@ -288,4 +288,16 @@ T.test("a long training loop keeps GPU memory flat", function()
            " after " .. warmup)
 end)
 
+T.test("dead GPU tensors are collected within 256 MiB of device allocations, without a collection per tensor", function()
+  collectgarbage()
+  local base = torch.cuda.memory_allocated()
+  local most = 0
+  for _ = 1, 100 do  -- 100 x 8 MB of temporaries, none kept
+    torch.empty(1000, 1000, {dtype = "float64", device = "cuda"})
+    most = math.max(most, torch.cuda.memory_allocated() - base)
+  end
+  T.truthy(most <= 256 * 2^20 + 8e6, "at most 256 MiB of dead device tensors wait for the collector, saw " .. most)
+  T.truthy(most >= 64 * 2^20, "device tensors drive no collection per few MiB, saw at most " .. most .. " bytes live")
+end)
+
 T.done()
