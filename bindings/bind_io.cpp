@@ -3,11 +3,17 @@
 // torch.load (safetensors checkpoints). The formats live in tensor/io/; this file only turns
 // Lua arguments into their options, and Lua tables into key paths and back.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include <unordered_set>
+
+#include "../tensor/autograd/autograd.hpp"
+#include "../tensor/io/file_io.hpp"
 #include "../tensor/io/npy.hpp"
+#include "../tensor/io/pt.hpp"
 #include "../tensor/io/safetensors.hpp"
 #include "../tensor/io/text.hpp"
 #include "../tensor/ops/creation.hpp"
@@ -433,14 +439,73 @@ void push_key(lua_State* L, const io::Key& k) {
   else lua_pushlstring(L, std::get<std::string>(k).data(), std::get<std::string>(k).size());
 }
 
-// torch.load(path[, {map_location=}]): the tensor, the nested table, or (a file written
-// elsewhere) the flat table name -> tensor that a safetensors file holds; map_location
-// ("cpu", "cuda", "cuda:N") moves every tensor there.
+// Pushes a value of a PyTorch checkpoint: dicts and lists (and tuples) as tables (lists 1-based),
+// None as nil (so a dict entry holding None is absent), tensors moved to `device` when given.
+// A structure that contains itself, or nests deeper than 200 levels, is an error.
+void push_pt(lua_State* L, const io::PtValue& v, const std::optional<Device>& device, const std::string& where,
+             std::unordered_set<const io::PtValue*>& open) {
+  using K = io::PtValue::Kind;
+  switch (v.kind) {
+    case K::None: lua_pushnil(L); return;
+    case K::Bool: lua_pushboolean(L, v.boolean); return;
+    case K::Int: lua_pushinteger(L, v.integer); return;
+    case K::Float: lua_pushnumber(L, v.number); return;
+    case K::String: lua_pushlstring(L, v.string.data(), v.string.size()); return;
+    case K::Tensor: {
+      Tensor t = device ? v.tensor.to_device(*device) : v.tensor;
+      if (v.requires_grad) {
+        if (is_floating(t.dtype())) autograd::set_requires_grad(t, true, "torch.load");
+      }
+      push_tensor(L, std::move(t));
+      return;
+    }
+    case K::List:
+    case K::Dict: break;
+    default: TIDE_FAIL(where, ": cannot read the pickle: it holds a class or storage where data belongs");
+  }
+  TIDE_CHECK(open.size() < 200, where, ": the checkpoint nests deeper than 200 levels");
+  TIDE_CHECK(open.insert(&v).second, where, ": the checkpoint holds a list or dict that contains itself");
+  luaL_checkstack(L, 4, "torch.load");
+  lua_createtable(L, int(std::min<size_t>(v.items.size(), 1 << 20)), 0);
+  for (size_t i = 0; i < v.items.size(); ++i) {
+    push_pt(L, *v.items[i], device, where, open);
+    lua_rawseti(L, -2, lua_Integer(i + 1));
+  }
+  for (const auto& [k, val] : v.entries) {
+    push_pt(L, *k, device, where, open);
+    if (lua_type(L, -1) == LUA_TNUMBER && std::isnan(lua_tonumber(L, -1))) TIDE_FAIL(where, ": a dict key is NaN");
+    push_pt(L, *val, device, where, open);
+    lua_rawset(L, -3);
+  }
+  open.erase(&v);
+}
+
+// torch.load of a PyTorch checkpoint (.pt/.pth, the zip format).
+void push_pt_file(lua_State* L, const std::string& path, const std::optional<Device>& device, const char* op) {
+  std::shared_ptr<io::PtValue> root = io::load_pt(path, op);
+  std::unordered_set<const io::PtValue*> open;
+  try {
+    push_pt(L, *root, device, io::where_of(op, path), open);
+  } catch (...) {
+    io::release_pt(root);
+    throw;
+  }
+  io::release_pt(root);
+}
+
+// torch.load(path[, {map_location=}]): a PyTorch checkpoint (.pt, .pth: tensors, dicts, lists,
+// numbers, strings; see push_pt) or a safetensors file: the tensor, the nested table, or (a
+// file written elsewhere) the flat table name -> tensor; map_location ("cpu", "cuda",
+// "cuda:N") moves every tensor there.
 int torch_load_fn(lua_State* L, Args& a) {
   const char* op = "torch.load";
   std::string path = path_arg(a, op);
   const std::optional<Device> device = a.kw_device("map_location");
   if (device) ops::check_creation_device(op, *device);
+  if (io::looks_like_pt(path, op)) {
+    push_pt_file(L, path, device, op);
+    return 1;
+  }
   io::Checkpoint ck = io::checkpoint_from_safetensors(io::load_safetensors(path, op), std::string(op) + ": " + path);
   if (device)
     for (auto& entry : ck.entries) entry.second = entry.second.to_device(*device);
@@ -477,10 +542,12 @@ const Binding kIoBindings[] = {
      "are joined with dots as in a PyTorch state dict ({fc1 = {weight = w}} -> \"fc1.weight\"; list "
      "entries by their index); the file is written aside and renamed over path when complete."},
     {"load", torch_load_fn, TORCH,
-     "load(path[, {map_location=device}]) -> Tensor | table: reads a safetensors file (onto `device` when "
-     "given, e.g. \"cuda\"). A tensor saved alone comes back as a "
-     "tensor and a table as the same nested table; a file written elsewhere gives a flat table "
-     "name -> tensor (what load_state_dict takes)."},
+     "load(path[, {map_location=device}]) -> Tensor | table: reads a safetensors file or a PyTorch "
+     "checkpoint (.pt/.pth from torch.save, PyTorch >= 1.6), onto `device` when given (e.g. \"cuda\"). "
+     "safetensors: a tensor saved alone comes back as a tensor and a table as the same nested table; a "
+     "file written elsewhere gives a flat table name -> tensor (what load_state_dict takes). PyTorch "
+     "checkpoints: tensors, dicts (tables), lists and tuples (1-based tables), numbers, strings, "
+     "booleans; None is nil; anything else (a pickled class) is refused, and no code is run."},
     {"save", save_fn, NUMPY,
      "save(path, x): writes x to a NumPy .npy file (\".npy\" is added when missing). bfloat16 has no "
      "NumPy dtype: convert with x:float() first."},

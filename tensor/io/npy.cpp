@@ -24,6 +24,7 @@
 #include <memory>
 
 #include "file_io.hpp"
+#include "zip.hpp"
 
 namespace tide::io {
 namespace {
@@ -39,6 +40,7 @@ uint16_t rd16(const unsigned char* p) { return uint16_t(p[0] | (p[1] << 8)); }
 uint32_t rd32(const unsigned char* p) {
   return uint32_t(p[0]) | (uint32_t(p[1]) << 8) | (uint32_t(p[2]) << 16) | (uint32_t(p[3]) << 24);
 }
+uint64_t rd64(const unsigned char* p) { return uint64_t(rd32(p)) | (uint64_t(rd32(p + 4)) << 32); }
 void wr16(std::string& s, uint16_t v) {
   s.push_back(char(v & 0xff));
   s.push_back(char(v >> 8));
@@ -452,16 +454,12 @@ Tensor decode_npy(Reader& r, const std::string& where) {
 // ---------------------------------------------------------------------------------------
 // .npz (zip) reading
 
-struct ZipMember {
-  std::string name;
-  uint16_t flags, method;
-  uint32_t crc;
-  uint64_t comp, uncomp, local_off;
-};
+}  // namespace
 
-std::vector<ZipMember> read_central_directory(ByteSource& in, const std::string& where) {
+std::vector<ZipMember> read_central_directory(ByteSource& in, const std::string& where, const char* kind) {
+  const std::string archive = std::string(kind) + " archive";
   const uint64_t size = in.size();
-  if (size < 22) fail_at(where, "not a valid .npz archive (", size, " bytes, too short for a zip file)");
+  if (size < 22) fail_at(where, "not a valid ", archive, " (", size, " bytes, too short for a zip file)");
   const uint64_t tail = std::min<uint64_t>(size, 22 + 65535);
   std::vector<unsigned char> buf(tail);
   in.read_at(size - tail, buf.data(), tail);
@@ -474,21 +472,35 @@ std::vector<ZipMember> read_central_directory(ByteSource& in, const std::string&
     }
   }
   if (eocd < 0)
-    fail_at(where, "not a valid .npz archive (no zip end-of-central-directory record; the file may be truncated)");
+    fail_at(where, "not a valid ", archive, " (no zip end-of-central-directory record; the file may be truncated)");
   const unsigned char* e = buf.data() + eocd;
   const uint64_t eocd_pos = size - tail + uint64_t(eocd);
-  uint16_t disk = rd16(e + 4), cd_disk = rd16(e + 6), n_disk = rd16(e + 8), n_total = rd16(e + 10);
-  uint32_t cd_size = rd32(e + 12), cd_off = rd32(e + 16);
-  bool zip64_locator = eocd >= 20 && rd32(e - 20) == 0x07064b50;
-  if (zip64_locator || n_total == 0xffff || n_disk == 0xffff || cd_size == 0xffffffffu || cd_off == 0xffffffffu)
-    fail_at(where, "zip64 archives (over 4 GiB or 65535 members) are not supported");
+  uint64_t disk = rd16(e + 4), cd_disk = rd16(e + 6), n_disk = rd16(e + 8), n_total = rd16(e + 10);
+  uint64_t cd_size = rd32(e + 12), cd_off = rd32(e + 16);
+  uint64_t dir_end = eocd_pos;  // the central directory lies before this
+  const bool markers = n_total == 0xffff || n_disk == 0xffff || cd_size == 0xffffffffu || cd_off == 0xffffffffu;
+  if (eocd >= 20 && rd32(e - 20) == 0x07064b50) {  // zip64 (PyTorch writes it for any size)
+    const unsigned char* l = e - 20;
+    if (rd32(l + 4) != 0 || rd32(l + 16) > 1) fail_at(where, "multi-disk zip archives are not supported");
+    const uint64_t rec = rd64(l + 8);
+    if (rec > eocd_pos - 20 || eocd_pos - 20 - rec < 56)
+      fail_at(where, "corrupt ", archive, " (zip64 end record at ", rec, " lies outside the file)");
+    unsigned char r[56];
+    in.read_at(rec, r, 56);
+    if (rd32(r) != 0x06064b50) fail_at(where, "corrupt ", archive, " (bad zip64 end record)");
+    disk = rd32(r + 16), cd_disk = rd32(r + 20), n_disk = rd64(r + 24), n_total = rd64(r + 32);
+    cd_size = rd64(r + 40), cd_off = rd64(r + 48);
+    dir_end = rec;
+  } else if (markers) {
+    fail_at(where, "corrupt ", archive, " (zip64 markers without a zip64 end record)");
+  }
   if (disk != 0 || cd_disk != 0 || n_disk != n_total)
     fail_at(where, "multi-disk zip archives are not supported");
-  if (uint64_t(cd_off) + cd_size > eocd_pos)
-    fail_at(where, "corrupt .npz archive (central directory at ", cd_off, "+", cd_size,
+  if (cd_size > dir_end || cd_off > dir_end - cd_size)
+    fail_at(where, "corrupt ", archive, " (central directory at ", cd_off, "+", cd_size,
             " lies outside the file)");
-  if (uint64_t(n_total) * 46 > cd_size)
-    fail_at(where, "corrupt .npz archive (", n_total, " members cannot fit a central directory of ", cd_size,
+  if (n_total > cd_size / 46)
+    fail_at(where, "corrupt ", archive, " (", n_total, " members cannot fit a central directory of ", cd_size,
             " bytes)");
   std::vector<unsigned char> cd(cd_size);
   in.read_at(cd_off, cd.data(), cd_size);
@@ -498,62 +510,93 @@ std::vector<ZipMember> read_central_directory(ByteSource& in, const std::string&
   size_t p = 0;
   for (unsigned k = 0; k < n_total; ++k) {
     if (p + 46 > cd.size() || rd32(&cd[p]) != 0x02014b50)
-      fail_at(where, "corrupt .npz archive (bad central directory entry ", k + 1, ")");
+      fail_at(where, "corrupt ", archive, " (bad central directory entry ", k + 1, ")");
     const unsigned char* c = &cd[p];
     ZipMember m;
     m.flags = rd16(c + 8);
     m.method = rd16(c + 10);
     m.crc = rd32(c + 16);
-    uint32_t comp = rd32(c + 20), uncomp = rd32(c + 24), off = rd32(c + 42);
+    m.comp = rd32(c + 20), m.uncomp = rd32(c + 24), m.local_off = rd32(c + 42);
     size_t nlen = rd16(c + 28), xlen = rd16(c + 30), clen = rd16(c + 32);
     if (p + 46 + nlen + xlen + clen > cd.size())
-      fail_at(where, "corrupt .npz archive (central directory entry ", k + 1, " runs past its end)");
+      fail_at(where, "corrupt ", archive, " (central directory entry ", k + 1, " runs past its end)");
     m.name.assign(reinterpret_cast<const char*>(c + 46), nlen);
-    if (comp == 0xffffffffu || uncomp == 0xffffffffu || off == 0xffffffffu)
-      fail_at(where, "member '", quote_user(m.name), "' uses zip64, which is not supported");
-    m.comp = comp;
-    m.uncomp = uncomp;
-    m.local_off = off;
+    // zip64: the sizes and offset marked 0xffffffff are in the extra field 0x0001, in this order.
+    uint64_t* wide[3] = {&m.uncomp, &m.comp, &m.local_off};
+    if (m.uncomp == 0xffffffffu || m.comp == 0xffffffffu || m.local_off == 0xffffffffu) {
+      const unsigned char* x = c + 46 + nlen;
+      size_t at = 0, found = 0;
+      while (at + 4 <= xlen && rd16(x + at) != 0x0001) at += 4 + rd16(x + at + 2);
+      if (at + 4 <= xlen) {
+        const size_t len = std::min<size_t>(rd16(x + at + 2), xlen - at - 4);
+        for (uint64_t* v : wide)
+          if (*v == 0xffffffffu && 8 * (found + 1) <= len) *v = rd64(x + at + 4 + 8 * found++);
+      }
+      for (uint64_t* v : wide)
+        if (*v == 0xffffffffu)
+          fail_at(where, "corrupt ", archive, " (member '", quote_user(m.name), "' lacks its zip64 sizes)");
+    }
     members.push_back(std::move(m));
     p += 46 + nlen + xlen + clen;
   }
   // Members' data must lie before the central directory.
   for (ZipMember& m : members) {
     const std::string mw = where + " member '" + quote_user(m.name) + "'";
-    if (m.local_off + 30 > cd_off) fail_at(mw, "corrupt .npz archive (local header offset out of range)");
+    if (m.local_off > cd_off || cd_off - m.local_off < 30) fail_at(mw, "corrupt ", archive, " (local header offset out of range)");
     unsigned char lh[30];
     in.read_at(m.local_off, lh, 30);
-    if (rd32(lh) != 0x04034b50) fail_at(mw, "corrupt .npz archive (bad local header)");
+    if (rd32(lh) != 0x04034b50) fail_at(mw, "corrupt ", archive, " (bad local header)");
     uint64_t data = m.local_off + 30 + rd16(lh + 26) + rd16(lh + 28);
     if (data > cd_off || m.comp > cd_off - data)
-      fail_at(mw, "corrupt .npz archive (", m.comp, " bytes of data at offset ", data,
+      fail_at(mw, "corrupt ", archive, " (", m.comp, " bytes of data at offset ", data,
               " run past the end of the archive's data)");
     m.local_off = data;  // from here on: where the data starts
   }
   return members;
 }
 
-Tensor read_member(ByteSource& in, const ZipMember& m, const std::string& where) {
-  const std::string mw = where + " member '" + quote_user(m.name) + "'";
+namespace {
+
+// A reader of member m's uncompressed bytes (stored or deflate); its crc() is checked against
+// m.crc after finish().
+std::unique_ptr<Reader> member_reader(ByteSource& in, const ZipMember& m, const std::string& mw) {
   if (m.flags & 1) fail_at(mw, "encrypted zip members are not supported");
   std::unique_ptr<Reader> r;
   if (m.method == 0) {
     if (m.comp != m.uncomp)
-      fail_at(mw, "corrupt .npz archive (stored member with sizes ", m.comp, " and ", m.uncomp, ")");
+      fail_at(mw, "corrupt zip archive (stored member with sizes ", m.comp, " and ", m.uncomp, ")");
     r = std::make_unique<RangeReader>(in, m.local_off, m.comp);
   } else if (m.method == 8) {
     if (m.uncomp > m.comp * kMaxDeflateRatio + 64)
-      fail_at(mw, "corrupt .npz archive (", m.comp, " compressed bytes cannot hold the ", m.uncomp,
+      fail_at(mw, "corrupt zip archive (", m.comp, " compressed bytes cannot hold the ", m.uncomp,
               " bytes declared)");
     r = std::make_unique<InflateReader>(in, m.local_off, m.comp, m.uncomp, mw);
   } else {
     fail_at(mw, "unsupported zip compression method ", m.method, " (tide reads stored and deflate)");
   }
+  return r;
+}
+
+Tensor read_member(ByteSource& in, const ZipMember& m, const std::string& where) {
+  const std::string mw = where + " member '" + quote_user(m.name) + "'";
+  std::unique_ptr<Reader> r = member_reader(in, m, mw);
   Tensor t = decode_npy(*r, mw);
   r->finish();
   if (r->crc() != m.crc) fail_at(mw, "CRC-32 mismatch: the data is corrupt");
   return t;
 }
+
+}  // namespace
+
+void read_member_bytes(ByteSource& in, const ZipMember& m, void* dst, const std::string& where, bool check_crc) {
+  const std::string mw = where + " member '" + quote_user(m.name) + "'";
+  std::unique_ptr<Reader> r = member_reader(in, m, mw);
+  r->read(dst, size_t(m.uncomp));
+  r->finish();
+  if (check_crc && r->crc() != m.crc) fail_at(mw, "CRC-32 mismatch: the data is corrupt");
+}
+
+namespace {
 
 enum class Kind { Npy, Npz, Other };
 
@@ -570,7 +613,7 @@ Kind sniff(ByteSource& in, const std::string& where) {
 
 std::vector<NamedTensor> read_npz(ByteSource& in, const std::string& where) {
   std::vector<NamedTensor> out;
-  for (const ZipMember& m : read_central_directory(in, where)) {
+  for (const ZipMember& m : read_central_directory(in, where, ".npz")) {
     const std::string& n = m.name;
     if (n.size() < 4 || n.compare(n.size() - 4, 4, ".npy") != 0) continue;  // not an array
     out.emplace_back(n.substr(0, n.size() - 4), read_member(in, m, where));

@@ -1,5 +1,6 @@
 // File-format fuzzing of the readers (docs/fuzzing.md): np.load's .npy/.npz, torch.load's
-// safetensors (with tide's checkpoint metadata) and np.loadtxt's text (plain or gzip).
+// safetensors (with tide's checkpoint metadata) and PyTorch checkpoints (.pt, seeded from
+// tests/data/*.pt), and np.loadtxt's text (plain or gzip).
 //
 // A target takes one input. It must load or be refused with tide::Error; anything else is a
 // finding: a crash or sanitizer report, a hang, an allocation far beyond what the input can
@@ -13,7 +14,7 @@
 //
 //   tide_file_fuzz TARGET [--runs N | --seconds S] [--seed S] [--timeout S] [--crash-dir D]
 //                  [FILES OR DIRS...]
-//     TARGET: npy, safetensors, text or all (the runs and seconds shared among the three;
+//     TARGET: npy, safetensors, text, pt or all (the runs and seconds shared among them;
 //     each file goes to the target named by a directory on its path or by its extension)
 //     the files given are run first (the regression corpus tests/fuzz/corpus/TARGET/, and
 //     tests/data) and join the seeds; a finding's input is written to
@@ -50,6 +51,7 @@
 
 #include "tensor/error.hpp"
 #include "tensor/io/npy.hpp"
+#include "tensor/io/pt.hpp"
 #include "tensor/io/safetensors.hpp"
 #include "tensor/io/text.hpp"
 #include "tensor/memory_budget.hpp"
@@ -78,8 +80,8 @@ namespace {
 using Bytes = std::string;
 namespace io = tide::io;
 
-enum class Target { Npy, Safetensors, Text };
-constexpr const char* kTargetNames[] = {"npy", "safetensors", "text"};
+enum class Target { Npy, Safetensors, Text, Pt };
+constexpr const char* kTargetNames[] = {"npy", "safetensors", "text", "pt"};
 
 // A finding: says what, then aborts (the parent or libFuzzer keeps the input).
 [[noreturn]] void finding(const std::string& kind, const std::string& what) {
@@ -308,6 +310,44 @@ void run_text(const uint8_t* data, size_t size) {
   values_of(t);
 }
 
+// torch.load of a PyTorch checkpoint: every tensor a view inside its storage; the structure
+// (cycles included) freed afterwards.
+void run_pt(const uint8_t* data, size_t size) {
+  std::shared_ptr<io::PtValue> root;
+  try {
+    io::release_pt(io::load_pt_bytes(data, size, "<fuzz>"));  // as torch.load reads it: mutations mostly fail the CRC
+  } catch (const tide::OutOfMemory&) {
+    throw;
+  } catch (const tide::Error&) {
+  }
+  try {
+    root = io::load_pt_bytes(data, size, "<fuzz>", false);  // the pickle and storages behind the CRC
+  } catch (const tide::OutOfMemory&) {
+    throw;
+  } catch (const tide::Error&) {
+    return;
+  }
+  std::vector<const io::PtValue*> todo{root.get()};
+  std::set<const io::PtValue*> seen{root.get()};
+  while (!todo.empty()) {
+    const io::PtValue* v = todo.back();
+    todo.pop_back();
+    if (v->kind == io::PtValue::Kind::Tensor) {
+      check_view(v->tensor, "pt tensor");
+      values_of(v->tensor);
+    }
+    auto visit = [&](const std::shared_ptr<io::PtValue>& c) {
+      if (seen.insert(c.get()).second) todo.push_back(c.get());
+    };
+    for (const auto& c : v->items) visit(c);
+    for (const auto& [k, c] : v->entries) {
+      visit(k);
+      visit(c);
+    }
+  }
+  io::release_pt(root);
+}
+
 // Runs one input under a memory budget no reader needs more than: 5000 bytes per input byte
 // (deflate expands at most ~1000x, text to at most 8 bytes a character) plus 1 MiB.
 void run_one(Target target, const uint8_t* data, size_t size) {
@@ -318,6 +358,7 @@ void run_one(Target target, const uint8_t* data, size_t size) {
       case Target::Npy: run_npy(data, size); break;
       case Target::Safetensors: run_safetensors(data, size); break;
       case Target::Text: run_text(data, size); break;
+      case Target::Pt: run_pt(data, size); break;
     }
   } catch (const tide::OutOfMemory& e) {
     finding("runaway allocation", std::string("a ") + std::to_string(size) + "-byte input: " + e.what());
@@ -329,7 +370,7 @@ void run_one(Target target, const uint8_t* data, size_t size) {
 }
 
 bool parse_target(const std::string& s, Target& t) {
-  for (int i = 0; i < 3; ++i)
+  for (int i = 0; i < int(std::size(kTargetNames)); ++i)
     if (s == kTargetNames[i]) return t = Target(i), true;
   return false;
 }
@@ -343,7 +384,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Target t = Target::Npy;
     const char* name = std::getenv("TIDE_FUZZ_TARGET");
     if (!name || !parse_target(name, t)) {
-      std::fprintf(stderr, "set TIDE_FUZZ_TARGET to npy, safetensors or text\n");
+      std::fprintf(stderr, "set TIDE_FUZZ_TARGET to npy, safetensors, text or pt\n");
       std::exit(2);
     }
     return t;
@@ -400,6 +441,8 @@ std::vector<Bytes> builtin_seeds(Target target) {
     one.single = true;
     one.entries = {{{}, sample(DType::Int32, {2, 2}, 0)}};
     seeds.push_back(io::encode_safetensors(io::checkpoint_to_safetensors(one)));
+  } else if (target == Target::Pt) {
+    // none made here (tide writes no .pt): the PyTorch-written files of tests/data are the seeds
   } else {
     const char* texts[] = {"1 2 3\n4 5 6\n", "1,2,3\n4,5,6\n", "# c\n1.5 nan inf\n-inf 1e308 -0\n", "1\n2\n3\n",
                            "  \n\n7\n", "1;2\n3;4\n", "0x10 1e-320\n", "1\t2\n3\t4 # x\n"};
@@ -435,7 +478,13 @@ struct Mutator {
     static const std::vector<std::string> text = {",", " ", "\t", "\n", "\r\n", "#", "nan", "inf", "-inf",
                                                   "-", "+", ".", "e", "0x", "1e308", "1e-400", "\x1f\x8b",
                                                   "\"", "1_000", "  ", "\n\n", "-0", "true"};
-    return target == Target::Npy ? npy : target == Target::Safetensors ? st : text;
+    static const std::vector<std::string> pt = {
+        "\x80\x02", "}", "]", ")", "(", "q\x00", "h\x00", "r\x00\x00\x00\x00", "j\x01\x00\x00\x00", "u", "e",
+        "s", "a", "t", "\x85", "\x86", "\x87", "R", "Q", "b", ".", "N", "\x88", "K\xff", "J\xff\xff\xff\x7f",
+        "\x8a\x08", "X\x05\x00\x00\x00", "ctorch._utils\n_rebuild_tensor_v2\n", "ccollections\nOrderedDict\n",
+        "ctorch\nFloatStorage\n", "ctorch\nBoolStorage\n", "cos\nsystem\n", "storage", "cpu", "data.pkl",
+        "PK\x01\x02", "PK\x05\x06", "PK\x06\x06", "PK\x06\x07", "\xff\xff\xff\xff", "\x01\x00\x10\x00"};
+    return target == Target::Npy ? npy : target == Target::Safetensors ? st : target == Target::Pt ? pt : text;
   }
 
   std::string interesting_number() {
@@ -578,6 +627,7 @@ bool target_of_file(const std::string& path, Target& t) {
   std::string ext = p.extension().string();
   if (ext == ".npy" || ext == ".npz") return t = Target::Npy, true;
   if (ext == ".safetensors") return t = Target::Safetensors, true;
+  if (ext == ".pt" || ext == ".pth") return t = Target::Pt, true;
   for (const auto& part : p.parent_path())
     if (parse_target(part.string(), t)) return true;
   return false;
@@ -671,7 +721,7 @@ int main(int argc, char** argv) {
   int64_t passed = 0, failed = 0;
   std::set<std::string> seen;
   auto start = now_ns();
-  std::vector<Target> targets = o.all ? std::vector<Target>{Target::Npy, Target::Safetensors, Target::Text}
+  std::vector<Target> targets = o.all ? std::vector<Target>{Target::Npy, Target::Safetensors, Target::Text, Target::Pt}
                                       : std::vector<Target>{o.target};
   for (size_t ti = 0; ti < targets.size(); ++ti) {
     Target target = targets[ti];
