@@ -289,6 +289,19 @@ document(optim, {
     "Optimizer: Adam with decoupled weight decay.",
   RMSprop = "optim.RMSprop(params[, {lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, " ..
     "centered=false}]) -> Optimizer: divides by a running root mean square of the gradients.",
+  Adagrad = "optim.Adagrad(params[, {lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10, " ..
+    "maximize=false}]) -> Optimizer: divides by the root of the running sum of squared gradients.",
+  Adadelta = "optim.Adadelta(params[, {lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, maximize=false}]) -> Optimizer: " ..
+    "steps by the ratio of running roots of squared updates and squared gradients.",
+  Adamax = "optim.Adamax(params[, {lr=2e-3, betas={0.9, 0.999}, eps=1e-8, weight_decay=0, maximize=false}]) -> " ..
+    "Optimizer: Adam with the infinity norm of the gradients.",
+  NAdam = "optim.NAdam(params[, {lr=2e-3, betas={0.9, 0.999}, eps=1e-8, weight_decay=0, momentum_decay=4e-3}]) -> " ..
+    "Optimizer: Adam with Nesterov momentum.",
+  RAdam = "optim.RAdam(params[, {lr=1e-3, betas={0.9, 0.999}, eps=1e-8, weight_decay=0}]) -> Optimizer: " ..
+    "rectified Adam (momentum steps until the variance estimate is tractable).",
+  LBFGS = "optim.LBFGS(params[, {lr=1, max_iter=20, max_eval=max_iter*5//4, tolerance_grad=1e-7, " ..
+    "tolerance_change=1e-9, history_size=100, line_search_fn=nil|'strong_wolfe'}]) -> Optimizer: " ..
+    "limited-memory BFGS; opt:step(closure) needs the closure, which recomputes the loss and gradients.",
 })
 
 document(optim.Optimizer, {
@@ -314,6 +327,33 @@ document(sched, {
     "gamma every step_size epochs.",
   CosineAnnealingLR = "lr_scheduler.CosineAnnealingLR(optimizer, {T_max=, eta_min=0}) -> scheduler: the lr " ..
     "follows half a cosine from the initial lr down to eta_min over T_max epochs.",
+  LambdaLR = "lr_scheduler.LambdaLR(optimizer, {lr_lambda=fn | {fn, ...}}) -> scheduler: lr = initial lr * " ..
+    "lr_lambda(epoch) (one function, or one per parameter group).",
+  MultiplicativeLR = "lr_scheduler.MultiplicativeLR(optimizer, {lr_lambda=fn | {fn, ...}}) -> scheduler: " ..
+    "multiplies the lr by lr_lambda(epoch) every epoch.",
+  MultiStepLR = "lr_scheduler.MultiStepLR(optimizer, {milestones=, gamma=0.1}) -> scheduler: multiplies the lr " ..
+    "by gamma at each milestone epoch.",
+  ExponentialLR = "lr_scheduler.ExponentialLR(optimizer, {gamma=}) -> scheduler: multiplies the lr by gamma " ..
+    "every epoch.",
+  LinearLR = "lr_scheduler.LinearLR(optimizer, {start_factor=1/3, end_factor=1.0, total_iters=5}) -> scheduler: " ..
+    "the lr factor goes linearly from start_factor to end_factor over total_iters epochs.",
+  ConstantLR = "lr_scheduler.ConstantLR(optimizer, {factor=1/3, total_iters=5}) -> scheduler: the lr times " ..
+    "factor until epoch total_iters.",
+  SequentialLR = "lr_scheduler.SequentialLR(optimizer, {schedulers=, milestones=}) -> scheduler: runs each " ..
+    "scheduler in turn, switching at the milestones.",
+  ChainedScheduler = "lr_scheduler.ChainedScheduler({scheduler, ...}) -> scheduler: steps all of them at " ..
+    "every step.",
+  OneCycleLR = "lr_scheduler.OneCycleLR(optimizer, {max_lr=, total_steps= | epochs=, steps_per_epoch=, " ..
+    "pct_start=0.3, anneal_strategy='cos', cycle_momentum=true, base_momentum=0.85, max_momentum=0.95, " ..
+    "div_factor=25, final_div_factor=1e4, three_phase=false}) -> scheduler: the 1cycle policy (step it every batch).",
+  CyclicLR = "lr_scheduler.CyclicLR(optimizer, {base_lr=, max_lr=, step_size_up=2000, step_size_down=, " ..
+    "mode='triangular', gamma=1.0, scale_fn=, scale_mode='cycle', cycle_momentum=true, base_momentum=0.8, " ..
+    "max_momentum=0.9}) -> scheduler: the lr cycles between base_lr and max_lr.",
+  CosineAnnealingWarmRestarts = "lr_scheduler.CosineAnnealingWarmRestarts(optimizer, {T_0=, T_mult=1, " ..
+    "eta_min=0}) -> scheduler: cosine annealing restarted every T_0 epochs (each period T_mult times the last).",
+  ReduceLROnPlateau = "lr_scheduler.ReduceLROnPlateau(optimizer, {mode='min', factor=0.1, patience=10, " ..
+    "threshold=1e-4, threshold_mode='rel', cooldown=0, min_lr=0, eps=1e-8}) -> scheduler: scheduler:step(metric) " ..
+    "multiplies the lr by factor once the metric stops improving for more than patience epochs.",
 })
 
 document(sched.LRScheduler, {
@@ -321,4 +361,6 @@ document(sched.LRScheduler, {
   init = "LRScheduler:init(optimizer[, last_epoch=-1]): the constructor; records each group's initial_lr.",
   step = "scheduler:step(): advances one epoch and sets the optimizer's lr.",
   get_last_lr = "scheduler:get_last_lr() -> list of numbers: the lr of each group after the last step.",
+  state_dict = "scheduler:state_dict() -> table: the scheduler's state (not its functions or optimizer).",
+  load_state_dict = "scheduler:load_state_dict(sd): restores a state_dict() of the same kind of scheduler.",
 })
