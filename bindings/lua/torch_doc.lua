@@ -116,7 +116,8 @@ document(nn.Module, {
     "parameters and buffers; strict reports missing and unexpected keys.",
   train = "module:train([mode=true]) -> module: sets training mode (Dropout active) on it and its submodules.",
   eval = "module:eval() -> module: training mode off.",
-  zero_grad = "module:zero_grad([set_to_none=true]) -> module: clears the parameters' gradients.",
+  zero_grad = "module:zero_grad([set_to_none=true]): clears the parameters' gradients: to nil, or to " ..
+    "zeros in place with {set_to_none=false} (PyTorch 2.x's default; 1.13 defaulted to false).",
   requires_grad_ = "module:requires_grad_([flag=true]) -> module: sets requires_grad on every parameter.",
   to = "module:to(dtype | device) -> module: converts parameters and buffers in place.",
   float = "module:float() -> module: parameters and buffers as float32.",
@@ -314,7 +315,8 @@ document(optim.Optimizer, {
   validate = "Optimizer:validate(options): a subclass's check of its options (an error names the bad one).",
   step = "opt:step([closure]) -> loss or nil: one update of every parameter that has a gradient; the " ..
     "closure, when given, recomputes the loss with grad enabled and its result is returned.",
-  zero_grad = "opt:zero_grad([set_to_none=true]): clears the gradients of the optimizer's parameters.",
+  zero_grad = "opt:zero_grad([set_to_none=true]): clears the gradients of the optimizer's parameters: to nil, " ..
+    "or to zeros in place with {set_to_none=false} (PyTorch 2.x's default; 1.13 defaulted to false).",
   add_param_group = "opt:add_param_group({params=, lr=, ...}): adds parameters with their own options.",
   state_dict = "opt:state_dict() -> table: the options of each group and the per-parameter state.",
   load_state_dict = "opt:load_state_dict(sd): restores the options and state saved by state_dict, checked " ..

@@ -157,28 +157,14 @@ function Optimizer:add_param_group(group)
   self.param_groups[#self.param_groups + 1] = group
 end
 
--- Clears the gradients: sets them to nil (the default), or zeroes them in place.
-function Optimizer:zero_grad(set_to_none)
-  if type(set_to_none) == "table" and not is_tensor(set_to_none) then
-    set_to_none = torch._check_keywords(self.name .. ":zero_grad", set_to_none, {"set_to_none"}).set_to_none
-  end
-  if set_to_none == nil then set_to_none = true end
+-- Clears the gradients of every group's parameters (nn._util.zero_grad: nil by default, or
+-- zeros with {set_to_none = false}).
+function Optimizer:zero_grad(...)
+  local params = {}
   for _, group in ipairs(self.param_groups) do
-    for _, p in ipairs(group.params) do
-      local g = p.grad
-      if g ~= nil then
-        if set_to_none then
-          p.grad = nil
-        else
-          if g.requires_grad then
-            g = g:detach()
-            p.grad = g
-          end
-          g:zero_()
-        end
-      end
-    end
+    for _, p in ipairs(group.params) do params[#params + 1] = p end
   end
+  torch.nn._util.zero_grad(self.name .. ":zero_grad", params, ...)
 end
 
 -- One optimization step over every parameter that has a gradient. closure, if given,

@@ -361,4 +361,44 @@ T.test("LBFGS state_dict resumes the history", function()
   same(flat(x), flat(want), "x")
 end)
 
+-- zero_grad: nil by default (PyTorch 2.x; 1.13 defaulted to zeros), zeros with
+-- set_to_none = false, on modules and optimizers, positionally or as a keyword.
+T.test("zero_grad with and without set_to_none on modules and optimizers", function()
+  local m = torch.nn.Linear(2, 1)
+  local opt = optim.SGD(m:parameters(), {lr = 0.1})
+  local function backward() m(torch.ones({1, 2})):sum():backward() end
+  local clears = {
+    {function() m:zero_grad() end, nil}, {function() m:zero_grad{set_to_none = true} end, nil},
+    {function() m:zero_grad(true) end, nil}, {function() m:zero_grad{set_to_none = false} end, {{0, 0}}},
+    {function() m:zero_grad(false) end, {{0, 0}}}, {function() opt:zero_grad() end, nil},
+    {function() opt:zero_grad{set_to_none = true} end, nil}, {function() opt:zero_grad(false) end, {{0, 0}}},
+    {function() opt:zero_grad{set_to_none = false} end, {{0, 0}}},
+  }
+  for i, c in ipairs(clears) do
+    backward()
+    local g = m.weight.grad
+    c[1]()
+    if c[2] == nil then
+      T.eq(m.weight.grad, nil, "case " .. i)
+      T.eq(m.bias.grad, nil, "case " .. i)
+    else
+      T.eq(m.weight.grad:tolist(), c[2], "case " .. i)
+      T.eq(m.bias.grad:tolist(), {0}, "case " .. i)
+      T.eq(g:tolist(), c[2], "zeroed in place, case " .. i)
+    end
+  end
+  -- A gradient that is part of a graph (create_graph) is detached before it is zeroed.
+  local x = torch.tensor({1.0, 2.0}, {requires_grad = true})
+  x:pow(3):sum():backward{create_graph = true}
+  T.eq(x.grad.requires_grad, true)
+  optim.SGD({x}, {lr = 0.1}):zero_grad(false)
+  T.eq(x.grad.requires_grad, false)
+  T.eq(x.grad:tolist(), {0, 0})
+  T.error(function() m:zero_grad("yes") end, 'Linear:zero_grad: set_to_none must be true or false, got "yes"')
+  T.error(function() opt:zero_grad{set_to_none = 1} end, "SGD:zero_grad: set_to_none must be true or false, got 1")
+  T.error(function() opt:zero_grad{set_to_nil = false} end,
+          "SGD:zero_grad: unknown keyword 'set_to_nil' (did you mean 'set_to_none'? valid: set_to_none)")
+  T.error(function() opt:zero_grad(false, true) end, "SGD:zero_grad: expected at most 1 positional arguments, got 2")
+end)
+
 T.done()
