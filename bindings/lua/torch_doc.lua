@@ -279,6 +279,23 @@ document(init, {
     "(fan_in + fan_out)).",
 })
 
+document(nn.utils, {
+  clip_grad_norm_ = "nn.utils.clip_grad_norm_(parameters, max_norm[, norm_type=2][, {error_if_nonfinite=false}]) " ..
+    "-> Tensor: scales the gradients in place so that their joint norm (any p, math.huge for the max) is at most " ..
+    "max_norm; returns the norm before clipping.",
+  clip_grad_value_ = "nn.utils.clip_grad_value_(parameters, clip_value): clamps the gradients into " ..
+    "[-clip_value, clip_value] in place.",
+  parameters_to_vector = "nn.utils.parameters_to_vector(parameters) -> Tensor: the parameters flattened into " ..
+    "one 1-D tensor.",
+  vector_to_parameters = "nn.utils.vector_to_parameters(vec, parameters): copies consecutive slices of vec " ..
+    "into the parameters (PyTorch makes them views of vec instead).",
+})
+
+document(nn.utils.rnn, {
+  pad_sequence = "nn.utils.rnn.pad_sequence(sequences[, batch_first=false][, padding_value=0]) -> Tensor: " ..
+    "sequences of shapes (L_i, *) stacked into (T, B, *) (batch_first: (B, T, *)), padded to the longest.",
+})
+
 document(optim, {
   Optimizer = "optim.Optimizer: the base class of optimizers (param_groups, state, step, zero_grad, " ..
     "state_dict); Optimizer:extend(\"Name\") makes a new one with its own defaults and update.",
