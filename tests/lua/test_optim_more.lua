@@ -401,4 +401,30 @@ T.test("zero_grad with and without set_to_none on modules and optimizers", funct
   T.error(function() opt:zero_grad(false, true) end, "SGD:zero_grad: expected at most 1 positional arguments, got 2")
 end)
 
+-- A closure as users write it (zero_grad, forward, backward, return the loss) on a module:
+-- LBFGS with the line search solves a least-squares fit.
+T.test("LBFGS with an autograd closure fits a linear model", function()
+  local x = torch.tensor({{1.0, 0.0}, {0.0, 1.0}, {1.0, 1.0}, {2.0, -1.0}}, f64)
+  local y = torch.tensor({{1.0}, {2.0}, {3.5}, {0.5}}, f64)
+  local model = torch.nn.Linear(2, 1):to("float64")
+  local opt = optim.LBFGS(model:parameters(), {line_search_fn = "strong_wolfe", tolerance_grad = 1e-12,
+                                               tolerance_change = 1e-15})
+  local function closure()
+    opt:zero_grad()
+    local l = (model(x) - y):pow(2):mean()
+    l:backward()
+    return l
+  end
+  local first = opt:step(closure)
+  T.truthy(first:item() > 0.1, "the first loss is returned")
+  for _ = 1, 4 do opt:step(closure) end
+  -- The least-squares solution of [x 1] w = y (numpy.linalg.lstsq): w = {19/12, 7/3}, b = -5/12,
+  -- mean squared residual 1/96.
+  local w, b = model.weight:tolist()[1], model.bias:tolist()[1]
+  T.near(w[1], 19 / 12, 1e-7)
+  T.near(w[2], 7 / 3, 1e-7)
+  T.near(b, -5 / 12, 1e-7)
+  T.near((model(x) - y):pow(2):mean():item(), 1 / 96, 1e-12)
+end)
+
 T.done()
