@@ -180,6 +180,7 @@ function Optimizer:step(closure)
   local state = self.state
   local _ <close> = torch.no_grad()
   for _, group in ipairs(self.param_groups) do
+    self:validate(group)  -- param_groups are writable: a changed option is checked when used
     for _, p in ipairs(group.params) do
       local g = p.grad
       if g ~= nil then
@@ -784,6 +785,7 @@ function LBFGS:step(closure)
   end
   local _ <close> = torch.no_grad()
   local group = self.param_groups[1]
+  self:validate(group)
   local params = group.params
   local lr, max_iter, max_eval = group.lr, group.max_iter, group.max_eval
   local tolerance_grad, tolerance_change, history_size = group.tolerance_grad, group.tolerance_change, group.history_size

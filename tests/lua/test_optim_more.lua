@@ -427,4 +427,17 @@ T.test("LBFGS with an autograd closure fits a linear model", function()
   T.near((model(x) - y):pow(2):mean():item(), 1 / 96, 1e-12)
 end)
 
+T.test("a changed group option is checked at the next step", function()
+  local p = torch.zeros({2}, {dtype = "float64", requires_grad = true})
+  for _, name in ipairs{"SGD", "Adam", "Adagrad", "RAdam", "LBFGS"} do
+    local opt = optim[name]({p}, {lr = 0.1})
+    opt.param_groups[1].lr = "0.5"
+    p.grad = torch.ones({2}, f64)
+    T.error(function() opt:step(function() return 0 end) end, name .. ": lr must be a number, got string")
+    opt.param_groups[1].lr = -1
+    T.error(function() opt:step(function() return 0 end) end, name .. ": invalid lr -1 (must be >= 0)")
+  end
+  T.eq(p:tolist(), {0, 0})
+end)
+
 T.done()
