@@ -82,12 +82,15 @@ end
 -- ---------------------------------------------------------------------------------------
 -- Optimizer: parameter groups, per-parameter state, zero_grad, step and state dicts.
 -- A subclass sets `defaults`, `required` (the options without a default, such as SGD's lr),
--- `validate(values)` and `update(param, grad, state, group)`, which steps one parameter.
+-- `validate(values)` and `update(param, grad, state, group)`, which steps one parameter, and
+-- `state_numbers` when its state holds numbers besides `step`.
 
 local Optimizer = class("Optimizer")
 optim.Optimizer = Optimizer
 Optimizer.defaults = {}
 Optimizer.required = {}
+-- The per-parameter state entries that are numbers (the others are tensors).
+Optimizer.state_numbers = {step = true}
 
 function Optimizer:validate() end
 
@@ -251,16 +254,12 @@ function Optimizer:load_state_dict(sd)
     end
     local c = {}
     for k, v in pairs(s) do
-      -- The state holds numbers (step counts, NAdam's mu_product) and tensors shaped like
+      -- The state holds the numbers the class names (a step count) and tensors shaped like
       -- the parameter.
-      local kind = describe(v)
-      if kind ~= "number" and kind ~= "tensor" then
+      local want = self.state_numbers[k] and "number" or "tensor"
+      if describe(v) ~= want then
         fail(name .. ".load_state_dict: state '" .. tostring(k) .. "' of parameter " .. tostring(i) .. " is a "
-          .. kind .. ", expected a number or a tensor")
-      end
-      if k == "step" and kind ~= "number" then
-        fail(name .. ".load_state_dict: state 'step' of parameter " .. tostring(i) .. " is a " .. kind
-          .. ", expected a number")
+          .. describe(v) .. ", expected a " .. want)
       end
       if is_tensor(v) then
         local ps, vs = p.shape, v.shape
@@ -488,6 +487,7 @@ local NAdam = Optimizer:extend("NAdam")
 optim.NAdam = NAdam
 NAdam.defaults = {lr = 2e-3, betas = {0.9, 0.999}, eps = 1e-8, weight_decay = 0, momentum_decay = 4e-3}
 NAdam.required = {}
+NAdam.state_numbers = {step = true, mu_product = true}
 
 function NAdam:validate(v)
   at_least_zero(self.name, v, "lr")
