@@ -608,8 +608,18 @@ function LBFGS:add_param_group(group)
   Optimizer.add_param_group(self, group)
 end
 
+-- Runs the closure with grad mode on; its loss as a number (float(closure())).
+local function lbfgs_loss(self, closure)
+  local loss = torch.enable_grad(closure)
+  if is_tensor(loss) then return loss:item(), loss end
+  if type(loss) ~= "number" then
+    fail(self.name .. ".step: the closure must return the loss (a tensor or a number), got a " .. describe(loss))
+  end
+  return loss, loss
+end
+
 -- The gradients of all parameters as one flat vector (zeros for a parameter without one).
-function LBFGS:_gather_flat_grad()
+local function lbfgs_gather_flat_grad(self)
   local views = {}
   for i, p in ipairs(self.param_groups[1].params) do
     local g = p.grad
@@ -619,7 +629,7 @@ function LBFGS:_gather_flat_grad()
 end
 
 -- params += step_size * update, the flat update cut into the parameters' shapes.
-function LBFGS:_add_grad(step_size, update)
+local function lbfgs_add_grad(self, step_size, update)
   local offset = 0
   for _, p in ipairs(self.param_groups[1].params) do
     local n = p:numel()
@@ -629,23 +639,14 @@ function LBFGS:_add_grad(step_size, update)
 end
 
 -- Loss and flat gradient at x + t * d, the parameters restored to x afterwards.
-function LBFGS:_directional_evaluate(closure, x, t, d)
-  self:_add_grad(t, d)
-  local loss = self:_loss(closure)
-  local flat_grad = self:_gather_flat_grad()
+local function lbfgs_directional_evaluate(self, closure, x, t, d)
+  lbfgs_add_grad(self, t, d)
+  local loss = lbfgs_loss(self, closure)
+  local flat_grad = lbfgs_gather_flat_grad(self)
   for i, p in ipairs(self.param_groups[1].params) do p:copy_(x[i]) end
   return loss, flat_grad
 end
 
--- Runs the closure with grad mode on; its loss as a number (float(closure())).
-function LBFGS:_loss(closure)
-  local loss = torch.enable_grad(closure)
-  if is_tensor(loss) then return loss:item(), loss end
-  if type(loss) ~= "number" then
-    fail(self.name .. ".step: the closure must return the loss (a tensor or a number), got a " .. describe(loss))
-  end
-  return loss, loss
-end
 
 -- Restores a state_dict(): the group's options by the common path, the history (numbers,
 -- flat vectors and lists of them, kept with the first parameter) copied here.
@@ -794,10 +795,10 @@ function LBFGS:step(closure)
     state = {func_evals = 0, n_iter = 0}
     self.state[params[1]] = state
   end
-  local loss, orig_loss = self:_loss(closure)
+  local loss, orig_loss = lbfgs_loss(self, closure)
   local current_evals = 1
   state.func_evals = state.func_evals + 1
-  local flat_grad = self:_gather_flat_grad()
+  local flat_grad = lbfgs_gather_flat_grad(self)
   if flat_grad:abs():max():item() <= tolerance_grad then return orig_loss end
 
   local d, t, old_dirs, old_stps, ro = state.d, state.t, state.old_dirs, state.old_stps, state.ro
@@ -852,15 +853,15 @@ function LBFGS:step(closure)
     if group.line_search_fn == "strong_wolfe" then
       local x_init = {}
       for i, p in ipairs(params) do x_init[i] = p:clone() end
-      local function obj_func(x, step, dir) return self:_directional_evaluate(closure, x, step, dir) end
+      local function obj_func(x, step, dir) return lbfgs_directional_evaluate(self, closure, x, step, dir) end
       loss, flat_grad, t, ls_func_evals = strong_wolfe(obj_func, x_init, t, d, loss, flat_grad, gtd)
-      self:_add_grad(t, d)
+      lbfgs_add_grad(self, t, d)
       opt_cond = flat_grad:abs():max():item() <= tolerance_grad
     else
-      self:_add_grad(t, d)
+      lbfgs_add_grad(self, t, d)
       if n_iter ~= max_iter then
-        loss = self:_loss(closure)
-        flat_grad = self:_gather_flat_grad()
+        loss = lbfgs_loss(self, closure)
+        flat_grad = lbfgs_gather_flat_grad(self)
         opt_cond = flat_grad:abs():max():item() <= tolerance_grad
         ls_func_evals = 1
       end
@@ -1563,7 +1564,7 @@ function CyclicLR:init(optimizer, opts)
   self.base_lrs = base_lrs
 end
 
-function CyclicLR:_scale(x)
+local function cyclic_scale(self, x)
   if self.scale_fn then
     local v = self.scale_fn(x)
     if type(v) ~= "number" then fail(self.name .. ": scale_fn(" .. x .. ") must return a number, got a " .. describe(v)) end
@@ -1582,7 +1583,7 @@ function CyclicLR:get_lr()
   local x = 1.0 + e / self.total_size - cycle
   local scale_factor
   if x <= self.step_ratio then scale_factor = x / self.step_ratio else scale_factor = (x - 1) / (self.step_ratio - 1) end
-  local scale = self:_scale(self.scale_mode == "cycle" and cycle or e)
+  local scale = cyclic_scale(self, self.scale_mode == "cycle" and cycle or e)
   local lrs = {}
   for i, base in ipairs(self.base_lrs) do
     lrs[i] = base + (self.max_lrs[i] - base) * scale_factor * scale
@@ -1694,7 +1695,7 @@ function ReduceLROnPlateau:init(optimizer, opts)
   for i, group in ipairs(optimizer.param_groups) do self._last_lr[i] = group.lr end
 end
 
-function ReduceLROnPlateau:_is_better(a, best)
+local function plateau_is_better(self, a, best)
   local t = self.threshold
   if self.mode == "min" then
     if self.threshold_mode == "rel" then return a < best * (1 - t) end
@@ -1711,7 +1712,7 @@ function ReduceLROnPlateau:step(metric)
     fail(self.name .. ":step: expected the metric (a number or a one-element tensor), got " .. describe(metric))
   end
   self.last_epoch = self.last_epoch + 1
-  if self:_is_better(metric, self.best) then
+  if plateau_is_better(self, metric, self.best) then
     self.best = metric
     self.num_bad_epochs = 0
   else
