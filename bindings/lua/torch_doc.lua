@@ -301,12 +301,14 @@ document(optim, {
     "state_dict); Optimizer:extend(\"Name\") makes a new one with its own defaults and update.",
   SGD = "optim.SGD(params, {lr=, momentum=0, dampening=0, weight_decay=0, nesterov=false, maximize=false}) -> " ..
     "Optimizer: stochastic gradient descent, with momentum as in PyTorch.",
-  Adam = "optim.Adam(params[, {lr=1e-3, betas={0.9, 0.999}, eps=1e-8, weight_decay=0, amsgrad=false}]) -> " ..
+  Adam = "optim.Adam(params[, {lr=1e-3, betas={0.9, 0.999}, eps=1e-8, weight_decay=0, amsgrad=false, " ..
+    "maximize=false}]) -> " ..
     "Optimizer: Adam with bias correction; weight_decay adds to the gradient.",
-  AdamW = "optim.AdamW(params[, {lr=1e-3, betas={0.9, 0.999}, eps=1e-8, weight_decay=1e-2, amsgrad=false}]) -> " ..
+  AdamW = "optim.AdamW(params[, {lr=1e-3, betas={0.9, 0.999}, eps=1e-8, weight_decay=1e-2, amsgrad=false, " ..
+    "maximize=false}]) -> " ..
     "Optimizer: Adam with decoupled weight decay.",
   RMSprop = "optim.RMSprop(params[, {lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, " ..
-    "centered=false}]) -> Optimizer: divides by a running root mean square of the gradients.",
+    "centered=false, maximize=false}]) -> Optimizer: divides by a running root mean square of the gradients.",
   Adagrad = "optim.Adagrad(params[, {lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10, " ..
     "maximize=false}]) -> Optimizer: divides by the root of the running sum of squared gradients.",
   Adadelta = "optim.Adadelta(params[, {lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, maximize=false}]) -> Optimizer: " ..
