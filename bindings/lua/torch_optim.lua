@@ -623,7 +623,7 @@ local function lbfgs_gather_flat_grad(self)
   local views = {}
   for i, p in ipairs(self.param_groups[1].params) do
     local g = p.grad
-    views[i] = g == nil and torch.zeros({p:numel()}, {dtype = p.dtype}) or g:reshape(-1)
+    views[i] = g == nil and torch.zeros({p:numel()}, {dtype = p.dtype, device = p.device}) or g:reshape(-1)
   end
   return torch.cat(views, 1)
 end
