@@ -74,6 +74,19 @@ for _, c in ipairs(E.optim) do
     close(flat(p), c.result[1], label .. " p")
     close(flat(q), c.result[2], label .. " q")
   end)
+  T.test(label .. " in float32 matches PyTorch to float32 precision", function()
+    local p = torch.tensor(E.P0, {dtype = "float32"}):requires_grad_()
+    local q = torch.tensor(E.Q0, {dtype = "float32"}):requires_grad_()
+    local pt, qt = torch.tensor(E.PT, {dtype = "float32"}), torch.tensor(E.QT, {dtype = "float32"})
+    local opt = optim[c.name]({p, q}, c.cfg)
+    run_steps(opt, p, q, pt, qt, 1, #E.SCALES)
+    T.eq(p.dtype, "float32")
+    for _, s in pairs(opt.state[p]) do
+      if torch.is_tensor(s) then T.eq(s.dtype, "float32") end
+    end
+    T.near(flat(p), c.float32[1], 2e-6, label .. " p")
+    T.near(flat(q), c.float32[2], 2e-6, label .. " q")
+  end)
   T.test(label .. " with two parameter groups and an lr changed midway", function()
     local p, q, pt, qt = problem()
     local opt = optim[c.name]({{params = {p}}, {params = {q}, lr = 0.03}}, c.cfg)

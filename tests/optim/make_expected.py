@@ -37,10 +37,10 @@ OPTIM = [
 ]
 
 
-def run_optim(name, cfg, groups=False):
-    p = torch.tensor(P0, dtype=torch.float64, requires_grad=True)
-    q = torch.tensor(Q0, dtype=torch.float64, requires_grad=True)
-    pt, qt = torch.tensor(PT, dtype=torch.float64), torch.tensor(QT, dtype=torch.float64)
+def run_optim(name, cfg, groups=False, dtype=torch.float64):
+    p = torch.tensor(P0, dtype=dtype, requires_grad=True)
+    q = torch.tensor(Q0, dtype=dtype, requires_grad=True)
+    pt, qt = torch.tensor(PT, dtype=dtype), torch.tensor(QT, dtype=dtype)
     if groups:  # a second group with its own lr; the first group's lr changed after 4 steps
         opt = getattr(torch.optim, name)([{"params": [p]}, {"params": [q], "lr": 0.03}], **cfg)
     else:
@@ -216,8 +216,9 @@ def main():
     out.append("  P0 = %s, Q0 = %s, PT = %s, QT = %s, SCALES = %s," % tuple(map(fmt, (P0, Q0, PT, QT, SCALES))))
     out.append("  optim = {")
     for name, cfg in OPTIM:
-        out.append("    {name = %s, cfg = %s, result = %s, groups = %s}," % (
-            fmt(name), fmt(cfg), fmt(run_optim(name, cfg)), fmt(run_optim(name, cfg, groups=True))))
+        out.append("    {name = %s, cfg = %s, result = %s, groups = %s, float32 = %s}," % (
+            fmt(name), fmt(cfg), fmt(run_optim(name, cfg)), fmt(run_optim(name, cfg, groups=True)),
+            fmt(run_optim(name, cfg, dtype=torch.float32))))
     out.append("  },")
     out.append("  X0 = %s, XT = %s, XA = %s, XC = %s," % tuple(map(fmt, (X0, XT, XA, XC))))
     out.append("  lbfgs = {")
