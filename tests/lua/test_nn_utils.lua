@@ -140,4 +140,24 @@ T.test("argument errors name the function and the value", function()
           "nn.utils.parameters_to_vector: unexpected argument 2 (the number 2)")
 end)
 
+if torch.cuda.is_available() then
+  T.test("CUDA: clip_grad_norm_, clip_grad_value_ and pad_sequence on the device", function()
+    for _, c in ipairs(E.clip) do
+      local ps = params_with_grads()
+      for i, p in ipairs(ps) do
+        local g = p.grad
+        ps[i] = p:detach():to("cuda"):requires_grad_()
+        ps[i].grad = g:to("cuda")
+      end
+      local total = utils.clip_grad_norm_(ps, c.max_norm, c.norm_type)
+      close({total:to("cpu"):item()}, {c.total}, "total on cuda")
+      for i, p in ipairs(ps) do close(p.grad:to("cpu"):reshape(-1):tolist(), c.grads[i], "grad " .. i .. " on cuda") end
+    end
+    local seqs = {torch.tensor({1.0, 2.0, 3.0}):to("cuda"), torch.tensor({4.0}):to("cuda")}
+    local out = utils.rnn.pad_sequence(seqs, true, -1)
+    T.eq(tostring(out.device):sub(1, 4), "cuda")
+    T.eq(out:to("cpu"):tolist(), {{1, 2, 3}, {4, -1, -1}})
+  end)
+end
+
 T.done()

@@ -465,4 +465,40 @@ T.test("LBFGS: a parameter without a gradient counts as a zero gradient and stay
   T.eq(frozen:tolist(), {{5.0}})
 end)
 
+-- On a CUDA device (when there is one): every optimizer, LBFGS, clip_grad_norm_ and
+-- pad_sequence give the CPU's float64 results with parameters and state on the device.
+if torch.cuda.is_available() then
+  T.test("CUDA: the optimizers step parameters on the device as on the CPU", function()
+    for _, c in ipairs(E.optim) do
+      local label = describe_cfg(c)
+      local p = torch.tensor(E.P0, f64):to("cuda"):requires_grad_()
+      local q = torch.tensor(E.Q0, f64):to("cuda"):requires_grad_()
+      local pt, qt = torch.tensor(E.PT, f64):to("cuda"), torch.tensor(E.QT, f64):to("cuda")
+      local opt = optim[c.name]({p, q}, c.cfg)
+      run_steps(opt, p, q, pt, qt, 1, #E.SCALES)
+      T.eq(tostring(p.device):sub(1, 4), "cuda", label)
+      for _, st in pairs(opt.state[p]) do
+        if torch.is_tensor(st) then T.eq(tostring(st.device):sub(1, 4), "cuda", label) end
+      end
+      close(flat(p:to("cpu")), c.result[1], label .. " p on cuda")
+      close(flat(q:to("cpu")), c.result[2], label .. " q on cuda")
+    end
+  end)
+  T.test("CUDA: LBFGS with the line search and a parameter without a gradient", function()
+    local c = E.lbfgs[2]
+    local x = torch.tensor(E.X0, f64):to("cuda"):requires_grad_()
+    local frozen = torch.zeros({2}, f64):to("cuda"):requires_grad_()
+    local t, a, cc = torch.tensor(E.XT, f64):to("cuda"), torch.tensor(E.XA, f64):to("cuda"),
+                     torch.tensor(E.XC, f64):to("cuda")
+    local opt = optim.LBFGS({x, frozen}, c.cfg)
+    local function closure()
+      local e = x:detach() - t
+      x.grad = e:mul(a):mul(2):add(e:pow(3):mul(cc):mul(4))
+      return e:pow(2):mul(a):add(e:pow(4):mul(cc)):sum()
+    end
+    for _ = 1, c.steps do opt:step(closure) end
+    for i, v in ipairs(flat(x:to("cpu"))) do T.near(v, c.result.x[i], 1e-12, "x[" .. i .. "]") end
+  end)
+end
+
 T.done()
