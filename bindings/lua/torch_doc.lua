@@ -116,7 +116,8 @@ document(nn.Module, {
     "parameters and buffers; strict reports missing and unexpected keys.",
   train = "module:train([mode=true]) -> module: sets training mode (Dropout active) on it and its submodules.",
   eval = "module:eval() -> module: training mode off.",
-  zero_grad = "module:zero_grad([set_to_none=true]) -> module: clears the parameters' gradients.",
+  zero_grad = "module:zero_grad([set_to_none=true]): clears the parameters' gradients: to nil, or to " ..
+    "zeros in place with {set_to_none=false} (PyTorch 2.x's default; 1.13 defaulted to false).",
   requires_grad_ = "module:requires_grad_([flag=true]) -> module: sets requires_grad on every parameter.",
   to = "module:to(dtype | device) -> module: converts parameters and buffers in place.",
   float = "module:float() -> module: parameters and buffers as float32.",
@@ -278,17 +279,49 @@ document(init, {
     "(fan_in + fan_out)).",
 })
 
+document(nn.utils, {
+  clip_grad_norm_ = "nn.utils.clip_grad_norm_(parameters, max_norm[, norm_type=2][, {error_if_nonfinite=false}]) " ..
+    "-> Tensor: scales the gradients in place so that their joint norm (any p, math.huge for the max) is at most " ..
+    "max_norm; returns the norm before clipping.",
+  clip_grad_value_ = "nn.utils.clip_grad_value_(parameters, clip_value): clamps the gradients into " ..
+    "[-clip_value, clip_value] in place.",
+  parameters_to_vector = "nn.utils.parameters_to_vector(parameters) -> Tensor: the parameters flattened into " ..
+    "one 1-D tensor.",
+  vector_to_parameters = "nn.utils.vector_to_parameters(vec, parameters): copies consecutive slices of vec " ..
+    "into the parameters (PyTorch makes them views of vec instead).",
+})
+
+document(nn.utils.rnn, {
+  pad_sequence = "nn.utils.rnn.pad_sequence(sequences[, batch_first=false][, padding_value=0]) -> Tensor: " ..
+    "sequences of shapes (L_i, *) stacked into (T, B, *) (batch_first: (B, T, *)), padded to the longest.",
+})
+
 document(optim, {
   Optimizer = "optim.Optimizer: the base class of optimizers (param_groups, state, step, zero_grad, " ..
     "state_dict); Optimizer:extend(\"Name\") makes a new one with its own defaults and update.",
   SGD = "optim.SGD(params, {lr=, momentum=0, dampening=0, weight_decay=0, nesterov=false, maximize=false}) -> " ..
     "Optimizer: stochastic gradient descent, with momentum as in PyTorch.",
-  Adam = "optim.Adam(params[, {lr=1e-3, betas={0.9, 0.999}, eps=1e-8, weight_decay=0, amsgrad=false}]) -> " ..
+  Adam = "optim.Adam(params[, {lr=1e-3, betas={0.9, 0.999}, eps=1e-8, weight_decay=0, amsgrad=false, " ..
+    "maximize=false}]) -> " ..
     "Optimizer: Adam with bias correction; weight_decay adds to the gradient.",
-  AdamW = "optim.AdamW(params[, {lr=1e-3, betas={0.9, 0.999}, eps=1e-8, weight_decay=1e-2, amsgrad=false}]) -> " ..
+  AdamW = "optim.AdamW(params[, {lr=1e-3, betas={0.9, 0.999}, eps=1e-8, weight_decay=1e-2, amsgrad=false, " ..
+    "maximize=false}]) -> " ..
     "Optimizer: Adam with decoupled weight decay.",
   RMSprop = "optim.RMSprop(params[, {lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, " ..
-    "centered=false}]) -> Optimizer: divides by a running root mean square of the gradients.",
+    "centered=false, maximize=false}]) -> Optimizer: divides by a running root mean square of the gradients.",
+  Adagrad = "optim.Adagrad(params[, {lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10, " ..
+    "maximize=false}]) -> Optimizer: divides by the root of the running sum of squared gradients.",
+  Adadelta = "optim.Adadelta(params[, {lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, maximize=false}]) -> Optimizer: " ..
+    "steps by the ratio of running roots of squared updates and squared gradients.",
+  Adamax = "optim.Adamax(params[, {lr=2e-3, betas={0.9, 0.999}, eps=1e-8, weight_decay=0, maximize=false}]) -> " ..
+    "Optimizer: Adam with the infinity norm of the gradients.",
+  NAdam = "optim.NAdam(params[, {lr=2e-3, betas={0.9, 0.999}, eps=1e-8, weight_decay=0, momentum_decay=4e-3}]) -> " ..
+    "Optimizer: Adam with Nesterov momentum.",
+  RAdam = "optim.RAdam(params[, {lr=1e-3, betas={0.9, 0.999}, eps=1e-8, weight_decay=0}]) -> Optimizer: " ..
+    "rectified Adam (momentum steps until the variance estimate is tractable).",
+  LBFGS = "optim.LBFGS(params[, {lr=1, max_iter=20, max_eval=max_iter*5//4, tolerance_grad=1e-7, " ..
+    "tolerance_change=1e-9, history_size=100, line_search_fn=nil|'strong_wolfe'}]) -> Optimizer: " ..
+    "limited-memory BFGS; opt:step(closure) needs the closure, which recomputes the loss and gradients.",
 })
 
 document(optim.Optimizer, {
@@ -301,7 +334,8 @@ document(optim.Optimizer, {
   validate = "Optimizer:validate(options): a subclass's check of its options (an error names the bad one).",
   step = "opt:step([closure]) -> loss or nil: one update of every parameter that has a gradient; the " ..
     "closure, when given, recomputes the loss with grad enabled and its result is returned.",
-  zero_grad = "opt:zero_grad([set_to_none=true]): clears the gradients of the optimizer's parameters.",
+  zero_grad = "opt:zero_grad([set_to_none=true]): clears the gradients of the optimizer's parameters: to nil, " ..
+    "or to zeros in place with {set_to_none=false} (PyTorch 2.x's default; 1.13 defaulted to false).",
   add_param_group = "opt:add_param_group({params=, lr=, ...}): adds parameters with their own options.",
   state_dict = "opt:state_dict() -> table: the options of each group and the per-parameter state.",
   load_state_dict = "opt:load_state_dict(sd): restores the options and state saved by state_dict, checked " ..
@@ -314,6 +348,33 @@ document(sched, {
     "gamma every step_size epochs.",
   CosineAnnealingLR = "lr_scheduler.CosineAnnealingLR(optimizer, {T_max=, eta_min=0}) -> scheduler: the lr " ..
     "follows half a cosine from the initial lr down to eta_min over T_max epochs.",
+  LambdaLR = "lr_scheduler.LambdaLR(optimizer, {lr_lambda=fn | {fn, ...}}) -> scheduler: lr = initial lr * " ..
+    "lr_lambda(epoch) (one function, or one per parameter group).",
+  MultiplicativeLR = "lr_scheduler.MultiplicativeLR(optimizer, {lr_lambda=fn | {fn, ...}}) -> scheduler: " ..
+    "multiplies the lr by lr_lambda(epoch) every epoch.",
+  MultiStepLR = "lr_scheduler.MultiStepLR(optimizer, {milestones=, gamma=0.1}) -> scheduler: multiplies the lr " ..
+    "by gamma at each milestone epoch.",
+  ExponentialLR = "lr_scheduler.ExponentialLR(optimizer, {gamma=}) -> scheduler: multiplies the lr by gamma " ..
+    "every epoch.",
+  LinearLR = "lr_scheduler.LinearLR(optimizer, {start_factor=1/3, end_factor=1.0, total_iters=5}) -> scheduler: " ..
+    "the lr factor goes linearly from start_factor to end_factor over total_iters epochs.",
+  ConstantLR = "lr_scheduler.ConstantLR(optimizer, {factor=1/3, total_iters=5}) -> scheduler: the lr times " ..
+    "factor until epoch total_iters.",
+  SequentialLR = "lr_scheduler.SequentialLR(optimizer, {schedulers=, milestones=}) -> scheduler: runs each " ..
+    "scheduler in turn, switching at the milestones.",
+  ChainedScheduler = "lr_scheduler.ChainedScheduler({scheduler, ...}) -> scheduler: steps all of them at " ..
+    "every step.",
+  OneCycleLR = "lr_scheduler.OneCycleLR(optimizer, {max_lr=, total_steps= | epochs=, steps_per_epoch=, " ..
+    "pct_start=0.3, anneal_strategy='cos', cycle_momentum=true, base_momentum=0.85, max_momentum=0.95, " ..
+    "div_factor=25, final_div_factor=1e4, three_phase=false}) -> scheduler: the 1cycle policy (step it every batch).",
+  CyclicLR = "lr_scheduler.CyclicLR(optimizer, {base_lr=, max_lr=, step_size_up=2000, step_size_down=, " ..
+    "mode='triangular', gamma=1.0, scale_fn=, scale_mode='cycle', cycle_momentum=true, base_momentum=0.8, " ..
+    "max_momentum=0.9}) -> scheduler: the lr cycles between base_lr and max_lr.",
+  CosineAnnealingWarmRestarts = "lr_scheduler.CosineAnnealingWarmRestarts(optimizer, {T_0=, T_mult=1, " ..
+    "eta_min=0}) -> scheduler: cosine annealing restarted every T_0 epochs (each period T_mult times the last).",
+  ReduceLROnPlateau = "lr_scheduler.ReduceLROnPlateau(optimizer, {mode='min', factor=0.1, patience=10, " ..
+    "threshold=1e-4, threshold_mode='rel', cooldown=0, min_lr=0, eps=1e-8}) -> scheduler: scheduler:step(metric) " ..
+    "multiplies the lr by factor once the metric stops improving for more than patience epochs.",
 })
 
 document(sched.LRScheduler, {
@@ -321,4 +382,6 @@ document(sched.LRScheduler, {
   init = "LRScheduler:init(optimizer[, last_epoch=-1]): the constructor; records each group's initial_lr.",
   step = "scheduler:step(): advances one epoch and sets the optimizer's lr.",
   get_last_lr = "scheduler:get_last_lr() -> list of numbers: the lr of each group after the last step.",
+  state_dict = "scheduler:state_dict() -> table: the scheduler's state (not its functions or optimizer).",
+  load_state_dict = "scheduler:load_state_dict(sd): restores a state_dict() of the same kind of scheduler.",
 })

@@ -479,16 +479,33 @@ function Module:requires_grad_(flag)
   return self
 end
 
--- Clears every parameter's gradient: to nil (the default, set_to_none), or to zeros with
--- {set_to_none=false}.
-function Module:zero_grad(...)
-  local o = util.args(class_name(self) .. ":zero_grad", {"set_to_none"}, 0, {set_to_none = true}, ...)
-  for _, p in ipairs(self:parameters()) do
+-- zero_grad of modules and optimizers: `([set_to_none])` or `{set_to_none=}`. Clears the
+-- gradients of `params`: to nil (the default, as in PyTorch 2.x; PyTorch 1.13's default was
+-- false), or to zeros in place with set_to_none = false (a gradient that is itself part of
+-- a graph, after backward{create_graph=true}, is detached first, as PyTorch does).
+function util.zero_grad(op, params, ...)
+  local set_to_none = util.args(op, {"set_to_none"}, 0, {set_to_none = true}, ...).set_to_none
+  if type(set_to_none) ~= "boolean" then
+    fail(op, "set_to_none must be true or false, got %s", describe(set_to_none))
+  end
+  for _, p in ipairs(params) do
     local g = p.grad
     if g ~= nil then
-      if o.set_to_none then p.grad = nil else g:zero_() end
+      if set_to_none then
+        p.grad = nil
+      else
+        if g.requires_grad then
+          g = g:detach()
+          p.grad = g
+        end
+        g:zero_()
+      end
     end
   end
+end
+
+function Module:zero_grad(...)
+  util.zero_grad(class_name(self) .. ":zero_grad", self:parameters(), ...)
 end
 
 -- Device and dtype targets of to(): "cuda", "float64", {device=, dtype=} or a tensor.

@@ -28,6 +28,8 @@ wrap(torch.utils, "utils.")
 wrap(torch.autograd, "autograd.")
 wrap(torch.nn.functional, "")
 wrap(torch.nn.init, "init.")
+wrap(torch.nn.utils, "nn.utils.")
+wrap(torch.nn.utils.rnn, "nn.utils.rnn.")
 for _, name in ipairs{"Parameter", "is_module"} do torch.nn[name] = strict(name, torch.nn[name]) end
 
 -- Classes: nn layers (tables with _name), optimizers and schedulers (tables with name that

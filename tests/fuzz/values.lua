@@ -202,6 +202,36 @@ H.instances = {
     "optim.lr_scheduler.StepLR(optim.SGD(nn.Linear(3, 2):parameters(), {lr = 0.1}), {step_size = 2})",
   ["optim.lr_scheduler.StepLR"] =
     "optim.lr_scheduler.StepLR(optim.SGD(nn.Linear(3, 2):parameters(), {lr = 0.1}), {step_size = 2})",
+  ["optim.Adagrad"] = "optim.Adagrad(nn.Linear(3, 2):parameters(), {lr = 0.01})",
+  ["optim.Adadelta"] = "optim.Adadelta(nn.Linear(3, 2):parameters(), {lr = 0.01})",
+  ["optim.Adamax"] = "optim.Adamax(nn.Linear(3, 2):parameters(), {lr = 0.01})",
+  ["optim.NAdam"] = "optim.NAdam(nn.Linear(3, 2):parameters(), {lr = 0.01})",
+  ["optim.RAdam"] = "optim.RAdam(nn.Linear(3, 2):parameters(), {lr = 0.01})",
+  ["optim.LBFGS"] = "optim.LBFGS(nn.Linear(3, 2):parameters(), {max_iter = 3})",
+  ["optim.lr_scheduler.ConstantLR"] =
+    "optim.lr_scheduler.ConstantLR(optim.SGD(nn.Linear(3, 2):parameters(), {lr = 0.1, momentum = 0.9}), {})",
+  ["optim.lr_scheduler.CosineAnnealingWarmRestarts"] =
+    "optim.lr_scheduler.CosineAnnealingWarmRestarts(optim.SGD(nn.Linear(3, 2):parameters(), {lr = 0.1, momentum = 0.9}), {T_0 = 3, T_mult = 2})",
+  ["optim.lr_scheduler.CyclicLR"] =
+    "optim.lr_scheduler.CyclicLR(optim.SGD(nn.Linear(3, 2):parameters(), {lr = 0.1, momentum = 0.9}), {base_lr = 0.01, max_lr = 0.1, step_size_up = 3})",
+  ["optim.lr_scheduler.ExponentialLR"] =
+    "optim.lr_scheduler.ExponentialLR(optim.SGD(nn.Linear(3, 2):parameters(), {lr = 0.1, momentum = 0.9}), {gamma = 0.9})",
+  ["optim.lr_scheduler.LambdaLR"] =
+    "optim.lr_scheduler.LambdaLR(optim.SGD(nn.Linear(3, 2):parameters(), {lr = 0.1, momentum = 0.9}), {lr_lambda = function(e) return 0.9 ^ e end})",
+  ["optim.lr_scheduler.LinearLR"] =
+    "optim.lr_scheduler.LinearLR(optim.SGD(nn.Linear(3, 2):parameters(), {lr = 0.1, momentum = 0.9}), {})",
+  ["optim.lr_scheduler.MultiStepLR"] =
+    "optim.lr_scheduler.MultiStepLR(optim.SGD(nn.Linear(3, 2):parameters(), {lr = 0.1, momentum = 0.9}), {milestones = {2, 5}})",
+  ["optim.lr_scheduler.MultiplicativeLR"] =
+    "optim.lr_scheduler.MultiplicativeLR(optim.SGD(nn.Linear(3, 2):parameters(), {lr = 0.1, momentum = 0.9}), {lr_lambda = function() return 0.9 end})",
+  ["optim.lr_scheduler.OneCycleLR"] =
+    "optim.lr_scheduler.OneCycleLR(optim.SGD(nn.Linear(3, 2):parameters(), {lr = 0.1, momentum = 0.9}), {max_lr = 0.5, total_steps = 20})",
+  ["optim.lr_scheduler.ReduceLROnPlateau"] =
+    "optim.lr_scheduler.ReduceLROnPlateau(optim.SGD(nn.Linear(3, 2):parameters(), {lr = 0.1, momentum = 0.9}), {patience = 1})",
+  ["optim.lr_scheduler.SequentialLR"] = "(function() local o = optim.SGD(nn.Linear(3, 2):parameters(), {lr = 0.1, momentum = 0.9}); local S = optim.lr_scheduler; " ..
+    "return S.SequentialLR(o, {schedulers = {S.ConstantLR(o), S.ExponentialLR(o, {gamma = 0.9})}, milestones = {3}}) end)()",
+  ["optim.lr_scheduler.ChainedScheduler"] = "(function() local o = optim.SGD(nn.Linear(3, 2):parameters(), {lr = 0.1, momentum = 0.9}); local S = optim.lr_scheduler; " ..
+    "return S.ChainedScheduler({S.ConstantLR(o), S.ExponentialLR(o, {gamma = 0.9})}) end)()",
 }
 
 return H

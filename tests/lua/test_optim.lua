@@ -479,18 +479,18 @@ T.test("a failed step leaves the parameter and its state as they were", function
   local p = torch.tensor({1.0, 2.0}, {dtype = "float64"})
   local opt = optim.SGD({p}, {lr = 0.1, momentum = 0.9, dampening = 0.5})
   p.grad = torch.tensor({1.0, -1.0}, {dtype = "float64"})
-  opt.param_groups[1].lr = "fast"  -- groups are plain tables: a bad value shows at the step
-  T.error_usable(function() opt:step() end, "keyword 'lr' must be a number, got a string")
+  opt.param_groups[1].lr = "fast"  -- groups are plain tables: each step checks them first
+  T.error_usable(function() opt:step() end, "SGD: lr must be a number, got string")
   T.eq(p:tolist(), {1.0, 2.0})
-  T.eq(opt.state[p].momentum_buffer, nil)
+  T.eq(opt.state[p], nil)
   opt.param_groups[1].lr = 0.1
   opt:step()  -- still the first step: the buffer takes the gradient undamped
   T.near(opt.state[p].momentum_buffer, {1.0, -1.0}, 0)
   T.near(p, {0.9, 2.1}, 1e-15)
   local a = optim.Adam({p})
   a.param_groups[1].eps = "tiny"
-  T.error_usable(function() a:step() end, "keyword 'eps' must be a number, got a string")
-  T.eq(a.state[p].step, 0)
+  T.error_usable(function() a:step() end, "Adam: eps must be a number, got string")
+  T.eq(a.state[p], nil)
 end)
 
 T.test("the built-in optimizers' hooks called by a script check their arguments", function()
