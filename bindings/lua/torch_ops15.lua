@@ -483,7 +483,11 @@ define("cdist", function(...)
       local n1, n2 = (x1 * x1):sum(-1, true), (x2 * x2):sum(-1, true)
       local a = torch.cat({x1 * -2, n1, torch.ones_like(n1)}, -1)
       local b = torch.cat({x2, torch.ones_like(n2), n2}, -1)
-      return a:matmul(b:transpose(-1, -2)):clamp{min = 0}:sqrt()
+      -- sqrt of the squares clamped at 0, with a zero gradient there (the inner where keeps
+      -- the square root's infinite slope out of it), as PyTorch's formula.
+      local d2 = a:matmul(b:transpose(-1, -2))
+      local pos = d2:gt(0)
+      return torch.where(pos, torch.where(pos, d2, 1):sqrt(), 0)
     end
     return (x1:unsqueeze(-2) - x2:unsqueeze(-3)):norm(p, -1)
   end)

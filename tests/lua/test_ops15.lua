@@ -298,6 +298,47 @@ T.test("torch.as_tensor, torch.from_numpy and torch.device", function()
   T.eq(message(function() return torch.device("cuda", -1) end), "device: index must be an integer >= 0, got -1")
 end)
 
+T.test("erfinv, lgamma and digamma: PyTorch's values, gradients and spellings", function()
+  -- torch.erfinv(tensor([-1,-0.999,-0.5,0,0.3,0.9999,1,1.5], dtype=float64))
+  T.near(torch.erfinv(f64{-1, -0.999, -0.5, 0, 0.3, 0.9999, 1, 1.5}),
+         {-INF, -2.3267537655135153, -0.4769362762044699, 0.0, 0.2724627147267544, 2.751063905712083, INF, NAN}, 1e-15)
+  -- float32: torch.erfinv(tensor([-0.5, 0.3, 0.9999, 0.99]))
+  T.eq(torch.erfinv(torch.tensor{-0.5, 0.3, 0.9999, 0.99}):tolist(),
+       {-0.4769362807273865, 0.27246272563934326, 2.7510364055633545, 1.821386694908142})
+  -- torch.lgamma(tensor([-2.5,-1,0,0.5,1,2.5,10,1e-8,171.5,1e300], dtype=float64))
+  T.near(torch.lgamma(f64{-2.5, -1, 0, 0.5, 1, 2.5, 10, 1e-8, 171.5, 1e300}),
+         {-0.05624371649767405, INF, INF, 0.5723649429247001, 0.0, 0.2846828704729192, 12.801827480081469,
+          18.42068073818021, 709.1431630309282, 6.897755278982137e+302}, 1e-15)
+  -- torch.digamma(tensor([-2.5,-1,0,-0.,0.5,1,2.5,10,1e-8,1e6], dtype=float64)): -inf at +0, inf at -0
+  T.near(torch.digamma(f64{-2.5, -1, 0, -0.0, 0.5, 1, 2.5, 10, 1e-8, 1e6}),
+         {1.1031566406452433, NAN, -INF, INF, -1.9635100260214229, -0.5772156649015328, 0.7031566406452431,
+          2.251752589066721, -100000000.57721564, 13.81551005796419}, 1e-15)
+  -- float32: torch.digamma(tensor([-2.5, 0.5, 2.5, 10, 1e-3]))
+  T.eq(torch.digamma(torch.tensor{-2.5, 0.5, 2.5, 10, 1e-3}):tolist(),
+       {1.1031566858291626, -1.9635108709335327, 0.7031567692756653, 2.2517526149749756, -1000.5755615234375})
+  -- integers give the default float; methods and in-place forms
+  local r = torch.tensor{1, 2}:lgamma()
+  T.eq({r.dtype, r:tolist()}, {"float32", {0, 0}})
+  local x = f64{0.5, 2.5}
+  T.truthy(rawequal(x:digamma_(), x))
+  T.near(x, {-1.9635100260214229, 0.7031566406452431}, 1e-15)
+  -- gradients: digamma's is polygamma(1, x): torch.polygamma(1, tensor([0.5, 2.5, -2.5, 10]))
+  local t = f64{0.5, 2.5, -2.5, 10}:requires_grad_()
+  torch.digamma(t):sum():backward()
+  T.near(t.grad, {4.934802202073678, 0.4903577562398206, 9.53924664493752, 0.10516633568216657}, 1e-14)
+  t = f64{0.5, 2.5}:requires_grad_()
+  torch.lgamma(t):sum():backward()
+  T.near(t.grad, {-1.9635100260214229, 0.7031566406452431}, 1e-15)
+  t = f64{0.0, 0.5}:requires_grad_()
+  torch.erfinv(t):sum():backward()
+  -- d/dx erfinv(x) = sqrt(pi)/2 * exp(erfinv(x)^2): 0.886226925452758 at 0
+  T.near(t.grad, {math.sqrt(math.pi) / 2, math.sqrt(math.pi) / 2 * math.exp(0.4769362762044699 ^ 2)}, 1e-15)
+  T.eq(torch._trigamma, nil)
+  t = f64{1.5}:requires_grad_()
+  local g = torch.autograd.grad(torch.digamma(t), {t}, {create_graph = true})[1]
+  T.eq(message(function() g:backward() end), "_trigamma: has no gradient")
+end)
+
 T.test("clamp with tensor bounds broadcasts and splits the gradient as PyTorch", function()
   -- x=[[1,-2,3],[0.5,4,-1]], lo=[0,0,4], hi=[[2],[0.25]]: torch.clamp(x, lo, hi)
   local x = f64{{1, -2, 3}, {0.5, 4, -1}}:requires_grad_()
