@@ -104,7 +104,7 @@ for _, op in ipairs({"addcmul", "addcdiv"}) do
          if p.form == 1 then return with_kw(torch[op], kw, a, b, c) end
          if p.form == 2 then return with_kw(a[op], kw, a, b, c) end
          local r = with_kw(torch[op], kw, a, b, c)
-         local out = torch.full(r.shape, 3, {dtype = r.dtype})
+         local out = torch.full(r.shape, 3, {dtype = r.dtype, device = r.device})
          kw.out = out
          local got = torch[op](a, b, c, kw)
          assert(rawequal(got, out), op .. " with out= did not return out")
