@@ -98,6 +98,12 @@ local function write_back(op, x, r)
   return x:copy_(r)
 end
 
+-- The out= form of a composed op: r written into out by an exact op (r * 1 keeps -0.0 and
+-- NaN), so that out='s rules (shape, dtype cast, no autograd) are the engine's.
+local function into_out(op, r, out)
+  return as_op(op, torch.mul, r, 1, {out = tensor_arg(op, "out", out)})
+end
+
 -- A scalar factor (value, alpha, beta) for tensors of dtype dt: an integer unless dt is floating.
 local function factor(op, name, v, dt)
   number_arg(op, name, v)
@@ -210,10 +216,7 @@ local function product_op(op, names, prepare, doc)
   local fn = function(...)
     local o, x, a, b, beta, alpha = read(op, {"beta", "alpha", "out"}, ...)
     local r = compute(op, x, a, b, beta, alpha)
-    if o.out ~= nil then
-      local out = tensor_arg(op, "out", o.out)
-      return as_op(op, torch.add, r, 0, {out = out})
-    end
+    if o.out ~= nil then return into_out(op, r, o.out) end
     return r
   end
   local inplace = function(...)
@@ -413,7 +416,7 @@ end
 define("xlogy", function(...)
   local o = args("xlogy", {"input", "other"}, 2, {"out"}, {}, ...)
   local r = xlogy("xlogy", o.input, o.other)
-  if o.out ~= nil then return as_op("xlogy", torch.add, r, 0, {out = tensor_arg("xlogy", "out", o.out)}) end
+  if o.out ~= nil then return into_out("xlogy", r, o.out) end
   return r
 end, "xlogy(input, other[, {out=}]) -> Tensor: input * log(other), 0 where input is 0 (unless other is NaN); " ..
   "either may be a number.", true)
@@ -440,7 +443,7 @@ local NAN_TO_NUM = {"input", "nan", "posinf", "neginf"}
 define("nan_to_num", function(...)
   local o = args("nan_to_num", NAN_TO_NUM, 1, {"out"}, {}, ...)
   local r = nan_to_num("nan_to_num", o)
-  if o.out ~= nil then return as_op("nan_to_num", torch.add, r, 0, {out = tensor_arg("nan_to_num", "out", o.out)}) end
+  if o.out ~= nil then return into_out("nan_to_num", r, o.out) end
   return r
 end, "nan_to_num(input[, nan][, posinf][, neginf][, {nan=0, posinf=, neginf=, out=}]) -> Tensor: NaN, inf and -inf " ..
   "replaced by nan, posinf and neginf (default: 0 and the dtype's largest and lowest finite values).", true)
