@@ -373,6 +373,31 @@ add({name = "F.one_hot", out = "int64", cast = "none",
      call = function(a, _, _, p) return F.one_hot(a, p.nc) end})
 
 ---------------------------------------------------------------------------------------------
+-- clamp with tensor bounds against PyTorch: bounds broadcast with x either way (the result
+-- may be larger than x), NaN in x and in the bounds, min > max in places, one bound absent.
+add({name = "clamp tensor bounds", out = "promote", grad = {"a", "b", "c"},
+     ref = "N(torch.clamp(T(a), min=T(b), max=T(c)))",
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs({"float32", "float64", "int64"}) do
+         for j = 1, G.count(5) do
+           local sa, sb = G.broadcast_pair({max_rank = 3})
+           local edges = G.is_float(dt) and j % 2 == 0 and 0.2 or nil
+           local a, la = G.view(sa, dt, G.pick(G.LAYOUTS), {dom = "small", edges = edges, edge_list = {0 / 0, 0.5}})
+           local lo = G.make(sb, dt, {dom = "small", edges = edges, edge_list = {0 / 0, -1.0}})
+           local hi = G.make(j == 3 and {} or sb, j == 4 and "float64" or dt, {dom = "small"}) + (j == 5 and 0 or 1)
+           if j == 2 then hi = nil elseif j == 3 then lo = nil end
+           cs[#cs + 1] = {a = a, b = lo, c = hi, layouts = {a = la}, p = {form = j % 2}}
+         end
+       end
+       return cs
+     end,
+     call = function(a, lo, hi, p)
+       if p.form == 1 then return torch.clamp(a, lo, hi) end
+       return a:clamp{min = lo, max = hi}
+     end})
+
+---------------------------------------------------------------------------------------------
 -- Errors name the op.
 local function err(name, expect, call, make)
   add({name = "error: " .. name, expect_error = expect, cast = "none", out = "same", ref = "None", call = call,
@@ -389,6 +414,11 @@ err("kthvalue k", "kthvalue: k 0 is out of range", function(a) return a:kthvalue
     function() return {a = G.make({2, 2}, "float32")} end)
 err("one_hot float", "one_hot: expected an int64 tensor", function(a) return F.one_hot(a) end,
     function() return {a = G.make({2}, "float32")} end)
+err("clamp_ into a smaller x", "clamp: out= tensor of shape {3} does not match the result shape {2,3}",
+    function(a, b) return a:clamp_(b) end,
+    function() return {a = G.make({3}, "float32"), b = G.make({2, 3}, "float32")} end)
+err("clamp bounds shape", "clamp: shapes", function(a, b) return torch.clamp(a, nil, b) end,
+    function() return {a = G.make({3}, "float32"), b = G.make({2}, "float32")} end)
 err("cdist dtypes", "cdist: expected x1 and x2 of one dtype, got float32 and float64",
     function(a, b) return torch.cdist(a, b) end,
     function() return {a = G.make({2, 2}, "float32"), b = G.make({2, 2}, "float64")} end)
