@@ -306,7 +306,6 @@ local function cum_extreme(op, pick)
     local o = args(op, {"input", "dim"}, 2, {}, {}, ...)
     local x = tensor_arg(op, "input", o.input)
     local d = dim_arg(op, o.dim, x.ndim)
-    if x.dtype == "bool" then fail(op, "not supported for bool tensors") end
     local xs = x.ndim == 0 and x:reshape(1) or x
     local v = scan(xs:detach(), d, pick)
     local mark = xs:detach():eq(v):logical_or(xs:detach():isnan())

@@ -117,6 +117,9 @@ T.test("cummax, cummin and logcumsumexp", function()
   -- along dim 1 of a matrix, integers
   v, i = torch.cummax(torch.tensor{{1, 5}, {4, 2}, {4, 9}}, -2)
   T.eq({v.dtype, v:tolist(), i:tolist()}, {"int64", {{1, 5}, {4, 5}, {4, 9}}, {{1, 1}, {2, 1}, {3, 3}}})
+  -- bool: torch.cummax(tensor([False, True, False]), 0) -> [F, T, T], [0, 1, 1]
+  v, i = torch.cummax(torch.tensor{false, true, false}, 1)
+  T.eq({v:tolist(), i:tolist()}, {{false, true, true}, {1, 2, 2}})
   -- 0-dim and empty
   v, i = torch.cummax(torch.tensor(3.0), 1)
   T.eq({v.shape, v:item(), i:item()}, {{}, 3.0, 1})
