@@ -119,7 +119,13 @@ local function define(name, fn, doc, method)
   docs[name] = doc
   if method then torch._add_method(name, fn) end
 end
-local function method(name, fn) torch._add_method(name, fn) end
+-- An in-place method name_ (the out-of-place op's arguments but out=, writing into input).
+local inplace_docs = {}
+local function method(name, fn)
+  torch._add_method(name, fn)
+  inplace_docs[fn] = name .. "(input, ...) -> input: " .. name:sub(1, -2) .. " written into input (its arguments " ..
+    "but out=; the result must have input's shape and a dtype input can hold)."
+end
 
 ---------------------------------------------------------------------------------------------
 -- addcmul / addcdiv(input, tensor1, tensor2[, {value=1, out=}]): input + value * t1 * t2 (or
@@ -585,5 +591,6 @@ end, "device(type[, index]) -> string: a checked device name (\"cpu\", \"cuda\" 
   "strings, accepted wherever a device is.")
 
 for name, doc in pairs(docs) do torch._doc[torch[name]] = doc end
+for fn, doc in pairs(inplace_docs) do torch._doc[fn] = doc end
 torch._doc[F.one_hot] = "one_hot(tensor[, num_classes][, {num_classes=-1}]) -> Tensor: int64 rows with a 1 at " ..
   "each 1-based class index (num_classes -1: the largest index)."
