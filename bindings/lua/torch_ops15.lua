@@ -114,14 +114,15 @@ local function factor(op, name, v, dt)
 end
 
 local docs = {}
-local function define(name, fn, doc, method)
+-- torch.name = fn with its help() text; is_method: also the tensor method x:name(...).
+local function define(name, fn, doc, is_method)
   torch[name] = fn
   docs[name] = doc
-  if method then torch._add_method(name, fn) end
+  if is_method then torch._add_method(name, fn) end
 end
 -- An in-place method name_ (the out-of-place op's arguments but out=, writing into input).
 local inplace_docs = {}
-local function method(name, fn)
+local function inplace_method(name, fn)
   torch._add_method(name, fn)
   inplace_docs[fn] = name .. "(input, ...) -> input: " .. name:sub(1, -2) .. " written into input (its arguments " ..
     "but out=; the result must have input's shape and a dtype input can hold)."
@@ -162,7 +163,7 @@ for _, op in ipairs({"addcmul", "addcdiv"}) do
   local fn, inplace = addc(op, op == "addcdiv")
   define(op, fn, op .. "(input, tensor1, tensor2[, {value=1, out=}]) -> Tensor: input + value * tensor1 " ..
          (op == "addcmul" and "*" or "/") .. " tensor2 (broadcast; " .. op .. "_ in place).", true)
-  method(op .. "_", inplace)
+  inplace_method(op .. "_", inplace)
 end
 
 ---------------------------------------------------------------------------------------------
@@ -230,7 +231,7 @@ local function product_op(op, names, prepare, doc)
     return write_back(op .. "_", x, compute(op .. "_", x, a, b, beta, alpha))
   end
   define(op, fn, doc, true)
-  method(op .. "_", inplace)
+  inplace_method(op .. "_", inplace)
 end
 
 product_op("baddbmm", {"input", "batch1", "batch2"}, function(op, _, a, b)
@@ -425,9 +426,10 @@ define("xlogy", function(...)
   return r
 end, "xlogy(input, other[, {out=}]) -> Tensor: input * log(other), 0 where input is 0 (unless other is NaN); " ..
   "either may be a number.", true)
-method("xlogy_", function(...)
+inplace_method("xlogy_", function(...)
   local o = args("xlogy_", {"input", "other"}, 2, {}, {}, ...)
   local x = tensor_arg("xlogy_", "input", o.input)
+  -- (from a clone: the product saves its operand for the gradient, and input is overwritten)
   return write_back("xlogy_", x, xlogy("xlogy_", x:clone(), o.other))
 end)
 
@@ -452,7 +454,7 @@ define("nan_to_num", function(...)
   return r
 end, "nan_to_num(input[, nan][, posinf][, neginf][, {nan=0, posinf=, neginf=, out=}]) -> Tensor: NaN, inf and -inf " ..
   "replaced by nan, posinf and neginf (default: 0 and the dtype's largest and lowest finite values).", true)
-method("nan_to_num_", function(...)
+inplace_method("nan_to_num_", function(...)
   local o = args("nan_to_num_", NAN_TO_NUM, 1, {}, {}, ...)
   return write_back("nan_to_num_", o.input, nan_to_num("nan_to_num_", o))
 end)
