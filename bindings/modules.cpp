@@ -282,12 +282,20 @@ int arity_fn(lua_State* L, Args& a) {
   return 2;
 }
 
+// Set in the registry while the module's Lua-written parts load: only they add methods.
+constexpr const char* kLoadingParts = "tide.loading_parts";
+
 // torch._add_method(name, fn): makes a Lua-written torch function a tensor method too
 // (x:name(...) calls fn(x, ...)), in the table the metatable's __index looks methods up in.
-// A name that is already a method is an error: Lua parts add methods, never replace them.
+// Only while the module's Lua parts load (a script adding "shape" would shadow the property
+// for every tensor), and a name that is already a method is an error: parts add methods,
+// never replace them.
 int add_method_fn(lua_State* L, Args& a) {
   a.consumed(1);
   a.consumed(2);
+  lua_getfield(L, LUA_REGISTRYINDEX, kLoadingParts);
+  TIDE_CHECK(lua_toboolean(L, -1), "_add_method: only the Lua-written parts of the module add methods, as it loads");
+  lua_pop(L, 1);
   TIDE_CHECK(lua_type(L, 1) == LUA_TSTRING, "_add_method: expected a name, got a ", luaL_typename(L, 1));
   TIDE_CHECK(lua_type(L, 2) == LUA_TFUNCTION, "_add_method: expected a function, got a ", luaL_typename(L, 2));
   luaL_getmetatable(L, kTensorMeta);
@@ -371,6 +379,11 @@ int open_module(lua_State* L, const ModuleSpec& spec) {
   // The Lua-written parts of the module (bindings/lua/<module>.lua, then <module>_*.lua such
   // as torch_nn.lua, in the order meson lists them) get the table and fill in the rest.
   size_t name_len = std::strlen(spec.name);
+  lua_getfield(L, LUA_REGISTRYINDEX, kLoadingParts);  // (kept: a part may load another module)
+  const bool was_loading = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  lua_pushboolean(L, 1);
+  lua_setfield(L, LUA_REGISTRYINDEX, kLoadingParts);
   for (const auto& src : embedded::sources) {
     bool part = std::strncmp(src.name, spec.name, name_len) == 0 &&
                 (src.name[name_len] == '\0' || src.name[name_len] == '_');
@@ -382,6 +395,8 @@ int open_module(lua_State* L, const ModuleSpec& spec) {
     lua_pushvalue(L, t);
     lua_call(L, 1, 0);
   }
+  lua_pushboolean(L, was_loading);
+  lua_setfield(L, LUA_REGISTRYINDEX, kLoadingParts);
   return 1;
 }
 

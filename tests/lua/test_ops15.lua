@@ -353,6 +353,12 @@ T.test("erfinv, lgamma and digamma: PyTorch's values, gradients and spellings", 
   T.eq(message(function() g:backward() end), "_trigamma: has no gradient")
 end)
 
+T.test("only the module's Lua parts add tensor methods, as it loads", function()
+  T.eq(message(function() torch._add_method("shape", function() end) end),
+       "_add_method: only the Lua-written parts of the module add methods, as it loads")
+  T.eq(torch.ones(2, 3).shape, {2, 3})
+end)
+
 T.test("clamp with tensor bounds broadcasts and splits the gradient as PyTorch", function()
   -- x=[[1,-2,3],[0.5,4,-1]], lo=[0,0,4], hi=[[2],[0.25]]: torch.clamp(x, lo, hi)
   local x = f64{{1, -2, 3}, {0.5, 4, -1}}:requires_grad_()
