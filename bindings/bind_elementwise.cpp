@@ -201,11 +201,13 @@ const char* special_doc(std::string_view name, const char* doc) {
 std::vector<Binding> make_table() {
   std::vector<Binding> t;
 #define TIDE_UNARY_ROW(name, F, kind)                                                      \
-  t.push_back({#name, unary_fn<UnaryOp::F>, METHOD | TORCH | NUMPY,                        \
-               special_doc(#name, #name "(x[, out][, {out=}]) -> Tensor: elementwise " #name " (np: out positional too).")}); \
-  if (const char* np = numpy_name(#name))                                                  \
-    t.push_back({np, unary_fn<UnaryOp::F>, NUMPY, special_doc(#name, #name "(x[, out][, {out=}]) -> Tensor: NumPy's name for " #name ".")}); \
-  t.push_back({#name "_", unary_inplace<UnaryOp::F>, METHOD, special_doc(#name, #name "_(x) -> x: in-place " #name ".")});
+  if (#name[0] != '_') { /* not the internal ops */                                        \
+    t.push_back({#name, unary_fn<UnaryOp::F>, METHOD | TORCH | NUMPY,                      \
+                 special_doc(#name, #name "(x[, out][, {out=}]) -> Tensor: elementwise " #name " (np: out positional too).")}); \
+    if (const char* np = numpy_name(#name))                                                \
+      t.push_back({np, unary_fn<UnaryOp::F>, NUMPY, special_doc(#name, #name "(x[, out][, {out=}]) -> Tensor: NumPy's name for " #name ".")}); \
+    t.push_back({#name "_", unary_inplace<UnaryOp::F>, METHOD, special_doc(#name, #name "_(x) -> x: in-place " #name ".")}); \
+  }
   TIDE_UNARY_OPS(TIDE_UNARY_ROW)
 #undef TIDE_UNARY_ROW
 #define TIDE_BINARY_ROW(name, F, kind)                                                         \

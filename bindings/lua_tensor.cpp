@@ -228,6 +228,44 @@ int asarray_fn(lua_State* L, Args& a) {
   return 1;
 }
 
+// torch.from_numpy(a): a torch tensor over a NumPy array's memory (writes show in both), as
+// PyTorch's shares the ndarray's buffer. In tide an array is a tensor flagged for NumPy
+// semantics; the result is an alias without the flag, which autograd sees as a view of a.
+int from_numpy_fn(lua_State* L, Args& a) {
+  const Tensor& x = a.tensor(1);
+  TIDE_CHECK(x.impl()->numpy, "from_numpy: expected a NumPy array (made by np.*), got a torch tensor ",
+             "(torch.as_tensor takes either)");
+  push_tensor(L, ag::alias(x));
+  to_tensor(L, -1)->impl()->numpy = false;  // push_tensor flags the results of a call on an array
+  return 1;
+}
+
+// torch.as_tensor(data[, {dtype=, device=}]): a torch tensor given with that dtype and device
+// already is returned as it is; a NumPy array becomes a torch alias of its memory (as
+// from_numpy) and is converted only when dtype or device differ; other data as torch.tensor.
+int as_tensor_fn(lua_State* L, Args& a) {
+  std::optional<DType> dtype = a.kw_dtype();
+  std::optional<Device> device = a.kw_device();
+  if (device) ops::check_creation_device(a.op, *device);
+  if (!a.is_tensor(1)) {
+    if (!a.has(1)) a.error("expected data (a number, a boolean, a table or a tensor) as argument 1");
+    Tensor t = tensor_from_lua(L, 1, dtype, a.default_float(), a.op);
+    push_tensor(L, device ? t.to_device(*device) : t);
+    return 1;
+  }
+  const Tensor& x = a.tensor(1);
+  const bool numpy = x.impl()->numpy;
+  if (!numpy && (!dtype || *dtype == x.dtype()) && (!device || *device == x.device())) {
+    lua_pushvalue(L, 1);
+    return 1;
+  }
+  Tensor y = numpy ? ag::alias(x) : x;
+  if (device && *device != y.device()) y = ag::to_device(y, *device);
+  push_tensor(L, converted(y, dtype.value_or(y.dtype()), false));
+  to_tensor(L, -1)->impl()->numpy = false;  // push_tensor flags the results of a call on an array
+  return 1;
+}
+
 const Binding kTensorBindings[] = {
     {"size", size_fn, METHOD, "x:size([dim]) -> table or integer: the shape, or one dim's size."},
     {"stride", stride_fn, METHOD, "x:stride([dim]) -> table or integer: strides in elements."},
@@ -265,6 +303,11 @@ const Binding kTensorBindings[] = {
     {"size", numel_np_fn, NUMPY, "np.size(x[, axis][, {axis=}]) -> integer: number of elements, or the size of one axis."},
     {"shape", shape_np_fn, NUMPY, "np.shape(x) -> table: the shape."},
     {"asarray", asarray_fn, NUMPY, "asarray(x[, {dtype=}]) -> Tensor: x itself, or a new tensor from a table."},
+    {"as_tensor", as_tensor_fn, TORCH,
+     "as_tensor(data[, {dtype=, device=}]) -> Tensor: data itself when it is a torch tensor of that dtype and device, "
+     "a NumPy array as a torch tensor sharing its memory (converted if dtype or device differ), other data as tensor()."},
+    {"from_numpy", from_numpy_fn, TORCH,
+     "from_numpy(a) -> Tensor: a torch tensor sharing the memory of the NumPy array a (writes show in both)."},
 };
 
 // -------- metamethods (plain lua_CFunctions guarded like bindings)

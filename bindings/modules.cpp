@@ -282,12 +282,42 @@ int arity_fn(lua_State* L, Args& a) {
   return 2;
 }
 
+// Set in the registry while the module's Lua-written parts load: only they add methods.
+constexpr const char* kLoadingParts = "tide.loading_parts";
+
+// torch._add_method(name, fn): makes a Lua-written torch function a tensor method too
+// (x:name(...) calls fn(x, ...)), in the table the metatable's __index looks methods up in.
+// Only while the module's Lua parts load (a script adding "shape" would shadow the property
+// for every tensor), and a name that is already a method is an error: parts add methods,
+// never replace them.
+int add_method_fn(lua_State* L, Args& a) {
+  a.consumed(1);
+  a.consumed(2);
+  lua_getfield(L, LUA_REGISTRYINDEX, kLoadingParts);
+  TIDE_CHECK(lua_toboolean(L, -1), "_add_method: only the Lua-written parts of the module add methods, as it loads");
+  lua_pop(L, 1);
+  TIDE_CHECK(lua_type(L, 1) == LUA_TSTRING, "_add_method: expected a name, got a ", luaL_typename(L, 1));
+  TIDE_CHECK(lua_type(L, 2) == LUA_TFUNCTION, "_add_method: expected a function, got a ", luaL_typename(L, 2));
+  luaL_getmetatable(L, kTensorMeta);
+  lua_getfield(L, -1, "__index");
+  TIDE_ASSERT(lua_getupvalue(L, -1, 1) != nullptr && lua_istable(L, -1));
+  lua_pushvalue(L, 1);
+  TIDE_CHECK(lua_rawget(L, -2) == LUA_TNIL, "_add_method: '", lua_tostring(L, 1), "' is already a tensor method");
+  lua_pop(L, 1);
+  lua_pushvalue(L, 1);
+  lua_pushvalue(L, 2);
+  lua_rawset(L, -3);
+  return 0;
+}
+
 const Binding kModuleBindings[] = {
     {"_binding_keywords", binding_keywords_fn, TORCH,
      "_binding_keywords(f) -> names, open: the keywords a built-in function takes (nil for other values)."},
     {"_binding_positionals", binding_positionals_fn, TORCH,
      "_binding_positionals(f) -> names, varargs: the positional parameters of a built-in function, self first for a "
      "method (nil for other values)."},
+    {"_add_method", add_method_fn, TORCH,
+     "_add_method(name, fn): makes the Lua-written function fn the tensor method x:name(...) (a new name only)."},
     {"_arity", arity_fn, TORCH, "_arity(f) -> nparams, isvararg: the parameters of a Lua function."},
     {"_binding_doc", binding_doc_fn, TORCH,
      "_binding_doc(f) -> doc, name: the registration of a built-in function (nil for other values); help() reads it."},
@@ -349,6 +379,11 @@ int open_module(lua_State* L, const ModuleSpec& spec) {
   // The Lua-written parts of the module (bindings/lua/<module>.lua, then <module>_*.lua such
   // as torch_nn.lua, in the order meson lists them) get the table and fill in the rest.
   size_t name_len = std::strlen(spec.name);
+  lua_getfield(L, LUA_REGISTRYINDEX, kLoadingParts);  // (kept: a part may load another module)
+  const bool was_loading = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  lua_pushboolean(L, 1);
+  lua_setfield(L, LUA_REGISTRYINDEX, kLoadingParts);
   for (const auto& src : embedded::sources) {
     bool part = std::strncmp(src.name, spec.name, name_len) == 0 &&
                 (src.name[name_len] == '\0' || src.name[name_len] == '_');
@@ -360,6 +395,8 @@ int open_module(lua_State* L, const ModuleSpec& spec) {
     lua_pushvalue(L, t);
     lua_call(L, 1, 0);
   }
+  lua_pushboolean(L, was_loading);
+  lua_setfield(L, LUA_REGISTRYINDEX, kLoadingParts);
   return 1;
 }
 

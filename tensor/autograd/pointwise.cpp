@@ -41,7 +41,7 @@ bool reads_input(UnaryOp op) {
     case UnaryOp::Exp: case UnaryOp::Exp2: case UnaryOp::Expm1: case UnaryOp::Sqrt: case UnaryOp::Rsqrt:
     case UnaryOp::Reciprocal: case UnaryOp::Tanh: case UnaryOp::Sigmoid: case UnaryOp::Relu:
     case UnaryOp::Neg: case UnaryOp::Sign: case UnaryOp::Floor: case UnaryOp::Ceil: case UnaryOp::Round:
-    case UnaryOp::Trunc:
+    case UnaryOp::Trunc: case UnaryOp::Erfinv:
       return false;
     default:
       return true;
@@ -51,6 +51,7 @@ bool reads_output(UnaryOp op) {
   switch (op) {
     case UnaryOp::Exp: case UnaryOp::Exp2: case UnaryOp::Expm1: case UnaryOp::Sqrt: case UnaryOp::Rsqrt:
     case UnaryOp::Reciprocal: case UnaryOp::Tanh: case UnaryOp::Sigmoid: case UnaryOp::Relu: case UnaryOp::Tan:
+    case UnaryOp::Erfinv:
       return true;
     default:
       return false;
@@ -94,6 +95,9 @@ Tensor unary_grad(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y)
     case UnaryOp::Tanh: return g * (1.0 - y * y);
     case UnaryOp::Sigmoid: return g * y * (1.0 - y);
     case UnaryOp::Erf: return g * u(UnaryOp::Exp, -(x * x)) * (2.0 / std::sqrt(M_PI));
+    case UnaryOp::Erfinv: return g * u(UnaryOp::Exp, y * y) * (std::sqrt(M_PI) / 2.0);
+    case UnaryOp::Lgamma: return g * u(UnaryOp::Digamma, x);
+    case UnaryOp::Digamma: return g * u(UnaryOp::Trigamma, x);
     case UnaryOp::Relu: return g * as_mask(ops::binary(BinaryOp::Gt, y, 0.0), g.dtype());
     // Piecewise constant: the gradient is zero (as PyTorch).
     case UnaryOp::Sign: case UnaryOp::Floor: case UnaryOp::Ceil: case UnaryOp::Round: case UnaryOp::Trunc:

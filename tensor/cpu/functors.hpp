@@ -127,6 +127,104 @@ TIDE_FLOAT_UNARY(Sigmoid, T(1) / (T(1) + std::exp(-x)))
 TIDE_FLOAT_UNARY(Erf, std::erf(x))
 #undef TIDE_FLOAT_UNARY
 
+// The special functions as PyTorch 1.13 computes them (aten/src/ATen/native/Math.h), so that
+// values agree to the last bits: erfinv by a rational first guess and two Newton steps,
+// digamma by recurrence to x >= 10 and the asymptotic series, trigamma likewise.
+struct Erfinv : FloatOnly {
+  template <typename T> TIDE_HOST_DEVICE T operator()(T y) const {
+    const T a[4] = {T(0.886226899), T(-1.645349621), T(0.914624893), T(-0.140543331)};
+    const T b[4] = {T(-2.118377725), T(1.442710462), T(-0.329097515), T(0.012229801)};
+    const T c[4] = {T(-1.970840454), T(-1.624906493), T(3.429567803), T(1.641345311)};
+    const T d[2] = {T(3.543889200), T(1.637067800)};
+    const T y_abs = std::fabs(y);
+    if (y_abs > T(1)) return std::numeric_limits<T>::quiet_NaN();
+    if (y_abs == T(1)) return std::copysign(std::numeric_limits<T>::infinity(), y);
+    T x;
+    if (y_abs <= T(0.7)) {
+      const T z = y * y;
+      const T num = ((a[3] * z + a[2]) * z + a[1]) * z + a[0];
+      const T dem = (((b[3] * z + b[2]) * z + b[1]) * z + b[0]) * z + T(1);
+      x = y * num / dem;
+    } else {
+      const T z = std::sqrt(-std::log((T(1) - y_abs) / T(2)));
+      const T num = ((c[3] * z + c[2]) * z + c[1]) * z + c[0];
+      const T dem = (d[1] * z + d[0]) * z + T(1);
+      x = std::copysign(num, y) / dem;
+    }
+    const T two_over_sqrt_pi = T(2) / T(1.77245385090551602729);
+    x = x - (std::erf(x) - y) / (two_over_sqrt_pi * std::exp(-x * x));
+    x = x - (std::erf(x) - y) / (two_over_sqrt_pi * std::exp(-x * x));
+    return x;
+  }
+};
+struct Lgamma : FloatOnly {
+  template <typename T> TIDE_HOST_DEVICE T operator()(T x) const {
+#if defined(__CUDA_ARCH__)
+    return std::lgamma(x);
+#else
+    int sign;  // the reentrant form: std::lgamma writes the global signgam from every thread
+    if constexpr (std::is_same_v<T, float>) return ::lgammaf_r(x, &sign);
+    else return ::lgamma_r(x, &sign);
+#endif
+  }
+};
+// digamma of x > 0.
+template <typename T>
+TIDE_HOST_DEVICE T digamma_positive(T x) {
+  T result = 0;
+  while (x < T(10)) {
+    result -= T(1) / x;
+    x += T(1);
+  }
+  if (x == T(10)) return result + T(2.25175258906672110764);
+  T y = 0;
+  if (x < T(1.0e17)) {
+    const T A[7] = {T(8.33333333333333333333E-2), T(-2.10927960927960927961E-2), T(7.57575757575757575758E-3),
+                    T(-4.16666666666666666667E-3), T(3.96825396825396825397E-3), T(-8.33333333333333333333E-3),
+                    T(8.33333333333333333333E-2)};
+    const T z = T(1) / (x * x);
+    T p = 0;
+    for (int i = 0; i < 7; ++i) p = p * z + A[i];
+    y = z * p;
+  }
+  return result + std::log(x) - (T(0.5) / x) - y;
+}
+// +-inf at +-0 (the sign flipped), NaN at negative integers; below 0 by reflection
+// (pi / tan(pi r) with r the fractional part, in double as PyTorch).
+struct Digamma : FloatOnly {
+  template <typename T> TIDE_HOST_DEVICE T operator()(T x) const {
+    if (x == T(0)) return std::copysign(std::numeric_limits<T>::infinity(), -x);
+    if (x < T(0)) {
+      if (x == std::trunc(x)) return std::numeric_limits<T>::quiet_NaN();
+      double q;
+      const double r = std::modf(double(x), &q);
+      const double pi = 3.14159265358979323846;
+      return digamma_positive(T(1) - x) - T(pi / std::tan(pi * r));
+    }
+    return digamma_positive(x);
+  }
+};
+// polygamma(1, x): digamma's derivative.
+struct Trigamma : FloatOnly {
+  template <typename T> TIDE_HOST_DEVICE T operator()(T x) const {
+    const T pi = T(3.14159265358979323846);
+    T sign = 1, result = 0;
+    if (x < T(0.5)) {
+      sign = -1;
+      const T s = std::sin(pi * x);
+      result -= (pi * pi) / (s * s);
+      x = T(1) - x;
+    }
+    for (int i = 0; i < 6; ++i) {
+      result += T(1) / (x * x);
+      x += T(1);
+    }
+    const T ixx = T(1) / (x * x);
+    result += (T(1) + T(1) / (T(2) * x) + ixx * (T(1) / T(6) - ixx * (T(1) / T(30) - ixx * (T(1) / T(42))))) / x;
+    return sign * result;
+  }
+};
+
 struct Relu : Numeric {
   template <typename T> TIDE_HOST_DEVICE T operator()(T x) const { return x < T(0) ? T(0) : x; }
 };

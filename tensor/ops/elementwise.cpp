@@ -100,10 +100,14 @@ Tensor finish(const char* op, Tensor result, const Tensor* out) {
 // Prepares the output for a kernel: the given out tensor if its dtype is the result dtype
 // (TensorIter then checks how it overlaps the inputs), else a fresh one (finish() then casts
 // into out).
+void check_out_shape(const char* op, const Tensor& out, const Dims& shape) {
+  TIDE_CHECK(out.sizes() == shape, op, ": out= tensor of shape ", out.sizes().str(),
+             " does not match the result shape ", shape.str());
+}
+
 Tensor out_target(const char* op, const Tensor* out, DType result_dtype, const Dims& shape) {
   if (!out) return Tensor();
-  TIDE_CHECK(out->sizes() == shape, op, ": out= tensor of shape ", out->sizes().str(),
-             " does not match the result shape ", shape.str());
+  check_out_shape(op, *out, shape);
   if (out->dtype() == result_dtype) {
     out->storage()->bump_version();
     return *out;
@@ -262,6 +266,11 @@ Tensor clamp(const Tensor& x, const std::optional<TensorOrScalar>& lo,
   }
   bool scalars = (!lo || !lo->is_tensor()) && (!hi || !hi->is_tensor());
   if (!scalars) {
+    // The shapes checked under clamp's name, before maximum / minimum would under theirs.
+    Dims shape = x.sizes();
+    for (const auto& b : {lo, hi})
+      if (b && b->is_tensor()) shape = broadcast_shapes("clamp", shape, b->tensor.sizes());
+    if (out) check_out_shape("clamp", *out, shape);
     Tensor r = x;
     if (lo) r = binary(BinaryOp::Maximum, r, *lo, hi ? nullptr : out);
     if (hi) r = binary(BinaryOp::Minimum, r, *hi, out);

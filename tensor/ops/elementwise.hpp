@@ -21,7 +21,8 @@ struct TensorOrScalar {
 
 // Unary ops: X(name, Functor, kind). kind: SAME keeps the dtype (any dtype); FLOAT computes
 // in floating point (integer and bool inputs give the default float dtype); BOOL gives bool;
-// NUMERIC keeps the dtype but rejects bool.
+// NUMERIC keeps the dtype but rejects bool. A name starting with '_' is internal (a derivative
+// of another op: _trigamma is digamma's) and gets no Lua binding.
 #define TIDE_UNARY_OPS(X)            \
   X(abs, Abs, NUMERIC)               \
   X(neg, Neg, NUMERIC)               \
@@ -48,6 +49,10 @@ struct TensorOrScalar {
   X(tanh, Tanh, FLOAT)               \
   X(sigmoid, Sigmoid, FLOAT)         \
   X(erf, Erf, FLOAT)                 \
+  X(erfinv, Erfinv, FLOAT)           \
+  X(lgamma, Lgamma, FLOAT)           \
+  X(digamma, Digamma, FLOAT)         \
+  X(_trigamma, Trigamma, FLOAT)      \
   X(relu, Relu, NUMERIC)             \
   X(floor, Floor, SAME)              \
   X(ceil, Ceil, SAME)                \
