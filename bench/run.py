@@ -6,7 +6,7 @@ included), measures start-up as whole processes (wall time and peak memory), and
 bench/results.md (the table, the targets, the machine), bench/results.png (the ratios) and,
 with --readme, the same table into README.md between its benchmark markers.
 
-Usage: /usr/bin/python3 bench/run.py [--tide build/tide] [--rounds 3] [--repeats 5]
+Usage: /usr/bin/python3 bench/run.py [--tide build/tide] [--python /usr/bin/python3] [--rounds 3] [--repeats 5]
                                      [--filter w6_] [--readme]
 """
 import argparse
@@ -161,8 +161,10 @@ def targets(best):
 
 
 def main():
+    global PY
     ap = argparse.ArgumentParser()
     ap.add_argument("--tide", default=os.path.join(ROOT, "build", "tide"))
+    ap.add_argument("--python", default=PY, help="the Python that has NumPy and PyTorch")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeats", type=int, default=5, help="timed runs per workload in each process")
     ap.add_argument("--startup-runs", type=int, default=5, help="start-up processes per side and round")
@@ -171,6 +173,7 @@ def main():
     ap.add_argument("--chart", default=os.path.join(HERE, "results.png"))
     ap.add_argument("--readme", action="store_true", help="also put the table into README.md")
     args = ap.parse_args()
+    PY = args.python
     tide = os.path.abspath(args.tide)
     reps = str(args.repeats)
     runners = {

@@ -1,5 +1,5 @@
 // Bindings of the creation ops: torch.tensor / np.array, zeros ones empty full arange
-// linspace eye, the random ops (torch.rand ..., np.random.*), the *_like forms, the seed
+// linspace eye, the random ops of torch (torch.rand ...; np.random is bind_random.cpp), the *_like forms, the seed
 // functions, and the in-place fills uniform_ normal_ zero_ fill_.
 //
 // Shapes are varargs or one table (torch.zeros(2, 3) = torch.zeros{2, 3}); NumPy spellings
@@ -8,16 +8,16 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <random>
 
 #include "../tensor/autograd/functions.hpp"
 #include "../tensor/ops/creation.hpp"
 #include "../tensor/random.hpp"
+#include "creation_args.hpp"
 #include "lua_api.hpp"
 
 namespace tide::lua {
 
-namespace {
+// ---- argument helpers shared with bind_random.cpp (creation_args.hpp)
 
 std::string num_str(double v) {
   if (std::isnan(v)) return "nan";
@@ -32,22 +32,9 @@ const char* type_name(lua_State* L, int idx) {
   return lua_typename(L, lua_type(L, idx));
 }
 
-// An integer value at a stack index (a Lua integer or an integral float).
-bool integral_at(lua_State* L, int idx, int64_t& out) {
-  if (lua_type(L, idx) != LUA_TNUMBER) return false;
-  if (lua_isinteger(L, idx)) {
-    out = lua_tointeger(L, idx);
-    return true;
-  }
-  double d = lua_tonumber(L, idx);
-  if (!(std::fabs(d) < 9.2e18) || std::floor(d) != d) return false;
-  out = int64_t(d);
-  return true;
-}
-
 void add_size(const Args& a, Dims& shape, int idx, int pos) {
   int64_t v;
-  if (!integral_at(a.L, idx, v)) {
+  if (!integral_value(a.L, idx, v)) {
     if (lua_type(a.L, idx) == LUA_TNUMBER && std::isfinite(lua_tonumber(a.L, idx)) &&
         std::floor(lua_tonumber(a.L, idx)) == lua_tonumber(a.L, idx))
       a.error("size " + num_str(lua_tonumber(a.L, idx)) + " at position " + std::to_string(pos) + " is too large");
@@ -147,7 +134,7 @@ int arg_or_kw(const Args& a, int pos, const char* kw, bool& pushed) {
 }
 
 // An optional shape from positional pos or the `size` keyword (np.random's size=).
-std::optional<Dims> size_arg(const Args& a, int pos, const char* kw = "size") {
+std::optional<Dims> size_arg(const Args& a, int pos, const char* kw) {
   bool pushed;
   int idx = arg_or_kw(a, pos, kw, pushed);
   if (!idx) return std::nullopt;
@@ -166,10 +153,11 @@ std::optional<Dims> size_arg(const Args& a, int pos, const char* kw = "size") {
 std::optional<double> number_arg(const Args& a, int pos, const char* kw) {
   if (a.has(pos)) {
     if (a.has_kw(kw)) a.error(std::string("'") + kw + "' given both as an argument and as a keyword");
-    if (!a.is_number(pos))
+    double v;
+    if (!number_value(a.L, pos, v))
       a.error(std::string("expected a number for '") + kw + "' (argument " + std::to_string(pos) +
               "), got a " + type_name(a.L, pos));
-    return lua_tonumber(a.L, pos);
+    return v;
   }
   return a.kw_number(kw);
 }
@@ -178,7 +166,7 @@ std::optional<int64_t> integer_arg(const Args& a, int pos, const char* kw) {
   if (a.has(pos)) {
     if (a.has_kw(kw)) a.error(std::string("'") + kw + "' given both as an argument and as a keyword");
     int64_t v;
-    if (!integral_at(a.L, pos, v)) {
+    if (!integral_value(a.L, pos, v)) {
       if (a.is_number(pos))
         a.error(std::string("'") + kw + "' must be an integer, got " + num_str(lua_tonumber(a.L, pos)));
       a.error(std::string("'") + kw + "' must be an integer, got a " + type_name(a.L, pos));
@@ -194,6 +182,8 @@ int push_result(lua_State* L, const Tensor& t, bool scalar) {
   else push_tensor(L, t);
   return 1;
 }
+
+namespace {
 
 // ---- torch.tensor / np.array
 
@@ -263,7 +253,8 @@ int full_fn(lua_State* L, Args& a) {
 // ---- ranges
 
 Scalar number_scalar(const Args& a, int i, const char* what) {
-  if (!a.is_number(i))
+  double v;
+  if (!a.has(i) || !number_value(a.L, i, v))
     a.error(std::string("expected a number for ") + what + " (argument " + std::to_string(i) + "), got " +
             (a.has(i) ? type_name(a.L, i) : "nil"));
   return a.scalar(i);
@@ -340,7 +331,9 @@ int identity_fn(lua_State* L, Args& a) {
   if (last != 1) a.error("expected identity(n)");
   int64_t n = a.integer(1);
   if (n < 0) a.error("n must be non-negative, got " + std::to_string(n));
-  push_created(L, a, ops::eye(n, n, dtype.value_or(a.default_float()), device_kw(a)));
+  const Device device = device_kw(a);
+  ops::check_creation_device(a.op, device);  // names identity, not the eye it calls
+  push_created(L, a, ops::eye(n, n, dtype.value_or(a.default_float()), device));
   return 1;
 }
 
@@ -557,7 +550,7 @@ int multinomial_fn(lua_State* L, Args& a) {
 
 uint64_t seed_value(const Args& a, int i) {
   int64_t v;
-  if (!a.has(i) || !integral_at(a.L, i, v)) {
+  if (!a.has(i) || !integral_value(a.L, i, v)) {
     if (a.is_number(i)) a.error("the seed must be an integer, got " + num_str(lua_tonumber(a.L, i)));
     a.error(std::string("the seed must be an integer, got ") + (a.has(i) ? type_name(a.L, i) : "nothing"));
   }
@@ -572,121 +565,6 @@ int manual_seed_fn(lua_State*, Args& a) {
 int initial_seed_fn(lua_State* L, Args&) {
   lua_pushinteger(L, lua_Integer(default_generator().seed()));
   return 1;
-}
-
-// np.random.seed([seed]): no seed draws one from the operating system, as NumPy does.
-int np_seed_fn(lua_State*, Args& a) {
-  if (!a.has(1)) {
-    std::random_device rd;
-    manual_seed((uint64_t(rd()) << 32) | rd());
-    return 0;
-  }
-  int64_t v;
-  if (integral_at(a.L, 1, v) && v < 0) a.error("the seed must be non-negative, got " + std::to_string(v));
-  manual_seed(seed_value(a, 1));
-  return 0;
-}
-
-// np.random.rand(d0, d1, ...) / randn: float64; no arguments gives a number.
-template <bool Normal>
-int np_rand_fn(lua_State* L, Args& a) {
-  Dims shape = shape_args(a, 1, a.count());
-  Tensor t = Normal ? ops::randn(shape, DType::Float64) : ops::rand(shape, DType::Float64);
-  return push_result(L, t, a.count() == 0);
-}
-
-// np.random.random(size=None) / random_sample: uniform [0, 1) with a size argument.
-int np_random_fn(lua_State* L, Args& a) {
-  std::optional<Dims> size = size_arg(a, 1);
-  Tensor t = ops::rand(size.value_or(Dims{}), DType::Float64);
-  return push_result(L, t, !size);
-}
-
-// np.random.randint(low, high=None, size=None, dtype="int64"): [low, high), or [0, low).
-int np_randint_fn(lua_State* L, Args& a) {
-  std::optional<DType> dtype = dtype_kw(a);
-  int last = strip_dtype_string(a, dtype, 3);
-  if (last > 3) a.error("expected randint(low[, high[, size]])");
-  std::optional<int64_t> low = integer_arg(a, 1, "low");
-  if (!low) a.error("expected low as argument 1");
-  std::optional<int64_t> high = integer_arg(a, 2, "high");
-  if (!high) {
-    high = low;
-    low = 0;
-  }
-  if (*low >= *high)
-    a.error("expected low < high, got low=" + std::to_string(*low) + ", high=" + std::to_string(*high));
-  std::optional<Dims> size = size_arg(a, 3);
-  Tensor t = ops::randint(*low, *high, size.value_or(Dims{}), dtype.value_or(DType::Int64));
-  return push_result(L, t, !size);
-}
-
-// np.random.uniform(low=0, high=1, size=None) and np.random.normal(loc=0, scale=1, size=None).
-template <bool Normal>
-int np_dist_fn(lua_State* L, Args& a) {
-  if (a.count() > 3) a.error(Normal ? "expected normal([loc[, scale[, size]]])" : "expected uniform([low[, high[, size]]])");
-  double p1 = number_arg(a, 1, Normal ? "loc" : "low").value_or(0.0);
-  double p2 = number_arg(a, 2, Normal ? "scale" : "high").value_or(1.0);
-  std::optional<Dims> size = size_arg(a, 3);
-  Tensor t = ops::empty(size.value_or(Dims{}), DType::Float64);
-  if (Normal) {
-    if (!(p2 >= 0)) a.error("scale must be non-negative, got " + num_str(p2));
-    ops::normal_(t, p1, p2);
-  } else {
-    // NumPy allows high < low (the interval is then (high, low]); uniform_ needs a <= b.
-    if (!std::isfinite(p1) || !std::isfinite(p2))
-      a.error("low and high must be finite, got low=" + num_str(p1) + ", high=" + num_str(p2));
-    if (p1 <= p2) {
-      ops::uniform_(t, p1, p2);
-    } else {
-      ops::uniform_(t, 0.0, 1.0);
-      TIDE_DISPATCH_FLOAT(t.dtype(), "uniform", [&] {
-        scalar_t* p = t.data<scalar_t>();
-        for (int64_t i = 0; i < t.numel(); ++i) p[i] = scalar_t(p1 + (p2 - p1) * double(p[i]));
-      });
-    }
-  }
-  return push_result(L, t, !size);
-}
-
-// Rows of x (along dim 1) in the order of the 1-based permutation perm.
-Tensor permute_rows(const Tensor& x, const Tensor& perm) {
-  Tensor src = x.contiguous();
-  Tensor out = Tensor::empty(x.sizes(), x.dtype());
-  const int64_t n = x.size(0);
-  const size_t row_bytes = n ? out.nbytes() / size_t(n) : 0;
-  const int64_t* p = perm.data<int64_t>();
-  const char* s = static_cast<const char*>(src.data_ptr());
-  char* d = static_cast<char*>(out.data_ptr());
-  for (int64_t i = 0; i < n; ++i) std::memcpy(d + size_t(i) * row_bytes, s + size_t(p[i] - 1) * row_bytes, row_bytes);
-  return out;
-}
-
-// np.random.permutation(n) -> a permutation of 1..n (1-based, as randperm);
-// np.random.permutation(x) -> a copy of x with its rows (dim 1) shuffled.
-int np_permutation_fn(lua_State* L, Args& a) {
-  if (a.count() != 1) a.error("expected permutation(n) or permutation(x)");
-  if (a.is_tensor(1)) {
-    Tensor& x = a.tensor(1);
-    check_cpu(x, a.op);
-    if (x.dim() == 0) a.error("x must have at least one dim");
-    push_tensor(L, permute_rows(x, ops::randperm(x.size(0))));
-    return 1;
-  }
-  int64_t n = a.integer(1);
-  if (n < 0) a.error("n must be non-negative, got " + std::to_string(n));
-  push_tensor(L, ops::randperm(n));
-  return 1;
-}
-
-// np.random.shuffle(x): shuffles the rows of x in place; returns nothing, as NumPy.
-int np_shuffle_fn(lua_State*, Args& a) {
-  Tensor& x = a.tensor(1);
-  check_cpu(x, a.op);
-  if (x.dim() == 0) a.error("x must have at least one dim");
-  Tensor shuffled = permute_rows(x, ops::randperm(x.size(0)));
-  ops::copy_(x, shuffled);
-  return 0;
 }
 
 // ---- *_like
@@ -770,7 +648,7 @@ const Binding kCreationBindings[] = {
      "or a tensor (copied). Lua integers give int64, floats the default float dtype, booleans bool."},
     {"array", tensor_fn, NUMPY,
      "array(data[, dtype][, {dtype=, device=, requires_grad=}]) -> array: a new array from nested tables or an array (copied); floats give float64."},
-    {"empty", const_fn<0>, TORCH | NUMPY, "empty(size...[, {dtype=, device=, requires_grad=}]) -> Tensor: uninitialised values."},
+    {"empty", const_fn<0>, TORCH | NUMPY, "empty(size...[, {dtype=, device=, requires_grad=}]) -> Tensor: uninitialised values (bool: all false)."},
     {"zeros", const_fn<1>, TORCH | NUMPY, "zeros(size...[, {dtype=, device=, requires_grad=}]) -> Tensor of zeros."},
     {"ones", const_fn<2>, TORCH | NUMPY, "ones(size...[, {dtype=, device=, requires_grad=}]) -> Tensor of ones."},
     {"full", full_fn, TORCH | NUMPY,
@@ -800,29 +678,16 @@ const Binding kCreationBindings[] = {
      "_default_generator() -> Generator: the global stream as a Generator (torch.default_generator)."},
     {"manual_seed", manual_seed_fn, TORCH, "manual_seed(seed): reseeds the global generator (same seed, same numbers)."},
     {"initial_seed", initial_seed_fn, TORCH, "initial_seed() -> integer: the seed of the global generator."},
-    {"empty_like", like_fn<0>, TORCH | NUMPY, "empty_like(x[, {dtype=, device=, requires_grad=}]) -> Tensor shaped like x, uninitialised."},
+    {"empty_like", like_fn<0>, TORCH | NUMPY, "empty_like(x[, {dtype=, device=, requires_grad=}]) -> Tensor shaped like x, uninitialised (bool: all false)."},
     {"zeros_like", like_fn<1>, TORCH | NUMPY, "zeros_like(x[, {dtype=, device=, requires_grad=}]) -> zeros shaped like x."},
     {"ones_like", like_fn<2>, TORCH | NUMPY, "ones_like(x[, {dtype=, device=, requires_grad=}]) -> ones shaped like x."},
     {"full_like", full_like_fn, TORCH | NUMPY, "full_like(x, value[, {dtype=, device=, requires_grad=}]) -> x's shape filled with value."},
     {"rand_like", like_fn<3>, TORCH, "rand_like(x[, {dtype=, device=, requires_grad=}]) -> uniform [0, 1) values shaped like x."},
     {"randn_like", like_fn<4>, TORCH, "randn_like(x[, {dtype=, device=, requires_grad=}]) -> standard normal values shaped like x."},
-    {"random.seed", np_seed_fn, NUMPY, "random.seed([seed]): reseeds the global generator (shared with torch)."},
-    {"random.rand", np_rand_fn<false>, NUMPY, "random.rand(d0, d1, ...) -> float64 array uniform in [0, 1) (a number without args)."},
-    {"random.randn", np_rand_fn<true>, NUMPY, "random.randn(d0, d1, ...) -> float64 array of standard normal values."},
-    {"random.random", np_random_fn, NUMPY, "random.random([size][, {size=}]) -> float64 array uniform in [0, 1) (a number without size)."},
-    {"random.random_sample", np_random_fn, NUMPY, "random.random_sample([size][, {size=}]): same as random.random."},
-    {"random.randint", np_randint_fn, NUMPY,
-     "random.randint(low[, high[, size]][, {low=, high=, size=, dtype=}]) -> int64 array in [low, high), or [0, low) without high; "
-     "a number without size."},
-    {"random.uniform", np_dist_fn<false>, NUMPY, "random.uniform([low[, high[, size]]][, {low=, high=, size=}]) -> float64 uniform values in [low, high)."},
-    {"random.normal", np_dist_fn<true>, NUMPY, "random.normal([loc[, scale[, size]]][, {loc=, scale=, size=}]) -> float64 normal values."},
-    {"random.permutation", np_permutation_fn, NUMPY,
-     "random.permutation(n | x) -> a permutation of 1..n (1-based), or a copy of x with shuffled rows."},
-    {"random.shuffle", np_shuffle_fn, NUMPY, "random.shuffle(x): shuffles the rows of x in place."},
-    {"uniform_", uniform_inplace, METHOD, "uniform_([from[, to]][, {from=, to=, generator=}]) -> x: fills x with uniform values in [from, to)."},
-    {"normal_", normal_inplace, METHOD, "normal_([mean[, std]][, {mean=, std=, generator=}]) -> x: fills x with normal values."},
-    {"zero_", zero_inplace, METHOD, "zero_() -> x: fills x with zeros."},
-    {"fill_", fill_inplace, METHOD, "fill_(value) -> x: fills x with value."},
+    {"uniform_", uniform_inplace, METHOD, "x:uniform_([from[, to]][, {from=, to=, generator=}]) -> x: fills x with uniform values in [from, to)."},
+    {"normal_", normal_inplace, METHOD, "x:normal_([mean[, std]][, {mean=, std=, generator=}]) -> x: fills x with normal values."},
+    {"zero_", zero_inplace, METHOD, "x:zero_() -> x: fills x with zeros."},
+    {"fill_", fill_inplace, METHOD, "x:fill_(value) -> x: fills x with value."},
 };
 
 }  // namespace

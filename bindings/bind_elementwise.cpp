@@ -28,12 +28,20 @@ int64_t decimals_arg(Args& a) {
   return a.kw_integer("decimals").value_or(0);
 }
 
-// Pushes the result: with an out tensor, that same Lua value (np.add(a, b, out) returns out).
-int push_result(lua_State* L, Args& a, int out_pos, Tensor r) {
-  if (a.style == Style::Numpy && a.has(out_pos)) lua_pushvalue(L, out_pos);
-  else if (a.out()) a.push_kw("out");
+// Pushes r, or with {out=} the out tensor's own Lua value (the same object, as in PyTorch).
+int push_or_out(lua_State* L, Args& a, Tensor r) {
+  if (a.out()) a.push_kw("out");
   else push_tensor(L, std::move(r));
   return 1;
+}
+
+// Pushes the result: with an out tensor, that same Lua value (np.add(a, b, out) returns out).
+int push_result(lua_State* L, Args& a, int out_pos, Tensor r) {
+  if (a.style == Style::Numpy && a.has(out_pos)) {
+    lua_pushvalue(L, out_pos);
+    return 1;
+  }
+  return push_or_out(L, a, std::move(r));
 }
 
 // x:op() / torch.op(x) / np.op(x[, out]) / np.op(x, {out=}); round also takes decimals
@@ -86,7 +94,11 @@ TensorOrScalar scaled_by_alpha(Args& a, const TensorOrScalar& x, const TensorOrS
   if (alpha->kind == Scalar::Bool && result != DType::Bool) a.error("a boolean alpha needs bool operands");
   if (y.is_tensor()) return TensorOrScalar(ag::binary(BinaryOp::Mul, y, *alpha));
   const Scalar& b = y.scalar;
-  if (b.kind != Scalar::Float && alpha->kind != Scalar::Float) return TensorOrScalar(Scalar(int64_t(b.i * alpha->i)));
+  if (b.kind != Scalar::Float && alpha->kind != Scalar::Float) {
+    int64_t product;
+    __builtin_mul_overflow(b.i, alpha->i, &product);  // wraps, as int64 tensors (and PyTorch) do
+    return TensorOrScalar(Scalar(product));
+  }
   return TensorOrScalar(Scalar(b.to_double() * alpha->to_double()));
 }
 
@@ -117,8 +129,7 @@ std::optional<TensorOrScalar> bound(Args& a, int i, const char* kw, const char* 
 }
 
 int clamp_fn(lua_State* L, Args& a) {
-  push_tensor(L, ag::clamp(a.tensor(1), bound(a, 2, "min", "a_min"), bound(a, 3, "max", "a_max"), a.out()));
-  return 1;
+  return push_or_out(L, a, ag::clamp(a.tensor(1), bound(a, 2, "min", "a_min"), bound(a, 3, "max", "a_max"), a.out()));
 }
 
 int clamp_inplace(lua_State* L, Args& a) {
@@ -132,13 +143,11 @@ int clamp_inplace(lua_State* L, Args& a) {
 int where_fn(lua_State* L, Args& a) {
   if (a.count() == 1) return where_nonzero(L, a);
   if (a.count() != 3) a.error("expected where(cond) or where(cond, a, b), got " + std::to_string(a.count()) + " arguments");
-  push_tensor(L, ag::where(a.tensor(1), a.tensor_or_scalar(2), a.tensor_or_scalar(3), a.out()));
-  return 1;
+  return push_or_out(L, a, ag::where(a.tensor(1), a.tensor_or_scalar(2), a.tensor_or_scalar(3), a.out()));
 }
 
 int lerp_fn(lua_State* L, Args& a) {
-  push_tensor(L, ag::lerp(a.tensor(1), a.tensor(2), a.tensor_or_scalar(3), a.out()));
-  return 1;
+  return push_or_out(L, a, ag::lerp(a.tensor(1), a.tensor(2), a.tensor_or_scalar(3), a.out()));
 }
 
 int lerp_inplace(lua_State* L, Args& a) {
@@ -158,7 +167,8 @@ const char* numpy_name(const char* name) {
                {"eq", "equal"},          {"ne", "not_equal"},     {"lt", "less"},
                {"le", "less_equal"},     {"gt", "greater"},       {"ge", "greater_equal"},
                {"bitwise_not", "invert"}, {"abs", "absolute"},    {"atan2", "arctan2"},
-               {"asin", "arcsin"},       {"acos", "arccos"},      {"atan", "arctan"}};
+               {"asin", "arcsin"},       {"acos", "arccos"},      {"atan", "arctan"},
+               {"bitwise_left_shift", "left_shift"}, {"bitwise_right_shift", "right_shift"}};
   for (auto& n : names)
     if (std::string_view(n.torch) == name) return n.np;
   return nullptr;

@@ -67,9 +67,23 @@ int save_fn(lua_State* L, Args& a) {
   return 0;
 }
 
-// np.load(path): a tensor for a .npy file, a table name -> tensor for a .npz archive.
+// np.load(path[, {mmap_mode=}]): a tensor for a .npy file, a table name -> tensor for a .npz
+// archive; mmap_mode "r" / "c" / "r+" maps a .npy file instead of reading it.
 int load_fn(lua_State* L, Args& a) {
   std::string path = path_arg(a, "np.load");
+  if (auto m = a.kw_string("mmap_mode")) {
+    io::MmapMode mode;
+    if (*m == "r") mode = io::MmapMode::ReadOnly;
+    else if (*m == "c") mode = io::MmapMode::CopyOnWrite;
+    else if (*m == "r+") mode = io::MmapMode::ReadWrite;
+    else if (*m == "w+")
+      TIDE_FAIL("np.load: mmap_mode \"w+\" creates a new file, which np.load cannot (it has no shape or dtype to "
+                "give it); save an array with np.save first, then map it with \"r+\"");
+    else
+      TIDE_FAIL("np.load: mmap_mode must be \"r\", \"c\" or \"r+\", got '", quote_user(*m), "'");
+    push_tensor(L, io::load_npy_mmap(path, mode, "np.load"));
+    return 1;
+  }
   io::Loaded l = io::load(path, "np.load");
   if (!l.is_npz) {
     push_tensor(L, std::move(l.tensor));
@@ -115,12 +129,12 @@ std::vector<io::NamedTensor> savez_members(lua_State* L, Args& a, const char* op
       size_t n;
       const char* k = lua_tolstring(L, -2, &n);
       std::string name(k, n);
-      Tensor t = array_at(L, lua_gettop(L), op, "array '" + name + "'");
+      Tensor t = array_at(L, lua_gettop(L), op, "array '" + quote_user(name) + "'");
       lua_pop(L, 1);
       for (size_t j = 0; j < positional; ++j)
         if (out[j].first == name) {
           lua_pop(L, 1);
-          TIDE_FAIL(op, ": the name '", name, "' is also given to an unnamed array");
+          TIDE_FAIL(op, ": the name '", quote_user(name), "' is also given to an unnamed array");
         }
       out.emplace_back(std::move(name), std::move(t));
     }
@@ -179,56 +193,60 @@ std::vector<std::string> kw_strings(lua_State* L, Args& a, const char* name, con
   return out;
 }
 
-// np.loadtxt(path, {delimiter=, comments=, skiprows=, usecols=, max_rows=, dtype=, ndmin=, unpack=})
-int loadtxt_fn(lua_State* L, Args& a) {
-  const char* op = "np.loadtxt";
-  std::string path = path_arg(a, op);
-  io::LoadtxtOptions o;
+// The options np.loadtxt and np.genfromtxt share: delimiter, comments, the lines skipped
+// first (keyword `skip_kw`), max_rows, dtype and usecols (1-based here, 0-based in o).
+void text_options(lua_State* L, Args& a, const char* op, const char* skip_kw, io::LoadtxtOptions& o) {
   if (auto d = a.kw_string("delimiter")) {
-    TIDE_CHECK(d->size() <= 1, op, ": delimiter must be a single character, got '", *d, "'");
+    TIDE_CHECK(d->size() <= 1, op, ": delimiter must be a single character, got '", quote_user(*d), "'");
     if (d->size() == 1) o.delimiter = (*d)[0];
   }
   bool present, is_false;
   std::vector<std::string> comments = kw_strings(L, a, "comments", op, present, is_false);
   if (present) o.comments = comments;  // comments=false: none
-  if (auto v = a.kw_integer("skiprows")) {
-    TIDE_CHECK(*v >= 0, op, ": skiprows must be >= 0, got ", *v);
+  if (auto v = a.kw_integer(skip_kw)) {
+    TIDE_CHECK(*v >= 0, op, ": ", skip_kw, " must be >= 0, got ", *v);
     o.skiprows = *v;
   }
   if (auto v = a.kw_integer("max_rows")) {
     TIDE_CHECK(*v >= 0, op, ": max_rows must be >= 0, got ", *v);
     o.max_rows = *v;
   }
+  if (auto dt = a.kw_dtype("dtype")) o.dtype = *dt;
+  int t = a.push_kw("usecols");
+  std::vector<int64_t> cols;
+  bool ok = true;
+  if (t == LUA_TNUMBER) {
+    ok = lua_isinteger(L, -1);
+    cols.push_back(lua_tointeger(L, -1));
+  } else if (t == LUA_TTABLE) {
+    lua_Integer n = lua_Integer(lua_rawlen(L, -1));
+    for (lua_Integer k = 1; k <= n && ok; ++k) {
+      lua_rawgeti(L, -1, k);
+      ok = lua_isinteger(L, -1);
+      cols.push_back(lua_tointeger(L, -1));
+      lua_pop(L, 1);
+    }
+    ok = ok && n > 0;
+  } else {
+    ok = t == LUA_TNIL;
+  }
+  lua_pop(L, 1);
+  TIDE_CHECK(ok, op, ": usecols must be a column number or a non-empty list of them (1-based)");
+  for (int64_t c : cols) {
+    TIDE_CHECK(c != 0, op, ": usecols are 1-based (1 is the first column, -1 the last); 0 is not a column");
+    o.usecols.push_back(c > 0 ? c - 1 : c);
+  }
+}
+
+// np.loadtxt(path, {delimiter=, comments=, skiprows=, usecols=, max_rows=, dtype=, ndmin=, unpack=})
+int loadtxt_fn(lua_State* L, Args& a) {
+  const char* op = "np.loadtxt";
+  std::string path = path_arg(a, op);
+  io::LoadtxtOptions o;
+  text_options(L, a, op, "skiprows", o);
   if (auto v = a.kw_integer("ndmin")) {
     TIDE_CHECK(*v >= 0 && *v <= 2, op, ": ndmin must be 0, 1 or 2, got ", *v);
     o.ndmin = int(*v);
-  }
-  if (auto dt = a.kw_dtype("dtype")) o.dtype = *dt;
-  {
-    int t = a.push_kw("usecols");
-    std::vector<int64_t> cols;
-    bool ok = true;
-    if (t == LUA_TNUMBER) {
-      ok = lua_isinteger(L, -1);
-      cols.push_back(lua_tointeger(L, -1));
-    } else if (t == LUA_TTABLE) {
-      lua_Integer n = lua_Integer(lua_rawlen(L, -1));
-      for (lua_Integer k = 1; k <= n && ok; ++k) {
-        lua_rawgeti(L, -1, k);
-        ok = lua_isinteger(L, -1);
-        cols.push_back(lua_tointeger(L, -1));
-        lua_pop(L, 1);
-      }
-      ok = ok && n > 0;
-    } else {
-      ok = t == LUA_TNIL;
-    }
-    lua_pop(L, 1);
-    TIDE_CHECK(ok, op, ": usecols must be a column number or a non-empty list of them (1-based)");
-    for (int64_t c : cols) {
-      TIDE_CHECK(c != 0, op, ": usecols are 1-based (1 is the first column, -1 the last); 0 is not a column");
-      o.usecols.push_back(c > 0 ? c - 1 : c);
-    }
   }
   bool unpack = a.kw_bool("unpack").value_or(false);
   Tensor t = io::loadtxt(path, o, op);
@@ -242,6 +260,75 @@ int loadtxt_fn(lua_State* L, Args& a) {
   for (int64_t c = 0; c < cols; ++c)
     push_tensor(L, Tensor::make_view(t.storage(), Dims{t.size(0)}, Dims{t.stride(0)}, t.offset() + c, t.dtype()));
   return int(cols);
+}
+
+// np.genfromtxt(path, {delimiter=, skip_header=, skip_footer=, usecols=, dtype=, names=,
+// missing_values=, filling_values=, comments=, max_rows=}): a tensor, or with names=true a
+// table name -> 1-D column whose array part lists the names in file order (tide has no
+// structured dtype).
+int genfromtxt_fn(lua_State* L, Args& a) {
+  const char* op = "np.genfromtxt";
+  std::string path = path_arg(a, op);
+  io::GenfromtxtOptions o;
+  text_options(L, a, op, "skip_header", o);
+  if (auto v = a.kw_integer("skip_footer")) {
+    TIDE_CHECK(*v >= 0, op, ": skip_footer must be >= 0, got ", *v);
+    o.skip_footer = *v;
+  }
+  o.names = a.kw_bool("names").value_or(false);
+  bool present, is_false;
+  o.missing_values = kw_strings(L, a, "missing_values", op, present, is_false);
+  TIDE_CHECK(!is_false, op, ": missing_values must be a string or a list of strings");
+  if (a.push_kw("filling_values") != LUA_TNIL) {
+    TIDE_CHECK(lua_type(L, -1) == LUA_TNUMBER, op, ": filling_values must be a number, got a ", type_of(L, -1));
+    o.filling = lua_tonumber(L, -1);
+  }
+  lua_pop(L, 1);
+  io::Genfromtxt r = io::genfromtxt(path, o, op);
+  if (!o.names) {
+    push_tensor(L, std::move(r.table));
+    return 1;
+  }
+  const int n = int(std::min<size_t>(r.names.size(), 1 << 20));
+  lua_createtable(L, n, n);
+  for (size_t c = 0; c < r.names.size(); ++c) {
+    const std::string& name = r.names[c];
+    lua_pushlstring(L, name.data(), name.size());
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, lua_Integer(c + 1));
+    TIDE_CHECK(lua_rawget(L, -2) == LUA_TNIL, op, ": the column name '", quote_user(name), "' appears twice");
+    lua_pop(L, 1);
+    lua_pushlstring(L, name.data(), name.size());
+    push_tensor(L, Tensor::make_view(r.table.storage(), Dims{r.table.size(0)}, Dims{r.table.stride(0)},
+                                     r.table.offset() + int64_t(c), r.table.dtype()));
+    lua_rawset(L, -3);
+  }
+  return 1;
+}
+
+// x:tofile(path[, {sep=, format=}]): raw bytes (sep "") or text.
+int tofile_fn(lua_State*, Args& a) {
+  const char* op = "tofile";
+  Tensor x = a.tensor(1);
+  std::string path = path_arg(a, op, 2);
+  io::TofileOptions o;
+  if (auto v = a.kw_string("sep")) o.sep = *v;
+  if (auto v = a.kw_string("format")) o.format = *v;
+  io::tofile(path, x, o, op);
+  return 0;
+}
+
+// np.fromfile(path[, {dtype=, count=, sep=, offset=}]) -> 1-D tensor.
+int fromfile_fn(lua_State* L, Args& a) {
+  const char* op = "np.fromfile";
+  std::string path = path_arg(a, op);
+  io::FromfileOptions o;
+  if (auto dt = a.kw_dtype("dtype")) o.dtype = *dt;
+  if (auto v = a.kw_integer("count")) o.count = *v;
+  if (auto v = a.kw_string("sep")) o.sep = *v;
+  if (auto v = a.kw_integer("offset")) o.offset = *v;
+  push_tensor(L, io::fromfile(path, o, op));
+  return 1;
 }
 
 // np.savetxt(path, x, {fmt=, delimiter=, newline=, header=, footer=, comments=})
@@ -398,8 +485,18 @@ const Binding kIoBindings[] = {
      "save(path, x): writes x to a NumPy .npy file (\".npy\" is added when missing). bfloat16 has no "
      "NumPy dtype: convert with x:float() first."},
     {"load", load_fn, NUMPY,
-     "load(path) -> Tensor | table: reads a .npy file (a tensor) or a .npz archive (a table name -> "
-     "tensor), as written by NumPy or tide."},
+     "load(path[, {mmap_mode=}]) -> Tensor | table: reads a .npy file (a tensor) or a .npz archive (a table "
+     "name -> tensor), as written by NumPy or tide. mmap_mode maps a .npy file instead of reading it: \"r\" "
+     "read-only (writes are errors), \"c\" copy-on-write (writes stay in memory), \"r+\" writes go to the "
+     "file; \"w+\" is refused."},
+    {"tofile", tofile_fn, METHOD,
+     "x:tofile(path[, {sep=\"\", format=}]): writes x's values in row-major order: raw bytes when sep is "
+     "\"\" (read back with np.fromfile and the dtype), else as text joined by sep, each value written with "
+     "format (one printf conversion like \"%.3f\") or as Python's str() would."},
+    {"fromfile", fromfile_fn, NUMPY,
+     "fromfile(path[, {dtype=\"float64\", count=-1, sep=\"\", offset=0}]) -> Tensor: a 1-D tensor of count "
+     "items (-1: all) read as raw bytes from byte offset (sep \"\") or as text numbers separated by sep. "
+     "Unlike NumPy, a short file, leftover bytes or unreadable text is an error."},
     {"savez", savez_fn, NUMPY,
      "savez(path, [x, y, ...], [{name = x, ...}]): writes an uncompressed .npz archive; unnamed arrays "
      "are arr_0, arr_1, ... (\".npz\" is added when missing)."},
@@ -409,6 +506,13 @@ const Binding kIoBindings[] = {
      "loadtxt(path[, {delimiter=, comments=\"#\", skiprows=0, usecols=, max_rows=, dtype=\"float64\", "
      "ndmin=0, unpack=false}]) -> Tensor: reads a text table (plain or .gz). usecols are 1-based; "
      "one row or one column gives a 1-D tensor unless ndmin=2."},
+    {"genfromtxt", genfromtxt_fn, NUMPY,
+     "genfromtxt(path[, {delimiter=, comments=\"#\", skip_header=0, skip_footer=0, usecols=, max_rows=, "
+     "dtype=\"float64\", names=false, missing_values=, filling_values=}]) -> Tensor | table: loadtxt that "
+     "accepts missing values: an empty field or one of missing_values (a string or a list) becomes "
+     "filling_values (NaN for floats, -1 for integers); any other bad field is an error. names=true reads "
+     "the column names from the first line and returns a table name -> 1-D column whose entries 1..n are "
+     "the names in order. usecols are 1-based; reads .gz too."},
     {"savetxt", savetxt_fn, NUMPY,
      "savetxt(path, x[, {fmt=\"%.18e\", delimiter=\" \", newline=\"\\n\", header=, footer=, "
      "comments=\"# \"}]): writes a 1-D or 2-D tensor as text (gzip-compressed when path ends in .gz)."},

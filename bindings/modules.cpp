@@ -27,6 +27,7 @@ void ensure_registered() {
   std::call_once(once, [] {
     register_elementwise_bindings();
     register_creation_bindings();
+    register_random_bindings();
     register_reduction_bindings();
     register_linalg_bindings();
     register_shape_bindings();
@@ -79,8 +80,8 @@ void ensure_metatable(lua_State* L) {
 }
 
 void set_dtype_constants(lua_State* L, int t, bool numpy) {
-  static const char* names[] = {"bool", "uint8", "int8", "int16", "int32", "int64",
-                                "float16", "bfloat16", "float32", "float64"};
+  static const char* names[] = {"bool",    "uint8",    "uint16",  "uint32",  "uint64",  "int8",   "int16",
+                                "int32",   "int64",    "float16", "bfloat16", "float32", "float64"};
   for (const char* n : names) {
     lua_pushstring(L, n);
     lua_setfield(L, t, std::strcmp(n, "bool") == 0 && numpy ? "bool_" : n);
@@ -213,6 +214,51 @@ int isatty_fn(lua_State* L, Args& a) {
   return 1;
 }
 
+// A user's string as error messages quote it (tide::quote_user: a short prefix and its
+// length), for the Lua-written parts' messages.
+int quote_fn(lua_State* L, Args& a) {
+  size_t n = 0;
+  a.consumed(1);
+  const char* s = lua_type(L, 1) == LUA_TSTRING ? lua_tolstring(L, 1, &n) : nullptr;
+  if (!s) a.error("expected a string");
+  const std::string q = quote_user(std::string_view(s, n));
+  lua_pushlstring(L, q.data(), q.size());
+  return 1;
+}
+
+// Pushes a list of strings as a Lua sequence.
+static void push_names(lua_State* L, const std::vector<std::string>& names) {
+  lua_createtable(L, int(names.size()), 0);
+  for (size_t k = 0; k < names.size(); ++k) {
+    lua_pushstring(L, names[k].c_str());
+    lua_rawseti(L, -2, lua_Integer(k + 1));
+  }
+}
+
+// The keywords a built-in function takes (the names its argument reader accepts), as a
+// list; nothing for other values. tests/arg_coverage.lua compares them with what ran.
+int binding_keywords_fn(lua_State* L, Args& a) {
+  a.consumed(1);
+  const Binding* b = binding_of(L, 1);
+  if (b == nullptr) return 0;
+  const ArgSpec& spec = binding_spec(*b);
+  push_names(L, spec.keywords);
+  lua_pushboolean(L, spec.open);
+  return 2;
+}
+
+// The positional parameters of a built-in function as its doc names them (self first for a
+// method), and whether the last one takes varargs; nothing for other values.
+int binding_positionals_fn(lua_State* L, Args& a) {
+  a.consumed(1);
+  const Binding* b = binding_of(L, 1);
+  if (b == nullptr) return 0;
+  const ArgSpec& spec = binding_spec(*b);
+  push_names(L, spec.positionals);
+  lua_pushboolean(L, spec.varargs);
+  return 2;
+}
+
 // The registered doc and name of a function made from a binding; nothing for any other
 // value. torch._doc (bindings/lua/torch_doc.lua) looks C functions up through it.
 int binding_doc_fn(lua_State* L, Args& a) {
@@ -238,14 +284,23 @@ int arity_fn(lua_State* L, Args& a) {
 }
 
 const Binding kModuleBindings[] = {
+    {"_binding_keywords", binding_keywords_fn, TORCH,
+     "_binding_keywords(f) -> names, open: the keywords a built-in function takes (nil for other values)."},
+    {"_binding_positionals", binding_positionals_fn, TORCH,
+     "_binding_positionals(f) -> names, varargs: the positional parameters of a built-in function, self first for a "
+     "method (nil for other values)."},
     {"_arity", arity_fn, TORCH, "_arity(f) -> nparams, isvararg: the parameters of a Lua function."},
     {"_binding_doc", binding_doc_fn, TORCH,
      "_binding_doc(f) -> doc, name: the registration of a built-in function (nil for other values); help() reads it."},
     {"utils.clock", clock_fn, TORCH, "utils.clock() -> number: monotonic wall-clock seconds."},
     {"utils._isatty", isatty_fn, TORCH, "utils._isatty(fd | file) -> boolean: whether it is a terminal."},
+    {"utils._quote", quote_fn, TORCH,
+     "utils._quote(s) -> string: s as error messages quote it (at most 60 characters, then its length)."},
     {"set_default_dtype", set_default_dtype, TORCH, "set_default_dtype(dtype): the dtype of new float tensors."},
     {"get_default_dtype", get_default_dtype, TORCH, "get_default_dtype() -> string."},
-    {"set_num_threads", set_num_threads_fn, TORCH, "set_num_threads(n): threads for the engine and BLAS together."},
+    {"set_num_threads", set_num_threads_fn, TORCH,
+     "set_num_threads(n): threads for the engine and BLAS together (fewer where the system refuses to start more; "
+     "get_num_threads() says how many run)."},
     {"get_num_threads", get_num_threads_fn, TORCH, "get_num_threads() -> integer."},
     {"promote_types", promote_types_fn, TORCH | NUMPY, "promote_types(a, b) -> dtype: PyTorch's promotion of two dtypes."},
     {"result_type", result_type_fn, TORCH | NUMPY, "result_type(a, b) -> dtype of a binary op on a and b."},

@@ -41,7 +41,7 @@ DLDataType to_dlpack_dtype(DType dtype) {
   DLDataType dl{kDLFloat, uint8_t(dtype_size(dtype) * 8), 1};
   switch (dtype) {
     case DType::Bool: dl.code = kDLBoolCode; break;
-    case DType::UInt8: dl.code = kDLUInt; break;
+    case DType::UInt8: case DType::UInt16: case DType::UInt32: case DType::UInt64: dl.code = kDLUInt; break;
     case DType::Int8: case DType::Int16: case DType::Int32: case DType::Int64: dl.code = kDLInt; break;
     case DType::BFloat16: dl.code = kDLBfloat; break;
     case DType::Float16: case DType::Float32: case DType::Float64: dl.code = kDLFloat; break;
@@ -57,6 +57,9 @@ DType from_dlpack_dtype(DLDataType dl, const char* op) {
       break;
     case kDLUInt:
       if (dl.bits == 8) return DType::UInt8;
+      if (dl.bits == 16) return DType::UInt16;
+      if (dl.bits == 32) return DType::UInt32;
+      if (dl.bits == 64) return DType::UInt64;
       break;
     case kDLInt:
       if (dl.bits == 8) return DType::Int8;
@@ -76,12 +79,13 @@ DType from_dlpack_dtype(DLDataType dl, const char* op) {
       break;
   }
   TIDE_FAIL(op, ": unsupported DLPack data type (code ", int(dl.code), ", ", int(dl.bits),
-            " bits): expected bool, uint8, int8-int64, float16, bfloat16, float32 or float64");
+            " bits): expected bool, uint8-uint64, int8-int64, float16, bfloat16, float32 or float64");
 }
 
 Tensor Tensor::from_blob(void* data, const Dims& shape, DType dtype, const Dims& strides,
                          std::function<void(void*)> deleter, Device device) {
-  Dims st = strides.empty() && !shape.empty() ? contiguous_strides(shape) : strides;
+  check_extent("from_blob", shape, dtype);
+  Dims st = strides.empty() && !shape.empty() ? contiguous_strides(shape, "from_blob") : strides;
   TIDE_CHECK(st.size() == shape.size(), "from_blob: ", shape.size(), " sizes ", shape.str(), " but ", st.size(),
              " strides ", st.str());
   size_t nbytes = extent_bytes(shape, st, dtype, "from_blob");
@@ -110,10 +114,11 @@ Tensor Tensor::from_dlpack(DLManagedTensor* managed) {
   DType dtype = from_dlpack_dtype(dl.dtype, "from_dlpack");
   Dims shape, strides;
   for (int d = 0; d < dl.ndim; ++d) shape.push_back(dl.shape[d]);
+  check_extent("from_dlpack", shape, dtype);
   if (dl.strides)
     for (int d = 0; d < dl.ndim; ++d) strides.push_back(dl.strides[d]);
   else
-    strides = contiguous_strides(shape);
+    strides = contiguous_strides(shape, "from_dlpack");
   void* data = static_cast<char*>(dl.data) + dl.byte_offset;
   // Validated by from_blob before the deleter is attached: on an error the caller keeps it.
   return from_blob(data, shape, dtype, strides,

@@ -7,7 +7,9 @@
 #include <cmath>
 #include <cstdio>
 
-#include "io/file_io.hpp"
+#include <unordered_map>
+
+#include "ops/index.hpp"
 
 namespace tide {
 
@@ -34,38 +36,60 @@ std::string pad_left(std::string s, size_t width) {
   return s;
 }
 
+// Reads only the elements it shows (get_summarized_data's), so that printing a view of
+// 2^40 elements costs no more than printing a small one; from a device, only those elements
+// cross to the host.
 class Printer {
  public:
-  explicit Printer(const Tensor& t) : t_(t), base_(static_cast<const char*>(t.data_ptr())) {
+  explicit Printer(const Tensor& t) : t_(t) {
     DType d = t.dtype();
     kind_ = is_floating(d) ? Kind::Float : is_bool(d) ? Kind::Bool : Kind::Int;
     summarize_ = t.numel() > kThreshold;
     std::vector<int64_t> offs;
     collect(0, 0, offs);
+    if (t.device().is_cpu()) {
+      base_ = static_cast<const char*>(t.data_ptr());
+    } else {
+      fetch_shown(offs);
+    }
     init_formatter(offs);
   }
 
   std::string str(int indent) { return tensor_str(0, 0, indent); }
 
  private:
+  // A device tensor's shown elements, gathered into a host copy; off_to_host_ maps an element
+  // offset (from the data pointer) to its position there.
+  void fetch_shown(const std::vector<int64_t>& offs) {
+    Tensor pos = Tensor::empty({int64_t(offs.size())}, DType::Int64);
+    int64_t* p = pos.data<int64_t>();
+    for (size_t i = 0; i < offs.size(); ++i) {
+      p[i] = t_.offset() + offs[i];
+      off_to_host_.emplace(offs[i], int64_t(i));
+    }
+    shown_ = ops::take_on_device("print", t_, pos).to_device({});
+    base_ = static_cast<const char*>(shown_.data_ptr());
+  }
+  int64_t at(int64_t off) const { return off_to_host_.empty() ? off : off_to_host_.at(off); }
+
   // Element values, by offset in elements from the tensor's data pointer.
   double get_double(int64_t off) const {
+    off = at(off);
     double v = 0;
     TIDE_DISPATCH_ALL(t_.dtype(), "print", [&] {
       v = double(compute_t<scalar_t>(reinterpret_cast<const scalar_t*>(base_)[off]));
     });
     return v;
   }
-  int64_t get_int(int64_t off) const {
-    int64_t v = 0;
-    TIDE_DISPATCH_ALL(t_.dtype(), "print", [&] {
-      if constexpr (std::is_integral_v<scalar_t>) v = int64_t(reinterpret_cast<const scalar_t*>(base_)[off]);
-    });
-    return v;
-  }
   std::string plain(int64_t off) const {  // '{}'.format(value) for ints and bools
-    if (kind_ == Kind::Bool) return get_int(off) ? "True" : "False";
-    return std::to_string(get_int(off));
+    off = at(off);
+    std::string out;
+    TIDE_DISPATCH_ALL(t_.dtype(), "print", [&] {
+      scalar_t v = reinterpret_cast<const scalar_t*>(base_)[off];
+      if constexpr (std::is_same_v<scalar_t, bool>) out = v ? "True" : "False";
+      else if constexpr (std::is_integral_v<scalar_t>) out = std::to_string(v);
+    });
+    return out;
   }
 
   // The offsets of the elements that will be shown (get_summarized_data).
@@ -180,7 +204,9 @@ class Printer {
   }
 
   const Tensor& t_;
-  const char* base_;
+  const char* base_ = nullptr;
+  Tensor shown_;
+  std::unordered_map<int64_t, int64_t> off_to_host_;
   Kind kind_;
   bool summarize_ = false;
   bool int_mode_ = true;
@@ -212,8 +238,7 @@ std::string torch_dtype(DType d) { return "torch." + std::string(dtype_name(d));
 
 std::string format_tensor_data(const Tensor& t, int indent) {
   if (t.numel() == 0) return "[]";
-  Tensor h = io::to_host(t);
-  return Printer(h).str(indent);
+  return Printer(t).str(indent);
 }
 
 std::string format_tensor(const Tensor& t, DType default_float,

@@ -41,9 +41,13 @@ run_suite() {
   rm -f "$log"
 }
 
+# With a third argument (the release half), the Lua tests, program tests, conformance table and
+# gradient column record in that file every keyword and positional argument their calls gave
+# (TIDE_ARG_COVERAGE; the fuzzers' calls do not count), for the argument coverage check after them.
 run_all_suites() {
-  local build=$1 tag=$2
+  local build=$1 tag=$2 coverage=${3:-}
   run_suite "$tag engine (doctest)" "$build/tests/engine_tests"
+  if [ -n "$coverage" ]; then export TIDE_ARG_COVERAGE=$coverage; fi
   for t in tests/lua/test_*.lua; do
     run_suite "$tag $(basename "$t")" "$build/tide" "$t"
   done
@@ -54,20 +58,40 @@ run_all_suites() {
     run_suite "$tag conformance" bash tests/conformance/run.sh "$build/tide"
     run_suite "$tag gradients" bash tests/conformance/run_grad.sh "$build/tide"
   fi
+  unset TIDE_ARG_COVERAGE
+  # The fuzzers' bounded slice (docs/fuzzing.md): the reproducers of past findings, then
+  # fixed seeds -- the Lua API fuzzer through every target, the file-format fuzzer over the
+  # regression corpus and tests/data. A death, sanitizer report, hang or runaway allocation
+  # fails the suite.
+  run_suite "$tag api fuzz: regressions" python3 tests/fuzz/run_api_fuzz.py "$build" --quiet \
+    --replay tests/fuzz/regressions.lua
+  run_suite "$tag api fuzz: seed 1" python3 tests/fuzz/run_api_fuzz.py "$build" --quiet --seed 1 \
+    --calls "$api_fuzz_calls"
+  run_suite "$tag file fuzz: seed 1" "$build/tests/tide_file_fuzz" all --seed 1 --runs "$file_fuzz_runs" \
+    --crash-dir "${TMPDIR:-/tmp}" tests/fuzz/corpus tests/data
   # Every op on CUDA against the CPU (prints "skipped: no CUDA device" without a GPU).
   if [ "$tag" = release ]; then
     run_suite "$tag cuda conformance" "$build/tide" tests/conformance/devicecheck.lua
   fi
   # The engine's device paths (routing, index positions, gemm layouts, autograd/nn/optim on a
   # non-CPU device) on the host-memory stand-in backend, which needs no GPU.
+  # Their calls count for the argument coverage too (the CUDA functions' device arguments).
   local fake="$PWD/$build/tests/libtide_fake_cuda.so"
   run_suite "$tag device paths: test_cuda.lua (stand-in backend)" \
-    env TIDE_CUDA_MODULE="$fake" TIDE_FAKE_CUDA=1 "$build/tide" tests/lua/test_cuda.lua
+    env TIDE_CUDA_MODULE="$fake" TIDE_FAKE_CUDA=1 ${coverage:+TIDE_ARG_COVERAGE="$coverage"} \
+    "$build/tide" tests/lua/test_cuda.lua
   run_suite "$tag device paths: conformance (stand-in backend)" \
     env TIDE_CUDA_MODULE="$fake" TIDE_FAKE_CUDA=1 "$build/tide" tests/conformance/devicecheck.lua
 }
 
-run_all_suites build release
+# The fuzzers' slice: every API fuzzer target twice, on each build.
+api_fuzz_calls=6000 file_fuzz_runs=60000  # 2952 targets today
+arg_coverage=$(mktemp)
+run_all_suites build release "$arg_coverage"
+# Every keyword and positional parameter each binding declares was given by some test above
+# (tests/arg_coverage.lua).
+run_suite "release argument coverage" build/tide tests/arg_coverage.lua "$arg_coverage"
+rm -f "$arg_coverage"
 
 if [ "${TIDE_NO_ASAN:-0}" != 1 ]; then
   if [ ! -f build-asan/build.ninja ]; then
@@ -80,6 +104,7 @@ if [ "${TIDE_NO_ASAN:-0}" != 1 ]; then
     export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp
     export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
     export TIDE_SANITIZED=1
+    file_fuzz_runs=30000
     run_all_suites build-asan asan
   else
     tail -n 40 /tmp/tide-asan-build.log

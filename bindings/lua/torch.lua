@@ -28,7 +28,7 @@ end
 
 local function quoted(v)
   if type(v) ~= "string" then return "a " .. type(v) .. " key" end
-  return "'" .. (#v > 40 and v:sub(1, 40) .. "..." or v) .. "'"
+  return "'" .. torch.utils._quote(v) .. "'"
 end
 
 -- torch._check_keywords(op, kw, valid): every key of the keyword table kw must be one of the
@@ -262,7 +262,7 @@ do
     end,
     __newindex = function(_, k, v)
       if k ~= "allow_tf32" then
-        error("torch.backends.cuda.matmul: unknown setting '" .. tostring(k) .. "' (allow_tf32 is the one)", 2)
+        error("torch.backends.cuda.matmul: unknown setting '" .. torch.utils._quote(tostring(k)) .. "' (allow_tf32 is the one)", 2)
       end
       if type(v) ~= "boolean" then
         error("torch.backends.cuda.matmul.allow_tf32: expected a boolean, got " .. type(v), 2)

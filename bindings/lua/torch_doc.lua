@@ -26,6 +26,16 @@ document(torch, {
   no_grad = "no_grad([fn, ...]) -> results of fn, or a to-be-closed guard: runs fn with autograd recording off; " ..
     "without fn, `local _ <close> = torch.no_grad()` turns recording off until the scope ends.",
   enable_grad = "enable_grad([fn, ...]) -> results of fn, or a to-be-closed guard: as no_grad, with recording on.",
+  iinfo = "iinfo(dtype) -> table: bits, min, max and dtype of an integer dtype (uint64's max as the float 2^64).",
+  finfo = "finfo([dtype]) -> table: bits, eps, max, min, tiny, smallest_normal, resolution (10^-precision) and " ..
+    "dtype of a floating dtype (default: the default dtype).",
+  einsum = "einsum(equation, a, b, ...[, {optimize=}]) -> Tensor: the sum of products the subscripts name " ..
+    "('ij,jk->ik', repeated labels for traces and diagonals, '...' broadcasting); pairs contract through bmm " ..
+    "in the order optimize picks (true/'greedy' by default, 'optimal', false: left to right, or a path).",
+  tensordot = "tensordot(a, b[, dims][, {dims=}]) -> Tensor: contracts the last dims of a with the first of b " ..
+    "(dims a count, default 2) or the 1-based dims in {{dims of a}, {dims of b}}.",
+  inner = "inner(a, b) -> Tensor: sums a * b over the last dim of each (a scalar operand multiplies).",
+  kron = "kron(a, b) -> Tensor: the Kronecker product (blocks a[i] * b).",
 })
 
 document(torch, {
@@ -234,6 +244,109 @@ document(F, {
     "-(t log p + (1 - t) log(1 - p)), reduced.",
   binary_cross_entropy_with_logits = "F.binary_cross_entropy_with_logits(logits, target[, {weight=, " ..
     "reduction=\"mean\", pos_weight=}]) -> Tensor: sigmoid and binary cross-entropy in one stable step.",
+})
+
+-- Containers and shape layers.
+document(nn, {
+  Identity = "nn.Identity(...) -> Module: returns its input; as in PyTorch it takes any arguments and " ..
+    "ignores them, to stand in for a layer with options.",
+  Unflatten = "nn.Unflatten(dim, unflattened_size) -> Module: splits dim (1-based) into the given sizes.",
+  ModuleDict = "nn.ModuleDict([{name = m, ...} | {{name, m}, ...}]) -> Module: submodules by name (a table's " ..
+    "keys sorted, a list of pairs in order); md.name, md:keys(), values(), items(), update(), pop(), clear(), #md.",
+  ParameterList = "nn.ParameterList([{t1, t2, ...}]) -> Module: a list of parameters (tensors are made " ..
+    "parameters) named \"1\", \"2\", ...; pl[i] (1-based), append, extend, #pl.",
+  ParameterDict = "nn.ParameterDict([{name = t, ...} | {{name, t}, ...}]) -> Module: parameters by name " ..
+    "(tensors are made parameters); pd.name, pd:keys(), values(), items(), update(), pop(), clear(), #pd.",
+})
+
+-- Activations (torch_nn_activation.lua).
+document(nn, {
+  LeakyReLU = "nn.LeakyReLU([negative_slope=0.01]) -> Module: x where x > 0, else negative_slope * x.",
+  ELU = "nn.ELU([alpha=1.0]) -> Module: x where x > 0, else alpha * (exp(x) - 1).",
+  SELU = "nn.SELU() -> Module: scale * elu(x, alpha) with PyTorch's constants (alpha 1.6733, scale 1.0507).",
+  CELU = "nn.CELU([alpha=1.0]) -> Module: x where x > 0, else alpha * (exp(x / alpha) - 1).",
+  SiLU = "nn.SiLU() -> Module: x * sigmoid(x).",
+  Mish = "nn.Mish() -> Module: x * tanh(softplus(x)).",
+  Softplus = "nn.Softplus([beta=1, threshold=20]) -> Module: log(1 + exp(beta x)) / beta, and x where " ..
+    "beta x > threshold.",
+  Softsign = "nn.Softsign() -> Module: x / (1 + |x|).",
+  Hardtanh = "nn.Hardtanh([min_val=-1.0, max_val=1.0]) -> Module: x clamped to [min_val, max_val].",
+  ReLU6 = "nn.ReLU6() -> Module: x clamped to [0, 6].",
+  Hardsigmoid = "nn.Hardsigmoid() -> Module: clamp(x + 3, 0, 6) / 6.",
+  Hardswish = "nn.Hardswish() -> Module: x * clamp(x + 3, 0, 6) / 6.",
+  PReLU = "nn.PReLU([num_parameters=1, init=0.25][, {dtype=, device=}]) -> Module: x where x > 0, else " ..
+    "weight * x, with a learnable slope (one, or one per channel: dim 2 of the input).",
+  LogSigmoid = "nn.LogSigmoid() -> Module: log(sigmoid(x)), computed stably.",
+  GLU = "nn.GLU([dim=-1]) -> Module: a * sigmoid(b) for the two halves a, b of dim (1-based).",
+  Threshold = "nn.Threshold(threshold, value) -> Module: x where x > threshold, else value.",
+})
+
+document(F, {
+  leaky_relu = "F.leaky_relu(input[, negative_slope=0.01]) -> Tensor: input where > 0, else negative_slope * input.",
+  elu = "F.elu(input[, alpha=1.0]) -> Tensor: input where > 0, else alpha * (exp(input) - 1).",
+  selu = "F.selu(input) -> Tensor: scale * elu(input, alpha) with PyTorch's SELU constants.",
+  celu = "F.celu(input[, alpha=1.0]) -> Tensor: input where > 0, else alpha * (exp(input / alpha) - 1).",
+  silu = "F.silu(input) -> Tensor: input * sigmoid(input).",
+  mish = "F.mish(input) -> Tensor: input * tanh(softplus(input)).",
+  softplus = "F.softplus(input[, beta=1, threshold=20]) -> Tensor: log(1 + exp(beta input)) / beta, and input " ..
+    "where beta input > threshold.",
+  softsign = "F.softsign(input) -> Tensor: input / (1 + |input|).",
+  hardtanh = "F.hardtanh(input[, min_val=-1.0, max_val=1.0]) -> Tensor: input clamped to [min_val, max_val].",
+  relu6 = "F.relu6(input) -> Tensor: input clamped to [0, 6].",
+  hardsigmoid = "F.hardsigmoid(input) -> Tensor: clamp(input + 3, 0, 6) / 6.",
+  hardswish = "F.hardswish(input) -> Tensor: input * clamp(input + 3, 0, 6) / 6.",
+  prelu = "F.prelu(input, weight) -> Tensor: input where > 0, else weight * input (weight: 1 value or one " ..
+    "per channel, dim 2).",
+  logsigmoid = "F.logsigmoid(input) -> Tensor: log(sigmoid(input)), computed stably.",
+  glu = "F.glu(input[, dim=-1]) -> Tensor: a * sigmoid(b) for the two halves a, b of dim (1-based).",
+  threshold = "F.threshold(input, threshold, value) -> Tensor: input where > threshold, else value.",
+})
+
+-- Losses (torch_nn_loss.lua).
+document(nn, {
+  SmoothL1Loss = "nn.SmoothL1Loss([{reduction=\"mean\", beta=1.0}]) -> Module: 0.5 d^2 / beta where |d| < beta, " ..
+    "else |d| - 0.5 beta, for d = input - target.",
+  HuberLoss = "nn.HuberLoss([{reduction=\"mean\", delta=1.0}]) -> Module: 0.5 d^2 where |d| < delta, else " ..
+    "delta (|d| - 0.5 delta).",
+  KLDivLoss = "nn.KLDivLoss([{reduction=\"mean\", log_target=false}]) -> Module: loss(log_probs, target) = " ..
+    "target (log target - log_probs); reduction may be \"batchmean\" (sum / batch size).",
+  CosineEmbeddingLoss = "nn.CosineEmbeddingLoss([{margin=0, reduction=\"mean\"}]) -> Module: loss(x1, x2, y) = " ..
+    "1 - cos(x1, x2) where y = 1, max(0, cos - margin) where y = -1.",
+  MarginRankingLoss = "nn.MarginRankingLoss([{margin=0, reduction=\"mean\"}]) -> Module: loss(x1, x2, y) = " ..
+    "max(0, -y (x1 - x2) + margin).",
+  TripletMarginLoss = "nn.TripletMarginLoss([{margin=1.0, p=2, eps=1e-6, swap=false, reduction=\"mean\"}]) -> " ..
+    "Module: loss(anchor, positive, negative) = max(d(a, p) - d(a, n) + margin, 0).",
+  HingeEmbeddingLoss = "nn.HingeEmbeddingLoss([{margin=1.0, reduction=\"mean\"}]) -> Module: input where the " ..
+    "target is 1, max(0, margin - input) where it is -1.",
+  MultiLabelSoftMarginLoss = "nn.MultiLabelSoftMarginLoss([{weight=, reduction=\"mean\"}]) -> Module: " ..
+    "binary cross-entropy of sigmoid(input) per class, averaged over the classes.",
+  PoissonNLLLoss = "nn.PoissonNLLLoss([{log_input=true, full=false, eps=1e-8, reduction=\"mean\"}]) -> Module: " ..
+    "exp(input) - target input (or input - target log(input + eps)); full adds the Stirling term.",
+  GaussianNLLLoss = "nn.GaussianNLLLoss([{full=false, eps=1e-6, reduction=\"mean\"}]) -> Module: loss(input, " ..
+    "target, var) = 0.5 (log var + (input - target)^2 / var), var clamped to eps.",
+})
+
+document(F, {
+  smooth_l1_loss = "F.smooth_l1_loss(input, target[, {reduction=\"mean\", beta=1.0}]) -> Tensor: the smooth L1 loss.",
+  huber_loss = "F.huber_loss(input, target[, {reduction=\"mean\", delta=1.0}]) -> Tensor: the Huber loss.",
+  kl_div = "F.kl_div(log_probs, target[, {reduction=\"mean\", log_target=false}]) -> Tensor: pointwise KL " ..
+    "divergence, reduced (\"batchmean\": sum / batch size).",
+  cosine_embedding_loss = "F.cosine_embedding_loss(x1, x2, y[, {margin=0, reduction=\"mean\"}]) -> Tensor: " ..
+    "1 - cos where y = 1, max(0, cos - margin) where y = -1.",
+  margin_ranking_loss = "F.margin_ranking_loss(x1, x2, y[, {margin=0, reduction=\"mean\"}]) -> Tensor: " ..
+    "max(0, -y (x1 - x2) + margin).",
+  pairwise_distance = "F.pairwise_distance(x1, x2[, {p=2, eps=1e-6, keepdim=false}]) -> Tensor: the p-norm of " ..
+    "x1 - x2 + eps over the last dim.",
+  triplet_margin_loss = "F.triplet_margin_loss(anchor, positive, negative[, {margin=1.0, p=2, eps=1e-6, " ..
+    "swap=false, reduction=\"mean\"}]) -> Tensor: max(d(a, p) - d(a, n) + margin, 0).",
+  hinge_embedding_loss = "F.hinge_embedding_loss(input, target[, {margin=1.0, reduction=\"mean\"}]) -> Tensor: " ..
+    "input where target = 1, max(0, margin - input) where target = -1.",
+  multilabel_soft_margin_loss = "F.multilabel_soft_margin_loss(input, target[, {weight=, reduction=\"mean\"}]) -> " ..
+    "Tensor: per-class binary cross-entropy of sigmoid(input), averaged over the classes.",
+  poisson_nll_loss = "F.poisson_nll_loss(input, target[, {log_input=true, full=false, eps=1e-8, " ..
+    "reduction=\"mean\"}]) -> Tensor: the Poisson negative log-likelihood.",
+  gaussian_nll_loss = "F.gaussian_nll_loss(input, target, var[, {full=false, eps=1e-6, reduction=\"mean\"}]) -> " ..
+    "Tensor: the Gaussian negative log-likelihood.",
 })
 
 document(init, {

@@ -18,10 +18,16 @@ local function is_kw_table(v)
   return type(v) == "table" and getmetatable(v) == nil and v[1] == nil
 end
 
+-- A user's value or name for error messages: at most a short prefix of a long string (the
+-- engine's quote_user, so that a huge string never makes a huge message).
+local quote = torch.utils._quote
+local function name_of(k) return quote(tostring(k)) end
+util.name_of = name_of
+
 -- A value for error messages: tensors by shape, strings quoted.
 local function describe(v)
   if torch.is_tensor(v) then return "a tensor of shape " .. util.shape_str(v.shape) end
-  if type(v) == "string" then return string.format("%q", v) end
+  if type(v) == "string" then return string.format("%q", quote(v)) end
   return tostring(v)
 end
 util.describe = describe
@@ -57,7 +63,7 @@ function util.args(op, names, nrequired, defaults, ...)
   end
   torch._check_keywords(op, kw or {}, names)
   for k, v in pairs(kw or {}) do
-    if out[k] ~= nil then fail(op, "got two values for argument '%s'", k) end
+    if out[k] ~= nil then fail(op, "got two values for argument '%s'", name_of(k)) end
     out[k] = v
   end
   for i, name in ipairs(names) do
@@ -87,6 +93,13 @@ function util.check_pair(op, name, v, min)
   end
   local i = util.check_int(op, name, v, min)
   return {i, i}
+end
+
+-- Whether v can be called: a function, or a value whose metatable has __call.
+function util.is_callable(v)
+  if type(v) == "function" then return true end
+  local mt = getmetatable(v)
+  return type(mt) == "table" and mt.__call ~= nil
 end
 
 function util.check_tensor(op, name, v)
@@ -201,6 +214,7 @@ function Instance.__index(self, k)
   v = rawget(self, "_attrs")[k]
   if v ~= nil then return v end
   local cls = rawget(self, "_class")
+  k = math.tointeger(k) or k  -- seq[2.0] is seq[2]
   if math.type(k) == "integer" then
     local getitem = cls.__getitem
     return getitem and getitem(self, k)
@@ -214,31 +228,39 @@ end
 function Instance.__newindex(self, k, v)
   local params, buffers = rawget(self, "_parameters"), rawget(self, "_buffers")
   local modules, attrs = rawget(self, "_modules"), rawget(self, "_attrs")
+  k = math.tointeger(k) or k
   if math.type(k) == "integer" then
     local setitem = rawget(self, "_class").__setitem
     if not setitem then fail(class_name(self), "cannot assign to index %d", k) end
     return setitem(self, k, v)
   end
+  -- A class may convert what is assigned to it (ParameterDict makes tensors parameters).
+  local assign = rawget(self, "_class").__assign
+  if assign then v = assign(self, k, v) end
   if v == nil then
     params:remove(k); buffers:remove(k); modules:remove(k); attrs[k] = nil
+  elseif type(k) ~= "string" and (is_module(v) or torch.is_tensor(v)) then
+    -- state_dict names are strings: a module or tensor under another key would break them
+    fail(class_name(self), "cannot assign %s to the key %s (submodules, parameters and buffers are named by strings)",
+         describe(v), describe(k))
   elseif is_module(v) then
     if params.map[k] ~= nil or buffers.map[k] ~= nil then
-      fail(class_name(self), "cannot assign a module to '%s', which is a parameter or buffer (assign nil first)", k)
+      fail(class_name(self), "cannot assign a module to '%s', which is a parameter or buffer (assign nil first)", name_of(k))
     end
     attrs[k] = nil
     modules:set(k, v)
   elseif params.map[k] ~= nil then
     if not torch.is_tensor(v) or not (made_as_parameter[v] or v.is_leaf) then
-      fail(class_name(self), "cannot assign %s to parameter '%s' (expected a leaf tensor or nil)", describe(v), k)
+      fail(class_name(self), "cannot assign %s to parameter '%s' (expected a leaf tensor or nil)", describe(v), name_of(k))
     end
     params:set(k, v)
   elseif buffers.map[k] ~= nil then
     if not torch.is_tensor(v) then
-      fail(class_name(self), "cannot assign %s to buffer '%s' (expected a tensor or nil)", describe(v), k)
+      fail(class_name(self), "cannot assign %s to buffer '%s' (expected a tensor or nil)", describe(v), name_of(k))
     end
     buffers:set(k, v)
   elseif modules.map[k] ~= nil then
-    fail(class_name(self), "cannot assign %s to submodule '%s' (expected a module or nil)", describe(v), k)
+    fail(class_name(self), "cannot assign %s to submodule '%s' (expected a module or nil)", describe(v), name_of(k))
   elseif torch.is_tensor(v) and is_parameter_like(v) then
     attrs[k] = nil
     params:set(k, v)
@@ -310,7 +332,22 @@ function Module:isinstance(cls)
   return false
 end
 
+-- A submodule, parameter or buffer name: a non-empty string without '.'.
+local function check_member_name(op, name)
+  if type(name) ~= "string" or name == "" or name:find(".", 1, true) then
+    fail(op, "the name must be a non-empty string without '.', got %s", describe(name))
+  end
+end
+
+-- The prefix of named_parameters/named_buffers/named_modules: nil or a string.
+local function check_prefix(op, prefix)
+  if prefix ~= nil and type(prefix) ~= "string" then
+    fail(op, "prefix must be a string, got %s", describe(prefix))
+  end
+end
+
 function Module:register_parameter(name, param)
+  check_member_name(class_name(self) .. ":register_parameter", name)
   if param ~= nil then util.check_tensor(class_name(self) .. ":register_parameter", "param", param) end
   rawget(self, "_modules"):remove(name); rawget(self, "_attrs")[name] = nil
   if param == nil then rawget(self, "_parameters"):remove(name) else rawget(self, "_parameters"):set(name, param) end
@@ -319,6 +356,8 @@ end
 -- A buffer is module state that is not a parameter (saved in state_dict unless
 -- persistent=false, converted by to()).
 function Module:register_buffer(name, tensor, persistent)
+  check_member_name(class_name(self) .. ":register_buffer", name)
+  if persistent ~= nil then util.check_bool(class_name(self) .. ":register_buffer", "persistent", persistent) end
   if tensor ~= nil then util.check_tensor(class_name(self) .. ":register_buffer", "tensor", tensor) end
   rawget(self, "_modules"):remove(name); rawget(self, "_parameters"):remove(name)
   rawget(self, "_attrs")[name] = nil
@@ -327,11 +366,9 @@ function Module:register_buffer(name, tensor, persistent)
 end
 
 function Module:add_module(name, module)
-  if type(name) ~= "string" or name == "" or name:find(".", 1, true) then
-    fail(class_name(self) .. ":add_module", "the name must be a non-empty string without '.', got %s", describe(name))
-  end
+  check_member_name(class_name(self) .. ":add_module", name)
   if not is_module(module) then
-    fail(class_name(self) .. ":add_module", "expected a module for '%s', got %s", tostring(name), describe(module))
+    fail(class_name(self) .. ":add_module", "expected a module for '%s', got %s", name_of(name), describe(module))
   end
   self[name] = module
 end
@@ -339,6 +376,7 @@ end
 -- Calls fn on every (sub)module in depth-first order, each after its children
 -- (as PyTorch's apply), and returns self.
 function Module:apply(fn)
+  if not util.is_callable(fn) then fail(class_name(self) .. ":apply", "expected a function, got %s", describe(fn)) end
   for _, child in rawget(self, "_modules"):items() do child:apply(fn) end
   fn(self)
   return self
@@ -380,10 +418,14 @@ end
 
 -- for name, p in model:named_parameters() do ... end  (names like "fc1.weight")
 function Module:named_parameters(prefix, recurse)
+  check_prefix(class_name(self) .. ":named_parameters", prefix)
+  if recurse ~= nil then util.check_bool(class_name(self) .. ":named_parameters", "recurse", recurse) end
   return named_members(self, "_parameters", prefix, recurse ~= false)
 end
 
 function Module:named_buffers(prefix, recurse)
+  check_prefix(class_name(self) .. ":named_buffers", prefix)
+  if recurse ~= nil then util.check_bool(class_name(self) .. ":named_buffers", "recurse", recurse) end
   return named_members(self, "_buffers", prefix, recurse ~= false)
 end
 
@@ -408,6 +450,7 @@ function Module:children() return values_of(self:named_children()) end
 -- for name, m in model:named_modules() do ... end: the module itself (name "") first, then
 -- every submodule depth-first with dotted names, each once.
 function Module:named_modules(prefix)
+  check_prefix(class_name(self) .. ":named_modules", prefix)
   local out, seen = {}, {}
   local function visit(m, name)
     if seen[m] then return end
@@ -469,6 +512,10 @@ local function parse_to_target(op, ...)
     elseif type(v) == "string" then
       if device_prefixes[v:match("^[^:]*")] then target.device = v else target.dtype = dtype_name(v) end
     elseif type(v) == "table" and getmetatable(v) == nil then
+      torch._check_keywords(op, v, {"device", "dtype"})
+      if v.device ~= nil and type(v.device) ~= "string" then
+        fail(op, "device must be a string such as \"cpu\" or \"cuda\", got %s", describe(v.device))
+      end
       target.device = v.device or target.device
       target.dtype = v.dtype and dtype_name(v.dtype) or target.dtype
     else
@@ -567,9 +614,9 @@ function Module:load_state_dict(state_dict, ...)
     expected[name] = true
     local v = state_dict[name]
     if v == nil then
-      missing[#missing + 1] = string.format("%q", name)
+      missing[#missing + 1] = string.format("%q", quote(name))
     elseif not torch.is_tensor(v) then
-      problems[#problems + 1] = string.format("value for %q is %s, expected a tensor", name, describe(v))
+      problems[#problems + 1] = string.format("value for %q is %s, expected a tensor", quote(name), describe(v))
     elseif not util.same_shape(v.shape, own.shape) then
       problems[#problems + 1] = string.format(
         "size mismatch for %q: copying a tensor of shape %s from the state dict, the shape in the current model is %s",
@@ -577,7 +624,7 @@ function Module:load_state_dict(state_dict, ...)
     end
   end
   for k in pairs(state_dict) do
-    if not expected[k] then unexpected[#unexpected + 1] = string.format("%q", tostring(k)) end
+    if not expected[k] then unexpected[#unexpected + 1] = string.format("%q", name_of(k)) end
   end
   table.sort(unexpected)
   if o.strict then
@@ -796,7 +843,11 @@ end
 -- so state_dict keys read "1.weight" where PyTorch writes "0.weight".
 
 -- Index i (1-based, negative from the end) of a container of n children, or nil.
-local function container_slot(i, n)
+local function container_slot(self, i, n)
+  if math.type(i) ~= "integer" and not (math.type(i) == "float" and math.tointeger(i)) then
+    fail(class_name(self), "an index must be an integer, got %s", describe(i))
+  end
+  i = math.tointeger(i)
   if i < 0 then i = n + 1 + i end
   if i >= 1 and i <= n then return i end
 end
@@ -805,13 +856,13 @@ local function container_len(self) return #rawget(self, "_modules").keys end
 
 local function container_get(self, i)
   local modules = rawget(self, "_modules")
-  local slot = container_slot(i, #modules.keys)
+  local slot = container_slot(self, i, #modules.keys)
   return slot and modules.map[modules.keys[slot]]
 end
 
 local function container_set(self, i, module)
   local modules = rawget(self, "_modules")
-  local slot = container_slot(i, #modules.keys)
+  local slot = container_slot(self, i, #modules.keys)
   if not slot then fail(class_name(self), "index %d is out of range for %d modules", i, #modules.keys) end
   if not is_module(module) then fail(class_name(self), "expected a module at index %d, got %s", i, describe(module)) end
   modules.map[modules.keys[slot]] = module
@@ -877,4 +928,162 @@ end
 
 function ModuleList:forward(...)
   fail("ModuleList", "is a container without forward; call its modules")
+end
+
+---------------------------------------------------------------------------------------------
+-- Keyed containers. A Lua table has no order, so a table given to ModuleDict or
+-- ParameterDict is taken in sorted key order (as PyTorch's ParameterDict takes a plain dict);
+-- a list of {key, value} pairs keeps its order.
+
+-- The (key, value) pairs of `entries`: a list of {key, value} pairs as given, or a table's
+-- string keys sorted.
+local function keyed_entries(op, entries)
+  if type(entries) ~= "table" or getmetatable(entries) ~= nil then
+    fail(op, "expected a table of name = value or a list of {name, value} pairs, got %s", describe(entries))
+  end
+  local list = {}
+  if #entries > 0 then
+    for i, pair in ipairs(entries) do
+      if type(pair) ~= "table" or getmetatable(pair) ~= nil or #pair ~= 2 or type(pair[1]) ~= "string" then
+        fail(op, "element %d must be a {name, value} pair with a string name, got %s", i, describe(pair))
+      end
+      list[i] = pair
+    end
+    return list
+  end
+  for k, v in pairs(entries) do
+    if type(k) ~= "string" then fail(op, "keys must be strings, got %s", describe(k)) end
+    list[#list + 1] = {k, v}
+  end
+  table.sort(list, function(a, b) return a[1] < b[1] end)
+  return list
+end
+
+-- The methods a keyed container shares; `registry` is where its values live.
+local function keyed_container(name, registry, check)
+  local class = util.module_class(name)
+  class.__len = function(self) return #rawget(self, registry).keys end
+  -- The one argument is the table of entries itself (a keyword table would read the same).
+  function class:init(entries)
+    if entries ~= nil then self:update(entries) end
+  end
+  -- Adds or replaces entries: a table of name = value, or a list of {name, value} pairs.
+  function class:update(entries)
+    for _, pair in ipairs(keyed_entries(name .. ":update", entries)) do
+      local key = pair[1]
+      if not self:contains(key) and class[key] ~= nil then
+        fail(name, "key %s clashes with a method of %s", describe(key), name)
+      end
+      self[key] = check(name, key, pair[2])
+    end
+  end
+  function class:keys()
+    local keys = {}
+    for i, k in ipairs(rawget(self, registry).keys) do keys[i] = k end
+    return keys
+  end
+  function class:values()
+    local reg, values = rawget(self, registry), {}
+    for i, k in ipairs(reg.keys) do values[i] = reg.map[k] end
+    return values
+  end
+  -- for name, value in d:items() do ... end, in order.
+  function class:items() return rawget(self, registry):items() end
+  function class:contains(key) return rawget(self, registry).map[key] ~= nil end
+  -- Removes key and returns its value (an error when absent).
+  function class:pop(key)
+    local v = rawget(self, registry).map[key]
+    if v == nil then fail(name .. ":pop", "no key %s", describe(key)) end
+    self[key] = nil
+    return v
+  end
+  function class:clear()
+    for _, k in ipairs(self:keys()) do self[k] = nil end
+  end
+  function class:forward(...)
+    fail(name, "is a container without forward; call its entries")
+  end
+  return class
+end
+
+-- nn.ModuleDict({name = module, ...} or {{name, module}, ...}): submodules by name.
+keyed_container("ModuleDict", "_modules", function(op, key, m)
+  if not is_module(m) then fail(op, "value for %s is %s, expected a module", describe(key), describe(m)) end
+  return m
+end)
+
+-- "Parameter containing: [torch.float32 of size 2x3]", as PyTorch lists a parameter.
+local function parameter_line(key, p)
+  local dims = {}
+  for i, n in ipairs(p.shape) do dims[i] = tostring(n) end
+  local device = p.device ~= "cpu" and " (" .. p.device .. ")" or ""
+  return string.format("  (%s): Parameter containing: [torch.%s of size %s%s]", key, p.dtype,
+                       table.concat(dims, "x"), device)
+end
+
+-- A tensor stored into a parameter container becomes a parameter (as PyTorch wraps it).
+local function as_parameter(op, key, v)
+  if v == nil then return nil end
+  if not torch.is_tensor(v) then fail(op, "value for %s is %s, expected a tensor", describe(key), describe(v)) end
+  if made_as_parameter[v] then return v end
+  return nn.Parameter(v)
+end
+
+local function parameter_lines(self)
+  local lines = {}
+  for k, p in rawget(self, "_parameters"):items() do lines[#lines + 1] = parameter_line(k, p) end
+  return table.concat(lines, "\n")
+end
+
+-- nn.ParameterDict({name = tensor, ...} or {{name, tensor}, ...}): parameters by name.
+local ParameterDict = keyed_container("ParameterDict", "_parameters", as_parameter)
+function ParameterDict:__assign(k, v)
+  if torch.is_tensor(v) then return as_parameter("ParameterDict", k, v) end
+  return v
+end
+ParameterDict.extra_repr = parameter_lines
+
+-- nn.ParameterList({t1, t2, ...}): parameters named "1", "2", ... (1-based), indexable and
+-- appendable; tensors become parameters.
+local ParameterList = util.module_class("ParameterList")
+
+function ParameterList:init(...)
+  local values = util.args("ParameterList", {"values"}, 0, {}, ...).values
+  if values ~= nil then self:extend(values) end
+end
+
+ParameterList.__len = function(self) return #rawget(self, "_parameters").keys end
+
+function ParameterList.__getitem(self, i)
+  local params = rawget(self, "_parameters")
+  local slot = container_slot(self, i, #params.keys)
+  return slot and params.map[params.keys[slot]]
+end
+
+function ParameterList.__setitem(self, i, v)
+  local params = rawget(self, "_parameters")
+  local slot = container_slot(self, i, #params.keys)
+  if not slot then fail("ParameterList", "index %d is out of range for %d parameters", i, #params.keys) end
+  if v == nil then fail("ParameterList", "cannot assign nil to index %d", i) end
+  params:set(params.keys[slot], as_parameter("ParameterList", i, v))
+end
+
+function ParameterList:append(value)
+  local n = #rawget(self, "_parameters").keys
+  rawget(self, "_parameters"):set(tostring(n + 1), as_parameter("ParameterList:append", n + 1, value))
+  return self
+end
+
+function ParameterList:extend(values)
+  if type(values) ~= "table" or getmetatable(values) ~= nil then
+    fail("ParameterList:extend", "expected a list of tensors, got %s", describe(values))
+  end
+  for _, v in ipairs(values) do self:append(v) end
+  return self
+end
+
+ParameterList.extra_repr = parameter_lines
+
+function ParameterList:forward(...)
+  fail("ParameterList", "is a container without forward; index its parameters")
 end

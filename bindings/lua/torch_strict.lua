@@ -44,3 +44,38 @@ for _, space in ipairs{torch.nn, torch.optim, torch.optim.lr_scheduler, torch.ut
     if is_class(cls) then wrap(cls, (rawget(cls, "_name") or rawget(cls, "name")) .. ":", true) end
   end
 end
+
+-- The built-in optimizers' hooks still get a clear error when a script calls them itself
+-- with other arguments than the framework gives (a user subclass's hooks are its own).
+local function expect(op, what, ok, v)
+  if not ok then error(op .. ": expected " .. what .. ", got " .. torch.nn._util.describe(v), 0) end
+end
+local hook_signatures = {
+  validate = function(op, values, defaults_only, ...)
+    expect(op, "a table of options", type(values) == "table" and not torch.is_tensor(values), values)
+    expect(op, "true, false or nil for defaults_only", defaults_only == nil or type(defaults_only) == "boolean",
+           defaults_only)
+    if select("#", ...) > 0 then error(op .. ": expected at most 2 arguments", 0) end
+  end,
+  update = function(op, param, grad, state, group, ...)
+    expect(op, "a tensor for param", torch.is_tensor(param), param)
+    expect(op, "a tensor for grad", torch.is_tensor(grad), grad)
+    expect(op, "a table for state", type(state) == "table" and not torch.is_tensor(state), state)
+    expect(op, "a table for group", type(group) == "table" and not torch.is_tensor(group), group)
+    if select("#", ...) > 0 then error(op .. ": expected at most 4 arguments", 0) end
+  end,
+}
+for _, cls in pairs(torch.optim) do
+  if is_class(cls) then
+    for hook, check in pairs(hook_signatures) do
+      local f = rawget(cls, hook)
+      if f then
+        local op = rawget(cls, "name") .. ":" .. hook
+        rawset(cls, hook, function(self, ...)
+          check(op, ...)
+          return f(self, ...)
+        end)
+      end
+    end
+  end
+end

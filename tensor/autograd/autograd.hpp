@@ -46,6 +46,7 @@ struct AutogradMeta {
   uint32_t generation = 0;            // bumped when an in-place op rewrites this tensor's history
   GradHooks hooks;                    // leaves: the tensor hooks, run before accumulation
   bool retains_grad = false;          // non-leaves: x:retain_grad() keeps the gradient in grad
+  ~AutogradMeta();                    // frees a long history without recursion (engine.cpp)
 };
 
 // Shape and dtype of an op's input, so that the engine can reduce a broadcast gradient to
@@ -60,7 +61,9 @@ struct Node : std::enable_shared_from_this<Node> {
   std::vector<InputMeta> inputs;   // the same length as next
   GradHooks pre_hooks;             // the hooks of the (non-leaf) tensor this node produced
   std::weak_ptr<AutogradMeta> retained;  // that tensor's meta when it retains its gradient
-  virtual ~Node() = default;
+  // Frees the nodes only this one kept alive without recursion, so that dropping a graph of
+  // any length (a loop of a million ops) takes constant stack depth: see engine.cpp.
+  virtual ~Node();
   // "MulBackward" for a node recorded by mul.
   virtual std::string name() const = 0;
   // Gradients of the inputs (undefined: none) from the gradient of the output.

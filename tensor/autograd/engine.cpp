@@ -8,6 +8,7 @@
 #include "../ops/creation.hpp"
 #include "../ops/elementwise.hpp"
 #include "../ops/shape.hpp"
+#include "../overlap.hpp"
 #include "autograd.hpp"
 #include "functions.hpp"
 
@@ -136,8 +137,19 @@ Tensor root_grad(const Tensor& root, const Tensor& given, const char* op) {
   return given.dtype() == root.dtype() ? given : given.to(root.dtype());
 }
 
+// What the walk of a backward knows about one node.
+struct NodeTask {
+  int deps = 0;        // edges into the node from nodes that have not run yet
+  bool useful = true;  // with capture: a captured node can be reached from it
+  Tensor grad;         // the sum of the gradients that arrived so far
+};
+
 // The dependency-counted walk shared by backward and grad. With `capture`, the gradients
 // arriving at those nodes are stored in `captured` and leaves are not accumulated into.
+// Every walk is a loop over explicit stacks: a graph's length costs heap, never call depth.
+// The nodes stay alive throughout: the roots' nodes are held in `starts`, every other node
+// by an edge of a node that reaches it (running a node drops its saved tensors, never its
+// edges).
 void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, bool retain_graph,
                   bool create_graph, const char* op, const std::vector<Node*>* capture,
                   std::unordered_map<Node*, Tensor>* captured) {
@@ -151,85 +163,114 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& g
                " does not require grad and has no grad_fn (did you compute it under no_grad, or from tensors that do not require grad?)");
     starts.emplace_back(gradient_edge(r), root_grad(r, grads.empty() ? Tensor() : grads[i], op));
   }
-  // Dependencies: how many edges lead into each node reachable from the roots.
-  std::unordered_map<Node*, int> deps;
-  std::vector<Node*> stack;
-  std::unordered_set<Node*> seen;
-  for (auto& s : starts)
-    if (seen.insert(s.first.get()).second) stack.push_back(s.first.get());
-  while (!stack.empty()) {
-    Node* n = stack.back();
-    stack.pop_back();
-    for (const Edge& e : n->next) {
-      if (!e.node) continue;
-      ++deps[e.node.get()];
-      if (seen.insert(e.node.get()).second) stack.push_back(e.node.get());
+  // A depth-first walk from the roots counts the edges into each node. It finishes a node
+  // after every node below it, so with capture, `finished` lists each node after all the
+  // nodes it reaches: whether it leads to a captured node is then known from its inputs.
+  std::unordered_map<Node*, NodeTask> tasks;
+  std::vector<std::pair<Node*, size_t>> path;  // the walk's current path: node, next edge
+  std::vector<Node*> finished;
+  for (auto& s : starts) {
+    if (!tasks.try_emplace(s.first.get()).second) continue;
+    path.emplace_back(s.first.get(), 0);
+    while (!path.empty()) {
+      auto [n, i] = path.back();
+      if (i == n->next.size()) {
+        if (capture) finished.push_back(n);
+        path.pop_back();
+        continue;
+      }
+      path.back().second = i + 1;
+      Node* input = n->next[i].node.get();
+      if (!input) continue;
+      auto [it, fresh] = tasks.try_emplace(input);
+      ++it->second.deps;
+      if (fresh) path.emplace_back(input, 0);
     }
   }
-  // With capture, only nodes on a path to a captured node need to run.
-  std::unordered_set<Node*> useful;
+  std::unordered_set<Node*> targets;
   if (capture) {
-    std::unordered_map<Node*, bool> memo;
-    std::unordered_set<Node*> targets(capture->begin(), capture->end());
-    std::function<bool(Node*)> leads = [&](Node* n) -> bool {
-      auto it = memo.find(n);
-      if (it != memo.end()) return it->second;
-      memo[n] = false;
-      bool r = targets.count(n) > 0;
+    targets.insert(capture->begin(), capture->end());
+    for (Node* n : finished) {
+      bool useful = targets.count(n) > 0;
       for (const Edge& e : n->next)
-        if (e.node && leads(e.node.get())) r = true;
-      memo[n] = r;
-      return r;
-    };
-    for (Node* n : seen)
-      if (leads(n)) useful.insert(n);
+        if (e.node && tasks.find(e.node.get())->second.useful) useful = true;
+      tasks.find(n)->second.useful = useful;
+    }
   }
 
   autograd::GradModeGuard mode(create_graph);
-  std::unordered_map<Node*, Tensor> buffer;
-  std::unordered_map<Node*, std::shared_ptr<Node>> keep;  // nodes stay alive while queued
-  auto add_grad = [&](const std::shared_ptr<Node>& n, const Tensor& g) {
-    Tensor& slot = buffer[n.get()];
-    if (!slot.defined())
-      slot = g;
+  auto add_grad = [&](NodeTask& task, const Tensor& g) {
+    if (!task.grad.defined())
+      task.grad = g;
     else
-      slot = create_graph ? ag::binary(BinaryOp::Add, slot, g) : ops::binary(BinaryOp::Add, slot, g);
-    keep[n.get()] = n;
+      task.grad = create_graph ? ag::binary(BinaryOp::Add, task.grad, g) : ops::binary(BinaryOp::Add, task.grad, g);
   };
   std::vector<Node*> ready;
-  for (auto& s : starts) add_grad(s.first, s.second);
+  for (auto& s : starts) add_grad(tasks.find(s.first.get())->second, s.second);
   for (auto& s : starts)
-    if (deps[s.first.get()] == 0 && std::find(ready.begin(), ready.end(), s.first.get()) == ready.end())
+    if (tasks.find(s.first.get())->second.deps == 0 && std::find(ready.begin(), ready.end(), s.first.get()) == ready.end())
       ready.push_back(s.first.get());
   while (!ready.empty()) {
     Node* n = ready.back();
     ready.pop_back();
-    std::shared_ptr<Node> hold = keep[n];
-    Tensor g = std::move(buffer[n]);
-    buffer.erase(n);
-    bool run = true;
-    if (capture) {
-      if (std::find(capture->begin(), capture->end(), n) != capture->end()) {
-        (*captured)[n] = g;
-        if (dynamic_cast<AccumulateGrad*>(n)) run = false;
-      }
-      if (!useful.count(n)) run = false;
+    NodeTask& task = tasks.find(n)->second;
+    Tensor g = std::move(task.grad);
+    bool run = task.useful;
+    if (capture && targets.count(n)) {
+      (*captured)[n] = g;
+      if (dynamic_cast<AccumulateGrad*>(n)) run = false;
     }
     std::vector<Tensor> out;
     if (run && g.defined()) out = n->apply(autograd::run_tensor_hooks(*n, std::move(g)));
     if (run && !retain_graph) n->release();
     for (size_t i = 0; i < n->next.size(); ++i) {
-      const Edge& e = n->next[i];
-      if (!e.node) continue;
-      if (i < out.size() && out[i].defined()) add_grad(e.node, conform(out[i], n->inputs[i], *n));
-      else keep[e.node.get()] = e.node;
-      if (--deps[e.node.get()] == 0) ready.push_back(e.node.get());
+      Node* input = n->next[i].node.get();
+      if (!input) continue;
+      NodeTask& to = tasks.find(input)->second;
+      if (i < out.size() && out[i].defined()) add_grad(to, conform(out[i], n->inputs[i], *n));
+      if (--to.deps == 0) ready.push_back(input);
     }
-    keep.erase(n);
   }
 }
 
+// Nodes whose last reference was dropped while another node was being destroyed, waiting
+// to be destroyed in turn, and whether this thread is already destroying nodes.
+thread_local std::vector<std::shared_ptr<Node>> t_orphans;
+constinit thread_local bool t_freeing_nodes = false;
+
+// Drops a reference to a node. A node owns its input nodes (through `next`, and through the
+// histories of the tensors it saved), so destroying each inside its owner's destructor
+// would recurse once per node of a chain and overflow the stack on a long one. As PyTorch's
+// deleteNode does, a node whose last reference goes while another is being destroyed is
+// queued instead, and the outermost drop destroys the queue in a loop: freeing a graph of
+// any length takes constant stack depth.
+void drop_node(std::shared_ptr<Node>& node) {
+  if (!node) return;
+  if (node.use_count() != 1) {
+    node.reset();
+    return;
+  }
+  if (t_freeing_nodes) {
+    t_orphans.push_back(std::move(node));
+    return;
+  }
+  t_freeing_nodes = true;
+  node.reset();
+  while (!t_orphans.empty()) {
+    std::shared_ptr<Node> n = std::move(t_orphans.back());
+    t_orphans.pop_back();
+    n.reset();
+  }
+  t_freeing_nodes = false;
+}
+
 }  // namespace
+
+Node::~Node() {
+  for (Edge& e : next) drop_node(e.node);
+}
+
+AutogradMeta::~AutogradMeta() { drop_node(grad_fn); }
 
 SavedTensor SavedTensor::input(const Tensor& t) {
   SavedTensor s;
@@ -367,6 +408,7 @@ void record(const char* op, Tensor& out, const std::vector<const Tensor*>& input
 }
 
 InPlace::InPlace(Tensor& x, const char* op) : x_(x), op_(op) {
+  check_no_internal_overlap(op, x);
   const auto& m = x.impl()->autograd;
   TIDE_CHECK(!(m && m->requires_grad && !m->grad_fn), op, ": a leaf tensor that requires grad cannot be modified in place "
              "(do it under torch.no_grad(), or on a clone)");
@@ -381,9 +423,6 @@ InPlace::InPlace(Tensor& x, const char* op) : x_(x), op_(op) {
              "(do it under torch.no_grad(), or on a clone)");
   TIDE_CHECK(base_.is_contiguous(), op, ": writing in place into a view of a non-contiguous tensor while autograd ",
              "records it is not supported; make the tensor contiguous first");
-  for (int d = 0; d < x.dim(); ++d)
-    TIDE_CHECK(x.stride(d) != 0 || x.size(d) <= 1, op, ": cannot write in place into an expanded tensor (shape ",
-               x.sizes().str(), ", dim ", d + 1, " has stride 0): several of its elements share memory");
   base_input_ = history_snapshot(base_);
   input_ = ag::as_strided(base_input_, x.sizes(), x.strides(), x.offset() - base_.offset());
 }

@@ -3,6 +3,7 @@
 // shorthand for recording a node.
 #pragma once
 #include "../ops/creation.hpp"
+#include "../overlap.hpp"
 #include "functions.hpp"
 
 namespace tide::ag {
@@ -34,11 +35,13 @@ namespace tide::ag {
 
 // Runs in-place op `op` on x: directly (`direct`) when nothing needs recording, otherwise as
 // the differentiable out-of-place `compute` on a stand-in for x's old value, whose result is
-// written back and becomes x's history (autograd.hpp's InPlace).
+// written back and becomes x's history (autograd.hpp's InPlace). Either way x may not have
+// elements sharing one address (an expanded view): "<op>: unsupported operation: ...".
 template <class Direct, class Compute>
 Tensor& inplace(const char* op, Tensor& x, std::initializer_list<const Tensor*> others, Direct&& direct,
                 Compute&& compute) {
   if (!needs_recording({&x}) && !needs_recording(others)) {
+    check_no_internal_overlap(op, x);
     direct();
     return x;
   }

@@ -87,6 +87,24 @@ Tensor inv(const Tensor& A, DTypePolicy policy = DTypePolicy::Strict, const char
 Tensor det(const Tensor& A, DTypePolicy policy = DTypePolicy::Strict, const char* op = "linalg.det");
 Tensor linalg_norm(const Tensor& x, ops::NormOrd ord, const std::vector<int>& dims, bool keepdim,
                    DTypePolicy policy = DTypePolicy::Strict, const char* op = "linalg.norm");
+// Decompositions (ops::svd ...) with PyTorch's gradient formulas. svd / eigh need distinct
+// singular values / eigenvalues for the gradients of U, Vh / the eigenvectors.
+std::vector<Tensor> svd(const Tensor& A, bool full_matrices = true, bool compute_uv = true,
+                        DTypePolicy policy = DTypePolicy::Strict, const char* op = "linalg.svd");
+std::vector<Tensor> qr(const Tensor& A, ops::QrMode mode = ops::QrMode::Reduced,
+                       DTypePolicy policy = DTypePolicy::Strict, const char* op = "linalg.qr");
+std::vector<Tensor> eigh(const Tensor& A, bool lower = true, bool compute_v = true,
+                         DTypePolicy policy = DTypePolicy::Strict, const char* op = "linalg.eigh");
+Tensor cholesky(const Tensor& A, bool upper = false, DTypePolicy policy = DTypePolicy::Strict,
+                const char* op = "linalg.cholesky");
+std::vector<Tensor> lstsq(const Tensor& A, const Tensor& B, std::optional<double> rcond = std::nullopt,
+                          DTypePolicy policy = DTypePolicy::Strict, const char* op = "linalg.lstsq");
+std::vector<Tensor> slogdet(const Tensor& A, DTypePolicy policy = DTypePolicy::Strict,
+                            const char* op = "linalg.slogdet");
+// Moore-Penrose pseudo-inverse: singular values (|eigenvalues| with hermitian) at most
+// max(atol, rtol * largest) are treated as zero.
+Tensor pinv(const Tensor& A, double atol, double rtol, bool hermitian = false,
+            DTypePolicy policy = DTypePolicy::Strict, const char* op = "linalg.pinv");
 
 // ---- shape (shape.cpp): views are recorded as views of their input
 Tensor view(const Tensor& x, const Dims& shape);

@@ -7,10 +7,14 @@
 
 namespace tide::ag {
 
+// out= writes outside autograd, so as in PyTorch it is refused while recording when an input
+// or the out tensor itself requires grad (writing into a parameter would bypass its history).
 void check_out(const char* op, const Tensor* out, std::initializer_list<const Tensor*> inputs) {
   if (!out) return;
   TIDE_CHECK(!needs_recording(inputs), op,
              ": out= is not differentiable, but an input requires grad (call it under torch.no_grad() or drop out=)");
+  TIDE_CHECK(!needs_recording({out}), op,
+             ": out= is not differentiable, but the out tensor requires grad (call it under torch.no_grad() or drop out=)");
 }
 
 Tensor sum_to(const Tensor& g, const Dims& sizes, const char* op) {
@@ -150,6 +154,11 @@ Grads binary_grad(BinaryOp op, const Tensor& g, const TensorOrScalar& a, const T
       Tensor r2 = aa * aa + bb * bb;
       return {ga ? g * bb / r2 : Tensor(), gb ? -g * aa / r2 : Tensor()};
     }
+    case BinaryOp::Copysign: {
+      // y = ±a: d/da is sign(a) times b's sign (0 where a is 0, as in PyTorch); b only gives the sign.
+      Tensor ratio = ops::unary(UnaryOp::Sign, as_tensor(a)) * ops::binary(BinaryOp::Copysign, 1.0, as_tensor(b));
+      return {ga ? g * ratio : Tensor(), gb ? ops::zeros(g.sizes(), g.dtype(), g.device()) : Tensor()};
+    }
     case BinaryOp::Remainder:
     case BinaryOp::Fmod: {
       // a - q b with q piecewise constant: d/da = 1, d/db = -q.
@@ -167,7 +176,7 @@ Grads binary_grad(BinaryOp op, const Tensor& g, const TensorOrScalar& a, const T
 bool differentiable(BinaryOp op) {
   switch (op) {
     case BinaryOp::Add: case BinaryOp::Sub: case BinaryOp::Mul: case BinaryOp::Div: case BinaryOp::Pow:
-    case BinaryOp::Maximum: case BinaryOp::Minimum: case BinaryOp::Atan2: case BinaryOp::Remainder:
+    case BinaryOp::Maximum: case BinaryOp::Minimum: case BinaryOp::Atan2: case BinaryOp::Copysign: case BinaryOp::Remainder:
     case BinaryOp::Fmod: case BinaryOp::FloorDiv:
       return true;
     default:
@@ -325,7 +334,7 @@ Tensor round(const Tensor& x, int64_t decimals, const Tensor* out) {
   if (decimals == 0 || is_bool(x.dtype())) return unary(UnaryOp::Round, x, out);
   if (is_floating(x.dtype())) {
     // NumPy's and PyTorch's formula: scale by a power of ten, round half to even, unscale.
-    const double p = std::pow(10.0, double(decimals < 0 ? -decimals : decimals));
+    const double p = std::pow(10.0, std::fabs(double(decimals)));  // -INT64_MIN would overflow
     if (decimals > 0) return binary(BinaryOp::Div, unary(UnaryOp::Round, x * p), p, out);
     return binary(BinaryOp::Mul, unary(UnaryOp::Round, x / p), p, out);
   }
@@ -379,6 +388,11 @@ Tensor& copy_(Tensor& dst, const Tensor& src, const char* op) {
 }
 
 Tensor& fill_(Tensor& dst, const Scalar& value, const char* op) {
+  // One value everywhere: an expanded dst is fine here (as in PyTorch), outside recording.
+  if (!needs_recording({&dst})) {
+    ops::fill_(dst, value);
+    return dst;
+  }
   // The result no longer depends on dst's old values: the gradient of that history is zero.
   return inplace(op, dst, {}, [&] { ops::fill_(dst, value); },
                  [&](const Tensor& s) { return binary(BinaryOp::Add, binary(BinaryOp::Mul, s, 0.0), value); });

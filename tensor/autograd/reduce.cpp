@@ -36,9 +36,9 @@ Tensor spread(const Tensor& r, const Dims& sizes, const DimList& dims) {
 }
 
 int64_t count(const Dims& sizes, const DimList& dims) {
-  int64_t n = 1;
-  for (int d : dims) n *= sizes[d];
-  return n;
+  Dims reduced;
+  for (int d : dims) reduced.push_back(sizes[d]);
+  return shape_numel(reduced);  // 0 when any is 0, whatever the others multiply to
 }
 
 // Records a reduction whose gradient is spread(g) * local(x, spread(y)).

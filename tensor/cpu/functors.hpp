@@ -289,6 +289,10 @@ struct Minimum : AnyType {
 struct Atan2 : FloatOnly {
   template <typename T> TIDE_HOST_DEVICE T operator()(T a, T b) const { return std::atan2(a, b); }
 };
+// The magnitude of a with the sign bit of b (so -0.0 and -NaN count as negative).
+struct Copysign : FloatOnly {
+  template <typename T> TIDE_HOST_DEVICE T operator()(T a, T b) const { return std::copysign(a, b); }
+};
 #define TIDE_COMPARE(Name, op)                                                           \
   struct Name : AnyType {                                                                \
     template <typename T> TIDE_HOST_DEVICE bool operator()(T a, T b) const { return a op b; } \
@@ -317,5 +321,22 @@ TIDE_BITWISE(BitwiseAnd, &)
 TIDE_BITWISE(BitwiseOr, |)
 TIDE_BITWISE(BitwiseXor, ^)
 #undef TIDE_BITWISE
+struct IntegerOnly {
+  template <typename T> static constexpr bool accepts = is_int<T>;
+};
+// Shifts as NumPy's: a count outside [0, bits) (negative ones included) shifts every bit
+// out, giving 0 for the left shift and the sign fill (0 or -1) for the right shift.
+struct BitwiseLeftShift : IntegerOnly {
+  template <typename T> TIDE_HOST_DEVICE T operator()(T a, T b) const {
+    using U = std::make_unsigned_t<T>;
+    return U(b) < U(sizeof(T) * 8) ? T(U(a) << U(b)) : T(0);
+  }
+};
+struct BitwiseRightShift : IntegerOnly {
+  template <typename T> TIDE_HOST_DEVICE T operator()(T a, T b) const {
+    using U = std::make_unsigned_t<T>;
+    return U(b) < U(sizeof(T) * 8) ? T(a >> U(b)) : a < T(0) ? T(-1) : T(0);
+  }
+};
 
 }  // namespace tide::fn

@@ -10,8 +10,9 @@
 
 namespace tide::io {
 
-// "np.load: data.npy": the op and the file (or buffer name) that start every message.
-inline std::string where_of(const char* op, const std::string& name) { return std::string(op) + ": " + name; }
+// "np.load: data.npy": the op and the file (or buffer name, cut by quote_user) that start
+// every message.
+inline std::string where_of(const char* op, const std::string& name) { return std::string(op) + ": " + quote_user(name); }
 
 // Throws tide::Error "<where>: <args...>".
 template <typename... A>

@@ -9,6 +9,10 @@
 // and the same on the way out: Output (file or string), npy header + data, zip records.
 #include "npy.hpp"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -210,7 +214,7 @@ struct HeaderParser {
   size_t i = 0;
 
   [[noreturn]] void bad(const std::string& what) {
-    std::string shown = s.substr(0, 120);
+    std::string shown = quote_user(s);
     for (char& c : shown)
       if (c == '\n' || c == '\0') c = ' ';
     fail_at(where, "malformed .npy header (", what, "): ", shown);
@@ -284,8 +288,8 @@ struct HeaderParser {
 };
 
 [[noreturn]] void unsupported_dtype(const std::string& where, const std::string& descr, const char* why) {
-  fail_at(where, "unsupported dtype '", descr, "'", why,
-          " (tide reads bool, uint8, int8, int16, int32, int64, uint16, uint32, float16, float32, "
+  fail_at(where, "unsupported dtype '", quote_user(descr), "'", why,
+          " (tide reads bool, uint8, uint16, uint32, uint64, int8, int16, int32, int64, float16, float32, "
           "float64)");
 }
 
@@ -317,9 +321,9 @@ void set_dtype_from_descr(NpyHeader& h, const std::string& descr, const std::str
       break;
     case 'u':
       if (size == 1) dt = DType::UInt8;
-      else if (size == 2) dt = DType::Int32;  // widened: tide has no uint16
-      else if (size == 4) dt = DType::Int64;  // widened: tide has no uint32
-      else if (size == 8) unsupported(": uint64 has no tide dtype (int64 cannot hold every value)");
+      else if (size == 2) dt = DType::UInt16;
+      else if (size == 4) dt = DType::UInt32;
+      else if (size == 8) dt = DType::UInt64;
       else unsupported("");
       break;
     case 'i':
@@ -345,15 +349,8 @@ void set_dtype_from_descr(NpyHeader& h, const std::string& descr, const std::str
   h.byteswap = size > 1 && little != kHostLittle;
 }
 
-// The DType whose storage has the stored element's size (the raw read before conversion).
-DType raw_dtype(const NpyHeader& h) {
-  switch (h.file_itemsize) {
-    case 1: return h.kind == 'b' ? DType::UInt8 : h.dtype;
-    case 2: return h.kind == 'u' ? DType::Int16 : h.dtype;
-    case 4: return h.kind == 'u' ? DType::Int32 : h.dtype;
-    default: return h.dtype;
-  }
-}
+// The DType the raw bytes are read as (bool is read as bytes, then normalised).
+DType raw_dtype(const NpyHeader& h) { return h.kind == 'b' ? DType::UInt8 : h.dtype; }
 
 inline uint16_t bswap(uint16_t v) { return __builtin_bswap16(v); }
 inline uint32_t bswap(uint32_t v) { return __builtin_bswap32(v); }
@@ -365,8 +362,10 @@ void byteswap_n(void* data, int64_t n) {
   for (int64_t k = 0; k < n; ++k) p[k] = bswap(p[k]);
 }
 
-// Reads a whole .npy payload (magic, header, data) from r.
-Tensor decode_npy(Reader& r, const std::string& where) {
+// Reads a .npy payload's magic and header from r (which is left at the data) and checks
+// that the data the header declares fits in what follows. Returns the header and the
+// data's size in bytes.
+std::pair<NpyHeader, uint64_t> read_npy_header(Reader& r, const std::string& where) {
   const uint64_t total = r.remaining();
   unsigned char pre[8];
   if (total < 10) {
@@ -399,17 +398,30 @@ Tensor decode_npy(Reader& r, const std::string& where) {
   r.read(text.data(), text.size());
   NpyHeader h = parse_npy_header(text, where);
 
-  uint64_t numel = 1;
-  for (int64_t s : h.shape)
-    if (__builtin_mul_overflow(numel, uint64_t(s), &numel))
-      fail_at(where, "shape ", h.shape.str(), " has too many elements");
-  uint64_t nbytes;
-  if (__builtin_mul_overflow(numel, uint64_t(h.file_itemsize), &nbytes) || nbytes > uint64_t(INT64_MAX))
-    fail_at(where, "shape ", h.shape.str(), " has too many elements");
+  check_extent(where.c_str(), h.shape, h.dtype);
+  const uint64_t numel = uint64_t(shape_numel(h.shape));
+  const uint64_t nbytes = numel * uint64_t(h.file_itemsize);
   if (nbytes > r.remaining())
     fail_at(where, "truncated .npy data: shape ", h.shape.str(), " of ", dtype_name(h.dtype), " needs ", nbytes,
             " bytes, but only ", r.remaining(), " bytes follow the header");
+  return {std::move(h), nbytes};
+}
 
+// The strides of a Fortran-order array of this shape (the C order of the reversed shape).
+Dims fortran_strides(const Dims& shape) {
+  Dims layout = shape;
+  std::reverse(layout.begin(), layout.end());
+  const Dims rstrides = contiguous_strides(layout);
+  const int nd = shape.size();
+  Dims strides(nd, 0);
+  for (int k = 0; k < nd; ++k) strides[k] = rstrides[nd - 1 - k];
+  return strides;
+}
+
+// Reads a whole .npy payload (magic, header, data) from r.
+Tensor decode_npy(Reader& r, const std::string& where) {
+  const auto [h, nbytes] = read_npy_header(r, where);
+  const uint64_t numel = uint64_t(shape_numel(h.shape));
   const int nd = h.shape.size();
   const bool fortran = h.fortran_order && nd >= 2;
   Dims layout = h.shape;
@@ -428,23 +440,10 @@ Tensor decode_npy(Reader& r, const std::string& where) {
     unsigned char* p = raw.data<unsigned char>();
     for (int64_t k = 0; k < n; ++k) p[k] = p[k] != 0;
     arr = Tensor::make_view(raw.storage(), raw.sizes(), raw.strides(), 0, DType::Bool);
-  } else if (h.kind == 'u' && h.file_itemsize == 2) {
-    arr = Tensor::empty(layout, DType::Int32);
-    const uint16_t* src = raw.data<uint16_t>();
-    int32_t* dst = arr.data<int32_t>();
-    for (int64_t k = 0; k < n; ++k) dst[k] = src[k];
-  } else if (h.kind == 'u' && h.file_itemsize == 4) {
-    arr = Tensor::empty(layout, DType::Int64);
-    const uint32_t* src = raw.data<uint32_t>();
-    int64_t* dst = arr.data<int64_t>();
-    for (int64_t k = 0; k < n; ++k) dst[k] = src[k];
   }
   if (!fortran) return arr;
   // Fortran order: the data is the C-order array of the reversed shape; read it transposed.
-  Dims rstrides = contiguous_strides(layout);
-  Dims strides(nd, 0);
-  for (int k = 0; k < nd; ++k) strides[k] = rstrides[nd - 1 - k];
-  Tensor view = Tensor::make_view(arr.storage(), h.shape, strides, 0, arr.dtype());
+  Tensor view = Tensor::make_view(arr.storage(), h.shape, fortran_strides(h.shape), 0, arr.dtype());
   Tensor out = Tensor::empty(h.shape, arr.dtype());
   copy_to_contiguous(view, out.data_ptr());
   return out;
@@ -511,7 +510,7 @@ std::vector<ZipMember> read_central_directory(ByteSource& in, const std::string&
       fail_at(where, "corrupt .npz archive (central directory entry ", k + 1, " runs past its end)");
     m.name.assign(reinterpret_cast<const char*>(c + 46), nlen);
     if (comp == 0xffffffffu || uncomp == 0xffffffffu || off == 0xffffffffu)
-      fail_at(where, "member '", m.name, "' uses zip64, which is not supported");
+      fail_at(where, "member '", quote_user(m.name), "' uses zip64, which is not supported");
     m.comp = comp;
     m.uncomp = uncomp;
     m.local_off = off;
@@ -520,7 +519,7 @@ std::vector<ZipMember> read_central_directory(ByteSource& in, const std::string&
   }
   // Members' data must lie before the central directory.
   for (ZipMember& m : members) {
-    const std::string mw = where + " member '" + m.name + "'";
+    const std::string mw = where + " member '" + quote_user(m.name) + "'";
     if (m.local_off + 30 > cd_off) fail_at(mw, "corrupt .npz archive (local header offset out of range)");
     unsigned char lh[30];
     in.read_at(m.local_off, lh, 30);
@@ -535,7 +534,7 @@ std::vector<ZipMember> read_central_directory(ByteSource& in, const std::string&
 }
 
 Tensor read_member(ByteSource& in, const ZipMember& m, const std::string& where) {
-  const std::string mw = where + " member '" + m.name + "'";
+  const std::string mw = where + " member '" + quote_user(m.name) + "'";
   if (m.flags & 1) fail_at(mw, "encrypted zip members are not supported");
   std::unique_ptr<Reader> r;
   if (m.method == 0) {
@@ -747,12 +746,12 @@ void write_npz(Output& out, const std::vector<NamedTensor>& members, bool compre
   prep.reserve(members.size());
   for (const auto& [name, t] : members) {
     std::string mname = name + ".npy";
-    TIDE_CHECK(mname.size() <= 0xffff, where, ": array name is too long (", name.size(), " bytes)");
+    TIDE_CHECK(mname.size() <= 0xffff, where, ": array name '", quote_user(name), "' is too long (", name.size(), " bytes)");
     for (const Prepared& q : prep)
-      TIDE_CHECK(q.name != mname, where, ": the name '", name, "' is given twice");
+      TIDE_CHECK(q.name != mname, where, ": the name '", quote_user(name), "' is given twice");
     prep.push_back(prepare(mname, t, op));
     // Stay clear of the 4 GiB zip limit (with room for deflate's worst-case overhead).
-    TIDE_CHECK(prep.back().size < kZipLimit - (kZipLimit >> 8), where, ": array '", name, "' (",
+    TIDE_CHECK(prep.back().size < kZipLimit - (kZipLimit >> 8), where, ": array '", quote_user(name), "' (",
                prep.back().size, " bytes) needs a zip64 archive, which tide does not write");
   }
   std::vector<CdRecord> cd;
@@ -896,6 +895,9 @@ std::string npy_descr(DType dtype, const char* op) {
   switch (dtype) {
     case DType::Bool: return "|b1";
     case DType::UInt8: return "|u1";
+    case DType::UInt16: return std::string(1, o) + "u2";
+    case DType::UInt32: return std::string(1, o) + "u4";
+    case DType::UInt64: return std::string(1, o) + "u8";
     case DType::Int8: return "|i1";
     case DType::Int16: return std::string(1, o) + "i2";
     case DType::Int32: return std::string(1, o) + "i4";
@@ -926,6 +928,46 @@ std::vector<NamedTensor> load_npz(const std::string& path, const char* op) {
   FileSource in(path, where);
   if (sniff(in, where) == Kind::Npy) fail_at(where, "this is a .npy file, not a .npz archive");
   return read_npz(in, where);
+}
+
+Tensor load_npy_mmap(const std::string& path, MmapMode mode, const char* op) {
+  const std::string where = where_of(op, path);
+  const int fd = ::open(path.c_str(), (mode == MmapMode::ReadWrite ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+  if (fd < 0) fail_at(where, "cannot open file: ", std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    fail_at(where, "not a regular file");
+  }
+  const size_t size = size_t(st.st_size);
+  if (size == 0) {
+    ::close(fd);
+    fail_at(where, "the file is empty");
+  }
+  const int prot = mode == MmapMode::ReadOnly ? PROT_READ : PROT_READ | PROT_WRITE;
+  void* base = ::mmap(nullptr, size, prot, mode == MmapMode::ReadWrite ? MAP_SHARED : MAP_PRIVATE, fd, 0);
+  const int map_errno = errno;
+  ::close(fd);
+  if (base == MAP_FAILED) fail_at(where, "cannot map the file: ", std::strerror(map_errno));
+  // Owned by the storage from here on: an error below unmaps it with the last reference.
+  std::shared_ptr<Storage> storage = Storage::wrap(base, size, Device{}, [size](void* p) { ::munmap(p, size); });
+  if (mode == MmapMode::ReadOnly) storage->set_read_only();
+  MemorySource in(base, size);
+  const Kind kind = sniff(in, where);
+  if (kind == Kind::Npz) fail_at(where, "mmap_mode maps .npy files only; load a .npz archive without it");
+  if (kind != Kind::Npy) fail_at(where, "not a .npy file (unknown magic bytes)");
+  RangeReader r(in, 0, size);
+  const auto [h, nbytes] = read_npy_header(r, where);  // the same checks as reading
+  const uint64_t data_off = size - r.remaining();
+  if (h.byteswap || raw_dtype(h) != h.dtype || h.kind == 'b')
+    fail_at(where, "cannot map ", h.kind == 'b' ? "a bool array" : h.byteswap ? "data of the other byte order" : "this dtype",
+            " (tide converts it on loading); load without mmap_mode");
+  if (data_off % dtype_size(h.dtype) != 0)
+    fail_at(where, "cannot map: the data starts at byte ", data_off, ", not a multiple of the ", dtype_size(h.dtype),
+            "-byte item size; load without mmap_mode");
+  const bool fortran = h.fortran_order && h.shape.size() >= 2;
+  return Tensor::make_view(storage, h.shape, fortran ? fortran_strides(h.shape) : contiguous_strides(h.shape),
+                           int64_t(data_off / dtype_size(h.dtype)), h.dtype);
 }
 
 Loaded load_bytes(const void* data, size_t size, const std::string& name, const char* op) {

@@ -45,7 +45,8 @@ struct DTypeName {
 constexpr DTypeName kDTypeNames[] = {
     {"BOOL", DType::Bool},   {"U8", DType::UInt8},    {"I8", DType::Int8},       {"I16", DType::Int16},
     {"I32", DType::Int32},   {"I64", DType::Int64},   {"F16", DType::Float16},   {"BF16", DType::BFloat16},
-    {"F32", DType::Float32}, {"F64", DType::Float64},
+    {"F32", DType::Float32}, {"F64", DType::Float64}, {"U16", DType::UInt16},  {"U32", DType::UInt32},
+    {"U64", DType::UInt64},
 };
 
 const char* safetensors_dtype(DType dt) {
@@ -122,8 +123,8 @@ std::string describe(const Json& v) {
   switch (v.kind) {
     case Json::Kind::Null: return "null";
     case Json::Kind::Bool: return v.boolean ? "true" : "false";
-    case Json::Kind::Number: return v.text;
-    case Json::Kind::String: return "'" + (v.text.size() > 40 ? v.text.substr(0, 40) + "..." : v.text) + "'";
+    case Json::Kind::Number: return quote_user(v.text);
+    case Json::Kind::String: return "'" + quote_user(v.text) + "'";
     case Json::Kind::Array: return "a list";
     case Json::Kind::Object: return "an object";
   }
@@ -364,7 +365,7 @@ std::string offsets_text(const TensorSpec& s) {
 }
 
 TensorSpec parse_spec(const std::string& name, const Json& v, uint64_t buffer, const std::string& where) {
-  const std::string at = where + ": tensor '" + name + "'";
+  const std::string at = where + ": tensor '" + quote_user(name) + "'";
   if (v.kind != Json::Kind::Object) TIDE_FAIL(at, " is described by ", describe(v), ", not an object");
   const Json* dtype = v.find("dtype");
   const Json* shape = v.find("shape");
@@ -374,7 +375,7 @@ TensorSpec parse_spec(const std::string& name, const Json& v, uint64_t buffer, c
   s.name = name;
   std::optional<DType> dt;
   if (dtype->kind == Json::Kind::String) dt = parse_safetensors_dtype(dtype->text);
-  if (!dt) TIDE_FAIL(at, " has the unknown dtype ", describe(*dtype), " (tide reads BOOL U8 I8 I16 I32 I64 F16 BF16 F32 F64)");
+  if (!dt) TIDE_FAIL(at, " has the unknown dtype ", describe(*dtype), " (tide reads BOOL U8 U16 U32 U64 I8 I16 I32 I64 F16 BF16 F32 F64)");
   s.dtype = *dt;
   if (shape->kind != Json::Kind::Array) TIDE_FAIL(at, " has the shape ", describe(*shape), ", not a list of sizes");
   if (shape->items.size() > size_t(kMaxDims))
@@ -384,12 +385,7 @@ TensorSpec parse_spec(const std::string& name, const Json& v, uint64_t buffer, c
     if (!n || *n < 0) TIDE_FAIL(at, " has the size ", describe(d), " in its shape; sizes are integers >= 0");
     s.shape.push_back(*n);
   }
-  // The span of the shape with empty dims counted as 1 must fit in int64 too: tide's strides
-  // of an empty tensor are computed that way.
-  uint64_t span = dtype_size(s.dtype);
-  for (int64_t d : s.shape)
-    if (__builtin_mul_overflow(span, uint64_t(std::max<int64_t>(d, 1)), &span) || span > uint64_t(INT64_MAX))
-      TIDE_FAIL(at, " has the shape ", shape_text(s.shape), ", too large for a tensor");
+  check_extent(at.c_str(), s.shape, s.dtype);
   const uint64_t nbytes = uint64_t(shape_numel(s.shape)) * dtype_size(s.dtype);
   std::optional<int64_t> begin, end;
   if (offsets->kind == Json::Kind::Array && offsets->items.size() == 2) {
@@ -414,7 +410,7 @@ std::vector<std::pair<std::string, std::string>> parse_metadata(const Json& v, c
   if (v.kind != Json::Kind::Object) fail_at(where, "__metadata__ is ", describe(v), ", not an object of strings");
   for (size_t k = 0; k < v.keys.size(); ++k) {
     if (v.items[k].kind != Json::Kind::String)
-      fail_at(where, "__metadata__ '", v.keys[k], "' is ", describe(v.items[k]), ", not a string");
+      fail_at(where, "__metadata__ '", quote_user(v.keys[k]), "' is ", describe(v.items[k]), ", not a string");
     out.emplace_back(v.keys[k], v.items[k].text);
   }
   std::sort(out.begin(), out.end());
@@ -432,10 +428,10 @@ void check_layout(std::vector<TensorSpec>& specs, uint64_t buffer, const std::st
   const TensorSpec* last = nullptr;  // the tensor that ends at `covered`
   for (const TensorSpec* s : order) {
     if (s->begin < covered)
-      fail_at(where, "tensors '", last->name, "' and '", s->name, "' overlap (data_offsets ", offsets_text(*last),
+      fail_at(where, "tensors '", quote_user(last->name), "' and '", quote_user(s->name), "' overlap (data_offsets ", offsets_text(*last),
               " and ", offsets_text(*s), ")");
     if (s->begin > covered)
-      fail_at(where, "a gap of ", s->begin - covered, " bytes in the data buffer before tensor '", s->name,
+      fail_at(where, "a gap of ", s->begin - covered, " bytes in the data buffer before tensor '", quote_user(s->name),
               "' (data_offsets ", offsets_text(*s), ")");
     if (s->end > covered || !last) last = s;
     covered = s->end;
@@ -503,17 +499,17 @@ std::vector<size_t> data_order(const Safetensors& st) {
 std::string header_bytes(const Safetensors& st, const std::vector<size_t>& order, const char* op) {
   std::set<std::string_view> names;
   for (const auto& [name, t] : st.tensors) {
-    TIDE_CHECK(t.defined(), op, ": tensor '", name, "' is undefined");
+    TIDE_CHECK(t.defined(), op, ": tensor '", quote_user(name), "' is undefined");
     TIDE_CHECK(name != "__metadata__", op, ": the name '__metadata__' is reserved by the safetensors format");
-    TIDE_CHECK(valid_utf8(name), op, ": the tensor name '", name, "' is not valid UTF-8");
-    TIDE_CHECK(names.insert(name).second, op, ": two tensors are named '", name, "'");
+    TIDE_CHECK(valid_utf8(name), op, ": the tensor name '", quote_user(name), "' is not valid UTF-8");
+    TIDE_CHECK(names.insert(name).second, op, ": two tensors are named '", quote_user(name), "'");
   }
   std::string h = "{";
   if (!st.metadata.empty()) {
     h += "\"__metadata__\":{";
     for (size_t k = 0; k < st.metadata.size(); ++k) {
       const auto& [key, value] = st.metadata[k];
-      TIDE_CHECK(valid_utf8(key) && valid_utf8(value), op, ": metadata '", key, "' is not valid UTF-8");
+      TIDE_CHECK(valid_utf8(key) && valid_utf8(value), op, ": metadata '", quote_user(key), "' is not valid UTF-8");
       if (k) h += ',';
       append_json_string(h, key);
       h += ':';
@@ -645,10 +641,10 @@ KeyPath recorded_path(const Json& v, const std::string& name, const std::string&
     for (const Json& c : v.items) {
       if (c.kind == Json::Kind::String) path.emplace_back(c.text);
       else if (std::optional<int64_t> i = as_integer(c)) path.emplace_back(*i);
-      else fail_at(where, "metadata tide.keys gives '", name, "' the key ", describe(c), "; keys are strings or integers");
+      else fail_at(where, "metadata tide.keys gives '", quote_user(name), "' the key ", describe(c), "; keys are strings or integers");
     }
   if (path.empty() || dotted_name(path) != name)
-    fail_at(where, "metadata tide.keys gives '", name, "' a key path that does not spell that name");
+    fail_at(where, "metadata tide.keys gives '", quote_user(name), "' a key path that does not spell that name");
   return path;
 }
 
@@ -667,7 +663,7 @@ std::vector<std::pair<KeyPath, Tensor>> entries_from_keys(Safetensors& st, const
   std::vector<std::pair<KeyPath, Tensor>> entries;
   for (auto& [name, t] : st.tensors) {
     auto it = by_name.find(name);
-    if (it == by_name.end()) fail_at(where, "metadata tide.keys has no key path for tensor '", name, "'");
+    if (it == by_name.end()) fail_at(where, "metadata tide.keys has no key path for tensor '", quote_user(name), "'");
     entries.emplace_back(recorded_path(*it->second, name, where), std::move(t));
   }
   // Sorted, a path that leads through another tensor comes right after that tensor's path.
@@ -725,8 +721,8 @@ std::string key_path_text(const KeyPath& path) {
       s += ']';
     } else {
       const std::string& name = std::get<std::string>(k);
-      if (is_identifier(name)) s += (s.empty() ? "" : ".") + name;
-      else s += "[\"" + name + "\"]";
+      if (is_identifier(name)) s += (s.empty() ? "" : ".") + quote_user(name);
+      else s += "[\"" + quote_user(name) + "\"]";
     }
   }
   return s;
@@ -783,7 +779,7 @@ Checkpoint checkpoint_from_safetensors(Safetensors st, const std::string& where)
     ck.entries.emplace_back(KeyPath{}, std::move(st.tensors[0].second));
     return ck;
   }
-  if (*object != "table") fail_at(where, "metadata tide.object is '", *object, "', not 'tensor' or 'table'");
+  if (*object != "table") fail_at(where, "metadata tide.object is '", quote_user(*object), "', not 'tensor' or 'table'");
   const std::string* keys = meta("tide.keys");
   if (!keys) fail_at(where, "metadata tide.object is 'table' but tide.keys is missing");
   ck.entries = entries_from_keys(st, *keys, where);

@@ -1,6 +1,7 @@
 // Creation ops (see creation.hpp) and the CPU random kernels that follow random.hpp's scheme.
 #include "creation.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <algorithm>
 #include <cstring>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "../backend.hpp"
+#include "../overlap.hpp"
 #include "../parallel.hpp"
 #include "elementwise.hpp"
 
@@ -37,27 +39,22 @@ std::string scalar_str(const Scalar& s) {
   }
 }
 
-void check_shape(const char* op, const Dims& shape) {
-  int64_t numel = 1;
-  bool zero = false;
-  for (int64_t s : shape) {
-    TIDE_CHECK(s >= 0, op, ": sizes must be non-negative, got ", s, " in shape ", shape.str());
-    zero = zero || s == 0;
-  }
-  if (zero) return;
-  for (int64_t s : shape)
-    TIDE_CHECK(!__builtin_mul_overflow(numel, s, &numel), op, ": shape ", shape.str(),
-               " has too many elements");
-}
-
 Tensor make(const char* op, const Dims& shape, DType dtype, Device device) {
   check_creation_device(op, device);
-  check_shape(op, shape);
   try {
-    return Tensor::empty(shape, dtype, device);
+    return Tensor::empty(shape, dtype, device, op);
   } catch (const OutOfMemory& e) {
     throw OutOfMemory(std::string(op) + ": " + e.what());
   }
+}
+
+// The empty family hands out memory as it comes from the allocator, except for bool: a byte
+// other than 0 or 1 read as bool is undefined behaviour (and prints as neither), so bool
+// empties are zero-filled.
+Tensor make_uninitialised(const char* op, const Dims& shape, DType dtype, Device device) {
+  Tensor t = make(op, shape, dtype, device);
+  if (dtype == DType::Bool) fill_(t, Scalar(false));
+  return t;
 }
 
 void check_float_dtype(const char* op, DType dtype) {
@@ -108,9 +105,11 @@ Generator& gen_or_default(Generator* gen) { return gen ? *gen : default_generato
 
 // Fills a contiguous CPU tensor `c` through `fill(scalar_t* data, n)`, or, when t is not
 // contiguous, fills a contiguous temporary and copies it in (so the values follow the
-// row-major element order whatever the layout).
+// row-major element order whatever the layout). Each element gets its own value, so t may
+// not have elements sharing one address.
 template <typename Fill>
-void fill_in_place(Tensor& t, const Fill& fill) {
+void fill_in_place(const char* op, Tensor& t, const Fill& fill) {
+  check_no_internal_overlap(op, t);
   if (t.is_contiguous()) {
     fill(t);
     t.storage()->bump_version();
@@ -145,7 +144,7 @@ void check_creation_device(const char* op, Device device) {
 }
 
 Tensor empty(const Dims& shape, DType dtype, Device device) {
-  return make("empty", shape, dtype, device);
+  return make_uninitialised("empty", shape, dtype, device);
 }
 
 Tensor zeros(const Dims& shape, DType dtype, Device device) {
@@ -268,14 +267,16 @@ Tensor eye(int64_t n, int64_t m, DType dtype, Device device, int64_t k) {
     check_creation_device("eye", device);
     return eye(n, m, dtype, Device{}, k).to_device(device);
   }
+  check_extent("eye", Dims{n, m}, dtype);
   Tensor t = zeros(Dims{n, m}, dtype, device);
+  // Only the rows whose column i + k lies in [0, m): the loop never runs over a huge n of an
+  // empty result (computed in 128 bits, as k may be any int64).
+  const int64_t first = int64_t(std::clamp<__int128>(-__int128(k), 0, n));
+  const int64_t last = int64_t(std::clamp<__int128>(__int128(m) - k, 0, n));
   TIDE_DISPATCH_ALL(dtype, "eye", [&] {
     scalar_t* p = t.data<scalar_t>();
     const scalar_t one = scalar_t(1);
-    for (int64_t i = 0; i < n; ++i) {
-      int64_t j = i + k;
-      if (j >= 0 && j < m) p[i * m + j] = one;
-    }
+    for (int64_t i = first; i < last; ++i) p[i * m + i + k] = one;
   });
   return t;
 }
@@ -286,7 +287,7 @@ Tensor& uniform_(Tensor& t, double a, double b, Generator* gen) {
   TIDE_CHECK(std::isfinite(a) && std::isfinite(b), "uniform_: bounds must be finite, got a=",
              num_str(a), ", b=", num_str(b));
   TIDE_CHECK(a <= b, "uniform_: expects a <= b, got a=", num_str(a), ", b=", num_str(b));
-  fill_in_place(t, [&](Tensor& c) {
+  fill_in_place("uniform_", t, [&](Tensor& c) {
     TIDE_DISPATCH_FLOAT(c.dtype(), "uniform_", [&] {
       using U = UniformOf<scalar_t>;
       const int64_t n = c.numel();
@@ -309,7 +310,7 @@ Tensor& normal_(Tensor& t, double mean, double std, Generator* gen) {
   check_defined(t, "normal_");
   check_float_dtype("normal_", t.dtype());
   TIDE_CHECK(std >= 0, "normal_: expects std >= 0, got std=", num_str(std));
-  fill_in_place(t, [&](Tensor& c) {
+  fill_in_place("normal_", t, [&](Tensor& c) {
     TIDE_DISPATCH_FLOAT(c.dtype(), "normal_", [&] {
       const int64_t n = c.numel();
       Generator::Draw d = gen_or_default(gen).reserve(n, 2);  // one block per pair
@@ -493,7 +494,7 @@ Tensor multinomial(const Tensor& probs, int64_t n, bool replacement, Generator* 
 }
 
 Tensor empty_like(const Tensor& x, std::optional<DType> dtype, std::optional<Device> device) {
-  return make("empty_like", x.sizes(), dtype.value_or(x.dtype()), device.value_or(x.device()));
+  return make_uninitialised("empty_like", x.sizes(), dtype.value_or(x.dtype()), device.value_or(x.device()));
 }
 
 Tensor zeros_like(const Tensor& x, std::optional<DType> dtype, std::optional<Device> device) {
@@ -510,7 +511,7 @@ Tensor ones_like(const Tensor& x, std::optional<DType> dtype, std::optional<Devi
 
 Tensor full_like(const Tensor& x, const Scalar& value, std::optional<DType> dtype,
                  std::optional<Device> device) {
-  Tensor t = empty_like(x, dtype, device);
+  Tensor t = make("full_like", x.sizes(), dtype.value_or(x.dtype()), device.value_or(x.device()));
   fill_(t, value);
   return t;
 }

@@ -3,12 +3,15 @@
 // the CPU loops, or handed to the device backend, which instantiates the same functors.
 #include "elementwise.hpp"
 
+#include <atomic>
+#include <cstdio>
 #include <cstring>
 
 #include "../backend.hpp"
 #include "../cpu/functors.hpp"
 #include "../cpu/loops.hpp"
 #include "../iterator.hpp"
+#include "../overlap.hpp"
 
 namespace tide {
 
@@ -56,16 +59,26 @@ void run_binary(const char* op, const TensorIter& it, DType in, const Scalar* sa
 }
 
 // A zero divisor in integer division would trap; it is an error as in PyTorch.
+// Integer division by zero: an error in PyTorch ("ZeroDivisionError" there); with NumPy
+// semantics the kernels' 0 and, once per op per process, NumPy's RuntimeWarning on stderr.
 void check_int_divisor(const char* op, const TensorOrScalar& b, DType compute) {
   if (is_floating(compute)) return;
+  static std::atomic<uint8_t> warned{0};  // bit per op: floor_divide, remainder, fmod
+  const uint8_t bit = uint8_t(1) << (op[0] == 'f' && op[1] == 'l' ? 0 : op[0] == 'r' ? 1 : 2);
+  const bool numpy = numpy_semantics();
+  if (numpy && (warned.load(std::memory_order_relaxed) & bit)) return;
+  bool zero = false;
   if (!b.is_tensor()) {
-    TIDE_CHECK(b.scalar.to_int() != 0, op, ": integer division by zero");
-    return;
+    zero = b.scalar.to_int() == 0;
+  } else {
+    Tensor eqz = ops::binary(BinaryOp::Eq, b.tensor, Scalar(int64_t(0))).to_device(Device{});
+    const bool* p = eqz.data<bool>();
+    for (int64_t i = 0, n = eqz.numel(); i < n && !zero; ++i) zero = p[i];
   }
-  Tensor eqz = ops::binary(BinaryOp::Eq, b.tensor, Scalar(int64_t(0))).to_device(Device{});
-  const bool* p = eqz.data<bool>();
-  for (int64_t i = 0, n = eqz.numel(); i < n; ++i)
-    TIDE_CHECK(!p[i], op, ": integer division by zero");
+  if (!zero) return;
+  TIDE_CHECK(numpy, op, ": integer division by zero");
+  if (!(warned.fetch_or(bit) & bit))
+    std::fprintf(stderr, "RuntimeWarning: divide by zero encountered in %s\n", op);
 }
 
 // Writes `result` into *out (casting when the dtypes differ) or returns it.
@@ -73,12 +86,14 @@ Tensor finish(const char* op, Tensor result, const Tensor* out) {
   if (!out || out->same(result)) return result;
   Tensor o = *out;
   ops::check_can_cast(op, result.dtype(), o.dtype());
+  check_no_internal_overlap(op, o);
   ops::copy_(o, result);
   return o;
 }
 
-// Prepares the output for a kernel: the given out tensor if its dtype is the result dtype,
-// else a fresh one (finish() then casts into out).
+// Prepares the output for a kernel: the given out tensor if its dtype is the result dtype
+// (TensorIter then checks how it overlaps the inputs), else a fresh one (finish() then casts
+// into out).
 Tensor out_target(const char* op, const Tensor* out, DType result_dtype, const Dims& shape) {
   if (!out) return Tensor();
   TIDE_CHECK(out->sizes() == shape, op, ": out= tensor of shape ", out->sizes().str(),
@@ -111,8 +126,15 @@ DType result_type(const TensorOrScalar& a, const TensorOrScalar& b) {
     DType ta = a.tensor.dtype(), tb = b.tensor.dtype();
     bool za = a.tensor.dim() == 0, zb = b.tensor.dim() == 0;
     if (za == zb) return promote_types(ta, tb);
-    // A zero-dim tensor only raises the category of a dimensioned one.
-    DType dimmed = za ? tb : ta, zero = za ? ta : tb;
+    // A zero-dim tensor only raises the category of a dimensioned one. NumPy promotes the two
+    // dtypes then, and else casts by the zero-dim array's value as for a scalar (a device
+    // value is read back: one small copy, so every device gives NumPy's dtype).
+    const Tensor& zero_t = za ? a.tensor : b.tensor;
+    DType dimmed = za ? tb : ta, zero = zero_t.dtype();
+    if (numpy_semantics()) [[unlikely]] {
+      if (category(zero) > category(dimmed)) return promote_types(dimmed, zero);
+      return promote_with_scalar(dimmed, zero_t.item());
+    }
     return category(zero) > category(dimmed) ? zero : dimmed;
   }
   if (a.is_tensor()) return promote_with_scalar(a.tensor.dtype(), b.scalar);
@@ -223,11 +245,15 @@ Tensor clamp(const Tensor& x, const std::optional<TensorOrScalar>& lo,
              const std::optional<TensorOrScalar>& hi, const Tensor* out) {
   TIDE_CHECK(lo || hi, "clamp: at least one of min and max must be given");
   check_defined(x, "clamp");
-  DType dt = x.dtype();
-  if (lo) dt = promote_types(dt, result_type(x, *lo));
-  if (hi) dt = promote_types(dt, result_type(x, *hi));
+  // Each bound's result type already includes x; a bound that leaves x's dtype as it is adds
+  // nothing (promoting x again would turn uint32 with a float scalar, float32, into float64).
+  const DType rlo = lo ? result_type(x, *lo) : x.dtype(), rhi = hi ? result_type(x, *hi) : x.dtype();
+  DType dt = rlo == x.dtype() ? rhi : rhi == x.dtype() ? rlo : promote_types(rlo, rhi);
   TIDE_CHECK(!is_bool(dt), "clamp: not supported for bool tensors");
-  if (out) check_can_cast("clamp", dt, out->dtype());
+  if (out) {
+    check_can_cast("clamp", dt, out->dtype());
+    check_no_internal_overlap("clamp", *out);  // before maximum / minimum would, under their names
+  }
   bool scalars = (!lo || !lo->is_tensor()) && (!hi || !hi->is_tensor());
   if (!scalars) {
     Tensor r = x;
@@ -292,6 +318,7 @@ Tensor lerp(const Tensor& a, const Tensor& b, const TensorOrScalar& w, const Ten
   TIDE_CHECK(is_floating(a.dtype()) && a.dtype() == b.dtype(), "lerp: expected two floating-point tensors of one dtype, got ",
              dtype_name(a.dtype()), " and ", dtype_name(b.dtype()));
   DType dt = a.dtype();
+  if (out) check_no_internal_overlap("lerp", *out);  // the composite paths below write through add
   if (!w.is_tensor() && a.device().is_cpu()) {
     Tensor o = out_target("lerp", out, dt, broadcast_shapes("lerp", a.sizes(), b.sizes()));
     TensorIter it = TensorIter::build("lerp", o, dt, {&a, &b});
@@ -325,28 +352,23 @@ static Tensor& copy_across_devices(Tensor& dst, const Tensor& src) {
 Tensor& copy_(Tensor& dst, const Tensor& src) {
   check_defined(dst, "copy_");
   check_defined(src, "copy_");
+  check_writable("copy_", dst);
   if (dst.numel() == 0) return dst;
   if (dst.device() != src.device()) return copy_across_devices(dst, src);
-  Tensor s = src;
-  // A partially overlapping source (x[{2,n}] = x[{1,n-1}]) is read from a copy first.
-  if (s.storage() == dst.storage() && !(s.same(dst))) {
-    Tensor tmp = Tensor::empty(s.sizes(), s.dtype(), s.device());
-    copy_(tmp, s);
-    s = tmp;
-  }
-  TIDE_CHECK(broadcast_shapes("copy_", dst.sizes(), s.sizes()) == dst.sizes(), "copy_: source of shape ",
-             s.sizes().str(), " cannot be broadcast to the destination shape ", dst.sizes().str());
+  TIDE_CHECK(broadcast_shapes("copy_", dst.sizes(), src.sizes()) == dst.sizes(), "copy_: source of shape ",
+             src.sizes().str(), " cannot be broadcast to the destination shape ", dst.sizes().str());
   dst.storage()->bump_version();
-  TensorIter it = TensorIter::build("copy_", dst, dst.dtype(), {&s});
+  // A source overlapping dst (x[{2,n}] = x[{1,n-1}]) is read from a copy (TensorIter).
+  TensorIter it = TensorIter::build("copy_", dst, dst.dtype(), {&src});
   if (it.device().is_cuda()) {
-    backend_for(it.device()).copy(it, dst.dtype(), s.dtype());
+    backend_for(it.device()).copy(it, dst.dtype(), src.dtype());
     return dst;
   }
-  if (dst.dtype() == s.dtype()) {
+  if (dst.dtype() == src.dtype()) {
     size_t item = dst.itemsize();
     it.for_each([item](char** d, const int64_t* st, int64_t n) {
       if (st[0] == int64_t(item) && st[1] == int64_t(item)) {
-        std::memcpy(d[0], d[1], size_t(n) * item);
+        if (d[0] != d[1]) std::memcpy(d[0], d[1], size_t(n) * item);  // equal: x:copy_(x)
         return;
       }
       for (int64_t i = 0; i < n; ++i) std::memcpy(d[0] + i * st[0], d[1] + i * st[1], item);
@@ -355,7 +377,7 @@ Tensor& copy_(Tensor& dst, const Tensor& src) {
   }
   TIDE_DISPATCH_ALL(dst.dtype(), "copy_", [&] {
     using Out = scalar_t;
-    TIDE_DISPATCH_ALL(s.dtype(), "copy_", [&] {
+    TIDE_DISPATCH_ALL(src.dtype(), "copy_", [&] {
       cpu_kernel<Out, scalar_t>(it, [](compute_t<scalar_t> v) {
         if constexpr (std::is_same_v<Out, bool>) return v != compute_t<scalar_t>(0);
         else return compute_t<Out>(v);
@@ -365,10 +387,23 @@ Tensor& copy_(Tensor& dst, const Tensor& src) {
   return dst;
 }
 
+// Writes value into every element of dst. An expanded (stride-0) dim is visited once: its
+// elements share one address, so torch.ones(1):expand(2^59):zero_() writes one element
+// (PyTorch allows fills into expanded views, as the value is the same everywhere).
 Tensor& fill_(Tensor& dst, const Scalar& value) {
   check_defined(dst, "fill_");
+  check_writable("fill_", dst);
   dst.storage()->bump_version();
-  TensorIter it = TensorIter::build("fill_", dst, dst.dtype(), {});
+  Tensor distinct = dst;
+  Dims sizes = dst.sizes();
+  bool shared = false;
+  for (int d = 0; d < dst.dim(); ++d)
+    if (dst.stride(d) == 0 && sizes[d] > 1) {
+      sizes[d] = 1;
+      shared = true;
+    }
+  if (shared) distinct = dst.as_strided(sizes, dst.strides(), dst.offset());
+  TensorIter it = TensorIter::build("fill_", distinct, dst.dtype(), {});
   if (it.device().is_cuda()) {
     backend_for(it.device()).fill(it, dst.dtype(), value);
     return dst;
@@ -388,7 +423,7 @@ Tensor& fill_(Tensor& dst, const Scalar& value) {
 }
 
 Tensor cast(const Tensor& x, DType dtype) {
-  Tensor out = Tensor::empty(x.sizes(), dtype, x.device());
+  Tensor out = Tensor::empty(x.sizes(), dtype, x.device(), "to");
   copy_(out, x);
   return out;
 }

@@ -74,6 +74,7 @@ struct TensorOrScalar {
   X(maximum, Maximum, ARITH)              \
   X(minimum, Minimum, ARITH)              \
   X(atan2, Atan2, TRUEDIV)                \
+  X(copysign, Copysign, TRUEDIV)          \
   X(eq, Eq, COMPARE)                      \
   X(ne, Ne, COMPARE)                      \
   X(lt, Lt, COMPARE)                      \
@@ -85,7 +86,9 @@ struct TensorOrScalar {
   X(logical_xor, LogicalXor, LOGICAL)     \
   X(bitwise_and, BitwiseAnd, INTEGRAL)    \
   X(bitwise_or, BitwiseOr, INTEGRAL)      \
-  X(bitwise_xor, BitwiseXor, INTEGRAL)
+  X(bitwise_xor, BitwiseXor, INTEGRAL)   \
+  X(bitwise_left_shift, BitwiseLeftShift, INTEGRAL) \
+  X(bitwise_right_shift, BitwiseRightShift, INTEGRAL)
 
 enum class UnaryOp {
 #define TIDE_ENUM_ENTRY(name, F, kind) F,

@@ -82,17 +82,27 @@ RedSpec make_spec(const char* op, const Tensor& x, const DimList& dims, bool kee
     seen[d] = true;
     s.red[d] = true;
   }
+  Dims reduced;
   for (int d = 0; d < nd; ++d) {
     if (s.red[d]) {
-      s.count *= x.size(d);
+      reduced.push_back(x.size(d));
       s.keep_shape.push_back(1);
       if (keepdim) s.out_shape.push_back(1);
     } else {
-      s.out_numel *= x.size(d);
       s.keep_shape.push_back(x.size(d));
       s.out_shape.push_back(x.size(d));
     }
   }
+  // Each factor of an empty x's numel may pass int64 on its own: a result that large is an
+  // error naming the op; a count that large goes with an empty result and is never used.
+  s.out_numel = shape_numel(s.keep_shape, op);
+  bool zero = false, overflow = false;
+  for (int64_t r : reduced) {
+    zero |= r == 0;
+    overflow |= __builtin_mul_overflow(s.count, r, &s.count);
+  }
+  if (zero) s.count = 0;
+  else if (overflow) s.count = INT64_MAX;
   return s;
 }
 
@@ -769,18 +779,21 @@ constexpr A highest() {
   else return std::numeric_limits<A>::max();
 }
 
+// Integers sum in int64 (PyTorch), except uint64, which only uint64 holds (NumPy).
 DType sum_dtype(DType x, std::optional<DType> dtype) {
   if (dtype) return *dtype;
-  return is_floating(x) ? x : DType::Int64;
+  return is_floating(x) || x == DType::UInt64 ? x : DType::Int64;
 }
 
 // The engine runs on four dtypes only, which keeps this file quick to compile: float16 and
-// bfloat16 are reduced as float32 (their accumulator anyway), other integers as int64 (bool
-// too unless the op takes bool itself), and results are converted back.
+// bfloat16 are reduced as float32 (their accumulator anyway), uint64 as itself (int64 would
+// misorder values above INT64_MAX), other integers as int64 (bool too unless the op takes bool
+// itself), and results are converted back.
 Tensor canonical(const Tensor& x, bool keep_bool) {
   DType d = x.dtype();
   if (d == DType::Float16 || d == DType::BFloat16) return x.to(DType::Float32);
-  if (d == DType::Bool ? !keep_bool : (is_integral(d) && d != DType::Int64)) return x.to(DType::Int64);
+  if (d == DType::Bool ? !keep_bool : (is_integral(d) && d != DType::Int64 && d != DType::UInt64))
+    return x.to(DType::Int64);
   return x;
 }
 
@@ -789,7 +802,7 @@ struct Tag {
   using type = T;
 };
 
-// f(Tag<T>{}) for a canonical dtype: int64, float32, float64, and bool when WithBool.
+// f(Tag<T>{}) for a canonical dtype: int64, uint64, float32, float64, and bool when WithBool.
 template <bool WithBool, typename F>
 void dispatch_canonical(DType d, F&& f) {
   switch (d) {
@@ -800,6 +813,7 @@ void dispatch_canonical(DType d, F&& f) {
       }
       break;
     case DType::Int64: f(Tag<int64_t>{}); return;
+    case DType::UInt64: f(Tag<uint64_t>{}); return;
     case DType::Float32: f(Tag<float>{}); return;
     case DType::Float64: f(Tag<double>{}); return;
     default: break;
@@ -1131,11 +1145,14 @@ struct Around {
 };
 Around around(const Tensor& x, int d) {
   Around a;
+  Dims outer, inner;
   for (int i = 0; i < x.dim(); ++i) {
-    if (i < d) a.outer *= x.size(i);
+    if (i < d) outer.push_back(x.size(i));
     else if (i == d) a.n = x.size(i);
-    else a.inner *= x.size(i);
+    else inner.push_back(x.size(i));
   }
+  a.outer = shape_numel(outer);  // 0 when any size is 0: an empty x's products may pass int64
+  a.inner = shape_numel(inner);
   return a;
 }
 

@@ -24,6 +24,8 @@ bool view_strides(const Dims& sizes, const Dims& strides, const Dims& new_shape,
 // Views. view() throws "view: size {..} is not compatible with the input's strides; use
 // reshape" when no view is possible; reshape() copies then.
 Tensor view(const Tensor& x, const Dims& shape);
+// The same bytes as another dtype (see shape.cpp); "view: ..." when the layout does not allow it.
+Tensor view_dtype(const Tensor& x, DType dt);
 Tensor reshape(const Tensor& x, const Dims& shape);
 Tensor alias(const Tensor& x);  // a new view of the same elements
 Tensor t(const Tensor& x);       // 0-, 1- and 2-D only

@@ -6,7 +6,8 @@
 Reads what runner.lua wrote into WORKDIR (manifest.jsonl, rNNN.npz, progress, crashes),
 computes each row's NumPy reference, checks dtype (by PyTorch's promotion rules), shape and
 values of every output, prints one line per failing case and ends with "N passed, M failed".
-Needs only NumPy.
+Needs NumPy; the rows whose reference is PyTorch (the nn layers and losses) import torch on
+first use (`torch`, `F`, `T`, `N` below).
 """
 import json
 import math
@@ -17,11 +18,14 @@ import warnings
 import numpy as np
 
 FLOATS = ("float16", "bfloat16", "float32", "float64")
-INTS = ("uint8", "int8", "int16", "int32", "int64")
-NPDT = {"bool": np.bool_, "uint8": np.uint8, "int8": np.int8, "int16": np.int16, "int32": np.int32,
+INTS = ("uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64")
+# The unsigned dtypes PyTorch 1.13 lacks: tide promotes them as NumPy does.
+WIDE_UNSIGNED = ("uint16", "uint32", "uint64")
+NPDT = {"bool": np.bool_, "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
+        "int8": np.int8, "int16": np.int16, "int32": np.int32,
         "int64": np.int64, "float16": np.float16, "bfloat16": np.float32, "float32": np.float32,
         "float64": np.float64}
-BITS = {"uint8": 8, "int8": 8, "int16": 16, "int32": 32, "int64": 64,
+BITS = {"uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64, "int8": 8, "int16": 16, "int32": 32, "int64": 64,
         "float16": 16, "bfloat16": 16, "float32": 32, "float64": 64}
 
 # Default tolerances (rtol, atol) per result dtype; rows may override them.
@@ -49,6 +53,9 @@ def promote_types(x, y):
         return y
     if y == "bool":
         return x
+    if x in WIDE_UNSIGNED or y in WIDE_UNSIGNED:  # bfloat16 acts as float16 there
+        nx, ny = ("float16" if d == "bfloat16" else d for d in (x, y))
+        return str(np.promote_types(NPDT[nx], NPDT[ny]))
     fx, fy = is_float(x), is_float(y)
     if fx and not fy:
         return x
@@ -69,7 +76,9 @@ def _combine(higher, lower):
         return lower
     if is_float(higher):
         return higher
-    if higher == "bool" or (lower is not None and is_float(lower)):
+    if lower is not None and is_float(lower):  # a float scalar or 0-dim tensor next to integers
+        return lower
+    if higher == "bool":
         return promote_types(higher, lower)
     return higher
 
@@ -305,6 +314,38 @@ def _restrict(a, shape, axis=None):
     return a[tuple(slice(None) if d == axis else slice(0, s) for d, s in enumerate(shape))]
 
 
+def lowmed(a, axis, keepdims):
+    """torch.median's lower median along axis (None: all), NaN where a slice holds a NaN."""
+    a = np.asarray(a)
+    if axis is None:
+        a, axis = a.reshape(-1), 0
+    r = np.take(np.sort(a, axis=axis), [(a.shape[axis] - 1) // 2], axis=axis)
+    if np.issubdtype(a.dtype, np.floating):
+        r = np.where(np.isnan(a).any(axis=axis, keepdims=True), np.nan, r)
+    return r if keepdims else np.squeeze(r, axis=axis)
+
+
+def nanlowmed(a, axis, keepdims):
+    """torch.nanmedian's lower median of the non-NaN values along axis."""
+    a = np.asarray(a)
+    k = (~np.isnan(a)).sum(axis=axis, keepdims=True) if np.issubdtype(a.dtype, np.floating) else a.shape[axis]
+    idx = np.maximum((np.asarray(k) - 1) // 2, 0) * np.ones_like(np.take(a, [0], axis=axis), dtype=np.int64)
+    r = np.take_along_axis(np.sort(a, axis=axis), idx, axis=axis)
+    return r if keepdims else np.squeeze(r, axis=axis)
+
+
+def ufunc_at(f, a, idx, b):
+    """f.at on a copy of a with tide's 1-based indices; the copy."""
+    a = np.array(a)
+    f.at(a, [i - 1 if i > 0 else i for i in idx], np.asarray(b, dtype=a.dtype))
+    return a
+
+
+def grads(g):
+    """np.gradient's result as a list (one array, or a tuple of them)."""
+    return list(g) if isinstance(g, (list, tuple)) else [g]
+
+
 def gather_ref(a, axis, idx):
     return np.take_along_axis(_restrict(a, idx.shape, axis), idx - 1, axis)
 
@@ -346,9 +387,46 @@ def index_add_ref(a, axis, idx, src):
     return out
 
 
+class _Lazy:
+    """A module imported on first attribute access: `torch` and `F` (torch.nn.functional) for
+    the rows whose reference is PyTorch, so that the other rows need NumPy only."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __getattr__(self, attr):
+        import importlib
+        mod = importlib.import_module(self._name)
+        return getattr(mod, attr)
+
+
+def T(x):
+    """NumPy arrays (also inside lists) as PyTorch tensors: floating arrays as float64 (the
+    reference's precision), integer and bool arrays keep their dtype; other values as they are."""
+    import torch
+    if isinstance(x, (list, tuple)):
+        return [T(v) for v in x]
+    if isinstance(x, np.generic):  # arithmetic on a 0-D array gives a NumPy scalar
+        x = np.asarray(x)
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind == "f":
+            x = x.astype(np.float64)
+        return torch.from_numpy(np.array(x, order="C"))  # (ascontiguousarray makes 0-D 1-D)
+    return x
+
+
+def N(x):
+    """PyTorch tensors (also inside lists and tuples) as NumPy arrays, detached."""
+    if isinstance(x, (list, tuple)):
+        return [N(v) for v in x]
+    if hasattr(x, "detach"):
+        return x.detach().numpy()
+    return x
+
+
 HELPERS = {name: obj for name, obj in globals().items()
            if callable(obj) and not name.startswith("_") and name not in ("main",)}
-HELPERS.update(np=np, math=math, inf=math.inf, nan=math.nan)
+HELPERS.update(np=np, math=math, inf=math.inf, nan=math.nan, torch=_Lazy("torch"), F=_Lazy("torch.nn.functional"))
 
 
 # --------------------------------------------------------------------------------------------
@@ -380,7 +458,7 @@ def expected_dtypes(rule, inputs, p, default_float="float32"):
             v = result_type(descs, default_float)
             v = v if is_float(v) else default_float
         elif r == "sum":
-            v = same if is_float(same) else "int64"
+            v = same if is_float(same) or same == "uint64" else "int64"
         elif r == "all":
             v = "uint8" if same == "uint8" else "bool"
         elif r == "p.dtype":
@@ -609,6 +687,25 @@ class Checker:
             return None
         return desc.get("value")
 
+    def numpy_refuses_types(self, case, npz, code):
+        """Whether NumPy refuses the inputs' dtypes as well (a TypeError on the inputs as they
+        are): uint64 with a signed integer promotes to float64, which the bitwise ops and the
+        shifts refuse in both."""
+        raw = {it["name"]: self.load(it["desc"], npz) for it in case["inputs"]}
+        env = dict(HELPERS)
+        env["p"] = P(case.get("p"))
+        env.update({n: None for n in ("a", "b", "c")})
+        env.update(raw)
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                eval(code, env)
+        except TypeError:
+            return True
+        except Exception:
+            return False
+        return False
+
     def check_case(self, row, case, npz, code, tol):
         if case.get("gen_error"):
             return "case generator failed: " + case["gen_error"].splitlines()[0]
@@ -621,12 +718,16 @@ class Checker:
                 return "error message %r does not mention %r" % (first, expect_error)
             return None
         if case.get("error"):
+            if self.numpy_refuses_types(case, npz, code):
+                return None
             return "raised: " + case["error"].splitlines()[0]
         descs = [it["desc"] for it in case["inputs"]]
         p = P(case.get("p"))
         raw = {it["name"]: (self.load(it["desc"], npz), it["desc"]) for it in case["inputs"]}
         default_float = "float64" if (row.get("npstyle") or p.npstyle) else "float32"
-        exp_dts = expected_dtypes(row.get("out") or "same", case["inputs"], p, default_float)
+        # out = "numpy": the dtype NumPy's ref gives on the inputs as they are (cast = "none").
+        numpy_out = row.get("out") == "numpy"
+        exp_dts = ["*"] if numpy_out else expected_dtypes(row.get("out") or "same", case["inputs"], p, default_float)
         mode = row.get("cast") or "result"
         target = None
         if mode in ("result", "exact"):
@@ -649,6 +750,8 @@ class Checker:
             label = "output %d: " % (i + 1) if len(outs) > 1 else ""
             dt = exp_dts[min(i, len(exp_dts) - 1)].rstrip("*")
             r = np.asarray(r)
+            if numpy_out:
+                dt = str(r.dtype)
             if o["kind"] == "scalar":  # a Lua number or boolean
                 g = np.asarray(o["value"])
                 if r.size != 1 or not (g == r.reshape(()) or (isinstance(o["value"], float) and

@@ -247,7 +247,8 @@ TEST_CASE("memory limit: tensors and the Lua heap, then usable and nothing leake
 TEST_CASE("huge allocations without a limit leave the host running") {
   Interpreter vm({.globals = true});
   CHECK(contains(script_error(vm, "x = torch.zeros(1e13)"), "out of memory: cannot allocate 40000000000000 bytes"));
-  CHECK(contains(script_error(vm, "x = torch.zeros(2^40, 2^40)"), "too many elements"));
+  CHECK(contains(script_error(vm, "x = torch.zeros(2^40, 2^40)"),
+                 "zeros: shape {1099511627776,1099511627776} of float32 is too large"));
   vm.run_string("y = torch.ones(3):sum():item()");
   CHECK(vm.get<double>("y") == 3);
 }
@@ -494,8 +495,8 @@ TEST_CASE("the C API") {
   int64_t n = 0;
   CHECK(tide_get_integer(vm, "name", &n) == -1);
   CHECK(contains(tide_last_error(), "name: expected an integer, got string"));
-  CHECK(tide_tensor_from_blob(host, 1, shape, nullptr, tide_dtype(12), DLDevice{kDLCPU, 0}, nullptr, nullptr) == nullptr);
-  CHECK(contains(tide_last_error(), "from_blob: unknown dtype 12"));
+  CHECK(tide_tensor_from_blob(host, 1, shape, nullptr, tide_dtype(13), DLDevice{kDLCPU, 0}, nullptr, nullptr) == nullptr);
+  CHECK(contains(tide_last_error(), "from_blob: unknown dtype 13"));
   CHECK(tide_run_string(vm, "ok = true") == 0);
   tide_tensor_free(x);
   tide_tensor_free(y);

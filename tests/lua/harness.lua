@@ -35,6 +35,14 @@ function T.test(name, fn)
 end
 
 -- Equal values (deep for tables).
+-- The keys of t, sorted (state_dict names and the like, for exact comparisons).
+function T.sorted_keys(t)
+  local keys = {}
+  for k in pairs(t) do keys[#keys + 1] = k end
+  table.sort(keys)
+  return keys
+end
+
 function T.eq(a, b, msg)
   if not deep_eq(a, b) then
     error((msg or "values differ") .. ": got " .. show(a) .. ", expected " .. show(b), 2)

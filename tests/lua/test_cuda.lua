@@ -87,6 +87,13 @@ T.test("transfers keep values, dtypes and shapes", function()
   local nc = T.arange_shaped(4, 5):t()
   T.eq(nc:cuda():tolist(), nc:tolist())
   T.eq(tostring(torch.ones(2, {device = "cuda"})), "tensor([1., 1.], device='cuda:0')")
+  -- only the shown elements cross to the host: a 2^40-element view prints at once
+  local t0 = torch.utils.clock()
+  T.eq(tostring(torch.arange(7, {device = "cuda"}):view(7, 1):expand(7, 2 ^ 37)),
+    "tensor([[0, 0, 0,  ..., 0, 0, 0],\n        [1, 1, 1,  ..., 1, 1, 1],\n        [2, 2, 2,  ..., 2, 2, 2],\n" ..
+    "        ...,\n        [4, 4, 4,  ..., 4, 4, 4],\n        [5, 5, 5,  ..., 5, 5, 5],\n" ..
+    "        [6, 6, 6,  ..., 6, 6, 6]], device='cuda:0')")
+  T.truthy(torch.utils.clock() - t0 < 1, "printing took under a second")
 end)
 
 T.test("rand, randn and randint give the CPU's numbers for a seed", function()
@@ -131,6 +138,22 @@ T.test("an index out of range is a Lua error, and the GPU stays usable", functio
   T.eq((x * 2):sum():item(), 30)
 end)
 
+T.test("writes overlapping their inputs give NumPy's answer; shared elements are refused", function()
+  local x = torch.arange(9, {dtype = "float64", device = "cuda"}):reshape(3, 3)
+  x:add_(x:t())  -- np.add(a, a.T, out=a)
+  T.eq(x:cpu():tolist(), {{0, 4, 8}, {4, 8, 12}, {8, 12, 16}})
+  local v = torch.arange(5, {dtype = "float64", device = "cuda"})
+  v[{{2, 5}}]:copy_(v[{{1, 4}}])
+  T.eq(v:cpu():tolist(), {0, 0, 1, 2, 3})
+  local a = torch.arange(4, {dtype = "float64", device = "cuda"}):reshape(2, 2)
+  torch.mm(a, a, {out = a})
+  T.eq(a:cpu():tolist(), {{2, 3}, {6, 11}})
+  local z = torch.zeros(3, {device = "cuda"})
+  T.error_usable(function() z:view(1, 3):expand(2, 3):add_(1) end,
+    "add_: unsupported operation: more than one element of the written-to tensor refers to a single memory location")
+  T.eq(z:cpu():tolist(), {0, 0, 0})
+end)
+
 T.test("the caching allocator counts, caches and empties", function()
   torch.cuda.synchronize()
   collectgarbage()
@@ -144,6 +167,32 @@ T.test("the caching allocator counts, caches and empties", function()
   torch.cuda.empty_cache()
   T.truthy(torch.cuda.memory_reserved() >= torch.cuda.memory_allocated())
   T.error_usable(function() return torch.empty(1 << 50, {device = "cuda"}) end, "out of memory")
+end)
+
+T.test("the device argument of synchronize and the memory counters", function()
+  local n = torch.cuda.device_count()
+  local x = torch.ones(256, {device = "cuda:0"})
+  torch.cuda.synchronize(0)
+  torch.cuda.synchronize("cuda:0")
+  T.eq(torch.cuda.memory_allocated(0), torch.cuda.memory_allocated())
+  T.eq(torch.cuda.memory_allocated("cuda:0"), torch.cuda.memory_allocated())
+  T.eq(torch.cuda.memory_reserved(0), torch.cuda.memory_reserved())
+  T.eq(torch.cuda.max_memory_allocated(0), torch.cuda.max_memory_allocated())
+  T.truthy(torch.cuda.max_memory_allocated(0) >= torch.cuda.memory_allocated(0))
+  for _, f in ipairs({"synchronize", "memory_allocated", "memory_reserved", "max_memory_allocated"}) do
+    T.error_usable(function() return torch.cuda[f](n) end,
+                   "cuda." .. f .. ": no such CUDA device cuda:" .. n .. " (" .. n .. " available)")
+  end
+  T.eq(x:sum():item(), 256.0)
+end)
+
+T.test("allow_tf32 reaches the backend", function()
+  torch.backends.cuda.matmul.allow_tf32 = true
+  T.eq(torch.backends.cuda.matmul.allow_tf32, true)
+  torch.backends.cuda.matmul.allow_tf32 = false
+  T.eq(torch.backends.cuda.matmul.allow_tf32, false)
+  local a = torch.tensor({{1 + 2 ^ -12}}, {device = "cuda"})
+  T.eq(a:mm(torch.ones(1, 1, {device = "cuda"})):item(), 1 + 2 ^ -12)  -- full float32 without TF32
 end)
 
 T.test("autograd on CUDA matches the CPU", function()

@@ -12,12 +12,7 @@ local function names_of(iter)
   return out
 end
 
-local function sorted_keys(t)
-  local keys = {}
-  for k in pairs(t) do keys[#keys + 1] = k end
-  table.sort(keys)
-  return keys
-end
+local sorted_keys = T.sorted_keys
 
 local Net = nn.Module:extend("Net")
 function Net:init(hidden)
@@ -335,6 +330,30 @@ T.test("buffers, register_parameter, add_module, apply, requires_grad_", functio
   T.eq(m.lin.weight.requires_grad, false)
   T.error_usable(function() m:add_module("x", 5) end, 'Module:add_module: expected a module for \'x\', got 5')
   T.error_usable(function() m:register_buffer("x", 5) end, "Module:register_buffer: expected a tensor for tensor, got 5")
+  -- every argument of the registry methods is checked (found by the API fuzzer: raw Lua errors)
+  local t = torch.zeros(2)
+  T.error_usable(function() m:register_parameter(t, nn.Parameter(t)) end,
+    "Module:register_parameter: the name must be a non-empty string without '.', got a tensor of shape {2}")
+  T.error_usable(function() m:register_buffer("a.b", t) end,
+    "Module:register_buffer: the name must be a non-empty string without '.', got \"a.b\"")
+  T.error_usable(function() m:register_buffer("c", t, "yes") end,
+    "Module:register_buffer: persistent must be true or false, got \"yes\"")
+  T.error_usable(function() m:apply(5) end, "Module:apply: expected a function, got 5")
+  T.error_usable(function() m:apply() end, "Module:apply: expected a function, got nil")
+  T.error_usable(function() m:named_parameters(t) end, "Module:named_parameters: prefix must be a string, got a tensor of shape {2}")
+  T.error_usable(function() m:named_parameters("p", 1) end, "Module:named_parameters: recurse must be true or false, got 1")
+  T.error_usable(function() m:named_buffers({}) end, "Module:named_buffers: prefix must be a string, got table")
+  T.error_usable(function() m:named_modules(true) end, "Module:named_modules: prefix must be a string, got true")
+  T.eq(names_of(m:named_parameters("net")), {"net.lin.weight", "net.lin.bias"})
+  T.eq(names_of(m:named_parameters("net", false)), {})
+  local called = 0
+  m:apply(setmetatable({}, {__call = function() called = called + 1 end}))
+  T.eq(called, 2)
+  local seq = nn.Sequential(nn.ReLU(), nn.Tanh())
+  T.error_usable(function() return seq:__getitem(t) end, "Sequential: an index must be an integer, got a tensor of shape {2}")
+  T.error_usable(function() seq[1.5] = nn.ReLU() end, "Sequential: cannot assign ReLU() to the key 1.5 (submodules, parameters and buffers are named by strings)")
+  T.error_usable(function() seq:__setitem(1.5, nn.ReLU()) end, "Sequential: an index must be an integer, got 1.5")
+  T.eq(tostring(seq[2.0]), "Tanh()")
 end)
 
 T.test("module errors name the class and the field", function()

@@ -34,7 +34,7 @@ T.test("every C function reachable from torch, np and tensors is a documented bi
     if type(v) ~= "function" or debug.getinfo(v, "S").what ~= "C" then return end
     count = count + 1
     local doc = torch._binding_doc(v)
-    if type(doc) ~= "string" or not doc:match("^[%w_.%[%]\"]+%(.*%S") then bad[#bad + 1] = path end
+    if type(doc) ~= "string" or not doc:match("^[%w_.:%[%]\"]+%(.*%S") then bad[#bad + 1] = path end
   end
   walk(torch, "torch", check)
   walk(np, "np", check)

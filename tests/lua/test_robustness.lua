@@ -224,7 +224,7 @@ T.test("layer constructors: wrong types, negative, huge and NaN sizes", function
     {function() nn.Linear(2) end, "Linear: missing argument 'out_features'"},
     {function() nn.Linear(2, 2, "yes") end, 'Linear: bias must be true or false, got "yes"'},
     {function() nn.Linear(2, 2, {x = 1}) end, "Linear: unknown keyword 'x' (valid: in_features, out_features, bias, device, dtype)"},
-    {function() nn.Linear(math.maxinteger, 2) end, "has too many elements"},
+    {function() nn.Linear(math.maxinteger, 2) end, "of float32 is too large (its byte size or strides would pass 2^63-1)"},
     {function() nn.Conv2d(0, 1, 2) end, "Conv2d: in_channels must be an integer >= 1, got 0"},
     {function() nn.Conv2d(1, 1, 0 / 0) end, "Conv2d: kernel_size must be an integer >= 1, got"},
     {function() nn.Conv2d(1, 1, 2, {stride = {}}) end, "Conv2d: stride must be a number or a table of 2 numbers, got 0 numbers"},
@@ -332,6 +332,9 @@ T.test("to, train, add_module, register_buffer, Parameter, extend: bad arguments
                  'Linear:to: only floating-point dtypes (float16, bfloat16, float32, float64) are allowed, got "int64"')
   T.error_usable(function() m:to(torch.tensor({1})) end, 'Linear:to: only floating-point dtypes')
   T.error_usable(function() m:to("abc") end, 'Linear:to: only floating-point dtypes (float16, bfloat16, float32, float64) are allowed, got "abc"')
+  T.error_usable(function() m:to({device = "cpu", ddof = 1}) end, "Linear:to: unknown keyword 'ddof'")
+  T.error_usable(function() m:to({device = {}}) end, 'Linear:to: device must be a string such as "cpu" or "cuda", got table')
+  T.eq(nn.Linear(2, 2):to({device = "cpu", dtype = "float64"}).weight.dtype, "float64")
   T.eq(m.weight.dtype, "float32")  -- nothing was converted
   T.eq(m:to("float64").weight.dtype, "float64")
   T.error_usable(function() m:train(1) end, "Linear:train: mode must be true or false, got 1")

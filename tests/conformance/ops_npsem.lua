@@ -1,0 +1,85 @@
+-- NumPy semantics (docs/translation.md, "NumPy semantics"): the inputs made NumPy arrays
+-- with np.copy (np.array would copy to the CPU), every result compared with NumPy 1.24's values and dtype (out = "numpy":
+-- the dtype NumPy's ref gives on the same inputs). bfloat16, which NumPy lacks, is left out.
+local G, add = ...
+
+local NP_DTYPES = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"}
+local NP_NUMERIC = {"uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"}
+
+local function arr(v) return type(v) == "number" and v or np.copy(v) end  -- np.copy keeps the device
+
+-- Every pair of dtypes (0-d against n-d too) and Lua numbers whose value decides the dtype.
+local function pairs_cases(dtypes, dom)
+  return function()
+    local cs = {}
+    for _, da in ipairs(dtypes) do
+      for _, db in ipairs(dtypes) do
+        local sa, sb = {3}, {2, 3}
+        local r = math.random()
+        if r < 0.25 then sa = {} elseif r < 0.5 then sb = {} end
+        cs[#cs + 1] = {a = G.make(sa, da, {dom = dom}), b = G.make(sb, db, {dom = dom})}
+      end
+      for _, sc in ipairs({2, -1, 200, 1000, -200, 70000, 0.5, 1.75, 1e5, 1e39}) do
+        -- uint8 with an integer beyond it is uint16/uint32 in NumPy, which tide lacks
+        -- (int32/int64 here: test_np_semantics.lua)
+        if not (da == "uint8" and (sc == 1000 or sc == 70000)) then
+          cs[#cs + 1] = {a = G.make({4}, da, {dom = dom}), b = sc}
+        end
+      end
+    end
+    return cs
+  end
+end
+
+for _, op in ipairs({{"+", "a + b", function(a, b) return a + b end},
+                     {"*", "a * b", function(a, b) return a * b end},
+                     {"np.add", "np.add(a, b)", function(a, b) return np.add(a, b) end},
+                     {"np.maximum", "np.maximum(a, b)", function(a, b) return np.maximum(a, b) end}}) do
+  add({name = "npsem promotion " .. op[1], out = "numpy", cast = "none", ref = op[2],
+       call = function(a, b) return op[3](arr(a), arr(b)) end,
+       cases = pairs_cases(op[1] == "np.maximum" and NP_DTYPES or NP_NUMERIC, "small")})
+end
+
+add({name = "npsem true divide", out = "numpy", cast = "none", ref = "a / b",
+     call = function(a, b) return arr(a) / arr(b) end, cases = pairs_cases(NP_NUMERIC, "nonzero")})
+
+-- Integer // and % by zero: 0 (NumPy warns; the values are what is compared).
+add({name = "npsem floor_divide by zero", out = "numpy", cast = "none", ref = "a // b",
+     call = function(a, b) return arr(a) // arr(b) end,
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs({"uint8", "int8", "int16", "int32", "int64"}) do
+         cs[#cs + 1] = {a = G.make({5}, dt, {dom = "small"}), b = torch.zeros(5, {dtype = dt})}
+         cs[#cs + 1] = {a = G.make({2, 3}, dt, {dom = "small"}), b = 0}
+       end
+       return cs
+     end})
+add({name = "npsem remainder by zero", out = "numpy", cast = "none", ref = "a % b",
+     call = function(a, b) return arr(a) % arr(b) end,
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs({"uint8", "int8", "int16", "int32", "int64"}) do
+         cs[#cs + 1] = {a = G.make({5}, dt, {dom = "small"}), b = torch.zeros(5, {dtype = dt})}
+       end
+       return cs
+     end})
+
+-- Integer mean/std/var of arrays (methods included): float64, ddof 0; negative axes, empty.
+for _, red in ipairs({{"mean", "np.mean(a, axis=p.axis)"}, {"std", "np.std(a, axis=p.axis)"},
+                      {"var", "np.var(a, axis=p.axis)"}}) do
+  add({name = "npsem method " .. red[1], out = "numpy", cast = "none", ref = red[2],
+       call = function(a, _, _, p)
+         local x = np.copy(a)  -- a NumPy array on a's device (np.array copies to the CPU)
+         if p.axis == nil then return x[red[1]](x) end
+         return x[red[1]](x, {axis = p.axis >= 0 and p.axis + 1 or p.axis})
+       end,
+       cases = function()
+         local cs = {}
+         for _, dt in ipairs({"uint8", "int8", "int16", "int32", "int64", "float32", "float64"}) do
+           cs[#cs + 1] = {a = G.make({3, 4}, dt, {dom = "small"}), p = {}}
+           cs[#cs + 1] = {a = G.make({3, 4}, dt, {dom = "small"}), p = {axis = -1}}
+           cs[#cs + 1] = {a = G.make({3, 4}, dt, {dom = "small"}), p = {axis = 0}}
+         end
+         return cs
+       end})
+end
