@@ -1,5 +1,5 @@
 // Bindings of the creation ops: torch.tensor / np.array, zeros ones empty full arange
-// linspace eye, the random ops of torch (torch.rand ...; np.random is bind_random.cpp), the *_like forms, the seed
+// linspace eye, the random ops of torch (torch.rand ..., torch.Generator; np.random is bind_random.cpp), the *_like forms, the seed
 // functions, and the in-place fills uniform_ normal_ zero_ fill_.
 //
 // Shapes are varargs or one table (torch.zeros(2, 3) = torch.zeros{2, 3}); NumPy spellings
@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <random>
 
 #include "../tensor/autograd/functions.hpp"
 #include "../tensor/ops/creation.hpp"

@@ -69,6 +69,9 @@ local function extend(self, name)
   return new_class(name, self)
 end
 
+-- The keyword table of a random op: {generator = g}, or nothing for the default stream.
+local function generator_kw(g) return g ~= nil and {generator = g} or nil end
+
 local function instance_tostring(self) return getmetatable(self)._name .. "()" end
 
 -- A list of integers given as a table or a 1-D integer tensor, as a Lua table.
@@ -334,9 +337,6 @@ local function batch_sampler_iter(op, s)
   return list_iter(s)
 end
 
--- The keyword table of a random op: {generator = g}, or nothing for the default stream.
-local function generator_kw(g) return g ~= nil and {generator = g} or nil end
-
 -- A seed drawn from the global generator: each epoch of a sampler without its own generator
 -- gets a new one, the same sequence for the same torch.manual_seed.
 local function fresh_generator()
@@ -566,8 +566,9 @@ local function collate(batch, where)
     end
     return out
   end
+  local opaque = type(first) == "function" or type(first) == "userdata" or type(first) == "thread"
   fail("default_collate", "a batch must contain tensors, numbers, booleans, strings or tables of them; found %s%s",
-       describe(first), where)
+       opaque and "a " .. type(first) or describe(first), where ~= "" and " at sample" .. where or "")
 end
 
 function data.default_collate(batch)

@@ -349,8 +349,8 @@ T.test("default_collate follows PyTorch's rules", function()
   T.eq(message(function() return c{torch.ones(2), torch.ones(3)} end),
        "default_collate: tensors of shapes {2} (sample 1) and {3} (sample 2) cannot be stacked into a batch")
   T.eq(message(function() return c{{a = 1}, {b = 1}} end), 'default_collate: sample 2 has no key "a"')
-  T.eq(message(function() return c{{a = {1, print}}, {a = {2, print}}} end):match("^[^:]*: [^;]*found"),
-       "default_collate: a batch must contain tensors, numbers, booleans, strings or tables of them; found")
+  T.eq(message(function() return c{{a = {1, print}}, {a = {2, print}}} end),
+       'default_collate: a batch must contain tensors, numbers, booleans, strings or tables of them; found a function at sample["a"][2]')
   T.eq(message(function() return c{1, "a"} end), 'default_collate: sample 2 is "a" but sample 1 is 1')
   T.eq(message(function() return c{} end), "default_collate: the batch is empty")
 end)
@@ -396,7 +396,7 @@ T.test("DataLoader: a seeded shuffle gives the same batches on every run, a new 
   T.eq(orders(data.DataLoader(ds, {batch_size = 6, shuffle = true})), c)
   -- The order for seed 0 is fixed by random.hpp's scheme (as a regression check).
   local g = torch.Generator():manual_seed(0)
-  T.eq(values(data.RandomSampler(data.TensorDataset(torch.zeros(6)), {generator = g}):iter()), TIDE_ORDER_SEED0)
+  T.eq(values(data.RandomSampler(data.TensorDataset(torch.zeros(6)), {generator = g}):iter()), {3, 6, 2, 4, 5, 1})
 end)
 
 T.test("DataLoader: sampler, batch_sampler, collate_fn, samples of several values and tables", function()
