@@ -89,7 +89,8 @@ T.test("several outputs, non-tensor arguments, needs_input_grad and mark_non_dif
   T.eq(a.grad:tolist(), {2.5, 2.5})
   a.grad = nil
   local z1, _, z2 = Split.apply(2.5, a, b, "t")
-  (z1 * 2 + z2 * 3):sum():backward()
+  local loss = (z1 * 2 + z2 * 3):sum()
+  loss:backward()
   T.eq(a.grad:tolist(), {8.0, 8.0})
 end)
 
@@ -151,7 +152,7 @@ T.test("errors inside a Function come back as Lua errors naming it, and the inte
                  "BadBackward: backward returned a gradient for argument 2, which is not a tensor (return nil there)")
   T.error_usable(run("object"), "BadBackward: the Lua function raised an error object of type table")
   run("ok")()
-  T.eq(x.grad:tolist(), {4.0, 4.0})
+  T.eq(x.grad:tolist(), {2.0, 2.0})  -- only the good backward accumulated
   -- The engine's state is intact after a failed backward: grad mode is on again.
   T.eq(torch.is_grad_enabled(), true)
   local Fwd = Function:extend("Fwd")
@@ -165,7 +166,8 @@ T.test("errors inside a Function come back as Lua errors naming it, and the inte
   T.eq(message(function() NoBackward.apply(x) end),
        "NoBackward: define NoBackward.backward(ctx, ...): an argument of apply requires grad")
   T.eq(message(function() Function:extend("") end), 'Function:extend: expected a class name string, got ""')
-  T.eq(message(function() Function:extend("A", 1) end),
+  -- The strict wrapper reports at the caller's line, as Lua's own argument errors do.
+  T.eq(message(function() Function:extend("A", 1) end):gsub("^[^:]*:%d+: ", ""),
        "Function:extend: unexpected argument 2 (the number 1): Function:extend takes 1 argument and no keywords")
 end)
 
@@ -205,12 +207,20 @@ end)
 
 T.test("a Function's Lua callback is released with its graph", function()
   local reg = debug.getregistry()
+  local x = f64({1.0}, true)
+  -- Collected graphs queue their references; the next callback made releases the queue
+  -- (bind_function.cpp), so count after making one. A released slot holds the number of the
+  -- next free one (luaL_unref), so live references are the slots holding something else.
   local function refs()
     collectgarbage()
     collectgarbage()
-    return #reg
+    local probe = P3.apply(x)
+    local live = 0
+    for k, v in pairs(reg) do
+      if math.type(k) == "integer" and type(v) ~= "number" then live = live + 1 end
+    end
+    return live
   end
-  local x = f64({1.0}, true)
   for _ = 1, 50 do P3.apply(x):sum():backward() end
   for _ = 1, 50 do P3.apply(x) end  -- graphs dropped without a backward
   local before = refs()
@@ -234,8 +244,9 @@ T.test("gradcheck: true for correct gradients, the Jacobians for wrong ones", fu
   T.eq(torch.autograd.gradcheck(Wrong.apply, {a}, {raise_exception = false}), false)
   local msg = message(function() torch.autograd.gradcheck(Wrong.apply, {a}) end)
   T.eq(msg:match("^[^\n]*"), "autograd.gradcheck: Jacobian mismatch for output 1 with respect to input 1,")
-  T.truthy(msg:find("numerical:tensor([[2., 0.],\n        [0., 2.]], dtype=float64)", 1, true), msg)
-  T.truthy(msg:find("analytical:tensor([[3., 0.],\n        [0., 3.]], dtype=float64)", 1, true), msg)
+  -- PyTorch 1.13's message, word for word after the first line.
+  T.truthy(msg:find("numerical:tensor([[2.0000, 0.0000],\n        [0.0000, 2.0000]], dtype=torch.float64)\n" ..
+                    "analytical:tensor([[3., 0.],\n        [0., 3.]], dtype=torch.float64)", 1, true), msg)
   -- Non-tensor arguments pass through; eps and tolerances are options.
   T.truthy(torch.autograd.gradcheck(function(u, k) return u * k end, {a, 3}, {eps = 1e-5, atol = 1e-6, rtol = 1e-4}))
   T.eq(message(function() torch.autograd.gradcheck(torch.sin, f64{1.0}) end),
@@ -243,7 +254,9 @@ T.test("gradcheck: true for correct gradients, the Jacobians for wrong ones", fu
   T.eq(message(function() torch.autograd.gradcheck(torch.sin, torch.ones(2, {requires_grad = true})) end),
        "autograd.gradcheck: input 1 requires grad but is float32; gradcheck needs float64 inputs (use x:double())")
   T.eq(message(function() torch.autograd.gradcheck(torch.sin, a, {epsilon = 1}) end),
-       "autograd.gradcheck: unknown keyword 'epsilon' (did you mean 'eps'? valid: eps, atol, rtol, raise_exception)")
+       "autograd.gradcheck: unknown keyword 'epsilon' (valid: eps, atol, rtol, raise_exception)")
+  T.eq(message(function() torch.autograd.gradcheck(torch.sin, a, {atl = 1}) end),
+       "autograd.gradcheck: unknown keyword 'atl' (did you mean 'atol'? valid: eps, atol, rtol, raise_exception)")
 end)
 
 ---------------------------------------------------------------------------------------------
