@@ -61,6 +61,12 @@ struct Node : std::enable_shared_from_this<Node> {
   std::vector<InputMeta> inputs;   // the same length as next
   GradHooks pre_hooks;             // the hooks of the (non-leaf) tensor this node produced
   std::weak_ptr<AutogradMeta> retained;  // that tensor's meta when it retains its gradient
+  // PyTorch 1.13 runs a tensor's hooks as one group, placed where its first hook was
+  // registered, and retain_grad as a hook of its own: the gradient is retained before the
+  // hooks when no hook had been registered by then (even one removed since), after them
+  // otherwise.
+  bool hooked = false;             // a hook was registered on this node
+  bool retain_before_hooks = false;
   // Frees the nodes only this one kept alive without recursion, so that dropping a graph of
   // any length (a loop of a million ops) takes constant stack depth: see engine.cpp.
   virtual ~Node();
@@ -173,7 +179,8 @@ struct HookHandle {
 HookHandle add_hook(const Tensor& t, std::shared_ptr<GradHook> h, const char* op = "register_hook");
 void remove_hook(const HookHandle& h);
 // x:retain_grad(): a non-leaf t keeps the gradients backward computes for it in its grad
-// (accumulating, after its hooks); a no-op on a leaf.
+// (accumulating; before or after its hooks as PyTorch 1.13 orders them, see Node); a no-op
+// on a leaf.
 void retain_grad(const Tensor& t, const char* op = "retain_grad");
 // x.data = y: x takes y's storage, shape, strides and dtype (sharing y's memory, not as a
 // view) and keeps its own autograd identity: requires_grad, history, grad and hooks.

@@ -218,7 +218,10 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& g
     bool run = task.useful;
     if (capture && targets.count(n)) {
       (*captured)[n] = g;
-      if (dynamic_cast<AccumulateGrad*>(n)) run = false;
+      // A target runs (with its hooks) only on the way to another target, as in PyTorch.
+      run = false;
+      for (const Edge& e : n->next)
+        if (e.node && tasks.find(e.node.get())->second.useful) run = true;
     }
     std::vector<Tensor> out;
     if (run && g.defined()) out = n->apply(autograd::run_tensor_hooks(*n, std::move(g)));
@@ -493,6 +496,7 @@ HookHandle add_hook(const Tensor& t, std::shared_ptr<GradHook> h, const char* op
   } else {
     handle.node = edge;
     edge->pre_hooks.push_back(std::move(h));
+    edge->hooked = true;
   }
   return handle;
 }
@@ -511,8 +515,10 @@ void retain_grad(const Tensor& t, const char* op) {
   std::shared_ptr<Node> edge = gradient_edge(t);
   if (edge->leaf_meta()) return;  // a leaf keeps its gradient anyway
   AutogradMeta& m = meta(t);
+  if (m.retains_grad) return;  // already retained: keeps its place among the hooks
   m.retains_grad = true;
   edge->retained = t.impl()->autograd;
+  edge->retain_before_hooks = !edge->hooked;
 }
 
 void set_data(Tensor& t, const Tensor& data, const char* op) {
@@ -532,6 +538,13 @@ Tensor run_tensor_hooks(Node& n, Tensor grad) {
   AutogradMeta* leaf = n.leaf_meta();
   if ((leaf ? leaf->hooks : n.pre_hooks).empty() && n.retained.expired()) return grad;
   GradHooks hooks = leaf ? leaf->hooks : n.pre_hooks;  // a copy: a hook may add hooks
+  auto retain = [&] {
+    if (auto m = n.retained.lock()) {
+      // A copy, so that changing the retained .grad in place never changes the gradient.
+      m->grad = m->grad.defined() ? ag::binary(BinaryOp::Add, m->grad, grad) : ag::clone(grad);
+    }
+  };
+  if (n.retain_before_hooks) retain();
   for (const auto& h : hooks) {
     Tensor r = (*h)(grad);
     if (!r.defined()) continue;
@@ -542,10 +555,7 @@ Tensor run_tensor_hooks(Node& n, Tensor grad) {
                " gradient on ", grad.device().str(), " (a hook may not change the dtype or device)");
     grad = r;
   }
-  if (auto m = n.retained.lock()) {
-    // A copy, so that changing the retained .grad in place never changes the gradient.
-    m->grad = m->grad.defined() ? ag::binary(BinaryOp::Add, m->grad, grad) : ag::clone(grad);
-  }
+  if (!n.retain_before_hooks) retain();
   return grad;
 }
 
