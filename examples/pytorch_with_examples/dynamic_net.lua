@@ -73,8 +73,10 @@ for t = 0, steps - 1 do
   local loss = criterion(y_pred, y)
   if t % 2000 == 1999 then print(t, loss:item()) end
 
-  -- Zero gradients, perform a backward pass, and update the weights.
-  optimizer:zero_grad()
+  -- Zero gradients, perform a backward pass, and update the weights. PyTorch 1.13's
+  -- zero_grad() zeroes the gradients (set_to_none=False), so a pass that does not use e still
+  -- moves e by its momentum; tide's default (set_to_none=true, PyTorch 2's) would skip it.
+  optimizer:zero_grad({set_to_none = false})
   loss:backward()
   optimizer:step()
 end
