@@ -248,6 +248,14 @@ setmetatable(Function, {__tostring = class_tostring})
 -- Shared helpers of gradcheck and the functional API.
 
 -- A plain table of options checked against the valid names.
+-- The function argument of gradcheck, jacobian and hessian: a function or a callable table
+-- (an nn.Module, say).
+local function check_callable(op, fn)
+  if type(fn) ~= "function" and not (type(fn) == "table" and getmetatable(fn) and getmetatable(fn).__call) then
+    fail(op, "expected a function, got a %s", torch.is_tensor(fn) and "tensor" or type(fn))
+  end
+end
+
 local function options(op, opts, valid)
   if opts == nil then return {} end
   if type(opts) ~= "table" or getmetatable(opts) ~= nil then
@@ -317,9 +325,7 @@ function autograd.gradcheck(fn, inputs, opts)
   local o = options(op, opts, {"eps", "atol", "rtol", "raise_exception"})
   local eps, atol, rtol = o.eps or 1e-6, o.atol or 1e-5, o.rtol or 1e-3
   local raise = o.raise_exception ~= false
-  if type(fn) ~= "function" and not (type(fn) == "table" and getmetatable(fn) and getmetatable(fn).__call) then
-    fail(op, "expected a function, got a %s", type(fn))
-  end
+  check_callable(op, fn)
   local args = as_list(op, inputs)
   local diff, diff_pos = {}, {}
   for i, v in ipairs(args) do
@@ -421,6 +427,7 @@ end
 -- input an error instead of zeros.
 function functional.jacobian(func, inputs, opts)
   local op = "autograd.functional.jacobian"
+  check_callable(op, func)
   local o = options(op, opts, {"create_graph", "strict"})
   local list, several_in = as_list(op, inputs)
   local xs = grad_inputs(list, o.create_graph)
@@ -451,6 +458,7 @@ end
 -- table of inputs.
 function functional.hessian(func, inputs, opts)
   local op = "autograd.functional.hessian"
+  check_callable(op, func)
   local o = options(op, opts, {"create_graph", "strict"})
   local _, several_in = as_list(op, inputs)
   local function scalar_output(...)

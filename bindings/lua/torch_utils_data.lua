@@ -21,8 +21,8 @@ torch.utils.data = data
 
 ---------------------------------------------------------------------------------------------
 -- Classes. Instances have their class as metatable; Class:extend("Name") makes a subclass and
--- calling a class makes an instance and runs its init. Integer keys of an instance go to
--- get (ds[i] is the first value of ds:get(i)); #instance calls its len.
+-- calling a class makes an instance and runs its init. Integer keys of an instance of a class
+-- with get go to it (ds[i] is the first value of ds:get(i)); #instance calls its len.
 
 local function is_instance_of(v, cls)
   local c = type(v) == "table" and getmetatable(v)
@@ -45,8 +45,8 @@ local function class_tostring(cls) return "class " .. cls._name end
 -- The metamethods of instances, copied into every subclass (a subclass may define its own).
 local function install_metamethods(cls, parent)
   cls.__index = function(self, k)
-    if math.type(k) == "integer" then return (self:get(k)) end
-    return cls[k]
+    if math.type(k) == "integer" and cls.get ~= nil then return (self:get(k)) end
+    return cls[k]  -- samplers and loaders are not indexed: nil, as a plain table
   end
   for _, mm in ipairs{"__len", "__add", "__tostring"} do
     if rawget(cls, mm) == nil and parent then cls[mm] = parent[mm] end

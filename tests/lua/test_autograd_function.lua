@@ -298,6 +298,8 @@ T.test("hessian: PyTorch's values", function()
        {{{0.0, 0.0}, {0.0, 0.0}}, {{1.0, 0.0}, {0.0, 1.0}}, {{1.0, 0.0}, {0.0, 1.0}}, {{0.0, 0.0}, {0.0, 0.0}}})
   T.eq(message(function() J.hessian(function(v) return v * 2 end, f64{1.0, 2.0}) end),
        "autograd.functional.hessian: the function must return a single tensor with one element, got shape {2}")
+  T.eq(message(function() J.hessian(f64{1.0}, f64{1.0}) end), "autograd.functional.hessian: expected a function, got a tensor")
+  T.eq(message(function() J.jacobian(5, f64{1.0}) end), "autograd.functional.jacobian: expected a function, got a number")
 end)
 
 T.done()
