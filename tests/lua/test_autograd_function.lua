@@ -1,6 +1,7 @@
 -- Autograd extension points (issue 15): torch.autograd.Function (custom functions with a Lua
 -- backward), torch.autograd.gradcheck, torch.autograd.functional.jacobian and hessian.
--- Reference values were printed by PyTorch 1.13 with the snippets quoted beside them.
+-- Reference values were printed by PyTorch 1.13 with the snippets quoted beside them
+-- (tests/autograd_ext/pytorch_reference.py prints them all).
 local T = dofile((arg[0]:match("(.*/)") or "./") .. "harness.lua")
 local torch = require "torch"
 local Function = torch.autograd.Function

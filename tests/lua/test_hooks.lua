@@ -1,7 +1,8 @@
 -- Hooks and grad-mode tools (issue 15): tensor hooks (x:register_hook), retain_grad, x.data,
 -- enable_grad and inference_mode, and the module hooks (register_forward_pre_hook,
 -- register_forward_hook, register_full_backward_hook). Reference values were printed by
--- PyTorch 1.13 with the snippets quoted beside them.
+-- PyTorch 1.13 with the snippets quoted beside them (tests/autograd_ext/pytorch_reference.py
+-- prints them all).
 local T = dofile((arg[0]:match("(.*/)") or "./") .. "harness.lua")
 local torch = require "torch"
 local nn = torch.nn
