@@ -30,7 +30,9 @@ fi
 if [ ! -f build/build.ninja ]; then
   meson setup build --buildtype=release >/dev/null
 fi
+build_start=$SECONDS
 ninja -C build
+echo "setup: build took $((SECONDS - build_start)) s"
 
 case "${1:-demo}" in
   demo) exec build/tide scripts/demo.lua ;;

@@ -32,7 +32,7 @@ Tensor* tensor_slot(lua_State* L, int idx);
 // Records the Tensor metatable at the top of the stack for fast identity checks.
 void remember_tensor_metatable(lua_State* L);
 // Reports tensor bytes to Lua's garbage collector (called by push_tensor).
-void gc_account(lua_State* L, size_t nbytes);
+void gc_account(lua_State* L, size_t nbytes, bool on_device = false);
 // A Lua value (number, boolean, nested table of them, or tensor) as a tensor; used by
 // torch.tensor / np.array and wherever an op accepts "array-like" input. Without `dtype`,
 // Lua integers give int64, booleans bool, and any float gives `float_default`.

@@ -48,8 +48,12 @@ function torch._check_keywords(op, kw, valid)
       local best, best_d = nil, math.huge
       if type(key) == "string" then
         for _, name in ipairs(valid) do
-          local d = edit_distance(key, name)
-          if d < best_d then best, best_d = name, d end
+          -- a length apart by more than the cut-off below cannot be suggested: skip the
+          -- quadratic distance (a 10 MB key took minutes)
+          if math.abs(#key - #name) <= math.max(2, #name // 3) then
+            local d = edit_distance(key, name)
+            if d < best_d then best, best_d = name, d end
+          end
         end
       end
       local list = table.concat(valid, ", ")

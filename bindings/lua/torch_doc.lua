@@ -132,7 +132,7 @@ document(nn, {
     "registers as a parameter when assigned to a module.",
   is_module = "nn.is_module(v) -> boolean: whether v is an nn.Module instance.",
   Sequential = "nn.Sequential(m1, m2, ...) -> Module: applies the modules in order; seq[i] is the i-th " ..
-    "(1-based), seq:append(m) adds one.",
+    "(1-based; named \"0\", \"1\", ... in state_dict keys, as in PyTorch), seq:append(m) adds one.",
   ModuleList = "nn.ModuleList([{m1, m2, ...}]) -> Module: a list of submodules (registered, indexable " ..
     "1-based, append/extend) with no forward of its own.",
   Linear = "nn.Linear(in_features, out_features[, {bias=true, dtype=, device=}]) -> Module: y = x W^T + b " ..
@@ -254,7 +254,7 @@ document(nn, {
   ModuleDict = "nn.ModuleDict([{name = m, ...} | {{name, m}, ...}]) -> Module: submodules by name (a table's " ..
     "keys sorted, a list of pairs in order); md.name, md:keys(), values(), items(), update(), pop(), clear(), #md.",
   ParameterList = "nn.ParameterList([{t1, t2, ...}]) -> Module: a list of parameters (tensors are made " ..
-    "parameters) named \"1\", \"2\", ...; pl[i] (1-based), append, extend, #pl.",
+    "parameters) named \"0\", \"1\", ... as in PyTorch; pl[i] (1-based), append, extend, #pl.",
   ParameterDict = "nn.ParameterDict([{name = t, ...} | {{name, t}, ...}]) -> Module: parameters by name " ..
     "(tensors are made parameters); pd.name, pd:keys(), values(), items(), update(), pop(), clear(), #pd.",
 })

@@ -839,8 +839,9 @@ function util.call_with_hooks(self, ...)
 end
 
 ---------------------------------------------------------------------------------------------
--- Containers. Children are named "1", "2", ... and indexed from 1 (negative from the end),
--- so state_dict keys read "1.weight" where PyTorch writes "0.weight".
+-- Containers. Children are named "0", "1", ... as in PyTorch, so state_dict keys ("0.weight")
+-- and printed names match PyTorch's checkpoints and output; Lua indexing stays 1-based
+-- (seq[1] is the child named "0"; negative from the end).
 
 -- Index i (1-based, negative from the end) of a container of n children, or nil.
 local function container_slot(self, i, n)
@@ -872,7 +873,7 @@ local function container_append(self, module)
   if not is_module(module) then
     fail(class_name(self) .. ":append", "expected a module, got %s", describe(module))
   end
-  rawget(self, "_modules"):set(tostring(container_len(self) + 1), module)
+  rawget(self, "_modules"):set(tostring(container_len(self)), module)
   return self
 end
 
@@ -1043,8 +1044,8 @@ function ParameterDict:__assign(k, v)
 end
 ParameterDict.extra_repr = parameter_lines
 
--- nn.ParameterList({t1, t2, ...}): parameters named "1", "2", ... (1-based), indexable and
--- appendable; tensors become parameters.
+-- nn.ParameterList({t1, t2, ...}): parameters named "0", "1", ... (PyTorch's state_dict keys),
+-- indexed from 1 and appendable; tensors become parameters.
 local ParameterList = util.module_class("ParameterList")
 
 function ParameterList:init(...)
@@ -1070,7 +1071,7 @@ end
 
 function ParameterList:append(value)
   local n = #rawget(self, "_parameters").keys
-  rawget(self, "_parameters"):set(tostring(n + 1), as_parameter("ParameterList:append", n + 1, value))
+  rawget(self, "_parameters"):set(tostring(n), as_parameter("ParameterList:append", n + 1, value))
   return self
 end
 

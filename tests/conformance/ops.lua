@@ -419,6 +419,22 @@ add({name = "clamp_", out = "same", ref = "clamp_ref(a, b, c)", grad = {"a"}, gr
      end,
      call = function(a, lo, hi) a:clamp_(lo, hi); return a end})
 
+-- x ^ e for the exponents with their own kernels (2, 3, 0.5, -1, -2) and -0.5, which has
+-- none (1/sqrt differs from pow at -inf and -0): every float dtype and layout, with zeros,
+-- NaN, infinities and negative bases among the values.
+add({name = "pow (fast exponents)", out = "same", ref = "np.power(a, p.e)", grad = {"a"},
+     call = function(a, _, _, p) return a ^ p.e end,
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs(G.FLOATS) do
+         for _, e in ipairs({2, 3, 0.5, -1, -2, -0.5}) do
+           local a, l = G.view(G.shape({zero = 0.05}), dt, G.pick(G.LAYOUTS), {edges = 0.2})
+           cs[#cs + 1] = {a = a, layouts = {a = l}, p = {e = e}}
+         end
+       end
+       return cs
+     end})
+
 add({name = "where", out = "promote_bc", ref = "np.where(a, np.asarray(b), np.asarray(c))", cast = "none",
      grad = {"b", "c"},
      call = function(cond, x, y, p)

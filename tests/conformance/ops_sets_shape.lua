@@ -273,7 +273,8 @@ add({name = "np.roll", grad = {"a"}, out = "same", cast = "none", ref = "np.roll
        return np.roll(a, p.shift, p.axis)
      end})
 add({name = "np.pad", grad = {"a"}, out = "same", cast = "none",
-     ref = "np.pad(a, p.pw, mode=p.mode, **({'constant_values': p.cv} if p.mode == 'constant' else {}))",
+     ref = "pad_wrap(a, p.pw) if p.mode == 'wrap' else "
+        .. "np.pad(a, p.pw, mode=p.mode, **({'constant_values': p.cv} if p.mode == 'constant' else {}))",
      cases = cases(function(j, dt)
        local s = shape(j + 1, 1, 3, false)
        local mode = G.pick({"constant", "edge", "reflect", "wrap"})

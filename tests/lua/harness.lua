@@ -24,8 +24,13 @@ local function deep_eq(a, b)
 end
 T.deep_eq = deep_eq
 
+-- TIDE_TEST_TIMES=1 prints each test's wall time (to find the slow ones).
+local show_times = os.getenv("TIDE_TEST_TIMES") == "1"
+
 function T.test(name, fn)
+  local t0 = show_times and torch.utils.clock()
   local ok, err = xpcall(fn, debug.traceback)
+  if show_times then io.stderr:write(string.format("%7.2f s  %s\n", torch.utils.clock() - t0, name)) end
   if ok then
     T.passed = T.passed + 1
   else

@@ -58,11 +58,11 @@ T.test("children, modules and their names", function()
   local Outer = nn.Module:extend("Outer")
   function Outer:init() self.body = Net(2); self.head = nn.Sequential(nn.Linear(1, 1), nn.Sigmoid()) end
   local o = Outer()
-  T.eq(names_of(o:named_modules()), {"", "body", "body.fc1", "body.act", "body.fc2", "head", "head.1", "head.2"})
+  T.eq(names_of(o:named_modules()), {"", "body", "body.fc1", "body.act", "body.fc2", "head", "head.0", "head.1"})
   T.eq(#o:modules(), 8)
   T.truthy(o:modules()[1] == o)
   T.eq(names_of(o:named_parameters()), {"body.scale", "body.fc1.weight", "body.fc1.bias", "body.fc2.weight",
-                                        "head.1.weight", "head.1.bias"})
+                                        "head.0.weight", "head.0.bias"})
 end)
 
 T.test("reassignment keeps the place, nil removes, kinds are told apart", function()
@@ -128,10 +128,10 @@ T.test("tostring prints the tree as PyTorch does", function()
     "    (fc2): Linear(in_features=3, out_features=1, bias=false)",
     "  )",
     "  (seq): Sequential(",
-    "    (1): Conv2d(1, 8, kernel_size={3, 3}, stride={1, 1}, padding={1, 1})",
-    "    (2): MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1)",
-    "    (3): Flatten(start_dim=2, end_dim=-1)",
-    "    (4): Dropout(p=0.25)",
+    "    (0): Conv2d(1, 8, kernel_size={3, 3}, stride={1, 1}, padding={1, 1})",
+    "    (1): MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1)",
+    "    (2): Flatten(start_dim=2, end_dim=-1)",
+    "    (3): Dropout(p=0.25)",
     "  )",
     "  (norm): LayerNorm({4}, eps=1e-05, elementwise_affine=true)",
     ")"}, "\n"))
@@ -283,10 +283,11 @@ T.test("Sequential: calls in order, indexes from 1, #, ipairs, append", function
   T.near(seq(x), seq[3](seq[2](seq[1](x))))
   seq:append(nn.Sigmoid())
   T.eq(#seq, 4)
-  T.eq(names_of(seq:named_parameters()), {"1.weight", "1.bias", "3.weight", "3.bias"})
+  T.eq(names_of(seq:named_parameters()), {"0.weight", "0.bias", "2.weight", "2.bias"})
   seq[2] = nn.Tanh()
   T.truthy(seq[2]:isinstance(nn.Tanh))
-  T.eq(names_of(seq:named_children()), {"1", "2", "3", "4"})
+  T.eq(names_of(seq:named_children()), {"0", "1", "2", "3"})
+  T.truthy(seq["0"] == seq[1], "the child named \"0\" is seq[1]")
   T.near(nn.Sequential()(x), x)
   T.error_usable(function() seq[7] = nn.ReLU() end, "Sequential: index 7 is out of range for 4 modules")
   T.error_usable(function() seq[1] = 5 end, "Sequential: expected a module at index 1, got 5")
@@ -306,7 +307,7 @@ T.test("ModuleList registers a list of modules", function()
   T.eq(#nn.ModuleList(nn.ReLU(), nn.Tanh()), 2)
   T.eq(#nn.ModuleList(), 0)
   local Stack = nn.ModuleList:extend("Stack")
-  T.eq(tostring(Stack{nn.ReLU()}), "Stack(\n  (1): ReLU()\n)")
+  T.eq(tostring(Stack{nn.ReLU()}), "Stack(\n  (0): ReLU()\n)")
   T.error_usable(function() list(torch.ones(1)) end, "ModuleList: is a container without forward")
   T.error_usable(function() nn.ModuleList{nn.ReLU(), 3} end, "ModuleList: element 2 is 3, expected a module")
   T.error_usable(function() list:extend(3) end, "ModuleList:extend: expected a list of modules, got 3")

@@ -50,14 +50,14 @@ T.test("ModuleDict registers its modules by name", function()
   T.error_usable(function() md(torch.zeros(1)) end, "ModuleDict: is a container without forward")
 end)
 
-T.test("ParameterList: tensors become parameters named 1, 2, ...", function()
+T.test("ParameterList: tensors become parameters named 0, 1, ... (PyTorch's keys)", function()
   local pl = nn.ParameterList{nn.Parameter(torch.randn(2, 3)), torch.zeros(4)}
-  T.eq(tostring(pl), "ParameterList(\n    (1): Parameter containing: [torch.float32 of size 2x3]\n" ..
-                     "    (2): Parameter containing: [torch.float32 of size 4]\n)")
+  T.eq(tostring(pl), "ParameterList(\n    (0): Parameter containing: [torch.float32 of size 2x3]\n" ..
+                     "    (1): Parameter containing: [torch.float32 of size 4]\n)")
   T.eq(pl[2].requires_grad, true)
   T.eq(pl[-1].shape, {4})
   T.eq(#pl, 2)
-  T.eq(sorted_keys(pl:state_dict()), {"1", "2"})
+  T.eq(sorted_keys(pl:state_dict()), {"0", "1"})
   pl:append(torch.ones(1))
   T.eq(#pl:parameters(), 3)
   pl[1] = torch.ones(5, {dtype = "float64"})
