@@ -344,11 +344,20 @@ local function fresh_generator()
   return torch.Generator():manual_seed(seed)
 end
 
+-- The data_source of a sampler: what has a length, as PyTorch's Sized (a dataset, a plain
+-- table or a tensor).
+local function check_data_source(op, v)
+  if not (is_instance_of(v, Dataset) or torch.is_tensor(v) or (type(v) == "table" and getmetatable(v) == nil)) then
+    fail(op, "expected a dataset, a table or a tensor as data_source, got %s", describe(v))
+  end
+  return v
+end
+
 -- SequentialSampler(dataset): 1, 2, ..., #dataset.
 local SequentialSampler = Sampler:extend("SequentialSampler")
 data.SequentialSampler = SequentialSampler
 
-function SequentialSampler:init(data_source) self.data_source = data_source end
+function SequentialSampler:init(data_source) self.data_source = check_data_source("SequentialSampler", data_source) end
 function SequentialSampler:len() return #self.data_source end
 function SequentialSampler:iter()
   local i, n = 0, #self.data_source
@@ -367,7 +376,7 @@ data.RandomSampler = RandomSampler
 
 function RandomSampler:init(data_source, ...)
   local o = util.args("RandomSampler", {"replacement", "num_samples", "generator"}, 0, {replacement = false}, ...)
-  self.data_source = data_source
+  self.data_source = check_data_source("RandomSampler", data_source)
   self.replacement = util.check_bool("RandomSampler", "replacement", o.replacement)
   if o.num_samples ~= nil then util.check_int("RandomSampler", "num_samples", o.num_samples, 1) end
   self._num_samples = o.num_samples

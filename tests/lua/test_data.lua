@@ -295,6 +295,12 @@ T.test("SubsetRandomSampler and WeightedRandomSampler", function()
   T.eq(#s, 4)
   T.eq(sorted(values(s:iter())), {10, 20, 30, 40})
   T.eq(s[1], nil)  -- a sampler is not indexed (a Dataset's s[i] is s:get(i))
+  T.eq(#data.RandomSampler({5, 6, 7}), 3)  -- a data_source is anything with a length
+  T.eq(#data.SequentialSampler(torch.zeros(4, 2)), 4)
+  T.eq(message(function() return data.RandomSampler() end),
+       "RandomSampler: expected a dataset, a table or a tensor as data_source, got nil")
+  T.eq(message(function() return data.SequentialSampler("abc") end),
+       'SequentialSampler: expected a dataset, a table or a tensor as data_source, got "abc"')
   local w = data.WeightedRandomSampler({0.0, 1.0, 0.0, 3.0}, 50, {generator = torch.Generator():manual_seed(2)})
   local drawn = values(w:iter())
   T.eq(#drawn, 50)
