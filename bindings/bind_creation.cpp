@@ -1,5 +1,5 @@
 // Bindings of the creation ops: torch.tensor / np.array, zeros ones empty full arange
-// linspace eye, the random ops of torch (torch.rand ...; np.random is bind_random.cpp), the *_like forms, the seed
+// linspace eye, the random ops of torch (torch.rand ..., torch.Generator; np.random is bind_random.cpp), the *_like forms, the seed
 // functions, and the in-place fills uniform_ normal_ zero_ fill_.
 //
 // Shapes are varargs or one table (torch.zeros(2, 3) = torch.zeros{2, 3}); NumPy spellings
@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <random>
 
 #include "../tensor/autograd/functions.hpp"
 #include "../tensor/ops/creation.hpp"
@@ -337,6 +338,161 @@ int identity_fn(lua_State* L, Args& a) {
   return 1;
 }
 
+// ---- torch.Generator: a random stream of its own, for the random ops' generator= keyword
+
+constexpr const char* kGeneratorMeta = "tide.Generator";
+
+// The userdata of a torch.Generator: its own Philox stream, or (torch.default_generator) the
+// default stream of the running interpreter, looked up at each use.
+struct GeneratorBox {
+  std::shared_ptr<Generator> own;
+  bool is_default = false;
+};
+
+Generator& generator_of(const Args& a, const GeneratorBox& box) {
+  if (box.is_default) return default_generator();
+  if (!box.own) a.error("this Generator was finalized and cannot be used");
+  return *box.own;
+}
+
+GeneratorBox* generator_box(lua_State* L, int idx) {
+  return static_cast<GeneratorBox*>(luaL_testudata(L, idx, kGeneratorMeta));
+}
+
+Generator& generator_arg(const Args& a, int i) {
+  a.consumed(i);
+  GeneratorBox* box = generator_box(a.L, i);
+  if (!box) a.error(std::string("expected a torch.Generator, got a ") + type_name(a.L, i));
+  return generator_of(a, *box);
+}
+
+// The generator= keyword: the stream a random op draws from (nullptr: the default one).
+Generator* generator_kw(const Args& a) {
+  if (a.push_kw("generator") == LUA_TNIL) {
+    lua_pop(a.L, 1);
+    return nullptr;
+  }
+  GeneratorBox* box = generator_box(a.L, -1);
+  const char* got = type_name(a.L, -1);
+  lua_pop(a.L, 1);  // the keyword table keeps the userdata alive during the call
+  if (!box) a.error(std::string("keyword 'generator' must be a torch.Generator, got a ") + got);
+  return &generator_of(a, *box);
+}
+
+int generator_gc(lua_State* L) {
+  if (GeneratorBox* box = generator_box(L, 1)) box->own.reset();  // a second call finds it empty
+  return 0;
+}
+
+int generator_manual_seed(lua_State* L, Args& a);
+int generator_initial_seed(lua_State* L, Args& a);
+int generator_seed(lua_State* L, Args& a);
+int generator_get_state(lua_State* L, Args& a);
+int generator_set_state(lua_State* L, Args& a);
+int generator_tostring(lua_State* L, Args& a);
+
+const Binding kGeneratorMethods[] = {
+    {"Generator:manual_seed", generator_manual_seed, METHOD,
+     "manual_seed(seed) -> Generator: restarts the generator's stream from seed."},
+    {"Generator:initial_seed", generator_initial_seed, METHOD, "initial_seed() -> integer: the generator's seed."},
+    {"Generator:seed", generator_seed, METHOD,
+     "seed() -> integer: reseeds the generator from the operating system's entropy and returns the seed."},
+    {"Generator:get_state", generator_get_state, METHOD,
+     "get_state() -> Tensor: the generator's position, an int64 tensor {seed, offset} for set_state."},
+    {"Generator:set_state", generator_set_state, METHOD,
+     "set_state(state) -> Generator: returns the generator to a position from get_state."},
+};
+
+// Pushes a new Generator userdata (the metatable is made on first use).
+void push_generator(lua_State* L, GeneratorBox box) {
+  void* ud = lua_newuserdatauv(L, sizeof(GeneratorBox), 0);
+  new (ud) GeneratorBox(std::move(box));
+  if (luaL_newmetatable(L, kGeneratorMeta)) {
+    lua_createtable(L, 0, int(std::size(kGeneratorMethods)));
+    for (const Binding& b : kGeneratorMethods) {
+      push_binding(L, b, Style::Torch);
+      lua_setfield(L, -2, std::strchr(b.name, ':') + 1);
+    }
+    lua_setfield(L, -2, "__index");
+    static const Binding tostring_binding{"Generator:__tostring", generator_tostring, METHOD,
+                                          "__tostring() -> string"};
+    push_binding(L, tostring_binding, Style::Torch);
+    lua_setfield(L, -2, "__tostring");
+    lua_pushcfunction(L, generator_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pushliteral(L, "Generator");
+    lua_setfield(L, -2, "__name");
+  }
+  lua_setmetatable(L, -2);
+}
+
+// torch.Generator(): a new stream with the default seed (manual_seed sets another).
+int generator_new(lua_State* L, Args&) {
+  push_generator(L, GeneratorBox{std::make_shared<Generator>(), false});
+  return 1;
+}
+
+int default_generator_fn(lua_State* L, Args&) {
+  push_generator(L, GeneratorBox{nullptr, true});
+  return 1;
+}
+
+uint64_t seed_value(const Args& a, int i);
+
+int generator_manual_seed(lua_State* L, Args& a) {
+  generator_arg(a, 1).manual_seed(seed_value(a, 2));
+  lua_pushvalue(L, 1);
+  return 1;
+}
+
+int generator_initial_seed(lua_State* L, Args& a) {
+  lua_pushinteger(L, lua_Integer(generator_arg(a, 1).seed()));
+  return 1;
+}
+
+int generator_seed(lua_State* L, Args& a) {
+  Generator& g = generator_arg(a, 1);
+  std::random_device rd;
+  uint64_t seed = ((uint64_t(rd()) << 32) | rd()) >> 1;  // non-negative as a Lua integer
+  g.manual_seed(seed);
+  lua_pushinteger(L, lua_Integer(seed));
+  return 1;
+}
+
+int generator_get_state(lua_State* L, Args& a) {
+  Generator& g = generator_arg(a, 1);
+  Tensor state = Tensor::empty(Dims{2}, DType::Int64);
+  state.data<int64_t>()[0] = int64_t(g.seed());
+  state.data<int64_t>()[1] = int64_t(g.offset());
+  push_tensor(L, state);
+  return 1;
+}
+
+int generator_set_state(lua_State* L, Args& a) {
+  Generator& g = generator_arg(a, 1);
+  const Tensor& state = a.tensor(2);
+  if (state.dtype() != DType::Int64 || state.dim() != 1 || state.numel() != 2 || !state.device().is_cpu())
+    a.error("expected the int64 tensor {seed, offset} that get_state returns, got a " +
+            std::string(dtype_name(state.dtype())) + " tensor of shape " + state.sizes().str());
+  Tensor c = state.contiguous();
+  g.set_state(uint64_t(c.data<int64_t>()[0]), uint64_t(c.data<int64_t>()[1]));
+  lua_pushvalue(L, 1);
+  return 1;
+}
+
+int generator_tostring(lua_State* L, Args& a) {
+  GeneratorBox* box = generator_box(L, 1);
+  a.consumed(1);
+  std::string s = "Generator(<finalized>)";
+  if (box && (box->is_default || box->own)) {
+    Generator& g = generator_of(a, *box);
+    s = std::string(box->is_default ? "Generator(default, seed=" : "Generator(seed=") + std::to_string(g.seed()) +
+        ", offset=" + std::to_string(g.offset()) + ")";
+  }
+  lua_pushstring(L, s.c_str());
+  return 1;
+}
+
 // ---- random
 
 template <bool Normal>
@@ -345,7 +501,8 @@ int rand_fn(lua_State* L, Args& a) {
   Dims shape = shape_args(a, 1, a.count());
   DType dt = dtype.value_or(a.default_float());
   Device dev = device_kw(a);
-  push_created(L, a, Normal ? ops::randn(shape, dt, dev) : ops::rand(shape, dt, dev));
+  Generator* gen = generator_kw(a);
+  push_created(L, a, Normal ? ops::randn(shape, dt, dev, gen) : ops::rand(shape, dt, dev, gen));
   return 1;
 }
 
@@ -365,7 +522,7 @@ int randint_fn(lua_State* L, Args& a) {
   if (low >= high)
     a.error("expected low < high, got low=" + std::to_string(low) + ", high=" + std::to_string(high));
   Dims shape = shape_value(a, n);
-  push_created(L, a, ops::randint(low, high, shape, dtype_kw(a).value_or(DType::Int64), device_kw(a)));
+  push_created(L, a, ops::randint(low, high, shape, dtype_kw(a).value_or(DType::Int64), device_kw(a), generator_kw(a)));
   return 1;
 }
 
@@ -373,7 +530,22 @@ int randperm_fn(lua_State* L, Args& a) {
   if (a.count() != 1) a.error("expected randperm(n)");
   int64_t n = a.integer(1);
   if (n < 0) a.error("n must be non-negative, got " + std::to_string(n));
-  push_created(L, a, ops::randperm(n, dtype_kw(a).value_or(DType::Int64), device_kw(a)));
+  push_created(L, a, ops::randperm(n, dtype_kw(a).value_or(DType::Int64), device_kw(a), generator_kw(a)));
+  return 1;
+}
+
+// torch.multinomial(weights, n[, replacement][, {replacement=, generator=}]): 1-based
+// categories drawn from each row of weights.
+int multinomial_fn(lua_State* L, Args& a) {
+  const Tensor& w = a.tensor(1);
+  std::optional<int64_t> n = a.kw_integer("num_samples");
+  std::optional<bool> replacement = a.kw_bool("replacement");
+  if (a.has(2) && n) a.error("num_samples given both as argument 2 and as a keyword");
+  if (a.has(3) && replacement) a.error("replacement given both as argument 3 and as a keyword");
+  if (a.has(2)) n = a.integer(2);
+  if (a.has(3)) replacement = a.boolean(3);
+  if (!n) a.error("expected multinomial(weights, num_samples[, replacement])");
+  push_tensor(L, ops::multinomial(w, *n, replacement.value_or(false), generator_kw(a)));
   return 1;
 }
 
@@ -441,7 +613,7 @@ int uniform_inplace(lua_State* L, Args& a) {
   double hi = number_arg(a, 3, "to").value_or(1.0);
   if (!(lo <= hi)) a.error("expects from <= to, got from=" + num_str(lo) + ", to=" + num_str(hi));
   check_refillable(a, x);
-  ops::uniform_(x, lo, hi);
+  ops::uniform_(x, lo, hi, generator_kw(a));
   lua_pushvalue(L, 1);
   return 1;
 }
@@ -452,7 +624,7 @@ int normal_inplace(lua_State* L, Args& a) {
   double std = number_arg(a, 3, "std").value_or(1.0);
   if (!(std >= 0)) a.error("expects std >= 0, got std=" + num_str(std));
   check_refillable(a, x);
-  ops::normal_(x, mean, std);
+  ops::normal_(x, mean, std, generator_kw(a));
   lua_pushvalue(L, 1);
   return 1;
 }
@@ -490,11 +662,21 @@ const Binding kCreationBindings[] = {
      "(np: num defaults to 50, {endpoint=false})."},
     {"eye", eye_fn, TORCH | NUMPY, "eye(n[, m][, {m=, M=, k=, dtype=, device=, requires_grad=}]) -> n x m Tensor with ones on the diagonal (np: eye(N, M, k); M= and k= are NumPy's)."},
     {"identity", identity_fn, NUMPY, "identity(n[, dtype][, {dtype=, device=, requires_grad=}]) -> n x n identity array."},
-    {"rand", rand_fn<false>, TORCH, "rand(size...[, {dtype=, device=, requires_grad=}]) -> Tensor uniform in [0, 1)."},
-    {"randn", rand_fn<true>, TORCH, "randn(size...[, {dtype=, device=, requires_grad=}]) -> Tensor of standard normal values."},
+    {"rand", rand_fn<false>, TORCH, "rand(size...[, {dtype=, device=, requires_grad=, generator=}]) -> Tensor uniform in [0, 1) (drawn from generator, a torch.Generator, when given)."},
+    {"randn", rand_fn<true>, TORCH, "randn(size...[, {dtype=, device=, requires_grad=, generator=}]) -> Tensor of standard normal values."},
     {"randint", randint_fn, TORCH,
-     "randint([low,] high, size[, {dtype=, device=, requires_grad=}]) -> int64 Tensor uniform over [low, high); size is a table."},
-    {"randperm", randperm_fn, TORCH, "randperm(n[, {dtype=, device=, requires_grad=}]) -> int64 Tensor: a random permutation of 1..n."},
+     "randint([low,] high, size[, {dtype=, device=, requires_grad=, generator=}]) -> int64 Tensor uniform over [low, high); size is a table."},
+    {"randperm", randperm_fn, TORCH, "randperm(n[, {dtype=, device=, requires_grad=, generator=}]) -> int64 Tensor: a random permutation of 1..n."},
+    {"multinomial", multinomial_fn, METHOD | TORCH,
+     "multinomial(weights, num_samples[, replacement=false][, {num_samples=, replacement=, generator=}]) -> int64 Tensor: "
+     "num_samples 1-based category indices drawn from each row of the non-negative weights (1-D or 2-D); without "
+     "replacement no category is drawn twice."},
+    {"Generator", generator_new, TORCH,
+     "Generator() -> Generator: a random stream of its own for the generator= keyword of rand, randn, randint, "
+     "randperm, multinomial, uniform_ and normal_ (g:manual_seed(s), g:initial_seed(), g:seed(), g:get_state(), "
+     "g:set_state(state))."},
+    {"_default_generator", default_generator_fn, TORCH,
+     "_default_generator() -> Generator: the global stream as a Generator (torch.default_generator)."},
     {"manual_seed", manual_seed_fn, TORCH, "manual_seed(seed): reseeds the global generator (same seed, same numbers)."},
     {"initial_seed", initial_seed_fn, TORCH, "initial_seed() -> integer: the seed of the global generator."},
     {"empty_like", like_fn<0>, TORCH | NUMPY, "empty_like(x[, {dtype=, device=, requires_grad=}]) -> Tensor shaped like x, uninitialised (bool: all false)."},
@@ -503,8 +685,8 @@ const Binding kCreationBindings[] = {
     {"full_like", full_like_fn, TORCH | NUMPY, "full_like(x, value[, {dtype=, device=, requires_grad=}]) -> x's shape filled with value."},
     {"rand_like", like_fn<3>, TORCH, "rand_like(x[, {dtype=, device=, requires_grad=}]) -> uniform [0, 1) values shaped like x."},
     {"randn_like", like_fn<4>, TORCH, "randn_like(x[, {dtype=, device=, requires_grad=}]) -> standard normal values shaped like x."},
-    {"uniform_", uniform_inplace, METHOD, "x:uniform_([from[, to]][, {from=, to=}]) -> x: fills x with uniform values in [from, to)."},
-    {"normal_", normal_inplace, METHOD, "x:normal_([mean[, std]][, {mean=, std=}]) -> x: fills x with normal values."},
+    {"uniform_", uniform_inplace, METHOD, "x:uniform_([from[, to]][, {from=, to=, generator=}]) -> x: fills x with uniform values in [from, to)."},
+    {"normal_", normal_inplace, METHOD, "x:normal_([mean[, std]][, {mean=, std=, generator=}]) -> x: fills x with normal values."},
     {"zero_", zero_inplace, METHOD, "x:zero_() -> x: fills x with zeros."},
     {"fill_", fill_inplace, METHOD, "x:fill_(value) -> x: fills x with value."},
 };

@@ -243,6 +243,19 @@ void push_unary_metamethod(lua_State* L, const Binding& b);
 // The binding behind the function at idx when push_binding made it, else nullptr (help()).
 const Binding* binding_of(lua_State* L, int idx);
 
+// While alive, Lua functions that the autograd engine calls back (tensor hooks, the backward
+// of torch.autograd.Function) run on L: the bindings that run backward open one.
+class LuaCallbackScope {
+ public:
+  explicit LuaCallbackScope(lua_State* L);
+  ~LuaCallbackScope();
+  LuaCallbackScope(const LuaCallbackScope&) = delete;
+  LuaCallbackScope& operator=(const LuaCallbackScope&) = delete;
+
+ private:
+  lua_State* prev_;
+};
+
 // The per-family registration functions (one per bindings/*.cpp file).
 void register_elementwise_bindings();
 void register_creation_bindings();
@@ -254,6 +267,7 @@ void register_index_bindings();
 void register_io_bindings();
 void register_optim_bindings();
 void register_autograd_bindings();
+void register_function_bindings();  // tensor hooks, torch.autograd.Function
 void register_nn_bindings();
 void register_tensor_bindings();  // conversions, properties, misc methods
 

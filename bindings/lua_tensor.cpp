@@ -373,6 +373,12 @@ int index_mm(lua_State* L, Args& self) {
     if (!std::strcmp(k, "T")) return push_tensor(L, ag::reverse_dims(*x)), 1;
     if (!std::strcmp(k, "requires_grad")) return lua_pushboolean(L, autograd::requires_grad(*x)), 1;
     if (!std::strcmp(k, "is_leaf")) return lua_pushboolean(L, autograd::is_leaf(*x)), 1;
+    if (!std::strcmp(k, "data"))  // the same elements outside autograd, as x:detach()
+      return push_tensor(L, Tensor::make_view(x->storage(), x->sizes(), x->strides(), x->offset(), x->dtype())), 1;
+    if (!std::strcmp(k, "retains_grad")) {
+      const auto& m = x->impl()->autograd;
+      return lua_pushboolean(L, m && m->retains_grad && m->grad_fn), 1;
+    }
     if (!std::strcmp(k, "grad")) {
       Tensor g = autograd::grad(*x);
       if (g.defined()) push_tensor(L, g);
@@ -406,6 +412,12 @@ int newindex_mm(lua_State* L, Args& self) {
       Tensor* g = lua_isnil(L, 3) ? nullptr : to_tensor(L, 3);
       TIDE_CHECK(lua_isnil(L, 3) || g, "grad: expected a tensor or nil, got a ", luaL_typename(L, 3));
       autograd::set_grad(*x, g ? *g : Tensor());
+      return 0;
+    }
+    if (!std::strcmp(k, "data")) {
+      Tensor* d = to_tensor(L, 3);
+      TIDE_CHECK(d, "data: expected a tensor, got a ", luaL_typename(L, 3));
+      autograd::set_data(*x, *d);
       return 0;
     }
     TIDE_FAIL("tensor: cannot set the property '", quote_user(k), "'");

@@ -35,6 +35,7 @@ void ensure_registered() {
     register_io_bindings();
     register_optim_bindings();
     register_autograd_bindings();
+    register_function_bindings();
     register_nn_bindings();
     register_tensor_bindings();
   });

@@ -6,6 +6,8 @@ torch.inf = math.huge
 torch.nan = 0 / 0
 torch.pi = math.pi
 torch.e = math.exp(1)
+-- The global random stream as a torch.Generator (what rand draws from without generator=).
+torch.default_generator = torch._default_generator()
 
 ---------------------------------------------------------------------------------------------
 -- Argument checking for the Lua-written parts (nn, optim, utils), worded as the C++ argument

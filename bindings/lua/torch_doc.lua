@@ -1,7 +1,8 @@
 -- torch._doc: the documentation help() prints, keyed by the function or class itself.
 -- A registered C function finds its doc in its registration (torch._binding_doc, from the
 -- same Binding that binds it); the Lua-written parts (nn, nn.functional, nn.init, optim,
--- the grad-mode switches, utils.progress) have theirs here, in the same form:
+-- the grad-mode switches, utils.progress, utils.data, autograd.Function and functional)
+-- have theirs here, in the same form:
 -- "signature -> result: one paragraph". Loaded after the other torch_*.lua parts.
 local torch = ...
 local nn, F, init, optim = torch.nn, torch.nn.functional, torch.nn.init, torch.optim
@@ -35,6 +36,86 @@ document(torch, {
     "(dims a count, default 2) or the 1-based dims in {{dims of a}, {dims of b}}.",
   inner = "inner(a, b) -> Tensor: sums a * b over the last dim of each (a scalar operand multiplies).",
   kron = "kron(a, b) -> Tensor: the Kronecker product (blocks a[i] * b).",
+})
+
+document(torch, {
+  inference_mode = "inference_mode([mode=true][, fn, ...]) -> results of fn, or a to-be-closed guard: as no_grad " ..
+    "(tide has no separate inference tensors); inference_mode(false) leaves the grad mode as it is.",
+})
+
+document(torch.autograd, {
+  Function = "autograd.Function: the base class of custom differentiable functions. " ..
+    "local F = torch.autograd.Function:extend(\"Name\"); define F.forward(ctx, ...) (runs without recording; " ..
+    "ctx:save_for_backward(...), ctx:mark_non_differentiable(...), ctx.needs_input_grad, ctx fields) and " ..
+    "F.backward(ctx, grad, ...) (one gradient per forward output in, one gradient or nil per forward argument " ..
+    "out; ctx.saved_tensors); call F.apply(...).",
+  gradcheck = "autograd.gradcheck(fn, inputs[, {eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=true}]) -> true: " ..
+    "autograd's Jacobian of fn(inputs...) against central finite differences in float64; a mismatch is an error " ..
+    "showing both (false with raise_exception=false).",
+})
+
+document(torch.autograd.Function, {
+  extend = "Function:extend(\"Name\") -> class: a new custom function; define Name.forward and Name.backward and " ..
+    "call Name.apply(...).",
+})
+
+document(torch.autograd.functional, {
+  jacobian = "autograd.functional.jacobian(func, inputs[, {create_graph=false, strict=false}]) -> Tensor or table: " ..
+    "d func(inputs) / d inputs, shaped output.shape .. input.shape; a table [output][input] for several of either.",
+  hessian = "autograd.functional.hessian(func, inputs[, {create_graph=false, strict=false}]) -> Tensor or table: " ..
+    "the second derivatives of a one-element func, shaped input.shape .. input.shape ([i][j] for a table of inputs).",
+})
+
+local data = torch.utils.data
+document(data, {
+  Dataset = "utils.data.Dataset: the base class of map-style datasets. Dataset:extend(\"Name\"); define " ..
+    "__len() (or len()) and __getitem(i) (or get(i)) returning sample i (1-based; several values for a tuple).",
+  IterableDataset = "utils.data.IterableDataset: the base class of streams of samples; define iter() returning an " ..
+    "iterator over them.",
+  TensorDataset = "utils.data.TensorDataset(t1, t2, ...) -> Dataset: sample i is t1[i], t2[i], ... .",
+  Subset = "utils.data.Subset(dataset, indices) -> Dataset: sample i is dataset:get(indices[i]).",
+  ConcatDataset = "utils.data.ConcatDataset({d1, d2, ...}) -> Dataset: the samples of d1, then d2, ... (also d1 + d2).",
+  random_split = "utils.data.random_split(dataset, lengths[, {generator=}]) -> Subset, Subset, ...: a random " ..
+    "partition; lengths are counts summing to #dataset or fractions summing to 1.",
+  Sampler = "utils.data.Sampler: the base class of samplers; Sampler:extend(\"Name\"), define iter() (an iterator " ..
+    "over 1-based indices) and __len() (or len()).",
+  SequentialSampler = "utils.data.SequentialSampler(dataset) -> Sampler: 1, 2, ..., #dataset.",
+  RandomSampler = "utils.data.RandomSampler(dataset[, {replacement=false, num_samples=#dataset, generator=}]) -> " ..
+    "Sampler: a new random order each epoch (with replacement: uniform draws).",
+  SubsetRandomSampler = "utils.data.SubsetRandomSampler(indices[, {generator=}]) -> Sampler: the indices in a random order.",
+  WeightedRandomSampler = "utils.data.WeightedRandomSampler(weights, num_samples[, {replacement=true, generator=}]) " ..
+    "-> Sampler: indices drawn with probabilities proportional to weights.",
+  BatchSampler = "utils.data.BatchSampler(sampler, batch_size, drop_last) -> Sampler: lists of batch_size indices.",
+  default_collate = "utils.data.default_collate(samples) -> batch: PyTorch's collation (tensors stacked, numbers " ..
+    "and booleans into tensors, tables entry by entry).",
+  DataLoader = "utils.data.DataLoader(dataset[, {batch_size=1, shuffle=false, sampler=, batch_sampler=, " ..
+    "num_workers=0, collate_fn=, drop_last=false, generator=}]) -> loader: `for x, y in loader:iter() do` runs " ..
+    "one epoch of batches; #loader is their number.",
+})
+
+document(data.Dataset, {
+  extend = "Dataset:extend(\"Name\") -> class: a new dataset class; calling it makes an instance and runs its init.",
+  init = "Dataset:init(...): a subclass's constructor body (the base one does nothing).",
+  get = "dataset:get(i) -> sample: sample i (1-based); dataset[i] is its first value.",
+  len = "dataset:len() -> integer: the number of samples (also #dataset).",
+})
+
+document(data.IterableDataset, {
+  iter = "IterableDataset:iter() -> iterator: a subclass's stream of samples.",
+  get = "IterableDataset:get(): an error (an IterableDataset is iterated, not indexed).",
+})
+
+document(data.Sampler, {
+  extend = "Sampler:extend(\"Name\") -> class: a new sampler class.",
+  init = "Sampler:init(...): a subclass's constructor body.",
+  iter = "sampler:iter() -> iterator: the indices of one epoch.",
+  len = "sampler:len() -> integer: the number of indices (also #sampler).",
+})
+
+document(data.DataLoader, {
+  init = "DataLoader:init(dataset[, options]): the constructor (see DataLoader).",
+  iter = "loader:iter() -> iterator: the batches of one epoch, each as the values of a batch (x, y, ...).",
+  len = "loader:len() -> integer: the number of batches in an epoch (also #loader).",
 })
 
 document(torch.utils, {
@@ -125,6 +206,14 @@ document(nn.Module, {
   half = "module:half() -> module: parameters and buffers as float16.",
   cpu = "module:cpu() -> module: parameters and buffers on the CPU.",
   cuda = "module:cuda() -> module: parameters and buffers on the GPU.",
+  register_forward_pre_hook = "module:register_forward_pre_hook(hook) -> handle: hook(module, args) runs before " ..
+    "forward (args.n arguments); a table it returns replaces the arguments, another value the only one; " ..
+    "handle:remove() takes it out.",
+  register_forward_hook = "module:register_forward_hook(hook) -> handle: hook(module, args, output) runs after " ..
+    "forward; a value it returns replaces the output.",
+  register_full_backward_hook = "module:register_full_backward_hook(hook) -> handle: hook(module, grad_input, " ..
+    "grad_output) runs when the gradients of the module's arguments are computed (grad_input: one entry per " ..
+    "argument, nil where none); a table it returns replaces grad_input.",
 })
 
 document(F, {

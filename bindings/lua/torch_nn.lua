@@ -269,7 +269,11 @@ function Instance.__newindex(self, k, v)
   end
 end
 
-function Instance.__call(self, ...) return self:forward(...) end
+-- model(...) runs forward, and the hooks when the module has any (see Module hooks below).
+function Instance.__call(self, ...)
+  if rawget(self, "_hooks") == nil then return self:forward(...) end
+  return util.call_with_hooks(self, ...)
+end
 
 function Instance.__tostring(self) return self:__repr() end
 
@@ -682,6 +686,173 @@ function Module:__repr()
     text = text .. "\n  " .. table.concat(lines, "\n  ") .. "\n"
   end
   return text .. ")"
+end
+
+---------------------------------------------------------------------------------------------
+-- Module hooks, as PyTorch's: functions a module calls around its forward (and, through the
+-- autograd graph, its backward). Each register_* returns a handle whose remove() takes the
+-- hook out; hooks run in the order they were registered.
+--   register_forward_pre_hook(hook): hook(module, args) before forward; args is a table of
+--     forward's arguments (args.n of them); returning a table replaces the arguments, any
+--     other non-nil value becomes the only argument.
+--   register_forward_hook(hook): hook(module, args, output) after forward; a non-nil return
+--     replaces the output (with several outputs, output is a table of them, and so is the
+--     replacement).
+--   register_full_backward_hook(hook): hook(module, grad_input, grad_output) when the
+--     gradients with respect to the module's arguments are computed; grad_input has one
+--     entry per argument (nil where it is not a tensor that requires grad), grad_output one
+--     per tensor output. Returning a table replaces grad_input.
+
+local Handle = {}
+Handle.__index = Handle
+
+-- handle:remove(): the hook no longer runs (a no-op the second time).
+function Handle:remove()
+  local list = self.list
+  for i, entry in ipairs(list) do
+    if entry == self.entry then
+      table.remove(list, i)
+      break
+    end
+  end
+end
+
+Handle.remove = torch._strict("RemovableHandle:remove", Handle.remove, true)
+
+local HOOK_KINDS = {"forward_pre", "forward", "backward"}
+
+local function add_hook(self, kind, hook, op)
+  if type(hook) ~= "function" and not (type(hook) == "table" and getmetatable(hook) and getmetatable(hook).__call) then
+    fail(op, "expected a function, got %s", describe(hook))
+  end
+  local hooks = rawget(self, "_hooks")
+  if hooks == nil then
+    hooks = {}
+    for _, k in ipairs(HOOK_KINDS) do hooks[k] = {} end
+    rawset(self, "_hooks", hooks)
+  end
+  local entry = {fn = hook}
+  table.insert(hooks[kind], entry)
+  return setmetatable({list = hooks[kind], entry = entry}, Handle)
+end
+
+function Module:register_forward_pre_hook(hook)
+  return add_hook(self, "forward_pre", hook, class_name(self) .. ":register_forward_pre_hook")
+end
+
+function Module:register_forward_hook(hook)
+  return add_hook(self, "forward", hook, class_name(self) .. ":register_forward_hook")
+end
+
+function Module:register_full_backward_hook(hook)
+  return add_hook(self, "backward", hook, class_name(self) .. ":register_full_backward_hook")
+end
+
+-- The identity functions that connect a module's backward hooks to the graph: one wraps the
+-- arguments that require grad (its backward sees grad_input), one the outputs (its backward
+-- sees grad_output). `state` (a plain argument) carries grad_output from one to the other.
+local BackwardHookInput = torch.autograd.Function:extend("BackwardHookFunction")
+local BackwardHookOutput = torch.autograd.Function:extend("BackwardHookFunction")
+
+function BackwardHookInput.forward(ctx, state, ...)
+  ctx.state = state
+  return ...
+end
+
+-- Calls the module's backward hooks with grad_input (a table over forward's arguments) and
+-- returns the grad_input they leave.
+local function run_backward_hooks(state, grad_input)
+  for _, entry in ipairs(table.move(state.hooks, 1, #state.hooks, 1, {})) do
+    local r = entry.fn(state.module, grad_input, state.grad_output or {})
+    if r ~= nil then
+      if type(r) ~= "table" or getmetatable(r) ~= nil then
+        fail(class_name(state.module), "a full backward hook must return nil or a table of gradients, got %s", describe(r))
+      end
+      grad_input = r
+    end
+  end
+  return grad_input
+end
+
+function BackwardHookInput.backward(ctx, ...)
+  local state = ctx.state
+  local grads = table.pack(...)
+  local grad_input = {}
+  for k, pos in ipairs(state.tensor_args) do grad_input[pos] = grads[k] end
+  grad_input = run_backward_hooks(state, grad_input)
+  local out = {}
+  for k, pos in ipairs(state.tensor_args) do out[k] = grad_input[pos] end
+  return nil, table.unpack(out, 1, #state.tensor_args)
+end
+
+function BackwardHookOutput.forward(ctx, state, ...)
+  ctx.state = state
+  return ...
+end
+
+function BackwardHookOutput.backward(ctx, ...)
+  local state = ctx.state
+  state.grad_output = table.pack(...)
+  if #state.tensor_args == 0 then
+    -- No argument requires grad: the hooks run now, with an empty grad_input.
+    local r = run_backward_hooks(state, {})
+    if next(r) ~= nil then
+      fail(class_name(state.module), "a full backward hook of a module whose arguments need no gradient must return nil")
+    end
+  end
+  return nil, ...
+end
+
+-- A module call with hooks: pre-hooks, the arguments wrapped for the backward hooks, forward,
+-- forward hooks, the outputs wrapped.
+function util.call_with_hooks(self, ...)
+  local hooks = rawget(self, "_hooks")
+  local args = table.pack(...)
+  for _, entry in ipairs(table.move(hooks.forward_pre, 1, #hooks.forward_pre, 1, {})) do
+    local r = entry.fn(self, args)
+    if r ~= nil then
+      args = (type(r) == "table" and getmetatable(r) == nil) and r or {r, n = 1}
+      args.n = args.n or #args
+    end
+  end
+  local state
+  if #hooks.backward > 0 and torch.is_grad_enabled() then
+    state = {module = self, hooks = hooks.backward, tensor_args = {}}
+    local wrapped = {}
+    for i = 1, args.n do
+      if torch.is_tensor(args[i]) and args[i].requires_grad then
+        state.tensor_args[#state.tensor_args + 1] = i
+        wrapped[#wrapped + 1] = args[i]
+      end
+    end
+    if #wrapped > 0 then
+      local results = table.pack(BackwardHookInput.apply(state, table.unpack(wrapped)))
+      args = table.move(args, 1, args.n, 1, {n = args.n})
+      for k, pos in ipairs(state.tensor_args) do args[pos] = results[k] end
+    end
+  end
+  local out = table.pack(self:forward(table.unpack(args, 1, args.n)))
+  for _, entry in ipairs(table.move(hooks.forward, 1, #hooks.forward, 1, {})) do
+    local r = entry.fn(self, args, out.n == 1 and out[1] or out)
+    if r ~= nil then
+      out = out.n == 1 and {r, n = 1} or r
+      out.n = out.n or #out
+    end
+  end
+  if state then
+    local positions, tensors = {}, {}
+    for i = 1, out.n do
+      if torch.is_tensor(out[i]) and out[i].requires_grad then
+        positions[#positions + 1] = i
+        tensors[#tensors + 1] = out[i]
+      end
+    end
+    if #tensors > 0 then
+      local results = table.pack(BackwardHookOutput.apply(state, table.unpack(tensors)))
+      for k, pos in ipairs(positions) do out[pos] = results[k] end
+    end
+  end
+  return table.unpack(out, 1, out.n)
 end
 
 ---------------------------------------------------------------------------------------------

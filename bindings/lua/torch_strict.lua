@@ -1,9 +1,10 @@
 -- The part loaded after the others but the docs: every public function of the Lua-written
--- parts (torch, torch.utils, torch.autograd, nn.functional, nn.init, the nn layer classes,
--- the optimizers and schedulers) that has a fixed number of parameters rejects a non-nil
--- argument beyond them, which Lua would drop silently: F.relu(x, {inplace = true}) is an
--- error, not a relu. Functions with varargs check theirs themselves (nn._util.args,
--- torch._check_keywords), as the C++ bindings do in their argument reader.
+-- parts (torch, torch.utils, torch.utils.data and its classes, torch.autograd, its Function
+-- and functional, nn.functional, nn.init, the nn layer classes, the optimizers and
+-- schedulers) that has a fixed number of parameters rejects a non-nil argument beyond them,
+-- which Lua would drop silently: F.relu(x, {inplace = true}) is an error, not a relu.
+-- Functions with varargs check theirs themselves (nn._util.args, torch._check_keywords), as
+-- the C++ bindings do in their argument reader.
 local torch = ...
 local strict = torch._strict
 
@@ -26,6 +27,9 @@ end
 wrap(torch, "")
 wrap(torch.utils, "utils.")
 wrap(torch.autograd, "autograd.")
+wrap(torch.autograd.functional, "autograd.functional.")
+wrap(torch.autograd.Function, "Function:", true)
+wrap(torch.utils.data, "utils.data.")
 wrap(torch.nn.functional, "")
 wrap(torch.nn.init, "init.")
 wrap(torch.nn.utils, "nn.utils.")
@@ -37,7 +41,7 @@ for _, name in ipairs{"Parameter", "is_module"} do torch.nn[name] = strict(name,
 local function is_class(v)
   return type(v) == "table" and (rawget(v, "_name") ~= nil or (rawget(v, "name") ~= nil and rawget(v, "__index") == v))
 end
-for _, space in ipairs{torch.nn, torch.optim, torch.optim.lr_scheduler} do
+for _, space in ipairs{torch.nn, torch.optim, torch.optim.lr_scheduler, torch.utils.data} do
   for _, cls in pairs(space) do
     if is_class(cls) then wrap(cls, (rawget(cls, "_name") or rawget(cls, "name")) .. ":", true) end
   end

@@ -1,5 +1,6 @@
 // The autograd core: grad mode, per-tensor meta, recording, saved tensors, the in-place
 // protocol, and the dependency-counted backward walk.
+#include <algorithm>
 #include <cctype>
 #include <unordered_map>
 #include <unordered_set>
@@ -63,6 +64,7 @@ struct AccumulateGrad final : Node {
     }
     return {};
   }
+  AutogradMeta* leaf_meta() override { return leaf->autograd.get(); }
 };
 
 std::shared_ptr<Node> accumulator_of(const Tensor& leaf) {
@@ -91,6 +93,7 @@ void refresh_view_history(const Tensor& t) {
   tm.grad_fn = autograd::grad_fn(v);
   tm.view_base = bm;
   tm.base_generation = bm->generation;
+  if (tm.retains_grad) tm.grad_fn->retained = t.impl()->autograd;
 }
 
 // The edge through which a gradient reaches t: its grad_fn, or its accumulator for a leaf.
@@ -109,7 +112,7 @@ Tensor history_snapshot(const Tensor& t) {
     gradient_edge(t);  // brings a view's history up to date
     const AutogradMeta& m = *t.impl()->autograd;
     snap.impl()->autograd = std::make_shared<AutogradMeta>(
-        AutogradMeta{m.requires_grad, {}, m.grad_fn, m.accumulator, {}, 0, 0});
+        AutogradMeta{m.requires_grad, {}, m.grad_fn, m.accumulator, {}, 0, 0, {}, false});
   }
   return snap;
 }
@@ -215,10 +218,13 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& g
     bool run = task.useful;
     if (capture && targets.count(n)) {
       (*captured)[n] = g;
-      if (dynamic_cast<AccumulateGrad*>(n)) run = false;
+      // A target runs (with its hooks) only on the way to another target, as in PyTorch.
+      run = false;
+      for (const Edge& e : n->next)
+        if (e.node && tasks.find(e.node.get())->second.useful) run = true;
     }
     std::vector<Tensor> out;
-    if (run && g.defined()) out = n->apply(g);
+    if (run && g.defined()) out = n->apply(autograd::run_tensor_hooks(*n, std::move(g)));
     if (run && !retain_graph) n->release();
     for (size_t i = 0; i < n->next.size(); ++i) {
       Node* input = n->next[i].node.get();
@@ -272,6 +278,7 @@ AutogradMeta::~AutogradMeta() { drop_node(grad_fn); }
 SavedTensor SavedTensor::input(const Tensor& t) {
   SavedTensor s;
   s.data_ = t;
+  s.storage_ = t.defined() ? t.storage().get() : nullptr;
   s.version_ = t.defined() ? t.storage()->version() : 0;
   return s;
 }
@@ -280,6 +287,7 @@ SavedTensor SavedTensor::output(const Tensor& t) {
   SavedTensor s;
   // The data without the history, and not as a view of t (either would hold the owning node).
   s.data_ = Tensor::make_view(t.storage(), t.sizes(), t.strides(), t.offset(), t.dtype());
+  s.storage_ = t.storage().get();
   s.version_ = t.storage()->version();
   s.is_output_ = true;
   return s;
@@ -287,6 +295,9 @@ SavedTensor SavedTensor::output(const Tensor& t) {
 
 Tensor SavedTensor::unpack(const Node& owner) const {
   if (!data_.defined()) return data_;
+  TIDE_CHECK(data_.storage().get() == storage_, "backward: a tensor that ", owner.name(),
+             " saved for the gradient was given new data (x.data = ...) after it was saved; assign .data only "
+             "when no graph that used the tensor is waiting for backward");
   uint32_t now = data_.storage()->version();
   TIDE_CHECK(now == version_, "backward: a tensor that ", owner.name(),
              " saved for the gradient was modified by an in-place operation (its version was ", version_, ", now ",
@@ -433,7 +444,9 @@ void InPlace::commit(const Tensor& result) {
   Tensor value = base_.defined() ? ag::as_strided_scatter(base_input_, r, x_.strides(), x_.offset() - base_.offset()) : r;
   AutogradMeta& m = meta(owner);
   m.requires_grad = true;
+  if (m.retains_grad && m.grad_fn) m.grad_fn->retained.reset();  // retain_grad follows the new value
   m.grad_fn = grad_fn(value);
+  if (m.retains_grad) m.grad_fn->retained = owner.impl()->autograd;
   ++m.generation;
   if (base_.defined()) gradient_edge(x_);  // the view's history, derived from the new base
 }
@@ -470,6 +483,80 @@ std::vector<Tensor> grad(const std::vector<Tensor>& roots, const std::vector<Ten
     out.push_back(g);
   }
   return out;
+}
+
+HookHandle add_hook(const Tensor& t, std::shared_ptr<GradHook> h, const char* op) {
+  TIDE_CHECK(is_differentiable(t), op, ": cannot register a hook on a tensor that does not require grad");
+  std::shared_ptr<Node> edge = gradient_edge(t);
+  HookHandle handle;
+  handle.hook = h;
+  if (edge->leaf_meta()) {
+    handle.leaf = t.impl()->autograd;
+    edge->leaf_meta()->hooks.push_back(std::move(h));
+  } else {
+    handle.node = edge;
+    edge->pre_hooks.push_back(std::move(h));
+    edge->hooked = true;
+  }
+  return handle;
+}
+
+void remove_hook(const HookHandle& h) {
+  std::shared_ptr<GradHook> hook = h.hook.lock();
+  if (!hook) return;
+  std::shared_ptr<AutogradMeta> leaf = h.leaf.lock();
+  std::shared_ptr<Node> node = h.node.lock();
+  GradHooks* hooks = leaf ? &leaf->hooks : node ? &node->pre_hooks : nullptr;
+  if (hooks) hooks->erase(std::remove(hooks->begin(), hooks->end(), hook), hooks->end());
+}
+
+void retain_grad(const Tensor& t, const char* op) {
+  TIDE_CHECK(is_differentiable(t), op, ": cannot retain the gradient of a tensor that does not require grad");
+  std::shared_ptr<Node> edge = gradient_edge(t);
+  if (edge->leaf_meta()) return;  // a leaf keeps its gradient anyway
+  AutogradMeta& m = meta(t);
+  if (m.retains_grad) return;  // already retained: keeps its place among the hooks
+  m.retains_grad = true;
+  edge->retained = t.impl()->autograd;
+  edge->retain_before_hooks = !edge->hooked;
+}
+
+void set_data(Tensor& t, const Tensor& data, const char* op) {
+  TIDE_CHECK(!requires_grad(t) || is_floating(data.dtype()), op, ": a tensor that requires grad must keep a "
+             "floating-point dtype, got ", dtype_name(data.dtype()));
+  TensorImpl& impl = *t.impl();
+  const TensorImpl& src = *data.impl();
+  impl.storage = src.storage;
+  impl.sizes = src.sizes;
+  impl.strides = src.strides;
+  impl.offset = src.offset;
+  impl.dtype = src.dtype;
+  impl.base = nullptr;
+}
+
+Tensor run_tensor_hooks(Node& n, Tensor grad) {
+  AutogradMeta* leaf = n.leaf_meta();
+  if ((leaf ? leaf->hooks : n.pre_hooks).empty() && n.retained.expired()) return grad;
+  GradHooks hooks = leaf ? leaf->hooks : n.pre_hooks;  // a copy: a hook may add hooks
+  auto retain = [&] {
+    if (auto m = n.retained.lock()) {
+      // A copy, so that changing the retained .grad in place never changes the gradient.
+      m->grad = m->grad.defined() ? ag::binary(BinaryOp::Add, m->grad, grad) : ag::clone(grad);
+    }
+  };
+  if (n.retain_before_hooks) retain();
+  for (const auto& h : hooks) {
+    Tensor r = (*h)(grad);
+    if (!r.defined()) continue;
+    TIDE_CHECK(r.sizes() == grad.sizes(), "register_hook: a hook returned a gradient of shape ", r.sizes().str(),
+               " for a gradient of shape ", grad.sizes().str(), " (a hook may not change the shape)");
+    TIDE_CHECK(r.dtype() == grad.dtype() && r.device() == grad.device(), "register_hook: a hook returned a ",
+               dtype_name(r.dtype()), " gradient on ", r.device().str(), " for a ", dtype_name(grad.dtype()),
+               " gradient on ", grad.device().str(), " (a hook may not change the dtype or device)");
+    grad = r;
+  }
+  if (!n.retain_before_hooks) retain();
+  return grad;
 }
 
 }  // namespace autograd

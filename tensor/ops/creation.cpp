@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <sstream>
@@ -425,6 +426,71 @@ Tensor randperm(int64_t n, DType dtype, Device device, Generator* gen) {
     }
   });
   return t;
+}
+
+Tensor multinomial(const Tensor& probs, int64_t n, bool replacement, Generator* gen) {
+  check_defined(probs, "multinomial");
+  TIDE_CHECK(probs.dim() == 1 || probs.dim() == 2, "multinomial: expected a 1-D or 2-D tensor of weights, got shape ",
+             probs.sizes().str());
+  TIDE_CHECK(is_floating(probs.dtype()), "multinomial: expected floating-point weights, got ", dtype_name(probs.dtype()));
+  const int64_t rows = probs.dim() == 2 ? probs.size(0) : 1, cats = probs.size(probs.dim() - 1);
+  TIDE_CHECK(cats > 0, "multinomial: the weights have no categories (shape ", probs.sizes().str(), ")");
+  TIDE_CHECK(n > 0, "multinomial: the number of samples must be positive, got ", n);
+  TIDE_CHECK(replacement || n <= cats, "multinomial: cannot draw ", n, " samples from ", cats,
+             " categories without replacement");
+  // The weights in double on the host, row by row; each row checked.
+  Tensor w = probs.to_device({}).to(DType::Float64).contiguous();
+  const double* p = w.data<double>();
+  for (int64_t r = 0; r < rows; ++r) {
+    double total = 0;
+    int64_t positive = 0;
+    for (int64_t c = 0; c < cats; ++c) {
+      double v = p[r * cats + c];
+      TIDE_CHECK(std::isfinite(v) && v >= 0, "multinomial: weights must be finite and >= 0, got ", num_str(v),
+                 " at category ", c + 1, rows > 1 ? " of row " + std::to_string(r + 1) : std::string());
+      total += v;
+      positive += v > 0;
+    }
+    TIDE_CHECK(total > 0, "multinomial: the weights", rows > 1 ? " of row " + std::to_string(r + 1) : std::string(),
+               " sum to 0");
+    TIDE_CHECK(replacement || n <= positive, "multinomial: cannot draw ", n, " samples without replacement from ",
+               positive, " categories of positive weight", rows > 1 ? " in row " + std::to_string(r + 1) : std::string());
+  }
+  // The uniform draws of random.hpp's scheme: one per sample with replacement, one per
+  // category without.
+  const int64_t per_row = replacement ? n : cats;
+  std::vector<double> u(size_t(rows * per_row));
+  philox_for<2>(rows * per_row, gen_or_default(gen).reserve(rows * per_row, 2),
+                [&](int64_t i, const uint32_t* words) { u[size_t(i)] = philox::uniform53(words[0], words[1]); });
+  Tensor out = Tensor::empty(probs.dim() == 2 ? Dims{rows, n} : Dims{n}, DType::Int64);
+  int64_t* o = out.data<int64_t>();
+  std::vector<double> cdf(static_cast<size_t>(cats));
+  std::vector<std::pair<double, int64_t>> keys(static_cast<size_t>(cats));
+  for (int64_t r = 0; r < rows; ++r) {
+    const double* pr = p + r * cats;
+    const double* ur = u.data() + r * per_row;
+    if (replacement) {
+      double acc = 0;
+      for (int64_t c = 0; c < cats; ++c) cdf[size_t(c)] = acc += pr[c];
+      for (int64_t j = 0; j < n; ++j) {
+        // The first category whose cumulative weight exceeds u * total (never a zero weight).
+        auto it = std::upper_bound(cdf.begin(), cdf.end(), ur[j] * acc);
+        o[r * n + j] = std::min<int64_t>(it - cdf.begin(), cats - 1) + 1;
+      }
+    } else {
+      // Efraimidis-Spirakis: key log(u') / w with u' in (0, 1]; the n largest keys, largest
+      // first (ties: the lower category). A zero weight gets -inf and is never drawn.
+      for (int64_t c = 0; c < cats; ++c) {
+        double key = pr[c] > 0 ? std::log(1.0 - ur[c]) / pr[c] : -std::numeric_limits<double>::infinity();
+        keys[size_t(c)] = {key, c};
+      }
+      std::partial_sort(keys.begin(), keys.begin() + n, keys.end(), [](const auto& a, const auto& b) {
+        return a.first > b.first || (a.first == b.first && a.second < b.second);
+      });
+      for (int64_t j = 0; j < n; ++j) o[r * n + j] = keys[size_t(j)].second + 1;
+    }
+  }
+  return probs.device().is_cpu() ? out : out.to_device(probs.device());
 }
 
 Tensor empty_like(const Tensor& x, std::optional<DType> dtype, std::optional<Device> device) {

@@ -1926,6 +1926,53 @@ add({name = "np.transpose", out = "same", cast = "none", ref = "np.transpose(a)"
      call = function(a) return np.transpose(a) end})
 
 ---------------------------------------------------------------------------------------------
+-- Autograd extension points: custom Functions (their Lua backward written with differentiable
+-- ops, so gradgrad checks double backward through them) and the functional Jacobian and
+-- Hessian (computed with create_graph, so the gradient column differentiates through them).
+local CustomMul = torch.autograd.Function:extend("CustomMul")
+function CustomMul.forward(ctx, a, b)
+  ctx:save_for_backward(a, b)
+  return a * b
+end
+function CustomMul.backward(ctx, g)
+  local a, b = table.unpack(ctx.saved_tensors)
+  return g * b, g * a
+end
+local CustomExp = torch.autograd.Function:extend("CustomExp")  -- saves its output
+function CustomExp.forward(ctx, a)
+  local y = a:exp()
+  ctx:save_for_backward(y)
+  return y
+end
+function CustomExp.backward(ctx, g) return g * ctx.saved_tensors[1] end
+add({name = "autograd.Function (saved inputs)", gen = "binary", dtypes = G.FLOATS, out = "promote", ref = "a * b",
+     grad = {"a", "b"}, gradgrad = true, per_dtype = 3, edges = false,
+     call = function(a, b) return CustomMul.apply(a, b) end})
+add({name = "autograd.Function (saved output)", gen = "unary", dtypes = G.FLOATS, out = "same", ref = "np.exp(a)",
+     domain = "small", grad = {"a"}, gradgrad = true, per_dtype = 3, edges = false,
+     call = function(a) return CustomExp.apply(a) end})
+-- 1-D float cases of a few lengths (the Jacobian of n values is n x n).
+local function vector_cases()
+  local cs = {}
+  for _, dt in ipairs({"float32", "float64"}) do
+    for _, n in ipairs({1, 3, 5}) do cs[#cs + 1] = {a = G.make({n}, dt, {dom = "small", edges = false})} end
+  end
+  return cs
+end
+-- d/dv_j [sin(v_i) * sum(v)] = cos(v_i) [i = j] sum(v) + sin(v_i)
+add({name = "autograd.functional.jacobian", out = "same", tol = RTOL, grad = {"a"}, cases = vector_cases,
+     ref = "np.diag(np.cos(a)) * a.sum() + np.sin(a)[:, None]",
+     call = function(a)
+       return torch.autograd.functional.jacobian(function(v) return v:sin() * v:sum() end, a, {create_graph = true})
+     end})
+-- d2/dv_i dv_j [sum(sin(v)) * sum(v)] = -sin(v_i) [i = j] sum(v) + cos(v_i) + cos(v_j)
+add({name = "autograd.functional.hessian", out = "same", tol = RTOL, grad = {"a"}, cases = vector_cases,
+     ref = "np.diag(-np.sin(a)) * a.sum() + np.cos(a)[:, None] + np.cos(a)[None, :]",
+     call = function(a)
+       return torch.autograd.functional.hessian(function(v) return v:sin():sum() * v:sum() end, a, {create_graph = true})
+     end})
+
+---------------------------------------------------------------------------------------------
 -- Errors: the op raises a Lua error that names the op (and the process lives on).
 local function err_row(name, expect, call, make)
   add({name = "error: " .. name, expect_error = expect, cast = "none", out = "same", ref = "None", call = call,

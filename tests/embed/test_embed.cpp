@@ -1,6 +1,7 @@
 // Embedding tests (issue 7), built by tests/lua/test_embed.sh against the INSTALLED headers
 // and library through pkg-config: zero copy both ways, values and host functions, script
-// errors, every limit, sandbox escapes, two interpreters on two threads, DLPack, the C API.
+// errors, every limit, sandbox escapes, two interpreters on two threads, Lua autograd callbacks
+// that outlive their interpreter, DLPack, the C API.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 #include <tide/tide.h>
@@ -340,6 +341,43 @@ TEST_CASE("two interpreters train on two threads with identical results") {
   two.run_string("local torch = require 'torch'; d = torch.get_default_dtype()");
   CHECK(one.get<std::string>("d") == "float64");
   CHECK(two.get<std::string>("d") == "float32");
+}
+
+TEST_CASE("a graph with a Lua backward outlives its interpreter and is refused elsewhere") {
+  // A custom Function and a tensor hook: their Lua functions belong to interpreter `a`.
+  const char* make = R"lua(
+    local Twice = torch.autograd.Function:extend("Twice")
+    function Twice.forward(ctx, x) return x * 2 end
+    function Twice.backward(ctx, g) return g * 2 end
+    x = torch.ones(2, {requires_grad = true})
+    y = Twice.apply(x):sum()
+    h = x * 3
+    h:register_hook(function(g) return g * 10 end)
+    z = h:sum()
+  )lua";
+  Interpreter b({.globals = true});
+  Tensor y, z;
+  {
+    Interpreter a({.globals = true});
+    a.run_string(make);
+    y = a.get<Tensor>("y");
+    z = a.get<Tensor>("z");
+    b.set("y", y);
+    b.set("z", z);
+    CHECK(contains(script_error(b, "y:backward({retain_graph = true})"),
+                   "TwiceBackward: its Lua function can only run in a backward started by a script of the interpreter "
+                   "that made it"));
+    CHECK(contains(script_error(b, "z:backward({retain_graph = true})"), "register_hook: its Lua function"));
+    a.run_string("y:backward({retain_graph = true}); z:backward(); g = x.grad[1]:item()");
+    CHECK(a.get<double>("g") == 32);  // 2 * 2 from Twice, 3 * 10 through the hook
+  }
+  // `a` is closed; its graphs live on in the host and in `b`.
+  CHECK(contains(script_error(b, "y:backward()"), "TwiceBackward: its Lua function belongs to an interpreter that was closed"));
+  b.run_string("y = nil; z = nil; collectgarbage()");
+  y = Tensor();
+  z = Tensor();  // the last references: the graphs go without touching the closed interpreter
+  b.run_string("t = (torch.ones(1) + 1):item()");
+  CHECK(b.get<double>("t") == 2);
 }
 
 TEST_CASE("DLPack export and import share memory") {

@@ -232,6 +232,23 @@ H.instances = {
     "return S.SequentialLR(o, {schedulers = {S.ConstantLR(o), S.ExponentialLR(o, {gamma = 0.9})}, milestones = {3}}) end)()",
   ["optim.lr_scheduler.ChainedScheduler"] = "(function() local o = optim.SGD(nn.Linear(3, 2):parameters(), {lr = 0.1, momentum = 0.9}); local S = optim.lr_scheduler; " ..
     "return S.ChainedScheduler({S.ConstantLR(o), S.ExponentialLR(o, {gamma = 0.9})}) end)()",
+  ["torch.utils.data.BatchSampler"] = "torch.utils.data.BatchSampler(torch.utils.data.SequentialSampler(torch.utils.data.TensorDataset(torch.ones(5))), 2, false)",
+  ["torch.utils.data.ConcatDataset"] =
+    "torch.utils.data.ConcatDataset({torch.utils.data.TensorDataset(torch.ones(2)), torch.utils.data.TensorDataset(torch.zeros(3))})",
+  ["torch.utils.data.DataLoader"] = "torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.ones(5, 2)), {batch_size = 2})",
+  ["torch.utils.data.Dataset"] = "torch.utils.data.TensorDataset(torch.ones(4, 2), torch.arange(4))",
+  ["torch.utils.data.IterableDataset"] = [[(function()
+    local S = torch.utils.data.IterableDataset:extend("S")
+    function S:iter() local i = 0 return function() i = i + 1 if i <= 3 then return torch.ones(2) * i end end end
+    return S()
+  end)()]],
+  ["torch.utils.data.RandomSampler"] = "torch.utils.data.RandomSampler(torch.utils.data.TensorDataset(torch.ones(5)))",
+  ["torch.utils.data.Sampler"] = "torch.utils.data.SequentialSampler(torch.utils.data.TensorDataset(torch.ones(5)))",
+  ["torch.utils.data.SequentialSampler"] = "torch.utils.data.SequentialSampler(torch.utils.data.TensorDataset(torch.ones(5)))",
+  ["torch.utils.data.Subset"] = "torch.utils.data.Subset(torch.utils.data.TensorDataset(torch.ones(5)), {2, 4})",
+  ["torch.utils.data.SubsetRandomSampler"] = "torch.utils.data.SubsetRandomSampler({1, 3, 5})",
+  ["torch.utils.data.TensorDataset"] = "torch.utils.data.TensorDataset(torch.ones(4, 2), torch.arange(4))",
+  ["torch.utils.data.WeightedRandomSampler"] = "torch.utils.data.WeightedRandomSampler({0.5, 1.0, 2.0}, 4)",
 }
 
 return H

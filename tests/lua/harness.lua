@@ -182,6 +182,17 @@ function T.python(code, ...)
   return out, ok == true
 end
 
+-- The number of live registry references (luaL_ref slots in use): a released slot holds the
+-- number of the next free one, so the live ones are the integer keys holding anything else.
+-- #registry is a high-water mark and never shrinks.
+function T.registry_refs()
+  local live = 0
+  for k, v in pairs(debug.getregistry()) do
+    if math.type(k) == "integer" and type(v) ~= "number" then live = live + 1 end
+  end
+  return live
+end
+
 function T.done()
   print(string.format("%d passed, %d failed", T.passed, T.failed))
   os.exit(T.failed == 0 and 0 or 1)
