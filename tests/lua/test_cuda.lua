@@ -296,7 +296,9 @@ T.test("dead GPU tensors are collected within 256 MiB of device allocations, wit
     torch.empty(1000, 1000, {dtype = "float64", device = "cuda"})
     most = math.max(most, torch.cuda.memory_allocated() - base)
   end
-  T.truthy(most <= 256 * 2^20 + 8e6, "at most 256 MiB of dead device tensors wait for the collector, saw " .. most)
+  -- 256 MiB of tensor bytes is 34 tensors of 8e6 bytes; the allocator counts each one's 8 MiB
+  -- block (2 MiB rounding), so 35 blocks of 8 MiB at most
+  T.truthy(most <= 35 * 8 * 2^20, "at most 256 MiB of dead device tensors wait for the collector, saw " .. most)
   T.truthy(most >= 64 * 2^20, "device tensors drive no collection per few MiB, saw at most " .. most .. " bytes live")
 end)
 
