@@ -316,9 +316,11 @@ T.test("erfinv, lgamma and digamma: PyTorch's values, gradients and spellings", 
   -- torch.erfinv(tensor([-1,-0.999,-0.5,0,0.3,0.9999,1,1.5], dtype=float64))
   T.near(torch.erfinv(f64{-1, -0.999, -0.5, 0, 0.3, 0.9999, 1, 1.5}),
          {-INF, -2.3267537655135153, -0.4769362762044699, 0.0, 0.2724627147267544, 2.751063905712083, INF, NAN}, 1e-15)
-  -- float32: torch.erfinv(tensor([-0.5, 0.3, 0.9999, 0.99]))
-  T.eq(torch.erfinv(torch.tensor{-0.5, 0.3, 0.9999, 0.99}):tolist(),
-       {-0.4769362807273865, 0.27246272563934326, 2.7510364055633545, 1.821386694908142})
+  -- float32: torch.erfinv(tensor([-0.5, 0.3, 0.9999, 0.99])), within about one float32 ulp: the
+  -- release build (FMA contraction) gives PyTorch's bits, the sanitizer build (-O1, no FMA) is
+  -- one ulp off at 0.99
+  T.near(torch.erfinv(torch.tensor{-0.5, 0.3, 0.9999, 0.99}),
+         {-0.4769362807273865, 0.27246272563934326, 2.7510364055633545, 1.821386694908142}, 1e-7)
   -- torch.lgamma(tensor([-2.5,-1,0,0.5,1,2.5,10,1e-8,171.5,1e300], dtype=float64))
   T.near(torch.lgamma(f64{-2.5, -1, 0, 0.5, 1, 2.5, 10, 1e-8, 171.5, 1e300}),
          {-0.05624371649767405, INF, INF, 0.5723649429247001, 0.0, 0.2846828704729192, 12.801827480081469,
