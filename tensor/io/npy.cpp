@@ -555,31 +555,35 @@ std::vector<ZipMember> read_central_directory(ByteSource& in, const std::string&
   return members;
 }
 
-namespace {
-
-// A reader of member m's uncompressed bytes (stored or deflate); its crc() is checked against
-// m.crc after finish().
-std::unique_ptr<Reader> member_reader(ByteSource& in, const ZipMember& m, const std::string& mw) {
+void check_member(const ZipMember& m, const std::string& where) {
+  const std::string mw = where + " member '" + quote_user(m.name) + "'";
   if (m.flags & 1) fail_at(mw, "encrypted zip members are not supported");
-  std::unique_ptr<Reader> r;
   if (m.method == 0) {
     if (m.comp != m.uncomp)
       fail_at(mw, "corrupt zip archive (stored member with sizes ", m.comp, " and ", m.uncomp, ")");
-    r = std::make_unique<RangeReader>(in, m.local_off, m.comp);
   } else if (m.method == 8) {
     if (m.uncomp > m.comp * kMaxDeflateRatio + 64)
       fail_at(mw, "corrupt zip archive (", m.comp, " compressed bytes cannot hold the ", m.uncomp,
               " bytes declared)");
-    r = std::make_unique<InflateReader>(in, m.local_off, m.comp, m.uncomp, mw);
   } else {
     fail_at(mw, "unsupported zip compression method ", m.method, " (tide reads stored and deflate)");
   }
-  return r;
+}
+
+namespace {
+
+// A reader of member m's uncompressed bytes (stored or deflate, checked by check_member); its
+// crc() is checked against m.crc after finish().
+std::unique_ptr<Reader> member_reader(ByteSource& in, const ZipMember& m, const std::string& where) {
+  check_member(m, where);
+  if (m.method == 0) return std::make_unique<RangeReader>(in, m.local_off, m.comp);
+  return std::make_unique<InflateReader>(in, m.local_off, m.comp, m.uncomp,
+                                         where + " member '" + quote_user(m.name) + "'");
 }
 
 Tensor read_member(ByteSource& in, const ZipMember& m, const std::string& where) {
   const std::string mw = where + " member '" + quote_user(m.name) + "'";
-  std::unique_ptr<Reader> r = member_reader(in, m, mw);
+  std::unique_ptr<Reader> r = member_reader(in, m, where);
   Tensor t = decode_npy(*r, mw);
   r->finish();
   if (r->crc() != m.crc) fail_at(mw, "CRC-32 mismatch: the data is corrupt");
@@ -590,7 +594,7 @@ Tensor read_member(ByteSource& in, const ZipMember& m, const std::string& where)
 
 void read_member_bytes(ByteSource& in, const ZipMember& m, void* dst, const std::string& where, bool check_crc) {
   const std::string mw = where + " member '" + quote_user(m.name) + "'";
-  std::unique_ptr<Reader> r = member_reader(in, m, mw);
+  std::unique_ptr<Reader> r = member_reader(in, m, where);
   r->read(dst, size_t(m.uncomp));
   r->finish();
   if (check_crc && r->crc() != m.crc) fail_at(mw, "CRC-32 mismatch: the data is corrupt");

@@ -109,6 +109,7 @@ class Archive {
     if (!have_pickle_) fail_at(where_, "not a PyTorch checkpoint (the zip archive has no <name>/data.pkl)");
     auto bo = members_.find(prefix_ + "byteorder");
     if (bo != members_.end()) {
+      check_member(bo->second, where_);
       if (bo->second.uncomp > 16) fail_at(where_, "corrupt PyTorch checkpoint (byteorder member of ", bo->second.uncomp, " bytes)");
       std::string order(size_t(bo->second.uncomp), '\0');
       read_member_bytes(in_, bo->second, order.data(), where_, check_crc_);
@@ -118,6 +119,7 @@ class Archive {
   }
 
   std::string pickle() {
+    check_member(pickle_, where_);
     std::string data(size_t(pickle_.uncomp), '\0');
     read_member_bytes(in_, pickle_, data.data(), where_, check_crc_);
     return data;
@@ -138,6 +140,7 @@ class Archive {
     if (uint64_t(nbytes) != it->second.uncomp)
       fail_at(where_, "corrupt PyTorch checkpoint (storage '", quote_user(key), "' holds ", it->second.uncomp,
               " bytes, but ", numel, " elements of ", dtype_name(dt), " need ", nbytes, ")");
+    check_member(it->second, where_);
     Tensor t = Tensor::empty(Dims{numel}, dt, Device{}, "torch.load");
     if (nbytes) read_member_bytes(in_, it->second, t.data_ptr(), where_, check_crc_);
     if (dt == DType::Bool) {  // any nonzero byte is true, as the .npy reader does

@@ -23,6 +23,10 @@ struct ZipMember {
 // <kind> archive" ("a valid .npz archive").
 std::vector<ZipMember> read_central_directory(ByteSource& in, const std::string& where, const char* kind);
 
+// Throws unless member m can be read (stored or deflate, not encrypted) with sizes that agree
+// (deflate expands at most ~1000x): after it, m.uncomp bytes may be allocated.
+void check_member(const ZipMember& m, const std::string& where);
+
 // Reads member m's m.uncomp uncompressed bytes into dst, checking its CRC-32 (unless
 // check_crc is false: the file fuzzer's way past the checksum to the parsers behind it).
 void read_member_bytes(ByteSource& in, const ZipMember& m, void* dst, const std::string& where,
