@@ -379,7 +379,6 @@ Tensor pinv_backward(const Tensor& g, const Tensor& pinvA, const Tensor& A) {
 // above max(atol, rtol * largest) are inverted, the others dropped.
 Tensor pinv_value(const Tensor& A, double atol, double rtol, bool hermitian, DTypePolicy policy, const char* op) {
   autograd::GradModeGuard no_grad(false);
-  const int64_t m = last(A, 2), n = last(A);
   Tensor U, S, Vh;
   if (hermitian) {
     std::vector<Tensor> f = ops::eigh(A, true, true, policy, op);
@@ -390,7 +389,8 @@ Tensor pinv_value(const Tensor& A, double atol, double rtol, bool hermitian, DTy
     std::vector<Tensor> f = ops::svd(A, false, true, policy, op);
     U = f[0], S = f[1], Vh = f[2];
   }
-  if (std::min(m, n) == 0) {
+  // A's sizes only now: the decomposition has checked that A is a (batch of) matrices.
+  if (std::min(last(A, 2), last(A)) == 0) {
     Dims shape = A.sizes();
     std::swap(shape[shape.size() - 1], shape[shape.size() - 2]);
     return ops::zeros(shape, S.dtype(), A.device());

@@ -19,4 +19,6 @@ return {
    "UBSan: an integer number times alpha overflowed int64 (now wraps as int64 tensors do); tests/lua/test_arguments.lua"},
   {"return M.round(H.t('float16', {}, 5), math.mininteger)",
    "UBSan: round negated decimals = INT64_MIN; tests/lua/test_arguments.lua"},
+  {"return torch.linalg.pinv(H.t('bool', {3}, 5)[{{1, -1, 2}}], -2)",
+   "UBSan: pinv read a 1-D tensor's size at index -1 before the decomposition rejected it"},
 }
