@@ -404,7 +404,7 @@ end
 -- NumPy's result_type of two dtypes (an integer with a float needs enough mantissa: int8 and
 -- uint8 fit float16, int16 float32, wider ones float64); the rest as the engine promotes.
 local FLOAT_RANK = {float16 = 1, bfloat16 = 1, float32 = 2, float64 = 3}
-local INT_NEEDS = {uint8 = 1, int8 = 1, int16 = 2, int32 = 3, int64 = 3}
+local INT_NEEDS = {uint8 = 1, int8 = 1, int16 = 2, uint16 = 2, int32 = 3, uint32 = 3, int64 = 3, uint64 = 3}
 local RANK_FLOAT = {"float16", "float32", "float64"}
 function S.result_type(a, b)
   if a == b or b == "bool" then return a end

@@ -73,6 +73,11 @@ T.test("cov, corrcoef, isclose, allclose, array_equal", function()
   T.eq(np.isclose({1, NAN, math.huge, 2}, {1.000001, NAN, math.huge, 2.1}, {equal_nan = true}):tolist(),
        {true, true, true, false})
   T.eq({np.allclose({1.0}, {1.001}), np.allclose({1.0}, {1.001}, {rtol = 1e-2})}, {false, true})
+  -- unsigned operands of every width (NumPy: float16 with uint16 is float32, with uint32/64 float64)
+  for _, d in ipairs({"uint16", "uint32", "uint64"}) do
+    T.eq(np.allclose(np.array({1.0}, {dtype = "float16"}), np.array({1}, {dtype = d})), true)
+    T.eq(np.isclose(np.array({1.5}), np.array({2}, {dtype = d})):tolist(), {false})
+  end
   T.eq({np.array_equal({1, 2}, {1, 2}), np.array_equal({1, 2}, {{1, 2}}), np.array_equal({NAN}, {NAN}, {equal_nan = true})},
        {true, false, true})
 end)
