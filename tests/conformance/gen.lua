@@ -43,6 +43,19 @@ function G.copy(t)
   for i, v in ipairs(t) do r[i] = v end
   return r
 end
+-- A keyword table, or nil when it is empty (an empty table would be a positional argument).
+function G.kwargs(t) return t ~= nil and next(t) ~= nil and t or nil end
+
+-- f(...) with the keyword table kw appended when there is one.
+function G.with_kw(f, kw, ...)
+  local args = table.pack(...)
+  if G.kwargs(kw) then
+    args.n = args.n + 1
+    args[args.n] = kw
+  end
+  return f(table.unpack(args, 1, args.n))
+end
+
 function G.others(list, x)
   local r = {}
   for _, v in ipairs(list) do if v ~= x then r[#r + 1] = v end end

@@ -11,18 +11,7 @@ local MAIN = {"float32", "float64"}
 local NN_TOL = {float32 = {1e-5, 1e-6}, float64 = {1e-12, 1e-13}}
 local F = torch.nn.functional
 
--- A keyword table, or nil when it is empty (an empty table would be a positional argument).
-local function kwargs(t) return t ~= nil and next(t) ~= nil and t or nil end
-
--- f(...) with the keyword table kw appended when there is one.
-local function with_kw(f, kw, ...)
-  local args = table.pack(...)
-  if kwargs(kw) then
-    args.n = args.n + 1
-    args[args.n] = kw
-  end
-  return f(table.unpack(args, 1, args.n))
-end
+local kwargs, with_kw = G.kwargs, G.with_kw
 
 -- Python keyword arguments from p.kw (a JSON object, or null).
 local PYKW = "**(p.kw or {})"

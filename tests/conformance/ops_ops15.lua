@@ -8,18 +8,7 @@ local G, add = ...
 local MAIN = {"float32", "float64"}
 local F = torch.nn.functional
 
--- A keyword table, or nil when it is empty.
-local function kw_or_nil(t) return t ~= nil and next(t) ~= nil and t or nil end
-
--- f(...) with the keyword table kw appended when there is one.
-local function with_kw(f, kw, ...)
-  local args = table.pack(...)
-  if kw_or_nil(kw) then
-    args.n = args.n + 1
-    args[args.n] = kw
-  end
-  return f(table.unpack(args, 1, args.n))
-end
+local kw_or_nil, with_kw = G.kwargs, G.with_kw
 
 local function copy(t)
   if t == nil then return nil end
