@@ -89,6 +89,11 @@ local Optimizer = class("Optimizer")
 optim.Optimizer = Optimizer
 Optimizer.defaults = {}
 Optimizer.required = {}
+-- PyTorch's implementation switches the optimizer accepts (foreach, fused, capturable,
+-- differentiable; PyTorch 1.13's lists). tide's step is always one fused loop per parameter,
+-- so foreach and fused give the same numbers either way; capturable (CUDA graph capture) and
+-- differentiable (autograd through the step) have no tide counterpart and must be false.
+Optimizer.flags = {}
 -- The per-parameter state entries that are numbers (the others are tensors).
 Optimizer.state_numbers = {step = true}
 
@@ -98,6 +103,22 @@ function Optimizer:update()
   fail(self.name .. ": a subclass of optim.Optimizer must define update(param, grad, state, group)")
 end
 
+-- Checks the implementation switches in `values` (the options or a group): booleans (foreach
+-- may also be nil, "let the library choose"), capturable and differentiable false.
+local function check_flags(self, values)
+  for flag in pairs(self.flags) do
+    local v = values[flag]
+    if v ~= nil and type(v) ~= "boolean" then
+      fail(self.name .. ": " .. flag .. " must be a boolean, got " .. describe(v))
+    end
+    if v and (flag == "capturable" or flag == "differentiable") then
+      fail(self.name .. ": " .. flag .. "=true is not supported (tide has no "
+        .. (flag == "capturable" and "CUDA graph capture" or "autograd through optimizer steps")
+        .. "); leave it false")
+    end
+  end
+end
+
 -- params: a list of tensors, or a list of groups {params = {...}, lr = ..., ...}.
 function Optimizer:init(params, opts)
   local name = self.name
@@ -105,9 +126,11 @@ function Optimizer:init(params, opts)
   local defaults, valid = {}, {}
   for k, v in pairs(self.defaults) do defaults[k], valid[#valid + 1] = v, k end
   for k in pairs(self.required) do valid[#valid + 1] = k end
+  for k in pairs(self.flags) do valid[#valid + 1] = k end
   table.sort(valid)
   torch._check_keywords(name, opts, valid)
   for k, v in pairs(opts) do defaults[k] = v end
+  check_flags(self, defaults)
   self:validate(defaults, true)
   self.defaults = defaults
   self.state = {}
@@ -156,6 +179,7 @@ function Optimizer:add_param_group(group)
   for k in pairs(self.required) do
     if group[k] == nil then fail(name .. ": " .. k .. " is required (in the options or in every parameter group)") end
   end
+  check_flags(self, group)
   self:validate(group)
   self.param_groups[#self.param_groups + 1] = group
 end
@@ -284,6 +308,7 @@ end
 
 local SGD = Optimizer:extend("SGD")
 optim.SGD = SGD
+SGD.flags = {foreach = true, differentiable = true}
 SGD.defaults = {momentum = 0, dampening = 0, weight_decay = 0, nesterov = false, maximize = false}
 SGD.required = {lr = true}
 
@@ -310,6 +335,7 @@ end
 
 local Adam = Optimizer:extend("Adam")
 optim.Adam = Adam
+Adam.flags = {foreach = true, capturable = true, differentiable = true, fused = true}
 Adam.defaults = {lr = 1e-3, betas = {0.9, 0.999}, eps = 1e-8, weight_decay = 0, amsgrad = false, maximize = false}
 Adam.required = {}
 
@@ -338,11 +364,13 @@ end
 -- AdamW: Adam with the weight decay applied to the parameter (default 1e-2).
 local AdamW = Adam:extend("AdamW")
 optim.AdamW = AdamW
+AdamW.flags = {foreach = true, capturable = true}
 AdamW.defaults = {lr = 1e-3, betas = {0.9, 0.999}, eps = 1e-8, weight_decay = 1e-2, amsgrad = false, maximize = false}
 AdamW.decoupled_weight_decay = true
 
 local RMSprop = Optimizer:extend("RMSprop")
 optim.RMSprop = RMSprop
+RMSprop.flags = {foreach = true, differentiable = true}
 RMSprop.defaults = {lr = 1e-2, alpha = 0.99, eps = 1e-8, weight_decay = 0, momentum = 0, centered = false,
                     maximize = false}
 RMSprop.required = {}
@@ -397,6 +425,7 @@ end
 -- Adagrad: divides by the root of the running sum of squared gradients.
 local Adagrad = Optimizer:extend("Adagrad")
 optim.Adagrad = Adagrad
+Adagrad.flags = {foreach = true}
 Adagrad.defaults = {lr = 1e-2, lr_decay = 0, weight_decay = 0, initial_accumulator_value = 0, eps = 1e-10,
                     maximize = false}
 Adagrad.required = {}
@@ -423,6 +452,7 @@ end
 -- Adadelta: steps by the ratio of running roots of squared updates and squared gradients.
 local Adadelta = Optimizer:extend("Adadelta")
 optim.Adadelta = Adadelta
+Adadelta.flags = {foreach = true}
 Adadelta.defaults = {lr = 1.0, rho = 0.9, eps = 1e-6, weight_decay = 0, maximize = false}
 Adadelta.required = {}
 
@@ -452,6 +482,7 @@ end
 -- Adamax: Adam with the infinity norm of the gradients in the denominator.
 local Adamax = Optimizer:extend("Adamax")
 optim.Adamax = Adamax
+Adamax.flags = {foreach = true}
 Adamax.defaults = {lr = 2e-3, betas = {0.9, 0.999}, eps = 1e-8, weight_decay = 0, maximize = false}
 Adamax.required = {}
 
@@ -485,6 +516,7 @@ local function float32(x) return (string.unpack("<f", string.pack("<f", x))) end
 -- NAdam: Adam with Nesterov momentum and the momentum schedule of Dozat (2016).
 local NAdam = Optimizer:extend("NAdam")
 optim.NAdam = NAdam
+NAdam.flags = {foreach = true}
 NAdam.defaults = {lr = 2e-3, betas = {0.9, 0.999}, eps = 1e-8, weight_decay = 0, momentum_decay = 4e-3}
 NAdam.required = {}
 NAdam.state_numbers = {step = true, mu_product = true}
@@ -525,6 +557,7 @@ end
 -- tractable (rho_t > 5); plain momentum steps before that.
 local RAdam = Optimizer:extend("RAdam")
 optim.RAdam = RAdam
+RAdam.flags = {foreach = true}
 RAdam.defaults = {lr = 1e-3, betas = {0.9, 0.999}, eps = 1e-8, weight_decay = 0}
 RAdam.required = {}
 
@@ -887,8 +920,14 @@ optim.lr_scheduler = lr_scheduler
 local LRScheduler = class("LRScheduler")
 lr_scheduler.LRScheduler = LRScheduler
 
-function LRScheduler:init(optimizer, last_epoch)
+-- verbose: print each lr the scheduler sets, in PyTorch's words (with tide's 1-based group
+-- numbers).
+function LRScheduler:init(optimizer, last_epoch, verbose)
   local name = self.name
+  if verbose ~= nil and type(verbose) ~= "boolean" then
+    fail(name .. ": verbose must be a boolean, got " .. describe(verbose))
+  end
+  self.verbose = verbose or false
   if type(optimizer) ~= "table" or type(optimizer.param_groups) ~= "table" then
     fail(name .. ": expected an optimizer, got a " .. describe(optimizer))
   end
@@ -929,6 +968,19 @@ function LRScheduler:step(epoch)
   for i, group in ipairs(self.optimizer.param_groups) do
     group.lr = values[i]
     self._last_lr[i] = values[i]
+    self:print_lr(i, values[i], epoch)
+  end
+end
+
+-- With verbose, prints the lr just set for group i (PyTorch's print_lr; epoch is the one
+-- given to step, if any: "%05d" for an integer, "%.2f" otherwise).
+function LRScheduler:print_lr(i, lr, epoch)
+  if not self.verbose then return end
+  if epoch == nil then
+    print(string.format("Adjusting learning rate of group %d to %.4e.", i, lr))
+  else
+    local e = math.type(epoch) == "integer" and string.format("%05d", epoch) or string.format("%.2f", epoch)
+    print(string.format("Epoch %s: adjusting learning rate of group %d to %.4e.", e, i, lr))
   end
 end
 
@@ -996,14 +1048,14 @@ local StepLR = LRScheduler:extend("StepLR")
 lr_scheduler.StepLR = StepLR
 
 function StepLR:init(optimizer, opts)
-  opts = torch._check_keywords("StepLR", options("StepLR", opts), {"step_size", "gamma", "last_epoch"})
+  opts = torch._check_keywords("StepLR", options("StepLR", opts), {"step_size", "gamma", "last_epoch", "verbose"})
   local step_size, gamma = opts.step_size, opts.gamma or 0.1
   if math.type(step_size) ~= "integer" or step_size < 1 then
     fail("StepLR: step_size must be a positive integer, got " .. tostring(step_size))
   end
   check_number("StepLR", "gamma", gamma)
   self.step_size, self.gamma = step_size, gamma
-  LRScheduler.init(self, optimizer, opts.last_epoch)
+  LRScheduler.init(self, optimizer, opts.last_epoch, opts.verbose)
 end
 
 function StepLR:get_lr()
@@ -1026,14 +1078,14 @@ local CosineAnnealingLR = LRScheduler:extend("CosineAnnealingLR")
 lr_scheduler.CosineAnnealingLR = CosineAnnealingLR
 
 function CosineAnnealingLR:init(optimizer, opts)
-  opts = torch._check_keywords("CosineAnnealingLR", options("CosineAnnealingLR", opts), {"T_max", "eta_min", "last_epoch"})
+  opts = torch._check_keywords("CosineAnnealingLR", options("CosineAnnealingLR", opts), {"T_max", "eta_min", "last_epoch", "verbose"})
   local T_max, eta_min = opts.T_max, opts.eta_min or 0
   if type(T_max) ~= "number" or not (T_max > 0) then
     fail("CosineAnnealingLR: T_max must be a number > 0, got " .. tostring(T_max))
   end
   check_number("CosineAnnealingLR", "eta_min", eta_min)
   self.T_max, self.eta_min = T_max, eta_min
-  LRScheduler.init(self, optimizer, opts.last_epoch)
+  LRScheduler.init(self, optimizer, opts.last_epoch, opts.verbose)
 end
 
 function CosineAnnealingLR:get_lr()
@@ -1065,7 +1117,7 @@ end
 -- Options of a scheduler: a keyword table checked against `valid` (last_epoch is added).
 local function sched_options(name, opts, valid)
   opts = options(name, opts)
-  local all = {"last_epoch"}
+  local all = {"last_epoch", "verbose"}
   for _, k in ipairs(valid) do all[#all + 1] = k end
   return torch._check_keywords(name, opts, all)
 end
@@ -1136,7 +1188,7 @@ lr_scheduler.LambdaLR = LambdaLR
 function LambdaLR:init(optimizer, opts)
   opts = sched_options(self.name, opts, {"lr_lambda"})
   self.lr_lambdas = lr_lambdas(self.name, optimizer, opts.lr_lambda)
-  LRScheduler.init(self, optimizer, opts.last_epoch)
+  LRScheduler.init(self, optimizer, opts.last_epoch, opts.verbose)
 end
 
 function LambdaLR:get_lr()
@@ -1177,7 +1229,7 @@ function MultiStepLR:init(optimizer, opts)
   table.sort(self.milestones)
   check_number(self.name, "gamma", gamma)
   self.gamma = gamma
-  LRScheduler.init(self, optimizer, opts.last_epoch)
+  LRScheduler.init(self, optimizer, opts.last_epoch, opts.verbose)
 end
 
 function MultiStepLR:get_lr()
@@ -1212,7 +1264,7 @@ function ConstantLR:init(optimizer, opts)
   check_factor(self.name, "factor", factor)
   check_integer(self.name, "total_iters", total_iters, 0)
   self.factor, self.total_iters = factor, total_iters
-  LRScheduler.init(self, optimizer, opts.last_epoch)
+  LRScheduler.init(self, optimizer, opts.last_epoch, opts.verbose)
 end
 
 function ConstantLR:get_lr()
@@ -1247,7 +1299,7 @@ function LinearLR:init(optimizer, opts)
   check_factor(self.name, "end_factor", ef)
   check_integer(self.name, "total_iters", total_iters, 1)
   self.start_factor, self.end_factor, self.total_iters = sf, ef, total_iters
-  LRScheduler.init(self, optimizer, opts.last_epoch)
+  LRScheduler.init(self, optimizer, opts.last_epoch, opts.verbose)
 end
 
 function LinearLR:get_lr()
@@ -1282,7 +1334,7 @@ function ExponentialLR:init(optimizer, opts)
   opts = sched_options(self.name, opts, {"gamma"})
   check_number(self.name, "gamma", opts.gamma)
   self.gamma = opts.gamma
-  LRScheduler.init(self, optimizer, opts.last_epoch)
+  LRScheduler.init(self, optimizer, opts.last_epoch, opts.verbose)
 end
 
 function ExponentialLR:get_lr()
@@ -1338,6 +1390,12 @@ function SequentialLR:init(optimizer, opts)
   end
   local last_epoch = opts.last_epoch or -1
   check_integer(self.name, "last_epoch", last_epoch, -1)
+  -- verbose is checked and kept, and prints nothing: PyTorch 1.13's SequentialLR documents it
+  -- as "does nothing" (its schedulers print if they were made verbose).
+  if opts.verbose ~= nil and type(opts.verbose) ~= "boolean" then
+    fail(self.name .. ": verbose must be a boolean, got " .. describe(opts.verbose))
+  end
+  self.verbose = opts.verbose or false
   self._schedulers = schedulers
   self.last_epoch = last_epoch + 1
   self.optimizer = optimizer
@@ -1462,7 +1520,7 @@ function OneCycleLR:init(optimizer, opts)
   elseif opts.max_momentum ~= nil or opts.base_momentum ~= nil then
     fail(name .. ": base_momentum and max_momentum need cycle_momentum = true")
   end
-  LRScheduler.init(self, optimizer, last_epoch)
+  LRScheduler.init(self, optimizer, last_epoch, opts.verbose)
 end
 
 local function anneal(strategy, start, stop, pct)
@@ -1560,7 +1618,7 @@ function CyclicLR:init(optimizer, opts)
   elseif opts.max_momentum ~= nil or opts.base_momentum ~= nil then
     fail(name .. ": base_momentum and max_momentum need cycle_momentum = true")
   end
-  LRScheduler.init(self, optimizer, last_epoch)
+  LRScheduler.init(self, optimizer, last_epoch, opts.verbose)
   self.base_lrs = base_lrs
 end
 
@@ -1610,7 +1668,7 @@ function CosineAnnealingWarmRestarts:init(optimizer, opts)
   check_number(self.name, "eta_min", eta_min)
   self.T_0, self.T_i, self.T_mult, self.eta_min = opts.T_0, opts.T_0, T_mult, eta_min
   self.T_cur = opts.last_epoch or -1
-  LRScheduler.init(self, optimizer, opts.last_epoch)
+  LRScheduler.init(self, optimizer, opts.last_epoch, opts.verbose)
 end
 
 function CosineAnnealingWarmRestarts:get_lr()
@@ -1654,6 +1712,7 @@ function CosineAnnealingWarmRestarts:step(epoch)
   for i, lr in ipairs(self:get_lr()) do
     self.optimizer.param_groups[i].lr = lr
     self._last_lr[i] = lr
+    self:print_lr(i, lr, epoch)
   end
 end
 
@@ -1665,7 +1724,7 @@ lr_scheduler.ReduceLROnPlateau = ReduceLROnPlateau
 function ReduceLROnPlateau:init(optimizer, opts)
   local name = self.name
   opts = torch._check_keywords(name, options(name, opts), {"mode", "factor", "patience", "threshold",
-                                                          "threshold_mode", "cooldown", "min_lr", "eps"})
+                                                          "threshold_mode", "cooldown", "min_lr", "eps", "verbose"})
   check_optimizer(name, optimizer)
   local factor = opts.factor or 0.1
   check_number(name, "factor", factor)
@@ -1688,6 +1747,10 @@ function ReduceLROnPlateau:init(optimizer, opts)
   end
   self.eps = opts.eps or 1e-8
   check_number(name, "eps", self.eps)
+  if opts.verbose ~= nil and type(opts.verbose) ~= "boolean" then
+    fail(name .. ": verbose must be a boolean, got " .. describe(opts.verbose))
+  end
+  self.verbose = opts.verbose or false
   self.last_epoch = 0
   self.best = self.mode == "min" and math.huge or -math.huge
   self.num_bad_epochs = 0
@@ -1725,7 +1788,12 @@ function ReduceLROnPlateau:step(metric)
   if self.num_bad_epochs > self.patience then
     for i, group in ipairs(self.optimizer.param_groups) do
       local new_lr = math.max(group.lr * self.factor, self.min_lrs[i])
-      if group.lr - new_lr > self.eps then group.lr = new_lr end
+      if group.lr - new_lr > self.eps then
+        group.lr = new_lr
+        if self.verbose then
+          print(string.format("Epoch %05d: reducing learning rate of group %d to %.4e.", self.last_epoch, i, new_lr))
+        end
+      end
     end
     self.cooldown_counter = self.cooldown
     self.num_bad_epochs = 0

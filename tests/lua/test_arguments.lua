@@ -183,11 +183,11 @@ T.test("Lua-written functions, layers, optimizers and schedulers reject unknown 
   T.eq(message(function() return nn.ReLU(true) end), "ReLU: expected at most 0 positional arguments, got 1")
   local params = nn.Linear(2, 2):parameters()
   T.eq(message(function() return optim.SGD(params, {lr = 0.1, momentun = 0.9}) end),
-       "SGD: unknown keyword 'momentun' (did you mean 'momentum'? valid: dampening, lr, maximize, momentum, " ..
+       "SGD: unknown keyword 'momentun' (did you mean 'momentum'? valid: dampening, differentiable, foreach, lr, maximize, momentum, " ..
        "nesterov, weight_decay)")
   local opt = optim.SGD(params, {lr = 0.1})
   T.eq(message(function() return optim.lr_scheduler.StepLR(opt, {step_size = 3, gama = 0.5}) end),
-       "StepLR: unknown keyword 'gama' (did you mean 'gamma'? valid: step_size, gamma, last_epoch)")
+       "StepLR: unknown keyword 'gama' (did you mean 'gamma'? valid: step_size, gamma, last_epoch, verbose)")
   T.eq(message(function() return opt:zero_grad{set_to_nun = true} end),
        "SGD:zero_grad: unknown keyword 'set_to_nun' (did you mean 'set_to_none'? valid: set_to_none)")
   T.eq(message(function() return torch.utils.progress(3, {dessc = "x"}) end),

@@ -440,7 +440,7 @@ T.test("bad hyper-parameters are errors naming the optimizer and the value", fun
   T.error_usable(function() optim.SGD(p, {lr = 0.1, nesterov = true, momentum = 0.9, dampening = 0.1}) end,
     "got momentum 0.9 and dampening 0.1")
   T.error_usable(function() optim.SGD(p, {lr = "fast"}) end, "SGD: lr must be a number, got string")
-  T.error_usable(function() optim.SGD(p, {lr = 0.1, momentom = 0.9}) end, "SGD: unknown keyword 'momentom' (did you mean 'momentum'? valid: dampening, lr, maximize, momentum, nesterov, weight_decay)")
+  T.error_usable(function() optim.SGD(p, {lr = 0.1, momentom = 0.9}) end, "SGD: unknown keyword 'momentom' (did you mean 'momentum'? valid: dampening, differentiable, foreach, lr, maximize, momentum, nesterov, weight_decay)")
   T.error_usable(function() optim.SGD({{params = p, lr = -1}}, {lr = 0.1}) end, "SGD: invalid lr -1")
   T.error_usable(function() optim.Adam(p, {lr = -1}) end, "Adam: invalid lr -1")
   T.error_usable(function() optim.Adam(p, {eps = -1e-8}) end, "Adam: invalid eps -1e-08")

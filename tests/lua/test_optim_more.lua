@@ -268,9 +268,9 @@ T.test("bad options and unknown keywords are clear errors", function()
     {function() optim.Adagrad({p}, {initial_accumulator_value = -1}) end,
      "Adagrad: invalid initial_accumulator_value -1 (must be >= 0)"},
     {function() optim.NAdam({p}, {maximize = true}) end,
-     "NAdam: unknown keyword 'maximize' (valid: betas, eps, lr, momentum_decay, weight_decay)"},
+     "NAdam: unknown keyword 'maximize' (valid: betas, eps, foreach, lr, momentum_decay, weight_decay)"},
     {function() optim.NAdam({p}, {momentum_decay = -1}) end, "NAdam: invalid momentum_decay -1 (must be >= 0)"},
-    {function() optim.RAdam({p}, {amsgrad = true}) end, "RAdam: unknown keyword 'amsgrad' (valid: betas, eps, lr, weight_decay)"},
+    {function() optim.RAdam({p}, {amsgrad = true}) end, "RAdam: unknown keyword 'amsgrad' (valid: betas, eps, foreach, lr, weight_decay)"},
     {function() optim.Adadelta({p}, {rho = 1.5}) end, "Adadelta: invalid rho 1.5 (must be in [0, 1])"},
     {function() optim.Adamax({p}, {betas = {0.9, 1.0}}) end,
      "Adamax: invalid beta parameter at index 2: 1.0 (must be in [0, 1))"},
@@ -288,7 +288,7 @@ T.test("bad options and unknown keywords are clear errors", function()
      "LBFGS: unknown keyword 'max_evals' (did you mean 'max_eval'? valid: history_size, line_search_fn, lr, "
      .. "max_eval, max_iter, tolerance_change, tolerance_grad)"},
     {function() S.ExponentialLR(o, {gama = 0.9}) end,
-     "ExponentialLR: unknown keyword 'gama' (did you mean 'gamma'? valid: last_epoch, gamma)"},
+     "ExponentialLR: unknown keyword 'gama' (did you mean 'gamma'? valid: last_epoch, verbose, gamma)"},
     {function() S.ExponentialLR(o) end, "ExponentialLR: gamma must be a number, got nil"},
     {function() S.ConstantLR(o, {factor = 2}) end, "ConstantLR: factor must be in [0, 1], got 2"},
     {function() S.LinearLR(o, {start_factor = -0.5}) end, "LinearLR: start_factor must be in [0, 1], got -0.5"},
@@ -339,6 +339,114 @@ end)
 
 -- step(epoch) jumps with the closed form where the scheduler has one (PyTorch's deprecated
 -- path), and CosineAnnealingWarmRestarts takes fractional epochs.
+-- PyTorch 1.13's implementation switches: each optimizer takes the ones PyTorch lists; foreach
+-- and fused give the numbers of the plain step (tide's step is always one fused loop per
+-- parameter); capturable and differentiable must stay false.
+local FLAGS = {SGD = {"foreach", "differentiable"}, Adam = {"foreach", "capturable", "differentiable", "fused"},
+               AdamW = {"foreach", "capturable"}, RMSprop = {"foreach", "differentiable"}, Adagrad = {"foreach"},
+               Adadelta = {"foreach"}, Adamax = {"foreach"}, NAdam = {"foreach"}, RAdam = {"foreach"}}
+T.test("foreach, fused, capturable and differentiable as in PyTorch 1.13", function()
+  for name, flags in pairs(FLAGS) do
+    local cfg = name == "SGD" and {lr = 0.1, momentum = 0.9} or {lr = 0.1}
+    local p, q, pt, qt = problem()
+    run_steps(optim[name]({p, q}, cfg), p, q, pt, qt, 1, #E.SCALES)
+    for _, flag in ipairs(flags) do
+      local values = (flag == "foreach" or flag == "fused") and {true, false} or {false}
+      for _, v in ipairs(values) do
+        local c = {}
+        for k, x in pairs(cfg) do c[k] = x end
+        c[flag] = v
+        local p2, q2, pt2, qt2 = problem()
+        local opt = optim[name]({p2, q2}, c)
+        T.eq(opt.param_groups[1][flag], v, name .. " " .. flag .. " in param_groups")
+        run_steps(opt, p2, q2, pt2, qt2, 1, #E.SCALES)
+        same(flat(p2), flat(p), name .. " " .. flag .. "=" .. tostring(v) .. " p")
+        same(flat(q2), flat(q), name .. " " .. flag .. "=" .. tostring(v) .. " q")
+      end
+      T.error(function() optim[name]({p}, {lr = 0.1, [flag] = "yes"}) end,
+              name .. ": " .. flag .. " must be a boolean, got string")
+      if flag == "capturable" or flag == "differentiable" then
+        T.error(function() optim[name]({p}, {lr = 0.1, [flag] = true}) end,
+                name .. ": " .. flag .. "=true is not supported")
+        T.error(function() optim[name]({{params = {p}, [flag] = true}}, {lr = 0.1}) end,
+                name .. ": " .. flag .. "=true is not supported")
+      end
+    end
+  end
+  -- The switches PyTorch does not list for an optimizer stay unknown keywords there.
+  local p = problem()
+  T.error(function() optim.AdamW({p}, {fused = true}) end, "AdamW: unknown keyword 'fused'")
+  T.error(function() optim.Adagrad({p}, {capturable = false}) end, "Adagrad: unknown keyword 'capturable'")
+  T.error(function() optim.LBFGS({p}, {foreach = false}) end, "LBFGS: unknown keyword 'foreach'")
+end)
+
+-- Runs fn with print captured; returns the printed lines.
+local function printed(fn)
+  local lines, saved = {}, print
+  print = function(...) lines[#lines + 1] = table.concat({...}, "\t") end
+  local ok, err = pcall(fn)
+  print = saved
+  if not ok then error(err, 0) end
+  return lines
+end
+
+-- PyTorch 1.13's verbose messages, with tide's 1-based group numbers (PyTorch prints 0 and 1).
+T.test("lr_scheduler verbose prints PyTorch's messages", function()
+  local function two_groups()
+    local a, b = torch.zeros({1}):requires_grad_(), torch.zeros({1}):requires_grad_()
+    return optim.SGD({{params = {a}, lr = 0.1}, {params = {b}, lr = 0.02}}, {lr = 1.0, momentum = 0.9})
+  end
+  local o = two_groups()
+  T.eq(printed(function()
+    local s = S.StepLR(o, {step_size = 2, gamma = 0.5, verbose = true})
+    for _ = 1, 3 do o:step(); s:step() end
+  end), {"Adjusting learning rate of group 1 to 1.0000e-01.", "Adjusting learning rate of group 2 to 2.0000e-02.",
+         "Adjusting learning rate of group 1 to 1.0000e-01.", "Adjusting learning rate of group 2 to 2.0000e-02.",
+         "Adjusting learning rate of group 1 to 5.0000e-02.", "Adjusting learning rate of group 2 to 1.0000e-02.",
+         "Adjusting learning rate of group 1 to 5.0000e-02.", "Adjusting learning rate of group 2 to 1.0000e-02."})
+  o = two_groups()
+  T.eq(printed(function()
+    local s = S.CosineAnnealingWarmRestarts(o, {T_0 = 3, verbose = true})
+    for _ = 1, 2 do o:step(); s:step() end
+    s:step(1.5)
+  end), {"Epoch 00000: adjusting learning rate of group 1 to 1.0000e-01.",
+         "Epoch 00000: adjusting learning rate of group 2 to 2.0000e-02.",
+         "Epoch 00001: adjusting learning rate of group 1 to 7.5000e-02.",
+         "Epoch 00001: adjusting learning rate of group 2 to 1.5000e-02.",
+         "Epoch 00002: adjusting learning rate of group 1 to 2.5000e-02.",
+         "Epoch 00002: adjusting learning rate of group 2 to 5.0000e-03.",
+         "Epoch 1.50: adjusting learning rate of group 1 to 5.0000e-02.",
+         "Epoch 1.50: adjusting learning rate of group 2 to 1.0000e-02."})
+  o = two_groups()
+  T.eq(printed(function()
+    local s = S.ReduceLROnPlateau(o, {patience = 1, verbose = true})
+    for _ = 1, 4 do s:step(1) end
+  end), {"Epoch 00003: reducing learning rate of group 1 to 1.0000e-02.",
+         "Epoch 00003: reducing learning rate of group 2 to 2.0000e-03."})
+  o = two_groups()
+  T.eq(printed(function()
+    local s = S.ExponentialLR(o, {gamma = 0.5, verbose = true})
+    s:step(3)
+  end), {"Adjusting learning rate of group 1 to 1.0000e-01.", "Adjusting learning rate of group 2 to 2.0000e-02.",
+         "Epoch 00003: adjusting learning rate of group 1 to 1.2500e-02.",
+         "Epoch 00003: adjusting learning rate of group 2 to 2.5000e-03."})
+  -- verbose = false (the default) prints nothing; SequentialLR's verbose does nothing, as in
+  -- PyTorch 1.13, while its schedulers print if they were made verbose.
+  o = two_groups()
+  T.eq(printed(function()
+    local s = S.MultiStepLR(o, {milestones = {1}, verbose = false})
+    o:step(); s:step()
+    local seq = S.SequentialLR(o, {schedulers = {S.ConstantLR(o), S.ExponentialLR(o, {gamma = 0.9})},
+                                   milestones = {2}, verbose = true})
+    seq:step()
+  end), {})
+  for _, make in ipairs{function() return S.StepLR(o, {step_size = 1, verbose = 1}) end,
+                        function() return S.ReduceLROnPlateau(o, {verbose = "yes"}) end,
+                        function() return S.SequentialLR(o, {schedulers = {S.ConstantLR(o)}, milestones = {}, verbose = 0}) end} do
+    T.error(make, "verbose must be a boolean")
+  end
+end)
+
 T.test("step(epoch) uses the closed form", function()
   local p = torch.zeros({1}, {requires_grad = true})
   local o = optim.SGD({p}, {lr = 0.1})

@@ -211,7 +211,7 @@ T.test("error messages quote at most 60 characters of a user's string", function
   fails(function() return np.load(long) end, "np.load: " .. shown .. ": cannot open file: File name too long")
   fails(function() return np.loadtxt(long) end, "np.loadtxt: " .. shown .. ": cannot open file: File name too long")
   fails(function() return torch.optim.SGD({torch.zeros(1, {requires_grad = true})}, {lr = 1, [long] = 1}) end,
-    "SGD: unknown keyword '" .. shown .. "' (valid: dampening, lr, maximize, momentum, nesterov, weight_decay)")
+    "SGD: unknown keyword '" .. shown .. "' (valid: dampening, differentiable, foreach, lr, maximize, momentum, nesterov, weight_decay)")
   -- a UTF-8 character is never cut
   local accents = string.rep("é", 40)
   local err = select(2, pcall(torch.zeros, 1, {dtype = accents}))
