@@ -101,15 +101,7 @@ int strip_dtype_string(const Args& a, std::optional<DType>& dtype, int min_last)
   return last;
 }
 
-Device device_kw(const Args& a) {
-  try {
-    return a.kw_device().value_or(Device{});
-  } catch (const OutOfMemory&) {
-    throw;
-  } catch (const Error& e) {
-    a.error(e.what());
-  }
-}
+Device device_kw(const Args& a) { return a.kw_device().value_or(Device{}); }
 
 std::optional<Device> device_kw_opt(const Args& a) {
   if (!a.has_kw("device")) return std::nullopt;

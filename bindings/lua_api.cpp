@@ -874,9 +874,104 @@ std::optional<DType> Args::kw_dtype(const char* name) const {
 }
 
 std::optional<Device> Args::kw_device(const char* name) const {
-  auto s = kw_string(name);
-  if (!s) return std::nullopt;
-  return Device::parse(*s);
+  int t = push_kw(name);
+  std::string s;
+  bool ok = device_name_at(L, -1, s);
+  lua_pop(L, 1);
+  if (t == LUA_TNIL) return std::nullopt;
+  TIDE_CHECK(ok, op, ": keyword '", name, "' must be a device (a string or torch.device), got a ", lua_typename(L, t));
+  try {
+    return Device::parse(s);
+  } catch (const Error& e) {
+    error(e.what());  // "<op>: device: unknown device ..."
+  }
+}
+
+namespace {
+constexpr const char* kDeviceMeta = "torch.device";
+constexpr const char* kDeviceCache = "tide.device_objects";
+struct DeviceName {
+  char name[32];
+};
+
+DeviceName* device_object(lua_State* L, int idx) {
+  return static_cast<DeviceName*>(luaL_testudata(L, idx, kDeviceMeta));
+}
+
+// d.type ("cpu" or "cuda") and d.index (nil when the name has none, as PyTorch's None).
+int device_index(lua_State* L) {
+  const DeviceName* d = device_object(L, 1);
+  const char* key = luaL_checkstring(L, 2);
+  std::string_view name = d->name;
+  size_t colon = name.find(':');
+  if (!std::strcmp(key, "type")) {
+    lua_pushlstring(L, name.data(), colon == std::string_view::npos ? name.size() : colon);
+    return 1;
+  }
+  if (!std::strcmp(key, "index")) {
+    if (colon == std::string_view::npos) lua_pushnil(L);
+    else lua_pushinteger(L, std::strtol(d->name + colon + 1, nullptr, 10));
+    return 1;
+  }
+  lua_pushfstring(L, "torch.device: no field '%s' (devices have type and index)", quote_user(key).c_str());
+  return lua_error(L);
+}
+
+int device_tostring(lua_State* L) {
+  lua_pushstring(L, device_object(L, 1)->name);
+  return 1;
+}
+
+// "on " .. x.device, x.device .. "": concatenation with the device's name.
+int device_concat(lua_State* L) {
+  luaL_tolstring(L, 1, nullptr);
+  luaL_tolstring(L, 2, nullptr);
+  lua_concat(L, 2);
+  return 1;
+}
+}  // namespace
+
+void push_device_name(lua_State* L, const std::string& name) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, kDeviceCache) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, kDeviceCache);
+  }
+  if (lua_getfield(L, -1, name.c_str()) != LUA_TNIL) {
+    lua_remove(L, -2);
+    return;
+  }
+  lua_pop(L, 1);
+  TIDE_CHECK(name.size() < sizeof(DeviceName::name), "device: name too long: ", quote_user(name));
+  auto* d = static_cast<DeviceName*>(lua_newuserdatauv(L, sizeof(DeviceName), 0));
+  std::snprintf(d->name, sizeof d->name, "%s", name.c_str());
+  if (luaL_newmetatable(L, kDeviceMeta)) {
+    lua_pushcfunction(L, device_index);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, device_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pushcfunction(L, device_concat);
+    lua_setfield(L, -2, "__concat");
+  }
+  lua_setmetatable(L, -2);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -3, name.c_str());
+  lua_remove(L, -2);
+}
+
+void push_device(lua_State* L, const Device& d) { push_device_name(L, d.str()); }
+
+bool device_name_at(lua_State* L, int idx, std::string& out) {
+  if (lua_type(L, idx) == LUA_TSTRING) {
+    out = lua_tostring(L, idx);
+    return true;
+  }
+  if (const DeviceName* d = device_object(L, idx)) {
+    out = d->name;
+    return true;
+  }
+  return false;
 }
 
 std::optional<Scalar> Args::kw_scalar(const char* name) const {

@@ -27,6 +27,14 @@ constexpr const char* kTensorMeta = "tide.Tensor";
 void push_tensor(lua_State* L, Tensor t);
 // The tensor at idx, or nullptr if the value is not a tensor. Throws if it was freed.
 Tensor* to_tensor(lua_State* L, int idx);
+
+// Devices in Lua (torch.device, x.device): one interned userdata per device name ("cpu",
+// "cuda", "cuda:N") with the fields type and index, tostring and concatenation; interning
+// makes x.device == y.device compare devices. push_device_name takes a checked name.
+void push_device(lua_State* L, const Device& d);
+void push_device_name(lua_State* L, const std::string& name);
+// The device name at idx if it holds a device object or a string (true), else false.
+bool device_name_at(lua_State* L, int idx, std::string& out);
 // The Tensor inside a tensor userdata (possibly freed: check defined()), or nullptr.
 Tensor* tensor_slot(lua_State* L, int idx);
 // Records the Tensor metatable at the top of the stack for fast identity checks.

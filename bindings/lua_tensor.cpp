@@ -124,6 +124,9 @@ int to_fn(lua_State* L, Args& a) {
     if (a.is_tensor(i)) {
       dtype = a.tensor(i).dtype();
       device = a.tensor(i).device();
+    } else if (std::string name; !a.is_string(i) && device_name_at(L, i, name)) {
+      a.consumed(i);
+      device = Device::parse(name);
     } else {
       std::string s = a.string(i);
       DType dt;
@@ -362,7 +365,7 @@ int index_mm(lua_State* L, Args& self) {
     if (!std::strcmp(k, "shape")) return push_shape(L, x->sizes()), 1;
     if (!std::strcmp(k, "ndim")) return lua_pushinteger(L, x->dim()), 1;
     if (!std::strcmp(k, "dtype")) return lua_pushstring(L, std::string(dtype_name(x->dtype())).c_str()), 1;
-    if (!std::strcmp(k, "device")) return lua_pushstring(L, x->device().str().c_str()), 1;
+    if (!std::strcmp(k, "device")) return push_device(L, x->device()), 1;
     if (!std::strcmp(k, "itemsize")) return lua_pushinteger(L, lua_Integer(x->itemsize())), 1;
     if (!std::strcmp(k, "nbytes")) return lua_pushinteger(L, lua_Integer(x->nbytes())), 1;
     if (!std::strcmp(k, "strides")) {  // NumPy's: in bytes (x:stride() gives elements)

@@ -153,7 +153,9 @@ const DeviceBackend& cuda_backend() { return backend_for(DeviceType::CUDA); }
 // when absent.
 int cuda_index(Args& a, int i) {
   if (!a.has(i)) return 0;
-  Device d = a.is_number(i) ? Device{DeviceType::CUDA, int(a.integer(i))} : Device::parse(a.string(i));
+  std::string name;
+  if (!a.is_number(i) && device_name_at(a.L, i, name)) a.consumed(i);
+  Device d = a.is_number(i) ? Device{DeviceType::CUDA, int(a.integer(i))} : Device::parse(name.empty() ? a.string(i) : name);
   TIDE_CHECK(d.is_cuda() && d.index >= 0 && d.index < cuda_backend().device_count(), a.op, ": no such CUDA device ",
              d.str(), " (", cuda_backend().device_count(), " available)");
   return d.index;
@@ -311,7 +313,20 @@ int add_method_fn(lua_State* L, Args& a) {
   return 0;
 }
 
+// torch._device(name): the device object of a name torch.device has checked ("cpu", "cuda",
+// "cuda:N"), or of a device object.
+int device_object_fn(lua_State* L, Args& a) {
+  std::string name;
+  if (!device_name_at(L, 1, name)) name = a.string(1);
+  a.consumed(1);
+  if (name != "cuda") name = Device::parse(name).str();
+  push_device_name(L, name);
+  return 1;
+}
+
 const Binding kModuleBindings[] = {
+    {"_device", device_object_fn, TORCH,
+     "_device(name) -> torch.device: the interned device object of \"cpu\", \"cuda\" or \"cuda:N\"."},
     {"_binding_keywords", binding_keywords_fn, TORCH,
      "_binding_keywords(f) -> names, open: the keywords a built-in function takes (nil for other values)."},
     {"_binding_positionals", binding_positionals_fn, TORCH,

@@ -515,6 +515,7 @@ end
 -- Device and dtype targets of to(): "cuda", "float64", {device=, dtype=} or a tensor.
 -- As in PyTorch, a module converts to floating-point dtypes only.
 local device_prefixes = {cpu = true, cuda = true}
+local device_meta = getmetatable(torch._device("cpu"))
 local floating_dtypes = {float16 = true, bfloat16 = true, float32 = true, float64 = true}
 local function dtype_name(s)
   local alias = torch[s]  -- torch.float = "float32", ...
@@ -526,12 +527,14 @@ local function parse_to_target(op, ...)
     local v = select(i, ...)
     if torch.is_tensor(v) then
       target.device, target.dtype = v.device, v.dtype
+    elseif getmetatable(v) == device_meta then
+      target.device = v
     elseif type(v) == "string" then
       if device_prefixes[v:match("^[^:]*")] then target.device = v else target.dtype = dtype_name(v) end
     elseif type(v) == "table" and getmetatable(v) == nil then
       torch._check_keywords(op, v, {"device", "dtype"})
-      if v.device ~= nil and type(v.device) ~= "string" then
-        fail(op, "device must be a string such as \"cpu\" or \"cuda\", got %s", describe(v.device))
+      if v.device ~= nil and type(v.device) ~= "string" and getmetatable(v.device) ~= device_meta then
+        fail(op, "device must be a string such as \"cpu\" or \"cuda\" or a torch.device, got %s", describe(v.device))
       end
       target.device = v.device or target.device
       target.dtype = v.dtype and dtype_name(v.dtype) or target.dtype
@@ -545,8 +548,9 @@ local function parse_to_target(op, ...)
   return target
 end
 
--- "cuda" names the same device as "cuda:0".
+-- "cuda" names the same device as "cuda:0" (a and b: names or device objects).
 local function same_device(a, b)
+  a, b = tostring(a), tostring(b)
   return a == b or a .. ":0" == b or a == b .. ":0"
 end
 
@@ -1034,7 +1038,7 @@ end)
 local function parameter_line(key, p)
   local dims = {}
   for i, n in ipairs(p.shape) do dims[i] = tostring(n) end
-  local device = p.device ~= "cpu" and " (" .. p.device .. ")" or ""
+  local device = p.device.type ~= "cpu" and " (" .. p.device .. ")" or ""
   return string.format("  (%s): Parameter containing: [torch.%s of size %s%s]", key, p.dtype,
                        table.concat(dims, "x"), device)
 end

@@ -566,12 +566,18 @@ end
 F.one_hot = one_hot
 
 ---------------------------------------------------------------------------------------------
--- torch.device(type[, index]): devices are strings in tide; this checks one and returns it in
--- the form ops take ("cpu", "cuda", "cuda:N").
+-- torch.device(type[, index]) or torch.device(device): a device object (torch._device; the
+-- same object for the same name, so == compares devices) with .type and .index, accepted
+-- wherever a device is, as is its name ("cpu", "cuda", "cuda:N").
+local device_object = torch._device
 define("device", function(...)
   local op = "device"
   local o = args(op, {"type", "index"}, 1, {}, {}, ...)
   local s, index = o.type, o.index
+  if getmetatable(s) == getmetatable(device_object("cpu")) then
+    if index ~= nil then fail(op, "a device object takes no index, got %s", describe(index)) end
+    return s
+  end
   if type(s) ~= "string" then fail(op, "expected a device string such as \"cpu\" or \"cuda:0\", got %s", describe(s)) end
   local kind, n = s:match("^(%a+):(%d+)$")
   kind = kind or s
@@ -586,11 +592,28 @@ define("device", function(...)
   end
   if kind == "cpu" then
     if n and n ~= "0" then fail(op, "the CPU has only index 0, got %s", n) end
-    return "cpu"
+    return device_object("cpu")
   end
-  return n and "cuda:" .. tonumber(n) or "cuda"
-end, "device(type[, index]) -> string: a checked device name (\"cpu\", \"cuda\" or \"cuda:N\"); tide's devices are " ..
-  "strings, accepted wherever a device is.")
+  return device_object(n and "cuda:" .. tonumber(n) or "cuda")
+end, "device(type[, index]) -> torch.device: a device object with .type (\"cpu\" or \"cuda\") and .index " ..
+  "(nil unless given, as PyTorch's None); tostring gives its name; it and its name are accepted wherever a device is.")
+
+---------------------------------------------------------------------------------------------
+-- torch.equal(input, other): true when both have the same shape and equal elements (any
+-- dtypes, compared after promotion; NaN is unequal), false otherwise, as PyTorch 1.13.
+define("equal", function(...)
+  local op = "equal"
+  local o = args(op, {"input", "other"}, 2, {}, {}, ...)
+  local a, b = tensor_arg(op, "input", o.input), tensor_arg(op, "other", o.other)
+  if a.device ~= b.device then
+    fail(op, "expected both tensors on one device, got %s and %s", tostring(a.device), tostring(b.device))
+  end
+  if a.ndim ~= b.ndim then return false end
+  for d = 1, a.ndim do
+    if a.shape[d] ~= b.shape[d] then return false end
+  end
+  return a:numel() == 0 or a:eq(b):all():item()
+end, "equal(input, other) -> boolean: whether input and other have the same shape and equal elements.", true)
 
 for name, doc in pairs(docs) do torch._doc[torch[name]] = doc end
 for fn, doc in pairs(inplace_docs) do torch._doc[fn] = doc end

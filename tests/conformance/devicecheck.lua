@@ -43,7 +43,7 @@ end
 local function difference(a, b, where)
   if torch.is_tensor(b) then
     if not torch.is_tensor(a) then return where .. ": a " .. type(a) .. " instead of a tensor" end
-    if a.device == "cpu" then return where .. ": the result is on the cpu" end
+    if a.device.type == "cpu" then return where .. ": the result is on the cpu" end
     if a.dtype ~= b.dtype then return where .. ": dtype " .. a.dtype .. " instead of " .. b.dtype end
     local sa, sb = table.concat(a.shape, "x"), table.concat(b.shape, "x")
     if sa ~= sb then return where .. ": shape " .. sa .. " instead of " .. sb end

@@ -10,9 +10,9 @@ local np = require "numpy"
 -- make(device) on "cpu" gives a CPU tensor; on "cuda" a CUDA tensor, or without a CUDA device
 -- the error naming the op.
 local function check_device(op, make)
-  T.eq(make("cpu").device, "cpu")
+  T.eq(tostring(make("cpu").device), "cpu")
   if torch.cuda.is_available() then
-    T.truthy(make("cuda").device:find("^cuda"), op .. " on cuda")
+    T.truthy(tostring(make("cuda").device):find("^cuda"), op .. " on cuda")
   else
     T.error(function() make("cuda") end, op .. ": CUDA is not available")
   end

@@ -209,7 +209,7 @@ T.test("to converts parameters in place of the module and keeps them leaves", fu
   m:to{device = "cpu", dtype = "float32"}
   m:float()
   T.truthy(m.fc1.weight == w)
-  T.eq(m.fc1.weight.device, "cpu")
+  T.eq(tostring(m.fc1.weight.device), "cpu")
   T.error_usable(function() m:to(5) end, "Net:to: expected a device, a dtype, a {device=, dtype=} table or a tensor, got 5")
 end)
 

@@ -302,14 +302,46 @@ T.test("torch.as_tensor, torch.from_numpy and torch.device", function()
   T.eq((torch.as_tensor(np.array{1, 2}) / 2).dtype, "float32")
   T.eq(message(function() return torch.from_numpy(t) end),
        "from_numpy: expected a NumPy array (made by np.*), got a torch tensor (torch.as_tensor takes either)")
-  T.eq({torch.device("cpu"), torch.device("cuda"), torch.device("cuda:1"), torch.device("cuda", 2), torch.device("cpu", 0)},
-       {"cpu", "cuda", "cuda:1", "cuda:2", "cpu"})
-  T.eq(torch.ones(1):to(torch.device("cpu")).device, "cpu")
+  -- Device objects as PyTorch's (print(torch.device("cuda", 2)), .type, .index): the name by
+  -- tostring, .index nil (None) unless given, one object per name so == compares devices.
+  local names, types, indices = {}, {}, {}
+  for i, d in ipairs{torch.device("cpu"), torch.device("cuda"), torch.device("cuda:1"), torch.device("cuda", 2),
+                     torch.device("cpu", 0)} do
+    names[i], types[i], indices[i] = tostring(d), d.type, d.index == nil and "None" or d.index
+  end
+  T.eq(names, {"cpu", "cuda", "cuda:1", "cuda:2", "cpu"})
+  T.eq(types, {"cpu", "cuda", "cuda", "cuda", "cpu"})
+  T.eq(indices, {"None", "None", 1, 2, "None"})
+  local cpu = torch.device("cpu")
+  T.truthy(torch.ones(1).device == cpu and torch.ones(1):to(cpu).device == cpu)
+  T.truthy(torch.device("cuda") ~= torch.device("cuda:0"))  -- as in PyTorch
+  T.truthy(torch.device(cpu) == cpu and torch.zeros(2, {device = cpu}).device.type == "cpu")
+  T.eq("on " .. cpu .. "!", "on cpu!")
+  local m = nn.Linear(2, 2):to(cpu):to({device = cpu})
+  T.eq(m.weight.device, cpu)
+  T.eq(message(function() return cpu.kind end), "torch.device: no field 'kind' (devices have type and index)")
+  T.eq(message(function() return torch.zeros(1, {device = 3}) end),
+       "zeros: keyword 'device' must be a device (a string or torch.device), got a number")
+  T.eq(message(function() return torch.device(cpu, 0) end), "device: a device object takes no index, got 0")
   T.eq(message(function() return torch.device("gpu") end),
        "device: unknown device type \"gpu\" (expected \"cpu\" or \"cuda\", with an index as \"cuda:N\")")
   T.eq(message(function() return torch.device("cuda:1", 1) end),
        "device: the device string 'cuda:1' has an index already, and index 1 was given")
   T.eq(message(function() return torch.device("cuda", -1) end), "device: index must be an integer >= 0, got -1")
+end)
+
+-- torch.equal: torch.equal(tensor([1,2]), tensor([1.,2.])) is True; other shapes (even ones
+-- that broadcast) and NaN give False.
+T.test("torch.equal and x:equal as PyTorch", function()
+  local i64, f = torch.tensor({1, 2}), torch.tensor({1.0, 2.0}, {dtype = "float64"})
+  T.eq({torch.equal(i64, f), i64:equal(f), torch.equal(i64, torch.tensor({1, 2, 3})),
+        torch.equal(i64, torch.tensor({{1, 2}})), torch.equal(torch.tensor({0 / 0}), torch.tensor({0 / 0})),
+        torch.equal(torch.zeros(0, 3), torch.zeros(0, 3)), torch.equal(torch.zeros(0, 3), torch.zeros(3, 0)),
+        torch.equal(torch.tensor(true), torch.tensor(1)), torch.equal(torch.tensor({1, 2}), torch.tensor({1, 3}))},
+       {true, true, false, false, false, true, false, true, false})
+  T.eq(message(function() return torch.equal(i64, "x") end), 'equal: expected a tensor for other, got "x"')
+  T.eq(message(function() return torch.equal(i64, {1, 2}) end), "equal: unknown keyword a number key (valid: input, other)")
+  T.eq(message(function() return torch.equal(i64) end), "equal: missing argument 'other'")
 end)
 
 T.test("erfinv, lgamma and digamma: PyTorch's values, gradients and spellings", function()
