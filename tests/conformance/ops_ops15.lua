@@ -411,3 +411,33 @@ err("clamp bounds shape", "clamp: shapes", function(a, b) return torch.clamp(a, 
 err("cdist dtypes", "cdist: expected x1 and x2 of one dtype, got float32 and float64",
     function(a, b) return torch.cdist(a, b) end,
     function() return {a = G.make({2, 2}, "float32"), b = G.make({2, 2}, "float64")} end)
+
+-- torch.equal / x:equal: the same shape and equal elements after promotion (NaN unequal),
+-- against np.array_equal; equal copies, copies in other dtypes, one changed element, other
+-- shapes (also ones that broadcast), empty and 0-d tensors, NaN.
+add({name = "equal", out = "bool", cast = "none",
+     ref = "np.array(a.shape == b.shape and bool(np.all(a == b)))",
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs(G.DTYPES) do
+         for k = 1, 6 do
+           local shape = G.shape({min_rank = k == 6 and 0 or 1, max_rank = k == 6 and 0 or 3, zero = 0.1})
+           local a = G.make(shape, dt, {edges = 0.2})
+           local b
+           if k == 1 then b = a:clone()
+           elseif k == 2 then b = a:to(G.pick(G.DTYPES))
+           elseif k == 3 and a:numel() > 0 then
+             b = a:clone():reshape(-1)
+             b[math.random(b:numel())] = dt == "bool" and false or 3
+             b = b:reshape(shape)
+           elseif k == 4 then b = G.make(G.shape({max_rank = 3}), dt)
+           elseif k == 5 then b = a:unsqueeze(1):clone()
+           else b = a:clone() end
+           cs[#cs + 1] = {a = a, b = b, p = {k = k}}
+         end
+       end
+       return cs
+     end,
+     call = function(a, b, _, p)
+       return torch.tensor(p.k % 2 == 0 and a:equal(b) or torch.equal(a, b))
+     end})
