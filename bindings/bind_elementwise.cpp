@@ -211,11 +211,15 @@ std::vector<Binding> make_table() {
   TIDE_UNARY_OPS(TIDE_UNARY_ROW)
 #undef TIDE_UNARY_ROW
 #define TIDE_BINARY_ROW(name, F, kind)                                                         \
-  t.push_back({#name, binary_fn<BinaryOp::F>, METHOD | TORCH | NUMPY,                          \
-               special_doc(#name, #name "(a, b[, out][, {out=}]) -> Tensor: elementwise " #name " with broadcasting (np: out positional too).")}); \
-  if (const char* np = numpy_name(#name))                                                      \
-    t.push_back({np, binary_fn<BinaryOp::F>, NUMPY, special_doc(#name, #name "(a, b[, out][, {out=}]) -> Tensor: NumPy's name for " #name ".")}); \
-  t.push_back({#name "_", binary_inplace<BinaryOp::F>, METHOD, special_doc(#name, #name "_(x, y) -> x: in-place " #name ".")});
+  if (#name[0] == '_') { /* an internal op: torch._name only, for the Lua-written wrapper */    \
+    t.push_back({#name, binary_fn<BinaryOp::F>, TORCH, #name "(a, b[, {out=}]) -> Tensor: internal elementwise " #name "."}); \
+  } else {                                                                                     \
+    t.push_back({#name, binary_fn<BinaryOp::F>, METHOD | TORCH | NUMPY,                        \
+                 special_doc(#name, #name "(a, b[, out][, {out=}]) -> Tensor: elementwise " #name " with broadcasting (np: out positional too).")}); \
+    if (const char* np = numpy_name(#name))                                                    \
+      t.push_back({np, binary_fn<BinaryOp::F>, NUMPY, special_doc(#name, #name "(a, b[, out][, {out=}]) -> Tensor: NumPy's name for " #name ".")}); \
+    t.push_back({#name "_", binary_inplace<BinaryOp::F>, METHOD, special_doc(#name, #name "_(x, y) -> x: in-place " #name ".")}); \
+  }
   TIDE_BINARY_OPS(TIDE_BINARY_ROW)
 #undef TIDE_BINARY_ROW
   t.push_back({"clamp", clamp_fn, METHOD | TORCH | NUMPY,

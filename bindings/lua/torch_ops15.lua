@@ -433,6 +433,33 @@ inplace_method("xlogy_", function(...)
   return write_back("xlogy_", x, xlogy("xlogy_", x:clone(), o.other))
 end)
 
+-- polygamma(n, input[, {out=}]): the n-th derivative of digamma (n = 0: digamma itself),
+-- differentiable in input to every order; the method spelling is x:polygamma(n) as PyTorch's.
+local function polygamma(op, n, x)
+  x = tensor_arg(op, "input", x)
+  if math.type(n) ~= "integer" or n < 0 or n > 2 ^ 24 then
+    fail(op, "n must be an integer in 0..2^24, got %s", describe(n))
+  end
+  if n == 0 then return torch.digamma(x) end
+  return as_op(op, torch._polygamma, n, x)
+end
+define("polygamma", function(...)
+  local o = args("polygamma", {"n", "input"}, 2, {"out"}, {}, ...)
+  local r = polygamma("polygamma", o.n, o.input)
+  if o.out ~= nil then return into_out("polygamma", r, o.out) end
+  return r
+end, "polygamma(n, input[, {out=}]) -> Tensor: the n-th derivative of digamma (n >= 0), elementwise; " ..
+  "x:polygamma(n) is the method.")
+torch._add_method("polygamma", function(...)
+  local o = args("polygamma", {"input", "n"}, 2, {}, {}, ...)
+  return polygamma("polygamma", o.n, o.input)
+end)
+inplace_method("polygamma_", function(...)
+  local o = args("polygamma_", {"input", "n"}, 2, {}, {}, ...)
+  local x = tensor_arg("polygamma_", "input", o.input)
+  return write_back("polygamma_", x, polygamma("polygamma_", o.n, x:clone()))
+end)
+
 -- nan_to_num(input[, nan=0][, posinf][, neginf][, {out=}]): NaN, +inf and -inf replaced (the
 -- infinities by the dtype's largest and lowest finite values unless given); integers as they are.
 local function nan_to_num(op, o)

@@ -98,6 +98,7 @@ Tensor unary_grad(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y)
     case UnaryOp::Erfinv: return g * u(UnaryOp::Exp, y * y) * (std::sqrt(M_PI) / 2.0);
     case UnaryOp::Lgamma: return g * u(UnaryOp::Digamma, x);
     case UnaryOp::Digamma: return g * u(UnaryOp::Trigamma, x);
+    case UnaryOp::Trigamma: return g * binary(BinaryOp::Polygamma, 2.0, x);
     case UnaryOp::Relu: return g * as_mask(ops::binary(BinaryOp::Gt, y, 0.0), g.dtype());
     // Piecewise constant: the gradient is zero (as PyTorch).
     case UnaryOp::Sign: case UnaryOp::Floor: case UnaryOp::Ceil: case UnaryOp::Round: case UnaryOp::Trunc:
@@ -172,6 +173,10 @@ Grads binary_grad(BinaryOp op, const Tensor& g, const TensorOrScalar& a, const T
     }
     case BinaryOp::FloorDiv:
       return {ga ? ops::zeros(g.sizes(), g.dtype(), g.device()) : Tensor(), gb ? ops::zeros(g.sizes(), g.dtype(), g.device()) : Tensor()};
+    case BinaryOp::Polygamma:
+      // d/dx polygamma(n, x) = polygamma(n + 1, x); the integer order n has none (as PyTorch).
+      TIDE_CHECK(!ga, "polygamma: the order n is not differentiable");
+      return {Tensor(), gb ? g * binary(BinaryOp::Polygamma, as_tensor(a) + 1.0, b) : Tensor()};
     default:
       TIDE_FAIL(binary_op_name(op), ": has no gradient");
   }
@@ -181,7 +186,7 @@ bool differentiable(BinaryOp op) {
   switch (op) {
     case BinaryOp::Add: case BinaryOp::Sub: case BinaryOp::Mul: case BinaryOp::Div: case BinaryOp::Pow:
     case BinaryOp::Maximum: case BinaryOp::Minimum: case BinaryOp::Atan2: case BinaryOp::Copysign: case BinaryOp::Remainder:
-    case BinaryOp::Fmod: case BinaryOp::FloorDiv:
+    case BinaryOp::Fmod: case BinaryOp::FloorDiv: case BinaryOp::Polygamma:
       return true;
     default:
       return false;

@@ -422,6 +422,52 @@ struct Atan2 : FloatOnly {
 struct Copysign : FloatOnly {
   template <typename T> TIDE_HOST_DEVICE T operator()(T a, T b) const { return std::copysign(a, b); }
 };
+// The Hurwitz zeta function zeta(s, q) = sum over k >= 0 of (q + k)^-s, for the integer
+// orders s >= 3 polygamma needs: the first terms summed directly until q + k passes 9, then
+// the Euler-Maclaurin tail with Bernoulli numbers (the Cephes method PyTorch uses too). In
+// double for every dtype, as PyTorch's CPU kernel accumulates: at negative q the terms cancel.
+// +inf at q = 0, -1, -2, ... (a pole).
+TIDE_HOST_DEVICE inline double hurwitz_zeta(double s, double q) {
+  const double eps = 1.11022302462515654042e-16;
+  if (q <= 0.0 && q == std::floor(q)) return std::numeric_limits<double>::infinity();
+  // (2j)! / B_2j for j = 1..12: the Euler-Maclaurin coefficients' denominators.
+  const double A[12] = {12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9, 7.47242496e10,
+                        -2.950130727918164224e12, 1.1646782814350067249e14, -4.5979787224074726105e15,
+                        1.8152105401943546773e17, -7.1661652561756670113e18};
+  double sum = std::pow(q, -s), a = q, term = 0;
+  for (int i = 0; i < 9 || a <= 9.0; ++i) {
+    a += 1.0;
+    term = std::pow(a, -s);
+    sum += term;
+    if (-eps * sum < term && term < eps * sum) return sum;  // (never for a negative sum)
+  }
+  const double w = a;
+  sum += term * w / (s - 1.0) - 0.5 * term;
+  double rising = 1, k = 0;  // s (s + 1) ... (s + k - 1)
+  for (int j = 0; j < 12; ++j) {
+    rising *= s + k;
+    term /= w;
+    const double t = rising * term / A[j];
+    sum += t;
+    if (std::fabs(t / sum) < eps) break;
+    k += 1.0;
+    rising *= s + k;
+    term /= w;
+    k += 1.0;
+  }
+  return sum;
+}
+// polygamma(n, x), the n-th derivative of digamma, for an integer order n >= 0 given as a
+// (converted) operand: digamma and trigamma for n = 0 and 1, (-1)^(n+1) n! zeta(n + 1, x)
+// above. The bindings check n (the functor sees n exactly: an integer below 2^24).
+struct Polygamma : FloatOnly {
+  template <typename T> TIDE_HOST_DEVICE T operator()(T n, T x) const {
+    if (n == T(0)) return Digamma{}(x);
+    if (n == T(1)) return Trigamma{}(x);
+    const T sign = std::fmod(n, T(2)) == T(1) ? T(1) : T(-1);
+    return sign * std::exp(std::lgamma(n + T(1))) * T(hurwitz_zeta(double(n) + 1.0, double(x)));
+  }
+};
 #define TIDE_COMPARE(Name, op)                                                           \
   struct Name : AnyType {                                                                \
     template <typename T> TIDE_HOST_DEVICE bool operator()(T a, T b) const { return a op b; } \

@@ -66,7 +66,8 @@ struct TensorOrScalar {
 
 // Binary ops: X(name, Functor, kind). ARITH: computed in the promoted common dtype (two
 // bools stay bool for add/mul/max/min, as in PyTorch). TRUEDIV: integers give the default
-// float. COMPARE: bool result. LOGICAL: bool result of truthiness. INTEGRAL: bool/int only.
+// float. COMPARE: bool result. _polygamma(n, x) is internal (torch.polygamma checks n first,
+// in bindings/lua/torch_ops15.lua) and gets only a torch._polygamma binding. LOGICAL: bool result of truthiness. INTEGRAL: bool/int only.
 #define TIDE_BINARY_OPS(X)                \
   X(add, Add, ARITH)                      \
   X(sub, Sub, ARITH)                      \
@@ -80,6 +81,7 @@ struct TensorOrScalar {
   X(minimum, Minimum, ARITH)              \
   X(atan2, Atan2, TRUEDIV)                \
   X(copysign, Copysign, TRUEDIV)          \
+  X(_polygamma, Polygamma, TRUEDIV)       \
   X(eq, Eq, COMPARE)                      \
   X(ne, Ne, COMPARE)                      \
   X(lt, Lt, COMPARE)                      \

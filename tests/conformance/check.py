@@ -434,6 +434,68 @@ def pad_wrap(a, pw):
     return a[np.ix_(*idx)] if a.ndim else a
 
 
+def optim_steps(name, kw, params, targets, scales):
+    """torch.optim.<name>(params, **kw) stepped once per scale on float64 copies of params, the
+    gradient at step t being scales[t] * (p - target) (tests/conformance/ops_optim.lua)."""
+    import torch
+    ps = [torch.tensor(np.array(x, dtype=np.float64), requires_grad=True) for x in params]
+    ts = [torch.tensor(np.array(x, dtype=np.float64)) for x in targets]
+    kw = {k: tuple(v) if isinstance(v, list) else v for k, v in (kw or {}).items()}
+    opt = getattr(torch.optim, name)(ps, **kw)
+    for sc in scales:
+        with torch.no_grad():
+            for x, t in zip(ps, ts):
+                x.grad = (x - t).mul(sc)
+        opt.step()
+    return [x.detach().numpy() for x in ps]
+
+
+def lbfgs_steps(kw, x0, t, a, c, steps):
+    """torch.optim.LBFGS(**kw) on f(x) = sum(a (x - t)^2 + c (x - t)^4) with its gradient written
+    out, `steps` steps from x0: [x, the losses] (tests/conformance/ops_optim.lua)."""
+    import torch
+    x = torch.tensor(np.array(x0, dtype=np.float64), requires_grad=True)
+    t, a, c = (torch.tensor(np.array(v, dtype=np.float64)) for v in (t, a, c))
+    opt = torch.optim.LBFGS([x], **(kw or {}))
+
+    def closure():
+        with torch.no_grad():
+            e = x - t
+            x.grad = e.mul(a).mul(2).add(e.pow(3).mul(c).mul(4))
+            return (e.pow(2).mul(a).add(e.pow(4).mul(c))).sum()
+    losses = [float(opt.step(closure)) for _ in range(steps)]
+    return [x.detach().numpy(), np.array(losses)]
+
+
+def schedule(make, epochs, metrics=None):
+    """The lr and momentum (or beta1) of two groups (lr 0.1 and 0.02, SGD with momentum 0.9, or
+    Adam when the source names it) over `epochs` epochs of the scheduler that the Python source
+    `make` (a lambda of the optimizer, with S = torch.optim.lr_scheduler) builds: one row per
+    epoch, the first before any step (tests/conformance/ops_optim.lua)."""
+    import torch
+    S = torch.optim.lr_scheduler
+    ps = [torch.zeros(1, requires_grad=True) for _ in range(2)]
+    groups = [{"params": [ps[0]], "lr": 0.1}, {"params": [ps[1]], "lr": 0.02}]
+    adam = "Adam" in make
+    opt = torch.optim.Adam(groups, lr=1.0) if adam else torch.optim.SGD(groups, lr=1.0, momentum=0.9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sched = eval(make.replace("Adam:", ""), {"S": S, "math": math})(opt)
+
+        def record():
+            return [g["lr"] for g in opt.param_groups] + [g["betas"][0] if adam else g["momentum"]
+                                                          for g in opt.param_groups]
+        rows = [record()]
+        for e in range(epochs):
+            opt.step()
+            if metrics is not None:
+                sched.step(metrics[e])
+            else:
+                sched.step()
+            rows.append(record())
+    return np.array(rows, dtype=np.float64)
+
+
 HELPERS = {name: obj for name, obj in globals().items()
            if callable(obj) and not name.startswith("_") and name not in ("main",)}
 HELPERS.update(np=np, math=math, inf=math.inf, nan=math.nan, torch=_Lazy("torch"), F=_Lazy("torch.nn.functional"))

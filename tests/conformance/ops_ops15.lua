@@ -26,7 +26,7 @@ local PYKW = "**(p.kw or {})"
 local SPECIAL = {
   {"erfinv", "unit", gradgrad = true},
   {"lgamma", nil, grad_domain = "pos", gradgrad = true},
-  {"digamma", nil, grad_domain = "pos"},
+  {"digamma", nil, grad_domain = "pos", gradgrad = true},
 }
 for _, u in ipairs(SPECIAL) do
   local name = u[1]
@@ -440,4 +440,37 @@ add({name = "equal", out = "bool", cast = "none",
      end,
      call = function(a, b, _, p)
        return torch.tensor(p.k % 2 == 0 and a:equal(b) or torch.equal(a, b))
+     end})
+
+-- polygamma(n, x) for n = 1..4 (n = numel % 4 + 1; n = 0 is digamma's row) against
+-- torch.polygamma: every dtype, positive x (at the poles 0, -1, -2, ... the values are
+-- rounding artefacts that differ between precisions), the function / method / in-place
+-- spellings; gradients to second order. Negative x and the poles: the row after it.
+add({name = "polygamma", gen = "unary", dtypes = G.DTYPES, out = "float", domain = "pos",
+     ref = "N(torch.polygamma(a.size % 4 + 1, T(a)))",
+     tol = {float32 = {2e-5, 1e-6}, float64 = {1e-12, 1e-13}}, grad = {"a"}, grad_domain = "pos", gradgrad = true,
+     call = function(a)
+       local n = a:numel() % 4 + 1
+       local k = a:numel() % 3
+       if k == 1 then return torch.polygamma(n, a) end
+       if k == 2 and a:is_floating_point() then return a:clone():polygamma_(n) end
+       return a:polygamma(n)
+     end})
+
+-- polygamma at negative x (trigamma's reflection, the zeta series for n >= 2), the poles, 0,
+-- +-inf and NaN, in each float dtype's own precision against torch.polygamma.
+add({name = "polygamma negative", out = "same*", cast = "none", tol = {float32 = {2e-5, 1e-6}, float64 = {1e-12, 1e-13}},
+     ref = "[N(torch.polygamma(n, " .. NATIVE:format("a") .. ")) for n in (1, 2, 3, 4)]",
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs(MAIN) do
+         cs[#cs + 1] = {a = torch.tensor({-0.5, -1.25, -2.5, -3.75, -7.1, -0.01, 0.25, 3, 1 / 0, -1 / 0, 0 / 0, 0.0},
+                                         {dtype = dt}), p = {dt = dt}}
+       end
+       return cs
+     end,
+     call = function(a)
+       local r = {}
+       for n = 1, 4 do r[n] = torch.polygamma(n, a) end
+       return r
      end})

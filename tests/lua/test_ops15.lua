@@ -330,6 +330,35 @@ T.test("torch.as_tensor, torch.from_numpy and torch.device", function()
   T.eq(message(function() return torch.device("cuda", -1) end), "device: index must be an integer >= 0, got -1")
 end)
 
+-- PyTorch 1.13: x = tensor([0.5, 2.0, -1.5, 7.25], float64); the first and second derivatives of
+-- digamma(x).sum() by create_graph; torch.polygamma(3, x); polygamma(2, tensor([1, 2, 0])).
+T.test("polygamma and digamma's derivatives to second order", function()
+  local x = torch.tensor({0.5, 2.0, -1.5, 7.25}, {dtype = "float64", requires_grad = true})
+  local g = torch.autograd.grad(torch.digamma(x):sum(), x, {create_graph = true})[1]
+  T.near(g, {4.934802202073678, 0.6449340670881899, 9.37924664484954, 0.14787923316154666}, 1e-13)
+  local h = torch.autograd.grad(g:sum(), x)[1]
+  T.near(h, {-16.828796644234316, -0.4041138063191886, -0.23620405164172825, -0.021828952295197733}, 1e-12)
+  T.near(torch.polygamma(3, x:detach()), {97.40909103400242, 0.4939394022668293, 194.59427621918758,
+                                          0.006433037597940158}, 1e-12)
+  T.near(x:detach():polygamma(3), torch.polygamma(3, x:detach()), 0)
+  local i = torch.polygamma(2, torch.tensor({1, 2, 0}))
+  T.eq(i.dtype, "float32")
+  T.near(i, {-2.40411376953125, -0.4041137993335724, -math.huge}, 1e-6)
+  T.near(torch.polygamma(0, x:detach()), torch.digamma(x:detach()), 0)
+  local y = torch.tensor({1.5, 3.0}, {dtype = "float64"})
+  y:polygamma_(1)
+  T.near(y, {0.9348022009716718, 0.39493406693194577}, 1e-14)
+  local out = torch.empty(2, {dtype = "float64"})
+  T.truthy(rawequal(torch.polygamma(1, torch.tensor({1.5, 3.0}, {dtype = "float64"}), {out = out}), out))
+  T.near(out, {0.9348022009716718, 0.39493406693194577}, 1e-14)
+  T.eq(message(function() return torch.polygamma(-1, x) end), "polygamma: n must be an integer in 0..2^24, got -1")
+  T.eq(message(function() return torch.polygamma(1.5, x) end), "polygamma: n must be an integer in 0..2^24, got 1.5")
+  T.eq(message(function() return x:polygamma("2") end), 'polygamma: n must be an integer in 0..2^24, got "2"')
+  T.eq(message(function() return torch.polygamma(1, "x") end), 'polygamma: expected a tensor for input, got "x"')
+  T.eq(message(function() return torch.ones(2, {dtype = "int64"}):polygamma_(1) end),
+       "polygamma_: the result type float32 cannot be cast to the input's dtype int64")
+end)
+
 -- torch.equal: torch.equal(tensor([1,2]), tensor([1.,2.])) is True; other shapes (even ones
 -- that broadcast) and NaN give False.
 T.test("torch.equal and x:equal as PyTorch", function()
@@ -384,7 +413,8 @@ T.test("erfinv, lgamma and digamma: PyTorch's values, gradients and spellings", 
   T.eq(torch._trigamma, nil)
   t = f64{1.5}:requires_grad_()
   local g = torch.autograd.grad(torch.digamma(t), {t}, {create_graph = true})[1]
-  T.eq(message(function() g:backward() end), "_trigamma: has no gradient")
+  g:backward()  -- digamma's second derivative: polygamma(2, 1.5), PyTorch's -0.8287966442343201
+  T.near(t.grad, {-0.8287966442343201}, 1e-14)
   -- out= as a keyword, and positional in the np spelling (the values of the lines above)
   local out = torch.empty(2, {dtype = "float64"})
   T.truthy(rawequal(np.lgamma(f64{0.5, 2.5}, out), out))
