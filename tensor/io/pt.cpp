@@ -723,6 +723,7 @@ class Pickler {
       default: fail("is ", kind_name(v.kind), ", which a checkpoint cannot hold");
     }
     if (memo_get(v)) return;
+    if (open_.size() >= 200) fail("nests deeper than 200 levels");
     if (!open_.insert(&v).second) fail("holds itself (a cycle)");
     if (v.kind == Kind::List) {
       out_ += ']';
