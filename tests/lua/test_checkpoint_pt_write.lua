@@ -204,4 +204,21 @@ print("ok")
   T.eq(out2, "ok\n")
 end)
 
+T.test("a .pt of 70000 tensors (zip64 end records) loads in PyTorch and in tide", function()
+  local list = {}
+  for i = 1, 70000 do list[i] = torch.tensor({i}, {dtype = "int32"}) end
+  local p = tmp("many.pt")
+  torch.save(list, p)
+  local back = torch.load(p)
+  T.eq({#back, back[1]:item(), back[70000]:item()}, {70000, 1, 70000})
+  local out, ok = T.python([[
+import sys, torch
+l = torch.load(sys.argv[1])
+assert len(l) == 70000 and all(t.item() == i + 1 and t.dtype == torch.int32 for i, t in enumerate(l))
+print("ok")
+]], p)
+  T.truthy(ok, out)
+  T.eq(out, "ok\n")
+end)
+
 T.done()
