@@ -57,6 +57,12 @@ T.test("torch.save writes PyTorch's zip layout, read back by tide with the same 
     T.eq(x.dtype, dt)
     T.eq(x:tolist(), torch.tensor({1, 0, i}):to(dt):tolist(), dt)
   end
+  -- a tensor alone, non-contiguous: the same tensor with its strides
+  torch.save(torch.arange(6):reshape(2, 3):t(), tmp("one.pt"))
+  local one = torch.load(tmp("one.pt"))
+  T.eq(one:tolist(), {{0, 3}, {1, 4}, {2, 5}})
+  T.eq(one:stride(), {1, 3})
+  T.eq(one.dtype, "int64")
 end)
 
 T.test("torch.save keeps a state_dict's module order and an OrderedDict's order from torch.load", function()
@@ -136,8 +142,10 @@ for i, n in enumerate(names):
     x = c["dt_" + n]
     assert x.dtype == dt, (n, x.dtype)
     assert torch.equal(x, torch.tensor([1, 0, i + 1]).to(dt)), (n, x)
+one = torch.load(sys.argv[2], weights_only=True)
+assert torch.equal(one, torch.arange(6).reshape(2, 3).t()) and one.stride() == (1, 3) and one.dtype == torch.int64
 print("ok")
-]], p)
+]], p, tmp("one.pt"))
   T.truthy(ok, out)
   T.eq(out, "ok\n")
 end)
