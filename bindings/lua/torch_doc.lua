@@ -192,7 +192,7 @@ document(nn.Module, {
     "then every submodule once with dotted names.",
   apply = "module:apply(fn) -> module: calls fn on every submodule and then the module itself.",
   state_dict = "module:state_dict() -> table: dotted name -> tensor for parameters and persistent buffers " ..
-    "(torch.save writes it as safetensors).",
+    "(torch.save writes it as PyTorch's OrderedDict in this order, or as safetensors).",
   load_state_dict = "module:load_state_dict(sd[, strict=true]) -> module: copies the tensors of sd into the " ..
     "parameters and buffers; strict reports missing and unexpected keys.",
   train = "module:train([mode=true]) -> module: sets training mode (Dropout active) on it and its submodules.",

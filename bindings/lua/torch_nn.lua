@@ -611,11 +611,20 @@ local function state_entries(self)
   return entries
 end
 
+-- The key order of tables that have one: state_dict()'s (the module's order) and the
+-- OrderedDicts torch.load reads. torch.save writes such a table as an OrderedDict in this
+-- order (keys added later come after, sorted). Weak keys: the record goes with the table.
+torch._key_order = setmetatable({}, {__mode = "k"})
+
 -- A flat table {["fc1.weight"] = tensor, ...} of detached tensors sharing the module's
--- storage (torch.save writes it as safetensors).
+-- storage, its key order recorded for torch.save (PyTorch's OrderedDict order).
 function Module:state_dict()
-  local sd = {}
-  for _, e in ipairs(state_entries(self)) do sd[e[1]] = e[2]:detach() end
+  local sd, order = {}, {}
+  for _, e in ipairs(state_entries(self)) do
+    if sd[e[1]] == nil then order[#order + 1] = e[1] end
+    sd[e[1]] = e[2]:detach()
+  end
+  torch._key_order[sd] = order
   return sd
 end
 

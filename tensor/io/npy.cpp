@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <unordered_set>
 
 #include "file_io.hpp"
 #include "zip.hpp"
@@ -646,60 +647,6 @@ Loaded load_any(ByteSource& in, const std::string& where) {
 // ---------------------------------------------------------------------------------------
 // Writing
 
-class Output {
- public:
-  virtual ~Output() = default;
-  virtual void write(const void* p, size_t n) = 0;
-  virtual uint64_t tell() = 0;
-  // Overwrites bytes already written at off (the zip local header after compressing).
-  virtual void patch(uint64_t off, const void* p, size_t n) = 0;
-};
-
-class StringOutput : public Output {
- public:
-  std::string buf;
-  void write(const void* p, size_t n) override { buf.append(static_cast<const char*>(p), n); }
-  uint64_t tell() override { return buf.size(); }
-  void patch(uint64_t off, const void* p, size_t n) override { std::memcpy(buf.data() + off, p, n); }
-};
-
-class FileOutput : public Output {
- public:
-  FileOutput(const std::string& path, std::string where) : path_(path), where_(std::move(where)) {
-    f_ = std::fopen(path.c_str(), "wb");
-    if (!f_) fail_at(where_, "cannot open file for writing: ", std::strerror(errno));
-  }
-  ~FileOutput() override {
-    if (f_) {  // not committed: an error happened, leave no half-written file behind
-      std::fclose(f_);
-      std::remove(path_.c_str());
-    }
-  }
-  void write(const void* p, size_t n) override {
-    if (n && std::fwrite(p, 1, n, f_) != n) fail_at(where_, "write error: ", std::strerror(errno));
-    pos_ += n;
-  }
-  uint64_t tell() override { return pos_; }
-  void patch(uint64_t off, const void* p, size_t n) override {
-    if (fseeko(f_, off_t(off), SEEK_SET) != 0 || std::fwrite(p, 1, n, f_) != n ||
-        fseeko(f_, 0, SEEK_END) != 0)
-      fail_at(where_, "write error: ", std::strerror(errno));
-  }
-  void commit() {
-    int rc = std::fclose(f_);
-    f_ = nullptr;
-    if (rc != 0) {
-      std::remove(path_.c_str());
-      fail_at(where_, "write error: ", std::strerror(errno));
-    }
-  }
-
- private:
-  std::string path_, where_;
-  std::FILE* f_ = nullptr;
-  uint64_t pos_ = 0;
-};
-
 std::string shape_repr(const Dims& s) {
   if (s.size() == 0) return "()";
   std::string r = "(";
@@ -755,147 +702,24 @@ void write_npy(Output& out, const Prepared& p) {
   for_each_run(p.t, [&](const char* d, size_t n) { out.write(d, n); });
 }
 
-constexpr uint16_t kDosDate = (0 << 9) | (1 << 5) | 1;  // 1980-01-01, fixed for reproducible files
-constexpr uint32_t kZipLimit = 0xffffffffu;
-
-bool needs_utf8_flag(const std::string& s) {
-  return std::any_of(s.begin(), s.end(), [](char c) { return (unsigned char)c >= 0x80; });
-}
-
-std::string local_header(const std::string& name, uint16_t method, uint32_t crc, uint64_t comp, uint64_t uncomp) {
-  std::string h;
-  wr32(h, 0x04034b50);
-  wr16(h, 20);
-  wr16(h, needs_utf8_flag(name) ? 0x0800 : 0);
-  wr16(h, method);
-  wr16(h, 0);
-  wr16(h, kDosDate);
-  wr32(h, crc);
-  wr32(h, uint32_t(comp));
-  wr32(h, uint32_t(uncomp));
-  wr16(h, uint16_t(name.size()));
-  wr16(h, 0);
-  return h + name;
-}
-
-struct CdRecord {
-  std::string name;
-  uint16_t method;
-  uint32_t crc;
-  uint64_t comp, uncomp, offset;
-};
-
+// The archive of "<name>.npy" members (through ZipWriter, zip64 where needed).
 void write_npz(Output& out, const std::vector<NamedTensor>& members, bool compressed, const char* op,
                const std::string& where) {
-  TIDE_CHECK(members.size() < 0xffff, where, ": ", members.size(),
-             " arrays need a zip64 archive, which tide does not write");
   std::vector<Prepared> prep;
   prep.reserve(members.size());
+  std::unordered_set<std::string> names;
   for (const auto& [name, t] : members) {
-    std::string mname = name + ".npy";
-    TIDE_CHECK(mname.size() <= 0xffff, where, ": array name '", quote_user(name), "' is too long (", name.size(), " bytes)");
-    for (const Prepared& q : prep)
-      TIDE_CHECK(q.name != mname, where, ": the name '", quote_user(name), "' is given twice");
-    prep.push_back(prepare(mname, t, op));
-    // Stay clear of the 4 GiB zip limit (with room for deflate's worst-case overhead).
-    TIDE_CHECK(prep.back().size < kZipLimit - (kZipLimit >> 8), where, ": array '", quote_user(name), "' (",
-               prep.back().size, " bytes) needs a zip64 archive, which tide does not write");
+    TIDE_CHECK(names.insert(name).second, where, ": the name '", quote_user(name), "' is given twice");
+    prep.push_back(prepare(name + ".npy", t, op));
   }
-  std::vector<CdRecord> cd;
+  ZipWriter zip(out, where);
   for (const Prepared& p : prep) {
-    CdRecord rec{p.name, uint16_t(compressed ? 8 : 0), 0, 0, p.size, out.tell()};
-    TIDE_CHECK(rec.offset < kZipLimit, where, ": the archive exceeds 4 GiB, which needs zip64 (not written by tide)");
-    if (!compressed) {
-      uint32_t crc = crc_update(0, p.header.data(), p.header.size());
-      for_each_run(p.t, [&](const char* d, size_t n) { crc = crc_update(crc, d, n); });
-      rec.crc = crc;
-      rec.comp = p.size;
-      std::string lh = local_header(p.name, 0, crc, p.size, p.size);
-      out.write(lh.data(), lh.size());
-      write_npy(out, p);
-    } else {
-      std::string lh = local_header(p.name, 8, 0, 0, p.size);
-      out.write(lh.data(), lh.size());
-      z_stream zs;
-      std::memset(&zs, 0, sizeof zs);
-      if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-        fail_at(where, "cannot initialise zlib");
-      std::unique_ptr<z_stream, void (*)(z_stream*)> guard(&zs, [](z_stream* z) { deflateEnd(z); });
-      std::vector<unsigned char> obuf(kChunk);
-      uint32_t crc = 0;
-      uint64_t comp = 0;
-      auto pump = [&](const char* d, size_t n, int flush) {
-        do {
-          size_t piece = std::min<size_t>(n, size_t(1) << 30);
-          zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(d));
-          zs.avail_in = uInt(piece);
-          int f = (flush == Z_FINISH && piece == n) ? Z_FINISH : Z_NO_FLUSH;
-          int ret;
-          do {
-            zs.next_out = obuf.data();
-            zs.avail_out = uInt(obuf.size());
-            ret = deflate(&zs, f);
-            if (ret == Z_STREAM_ERROR) fail_at(where, "compression failed");
-            size_t got = obuf.size() - zs.avail_out;
-            out.write(obuf.data(), got);
-            comp += got;
-          } while (zs.avail_out == 0 || (f == Z_FINISH && ret != Z_STREAM_END));
-          d += piece;
-          n -= piece;
-        } while (n > 0);
-      };
-      auto feed = [&](const char* d, size_t n) {
-        crc = crc_update(crc, d, n);
-        pump(d, n, Z_NO_FLUSH);
-      };
-      feed(p.header.data(), p.header.size());
-      for_each_run(p.t, feed);
-      pump(nullptr, 0, Z_FINISH);
-      TIDE_CHECK(comp < kZipLimit, where, ": the archive exceeds 4 GiB, which needs zip64 (not written by tide)");
-      rec.crc = crc;
-      rec.comp = comp;
-      std::string fixed;
-      wr32(fixed, crc);
-      wr32(fixed, uint32_t(comp));
-      wr32(fixed, uint32_t(p.size));
-      out.patch(rec.offset + 14, fixed.data(), fixed.size());
-    }
-    cd.push_back(rec);
+    zip.begin(p.name, p.size, compressed);
+    zip.write(p.header.data(), p.header.size());
+    for_each_run(p.t, [&](const char* d, size_t n) { zip.write(d, n); });
+    zip.end();
   }
-  const uint64_t cd_off = out.tell();
-  std::string dir;
-  for (const CdRecord& r : cd) {
-    wr32(dir, 0x02014b50);
-    wr16(dir, 0x0314);  // made by: zip 2.0 on Unix
-    wr16(dir, 20);
-    wr16(dir, needs_utf8_flag(r.name) ? 0x0800 : 0);
-    wr16(dir, r.method);
-    wr16(dir, 0);
-    wr16(dir, kDosDate);
-    wr32(dir, r.crc);
-    wr32(dir, uint32_t(r.comp));
-    wr32(dir, uint32_t(r.uncomp));
-    wr16(dir, uint16_t(r.name.size()));
-    wr16(dir, 0);
-    wr16(dir, 0);
-    wr16(dir, 0);
-    wr16(dir, 0);
-    wr32(dir, 0100644u << 16);  // a regular file, rw-r--r--
-    wr32(dir, uint32_t(r.offset));
-    dir += r.name;
-  }
-  TIDE_CHECK(cd_off + dir.size() < kZipLimit, where,
-             ": the archive exceeds 4 GiB, which needs zip64 (not written by tide)");
-  const uint32_t cd_size = uint32_t(dir.size());
-  wr32(dir, 0x06054b50);  // end of central directory
-  wr16(dir, 0);
-  wr16(dir, 0);
-  wr16(dir, uint16_t(cd.size()));
-  wr16(dir, uint16_t(cd.size()));
-  wr32(dir, cd_size);
-  wr32(dir, uint32_t(cd_off));
-  wr16(dir, 0);
-  out.write(dir.data(), dir.size());
+  zip.finish();
 }
 
 }  // namespace

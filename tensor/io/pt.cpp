@@ -1,12 +1,18 @@
-// PyTorch's checkpoint reader (see pt.hpp): the zip archive through zip.hpp, then a pickle
+// PyTorch's checkpoints (see pt.hpp). Reading: the zip archive through zip.hpp, then a pickle
 // machine restricted to the opcodes and the few callables that torch.save's output uses.
+// Writing: a pickler of PtValue trees (protocol 2, as torch.save), then the archive through
+// ZipWriter.
 #include "pt.hpp"
 
+#include <climits>
+#include <cstdio>
 #include <cstring>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "file_io.hpp"
+#include "safetensors.hpp"
 #include "zip.hpp"
 
 namespace tide::io {
@@ -73,15 +79,16 @@ void clear_all(const std::unordered_set<PtValue*>& nodes) {
   }
 }
 
-// torch.<Name>Storage -> dtype.
-bool storage_dtype(const std::string& global, DType& dt) {
-  static const std::pair<const char*, DType> kTypes[] = {
+// torch.<Name>Storage <-> dtype.
+constexpr std::pair<const char*, DType> kStorageTypes[] = {
       {"torch.FloatStorage", DType::Float32}, {"torch.DoubleStorage", DType::Float64},
       {"torch.HalfStorage", DType::Float16},  {"torch.BFloat16Storage", DType::BFloat16},
       {"torch.LongStorage", DType::Int64},    {"torch.IntStorage", DType::Int32},
       {"torch.ShortStorage", DType::Int16},   {"torch.CharStorage", DType::Int8},
       {"torch.ByteStorage", DType::UInt8},    {"torch.BoolStorage", DType::Bool}};
-  for (const auto& [name, t] : kTypes)
+
+bool storage_dtype(const std::string& global, DType& dt) {
+  for (const auto& [name, t] : kStorageTypes)
     if (global == name) {
       dt = t;
       return true;
@@ -432,7 +439,9 @@ class Unpickler {
   Value call(const std::string& fn, const std::vector<Value>& args) {
     if (fn == "collections.OrderedDict") {
       if (!args.empty()) fail("OrderedDict with arguments");
-      return make(Kind::Dict);
+      Value d = make(Kind::Dict);
+      d->ordered = true;
+      return d;
     }
     if (fn == "torch._utils._rebuild_tensor_v2" || fn == "torch._utils._rebuild_tensor") {
       const bool v2 = fn.back() == '2';
@@ -461,6 +470,7 @@ class Unpickler {
       Value t = make(Kind::Tensor);
       t->tensor = args[0]->tensor;
       t->requires_grad = args[1]->boolean;
+      t->parameter = true;
       return t;
     }
     fail("refuses to load '", quote_user(fn), "' (tide reads tensors, dicts, lists, tuples, numbers, strings, ",
@@ -538,6 +548,242 @@ std::shared_ptr<PtValue> read_pt(ByteSource& in, const std::string& where, bool 
   return result;
 }
 
+// ---------------------------------------------------------------------------------------
+// Writing
+
+// The pickle of a PtValue tree and the storages it refers to, in the order of their keys.
+class Pickler {
+ public:
+  Pickler(std::string where) : where_(std::move(where)) { out_ += "\x80\x02"; }  // PROTO 2
+
+  std::string finish(const PtValue& root) {
+    value(root);
+    out_ += '.';
+    return std::move(out_);
+  }
+  // Storage k (its key is k's decimal text) as a 1-D tensor over the whole storage.
+  const std::vector<Tensor>& storages() const { return storages_; }
+
+ private:
+  template <typename... A>
+  [[noreturn]] void fail(const A&... args) {
+    fail_at(where_, path_.empty() ? "the value to save" : "the value at " + key_path_text(path_), " ", args...);
+  }
+
+  static std::string float_text(double d) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", d);
+    return buf;
+  }
+  void u32(uint32_t v) {
+    for (int i = 0; i < 4; ++i) out_ += char((v >> (8 * i)) & 0xff);
+  }
+  void global(const char* module, const char* name) {
+    out_ += 'c';
+    out_ += module;
+    out_ += '\n';
+    out_ += name;
+    out_ += '\n';
+  }
+  void integer(int64_t v) {
+    if (v >= 0 && v < 256) {
+      out_ += 'K';
+      out_ += char(v);
+    } else if (v >= 0 && v < 65536) {
+      out_ += 'M';
+      out_ += char(v & 0xff);
+      out_ += char(v >> 8);
+    } else if (v >= INT32_MIN && v <= INT32_MAX) {
+      out_ += 'J';
+      u32(uint32_t(int32_t(v)));
+    } else {
+      out_ += "\x8a\x08";  // LONG1 of 8 bytes, two's complement
+      for (int i = 0; i < 8; ++i) out_ += char((uint64_t(v) >> (8 * i)) & 0xff);
+    }
+  }
+  void text(const std::string& s) {  // a str (BINUNICODE): s is UTF-8
+    out_ += 'X';
+    u32(uint32_t(s.size()));
+    out_ += s;
+  }
+  void string(const std::string& s) {
+    if (s.size() > 0xffffffffu) fail("is a string of ", s.size(), " bytes (a pickle holds at most 4 GiB)");
+    if (valid_utf8(s)) return text(s);
+    // bytes, as protocol 2 spells them: _codecs.encode(<the bytes as Latin-1 text>, "latin1")
+    global("_codecs", "encode");
+    std::string latin1;
+    for (char c : s) {
+      const auto b = static_cast<unsigned char>(c);
+      if (b < 0x80) {
+        latin1 += c;
+      } else {
+        latin1 += char(0xc0 | (b >> 6));
+        latin1 += char(0x80 | (b & 0x3f));
+      }
+    }
+    text(latin1);
+    text("latin1");
+    out_ += "\x86R";  // TUPLE2 REDUCE
+  }
+  void dims(const Dims& d) {
+    if (d.size() == 0) {
+      out_ += ')';
+      return;
+    }
+    out_ += '(';
+    for (int k = 0; k < d.size(); ++k) integer(d[k]);
+    out_ += 't';
+  }
+  void empty_ordered_dict() {
+    global("collections", "OrderedDict");
+    out_ += ")R";
+  }
+  // LONG_BINPUT / LONG_BINGET: a value reached again refers to its first pickling.
+  void memo_put(const PtValue& v) {
+    const uint32_t k = uint32_t(memo_.size());
+    memo_.emplace(&v, k);
+    out_ += 'r';
+    u32(k);
+  }
+  bool memo_get(const PtValue& v) {
+    auto it = memo_.find(&v);
+    if (it == memo_.end()) return false;
+    out_ += 'j';
+    u32(it->second);
+    return true;
+  }
+
+  // The record of t's storage (with t's dtype), made on first use.
+  size_t storage_of(const Tensor& t) {
+    const auto key = std::make_pair(t.storage().get(), t.dtype());
+    auto it = storage_index_.find(key);
+    if (it != storage_index_.end()) return it->second;
+    const int64_t numel = int64_t(t.storage()->nbytes() / dtype_size(t.dtype()));
+    storages_.push_back(Tensor::make_view(t.storage(), Dims{numel}, Dims{1}, 0, t.dtype()));
+    storage_index_.emplace(key, storages_.size() - 1);
+    return storages_.size() - 1;
+  }
+
+  void tensor(const PtValue& v) {
+    Tensor t = v.tensor;
+    if (!t.defined()) fail("is a freed tensor");
+    const char* type = nullptr;
+    for (const auto& [name, dt] : kStorageTypes)
+      if (dt == t.dtype()) type = name;
+    if (!type)
+      fail("is a tensor of dtype ", dtype_name(t.dtype()), ", which PyTorch's checkpoints cannot hold (convert it: ",
+           "x:long() or x:int())");
+    bool negative = false;
+    for (int k = 0; k < t.dim(); ++k) negative = negative || t.strides()[k] < 0;
+    if (negative) t = t.contiguous();  // PyTorch has no negative strides
+    const size_t s = storage_of(t);
+    if (v.parameter) global("torch._utils", "_rebuild_parameter");
+    global("torch._utils", "_rebuild_tensor_v2");
+    out_ += "((";  // the arguments, then the persistent id ('storage', type, key, location, numel)
+    text("storage");
+    const std::string_view tn(type);
+    global("torch", std::string(tn.substr(6)).c_str());  // "torch.FloatStorage" -> torch FloatStorage
+    text(std::to_string(s));
+    text("cpu");
+    integer(storages_[s].numel());
+    out_ += "tQ";  // TUPLE BINPERSID
+    integer(t.offset());
+    dims(t.sizes());
+    dims(t.strides());
+    out_ += (v.requires_grad && !v.parameter) ? '\x88' : '\x89';
+    empty_ordered_dict();  // backward hooks
+    out_ += "tR";
+    if (v.parameter) {  // _rebuild_parameter(tensor, requires_grad, backward_hooks)
+      out_ += v.requires_grad ? '\x88' : '\x89';
+      empty_ordered_dict();
+      out_ += "\x87R";  // TUPLE3 REDUCE
+    }
+  }
+
+  void value(const PtValue& v) {
+    switch (v.kind) {
+      case Kind::None: out_ += 'N'; return;
+      case Kind::Bool: out_ += v.boolean ? '\x88' : '\x89'; return;
+      case Kind::Int: integer(v.integer); return;
+      case Kind::Float: {
+        uint64_t bits;
+        std::memcpy(&bits, &v.number, 8);
+        out_ += 'G';
+        for (int k = 7; k >= 0; --k) out_ += char((bits >> (8 * k)) & 0xff);  // big-endian
+        return;
+      }
+      case Kind::String: string(v.string); return;
+      case Kind::Tensor:
+        if (memo_get(v)) return;
+        tensor(v);
+        memo_put(v);
+        return;
+      case Kind::List:
+      case Kind::Dict: break;
+      default: fail("is ", kind_name(v.kind), ", which a checkpoint cannot hold");
+    }
+    if (memo_get(v)) return;
+    if (open_.size() >= 200) fail("nests deeper than 200 levels");
+    if (!open_.insert(&v).second) fail("holds itself (a cycle)");
+    if (v.kind == Kind::List) {
+      out_ += ']';
+      memo_put(v);
+      for (size_t i = 0; i < v.items.size(); ++i) {
+        if (i % 1000 == 0) out_ += '(';  // APPENDS in batches, as Python's pickler
+        path_.emplace_back(int64_t(i + 1));
+        value(*v.items[i]);
+        path_.pop_back();
+        if (i % 1000 == 999 || i + 1 == v.items.size()) out_ += 'e';
+      }
+    } else {
+      if (v.ordered) empty_ordered_dict();
+      else out_ += '}';
+      memo_put(v);
+      for (size_t i = 0; i < v.entries.size(); ++i) {
+        const auto& [k, val] = v.entries[i];
+        if (i % 1000 == 0) out_ += '(';
+        value(*k);
+        if (k->kind == Kind::String) path_.emplace_back(k->string);
+        else if (k->kind == Kind::Int) path_.emplace_back(k->integer);
+        else if (k->kind == Kind::Bool) path_.emplace_back(std::string(k->boolean ? "true" : "false"));
+        else path_.emplace_back(float_text(k->number));
+        value(*val);
+        path_.pop_back();
+        if (i % 1000 == 999 || i + 1 == v.entries.size()) out_ += 'u';
+      }
+    }
+    open_.erase(&v);
+  }
+
+  std::string where_;
+  std::string out_;
+  KeyPath path_;
+  std::unordered_map<const PtValue*, uint32_t> memo_;
+  std::unordered_set<const PtValue*> open_;
+  std::map<std::pair<const Storage*, DType>, size_t> storage_index_;
+  std::vector<Tensor> storages_;
+};
+
+// The archive: data.pkl, byteorder, data/<key> for each storage, version.
+void write_pt(Output& out, const PtValue& root, const std::string& where) {
+  Pickler p(where);
+  const std::string pickle = p.finish(root);
+  ZipWriter zip(out, where, 64);
+  auto member = [&](const std::string& name, const void* data, size_t n) {
+    zip.begin("archive/" + name, n, false);
+    zip.write(data, n);
+    zip.end();
+  };
+  member("data.pkl", pickle.data(), pickle.size());
+  member("byteorder", "little", 6);
+  for (size_t k = 0; k < p.storages().size(); ++k) {
+    const Tensor host = to_host(p.storages()[k]);  // a device storage's copy
+    member("data/" + std::to_string(k), host.data_ptr(), host.nbytes());
+  }
+  member("version", "3\n", 2);
+  zip.finish();
+}
+
 }  // namespace
 
 bool looks_like_pt(const std::string& path, const char* op) {
@@ -559,6 +805,19 @@ std::shared_ptr<PtValue> load_pt(const std::string& path, const char* op) {
 std::shared_ptr<PtValue> load_pt_bytes(const void* data, size_t size, const std::string& name, bool check_crc) {
   MemorySource in(data, size);
   return read_pt(in, "torch.load: " + quote_user(name), check_crc);
+}
+
+void save_pt(const std::string& path, const PtValue& root, const char* op) {
+  const std::string where = where_of(op, path);
+  FileOutput out(path, where);
+  write_pt(out, root, where);
+  out.commit();
+}
+
+std::string save_pt_bytes(const PtValue& root, const std::string& name, const char* op) {
+  StringOutput out;
+  write_pt(out, root, where_of(op, name));
+  return std::move(out.buf);
 }
 
 void release_pt(const std::shared_ptr<PtValue>& root) { clear_all(reachable({root})); }

@@ -7,16 +7,12 @@
 //   decode   header length -> header JSON -> every tensor's spec checked -> the layout
 //            checked (no gap, no overlap, the buffer exactly covered) -> allocation and reads
 //   encode   the header of a set of tensors, then their bytes, to a string or to a file
-//            written through a temporary file and a rename
+//            written through a temporary file and a rename (FileOutput, file_io.hpp)
 //   checkpoints  key paths <-> dotted names, recorded in __metadata__
 #include "safetensors.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <cerrno>
 #include <charconv>
@@ -69,34 +65,6 @@ std::string shape_text(const Dims& shape) {
     s += std::to_string(shape[k]);
   }
   return s + "]";
-}
-
-// True when s is well-formed UTF-8 (no overlong forms, no surrogates, nothing past U+10FFFF).
-bool valid_utf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    int len;
-    uint32_t cp;
-    if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1F;
-    else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0F;
-    else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07;
-    else return false;
-    if (s.size() - i < size_t(len)) return false;
-    for (int k = 1; k < len; ++k) {
-      const unsigned char cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    static constexpr uint32_t kMinForLen[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < kMinForLen[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    i += size_t(len);
-  }
-  return true;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -553,56 +521,6 @@ void emit_data(const Safetensors& st, const std::vector<size_t>& order, Sink&& s
   }
 }
 
-// A file written under a temporary name beside `path` and renamed over it by commit(); until
-// then `path` keeps what it held, and an uncommitted temporary file is removed.
-class ReplacingFile {
- public:
-  ReplacingFile(const std::string& path, const std::string& where) : path_(path), where_(where) {
-    static std::atomic<unsigned> counter{0};
-    for (int attempt = 0; fd_ < 0; ++attempt) {
-      tmp_ = path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-      fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-      if (fd_ < 0 && (errno != EEXIST || attempt == 100))
-        fail_at(where_, "cannot create a file there: ", std::strerror(errno));
-    }
-    struct stat old;  // replacing a file keeps its permissions
-    if (::stat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode)) (void)::fchmod(fd_, old.st_mode & 07777);
-  }
-  ~ReplacingFile() {
-    if (fd_ >= 0) ::close(fd_);
-    if (!committed_) ::unlink(tmp_.c_str());
-  }
-  ReplacingFile(const ReplacingFile&) = delete;
-  ReplacingFile& operator=(const ReplacingFile&) = delete;
-
-  void write(const void* data, size_t n) {
-    const char* p = static_cast<const char*>(data);
-    while (n > 0) {
-      const ssize_t put = ::write(fd_, p, std::min<size_t>(n, size_t(1) << 30));
-      if (put < 0 && errno == EINTR) continue;
-      if (put < 0) fail_at(where_, "write error: ", std::strerror(errno));
-      p += put;
-      n -= size_t(put);
-    }
-  }
-
-  // Flushes to disk and renames the temporary file over `path`.
-  void commit() {
-    if (::fsync(fd_) != 0) fail_at(where_, "write error: ", std::strerror(errno));
-    const int rc = ::close(fd_);
-    fd_ = -1;
-    if (rc != 0) fail_at(where_, "write error: ", std::strerror(errno));
-    if (::rename(tmp_.c_str(), path_.c_str()) != 0) fail_at(where_, "cannot replace the file: ", std::strerror(errno));
-    committed_ = true;
-  }
-
- private:
-  std::string path_, tmp_;
-  const std::string& where_;
-  int fd_ = -1;
-  bool committed_ = false;
-};
-
 // ---------------------------------------------------------------------------------------
 // Checkpoints
 
@@ -699,7 +617,7 @@ void save_safetensors(const std::string& path, const Safetensors& st, const char
   const std::string where = where_of(op, path);
   const std::vector<size_t> order = data_order(st);
   const std::string header = header_bytes(st, order, op);  // every check before the file is touched
-  ReplacingFile out(path, where);
+  FileOutput out(path, where);
   out.write(header.data(), header.size());
   emit_data(st, order, [&](const void* p, size_t n) { out.write(p, n); });
   out.commit();

@@ -2,13 +2,17 @@
 // and hostile input (every truncation, corrupted bytes, lying headers) giving errors.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <zlib.h>
 #include <string>
 #include <vector>
 
 #include "../../tensor/io/npy.hpp"
 #include "../../tensor/io/text.hpp"
+#include "../../tensor/io/zip.hpp"
 #include "helpers.hpp"
 
 using namespace tide;
@@ -276,6 +280,68 @@ TEST_CASE("npz: lying sizes and zip64 are errors") {
     }
     CHECK(e.find("zip64") != std::string::npos);
   }
+}
+
+// An archive past 4 GiB without the memory or the disk: writes of 1 MiB and more are taken to
+// be zeros (the test writes only zeros that large) and not kept, smaller writes and patches are
+// kept; reading gives zeros between.
+class SparseArchive : public io::Output, public io::ByteSource {
+ public:
+  void write(const void* p, size_t n) override {
+    if (n < (1u << 20)) kept_[end_] = std::string(static_cast<const char*>(p), n);
+    end_ += n;
+    size_ = end_;
+  }
+  uint64_t tell() const override { return end_; }
+  void patch(uint64_t off, const void* p, size_t n) override {
+    REQUIRE(n < 64);
+    kept_[off] = std::string(static_cast<const char*>(p), n);
+  }
+
+ protected:
+  void read_bytes(uint64_t off, void* dst, size_t n) override {
+    char* out = static_cast<char*>(dst);
+    std::memset(out, 0, n);
+    for (const auto& [at, bytes] : kept_)  // later patches win: a map orders by offset, patches are 4-16 bytes
+      for (size_t k = 0; k < bytes.size(); ++k)
+        if (at + k >= off && at + k < off + n) out[at + k - off] = bytes[k];
+  }
+
+ private:
+  std::map<uint64_t, std::string> kept_;
+  uint64_t end_ = 0;
+};
+
+TEST_CASE("zip writer: a member past 4 GiB gets zip64 sizes, the next one a zip64 offset") {
+  SparseArchive ar;
+  io::ZipWriter zip(ar, "big.zip", 64);
+  const uint64_t big = (uint64_t(1) << 32) + 4096;
+  std::vector<char> zeros(size_t(1) << 26, 0);
+  zip.begin("archive/data/0", big, false);
+  uint32_t crc = 0;
+  for (uint64_t left = big; left > 0;) {
+    const size_t n = size_t(std::min<uint64_t>(left, zeros.size()));
+    zip.write(zeros.data(), n);
+    crc = uint32_t(crc32_z(crc, reinterpret_cast<const Bytef*>(zeros.data()), n));
+    left -= n;
+  }
+  zip.end();
+  zip.begin("archive/version", 2, false);
+  zip.write("3\n", 2);
+  zip.end();
+  zip.finish();
+  std::vector<io::ZipMember> members = io::read_central_directory(ar, "big.zip", "zip");
+  REQUIRE(members.size() == 2);
+  CHECK(members[0].name == "archive/data/0");
+  CHECK(members[0].uncomp == big);
+  CHECK(members[0].comp == big);
+  CHECK(members[0].crc == crc);
+  CHECK(members[0].local_off % 64 == 0);
+  CHECK(members[1].local_off > (uint64_t(1) << 32));
+  CHECK(members[1].local_off % 64 == 0);
+  char version[2];
+  io::read_member_bytes(ar, members[1], version, "big.zip");
+  CHECK(std::string(version, 2) == "3\n");
 }
 
 TEST_CASE("loadtxt: shapes, options and errors") {

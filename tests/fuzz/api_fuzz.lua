@@ -246,7 +246,7 @@ local SMALL = {"1", "2", "-1", "0", "3", "-2", "4"}
 local STRINGS = {'""', '"a"', '"float32"', '"float64"', '"int64"', '"int32"', '"int16"', '"int8"', '"uint8"',
   '"bool"', '"float16"', '"bfloat16"', '"uint16"', '"uint32"', '"uint64"', '"cpu"', '"cuda"', '"cuda:0"', '"cuda:7"', '"cuda:-1"', '"meta"',
   '"sum"', '"mean"', '"none"', '"fro"', '"nuc"', '"inf"', '"-inf"', '"nan"', '"1"', '"-1"', '"0x10"', '"1e999"',
-  '"fz.npy"', '"fz.npz"', '"fz.safetensors"', '"fz.txt"', '"fz.txt.gz"', '"missing/dir/x.npy"', '"."',
+  '"fz.npy"', '"fz.npz"', '"fz.safetensors"', '"fz.pt"', '"fz.txt"', '"fz.txt.gz"', '"missing/dir/x.npy"', '"."',
   '"\\0"', '"\\255\\254"', '"%s%s%n"', '":"', '"..."', "H.long", '"shape"', '"grad"', '"requires_grad"', '"T"',
   '"C"', '"F"', '"linear"', '"relu"', '"tanh"', '"leaky_relu"', '"fan_in"', '"fan_out"', '","', '"#"'}
 local DTYPES = {"float32", "float32", "float64", "float64", "int64", "int64", "int32", "int16", "int8", "uint8",
@@ -427,7 +427,7 @@ local function gen_param(kind, shape, dt)
   elseif kind == "dtype" then
     return string.format("%q", pick(DTYPES))
   elseif kind == "path" then
-    return pick({'"fz.npy"', '"fz.npz"', '"fz.safetensors"', '"fz.txt"', '"fz.txt.gz"', '"out.npy"', '"out"'})
+    return pick({'"fz.npy"', '"fz.npz"', '"fz.safetensors"', '"fz.pt"', '"fz.txt"', '"fz.txt.gz"', '"out.npy"', '"out"'})
   elseif kind == "fn" then
     return pick(FUNCTIONS)
   elseif kind == "tensors" then
@@ -530,6 +530,7 @@ local function write_seed_files()
   np.save("fz.npy", x)
   np.savez("fz.npz", {a = x, b = torch.ones(3, {dtype = "int32"})})
   torch.save({w = x, b = {torch.zeros(2)}}, "fz.safetensors")
+  torch.save({w = x, v = x:t(), n = {1, "s", true}, p = nn.Parameter(torch.ones(2))}, "fz.pt")
   np.savetxt("fz.txt", x)
   np.savetxt("fz.txt.gz", x)
 end

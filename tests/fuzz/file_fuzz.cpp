@@ -310,8 +310,26 @@ void run_text(const uint8_t* data, size_t size) {
   values_of(t);
 }
 
-// torch.load of a PyTorch checkpoint: every tensor a view inside its storage; the structure
-// (cycles included) freed afterwards.
+// b (a written by save_pt and read back) holds a's values, structure and flags.
+void check_same_pt(const io::PtValue& a, const io::PtValue& b,
+                   std::set<std::pair<const io::PtValue*, const io::PtValue*>>& done) {
+  if (!done.insert({&a, &b}).second) return;
+  const bool same = a.kind == b.kind && a.boolean == b.boolean && a.integer == b.integer &&
+                    std::memcmp(&a.number, &b.number, sizeof a.number) == 0 && a.string == b.string &&
+                    a.requires_grad == b.requires_grad && a.parameter == b.parameter && a.ordered == b.ordered &&
+                    a.items.size() == b.items.size() && a.entries.size() == b.entries.size();
+  if (!same) finding("round trip changed the data", "pt: a value of kind " + std::to_string(int(a.kind)) +
+                                                        " came back different (kind " + std::to_string(int(b.kind)) + ")");
+  if (a.kind == io::PtValue::Kind::Tensor) check_same(a.tensor, b.tensor, "pt tensor");
+  for (size_t i = 0; i < a.items.size(); ++i) check_same_pt(*a.items[i], *b.items[i], done);
+  for (size_t i = 0; i < a.entries.size(); ++i) {
+    check_same_pt(*a.entries[i].first, *b.entries[i].first, done);
+    check_same_pt(*a.entries[i].second, *b.entries[i].second, done);
+  }
+}
+
+// torch.load of a PyTorch checkpoint: every tensor a view inside its storage; what loads
+// written again by save_pt and read back unchanged; the structure (cycles included) freed.
 void run_pt(const uint8_t* data, size_t size) {
   std::shared_ptr<io::PtValue> root;
   try {
@@ -344,6 +362,21 @@ void run_pt(const uint8_t* data, size_t size) {
       visit(k);
       visit(c);
     }
+  }
+  // written by torch.save's writer and read back: the same values (a cycle or a dtype PyTorch
+  // lacks is refused by the writer)
+  std::string again;
+  try {
+    again = io::save_pt_bytes(*root);
+  } catch (const tide::OutOfMemory&) {
+    throw;
+  } catch (const tide::Error&) {
+  }
+  if (!again.empty()) {
+    std::shared_ptr<io::PtValue> back = io::load_pt_bytes(again.data(), again.size(), "<round trip>");
+    std::set<std::pair<const io::PtValue*, const io::PtValue*>> done;
+    check_same_pt(*root, *back, done);
+    io::release_pt(back);
   }
   io::release_pt(root);
 }
@@ -441,8 +474,45 @@ std::vector<Bytes> builtin_seeds(Target target) {
     one.single = true;
     one.entries = {{{}, sample(DType::Int32, {2, 2}, 0)}};
     seeds.push_back(io::encode_safetensors(io::checkpoint_to_safetensors(one)));
-  } else if (target == Target::Pt) {
-    // none made here (tide writes no .pt): the PyTorch-written files of tests/data are the seeds
+  } else if (target == Target::Pt) {  // with the PyTorch-written files of tests/data
+    using K = io::PtValue::Kind;
+    auto make = [](K k) {
+      auto v = std::make_shared<io::PtValue>();
+      v->kind = k;
+      return v;
+    };
+    auto str = [&](const std::string& s) {
+      auto v = make(K::String);
+      v->string = s;
+      return v;
+    };
+    auto num = [&](int64_t i) {
+      auto v = make(K::Int);
+      v->integer = i;
+      return v;
+    };
+    auto ten = [&](const tide::Tensor& t, bool param) {
+      auto v = make(K::Tensor);
+      v->tensor = t;
+      v->parameter = v->requires_grad = param;
+      return v;
+    };
+    auto sd = make(K::Dict);
+    sd->ordered = true;
+    tide::Tensor w = sample(DType::Float32, {2, 3}, 1);
+    sd->entries = {{str("0.weight"), ten(w, false)}, {str("0.weight.T"), ten(tide::ops::t(w), false)},
+                   {str("0.bias"), ten(sample(DType::Float64, {3}, 0), true)}};
+    seeds.push_back(io::save_pt_bytes(*sd));
+    auto root = make(K::Dict);
+    auto list = make(K::List);
+    auto half = make(K::Float);
+    half->number = 0.5;
+    list->items = {num(1), num(300), num(70000), num(int64_t(1) << 40), num(-5), half, make(K::None),
+                   str("\xff\x01 bytes"), ten(sample(DType::Bool, {2}, 0), false)};
+    root->entries = {{str("state"), sd}, {str("list"), list}, {num(7), list},
+                     {str("dtypes"), ten(sample(DType::BFloat16, {2, 0, 3}, 0), false)},
+                     {str("int8"), ten(sample(DType::Int8, {}, 0), false)}};
+    seeds.push_back(io::save_pt_bytes(*root));
   } else {
     const char* texts[] = {"1 2 3\n4 5 6\n", "1,2,3\n4,5,6\n", "# c\n1.5 nan inf\n-inf 1e308 -0\n", "1\n2\n3\n",
                            "  \n\n7\n", "1;2\n3;4\n", "0x10 1e-320\n", "1\t2\n3\t4 # x\n"};

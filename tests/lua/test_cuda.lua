@@ -240,6 +240,18 @@ T.test("nn, optim and checkpoints on CUDA", function()
   local back = torch.load(TMP .. "/m.safetensors", {map_location = "cuda"})
   T.eq(tostring(back["0.weight"].device), "cuda:0")
   T.truthy(close(back["0.weight"], cpu_model:state_dict()["0.weight"], 1e-9))
+  -- PyTorch's format: the GPU's storages are written from host copies, views sharing one
+  -- storage included, and load on the host by default
+  local sd = gpu_model:state_dict()
+  sd.w_t = sd["0.weight"]:t()
+  torch.save(sd, TMP .. "/m.pt")
+  local host = torch.load(TMP .. "/m.pt")
+  T.eq(host["0.weight"].device, "cpu")
+  T.eq(host["0.weight"]:tolist(), sd["0.weight"]:cpu():tolist())
+  T.eq(host.w_t:tolist(), sd["0.weight"]:cpu():t():tolist())
+  host["0.weight"][{1, 1}] = 42
+  T.eq(host.w_t[{1, 1}]:item(), 42, "the transposed view shares the loaded storage")
+  T.eq(torch.load(TMP .. "/m.pt", {map_location = "cuda"})["2.bias"].device, "cuda:0")
 end)
 
 -- Runs a script and returns its printed loss values.

@@ -257,5 +257,22 @@ T.test("load mmap_mode: refusals", function()
   T.eq(np.load(tmp("odd.npy")):tolist(), {0.0})
 end)
 
+T.test("np.savez of 70000 arrays writes zip64 end records that NumPy and tide read", function()
+  local arrays = {}
+  for i = 1, 70000 do arrays["a" .. i] = torch.tensor({i}, {dtype = "int32"}) end
+  np.savez(tmp("many.npz"), arrays)
+  local back = np.load(tmp("many.npz"))
+  local n = 0
+  for k, v in pairs(back) do
+    n = n + 1
+    if v:tolist()[1] ~= tonumber(k:sub(2)) then T.eq(v:tolist(), {tonumber(k:sub(2))}, k) end
+  end
+  T.eq(n, 70000)
+  T.eq(numpy("z = np.load(d + '/many.npz'); print(len(z.files), z['a1'].tolist(), z['a70000'].tolist(), z['a70000'].dtype)"),
+       "70000 [1] [70000] int32\n")
+  local s = read_bytes(tmp("many.npz"))
+  T.truthy(s:find("PK\6\6", #s - 200, true), "a zip64 end record")
+end)
+
 os.execute("rm -rf " .. T.quote(TMP))
 T.done()
