@@ -496,6 +496,27 @@ def schedule(make, epochs, metrics=None):
     return np.array(rows, dtype=np.float64)
 
 
+def hooked_linear(x, w, bias):
+    """A float64 nn.Linear with weight w and bias `bias` under every hook kind: a forward pre-hook
+    doubling the input, a forward hook adding 1 to the output, a full backward hook tripling
+    grad_input, a tensor hook halving x's gradient and retain_grad on the output; (out^2).sum()
+    backward. Returns out, x.grad, weight.grad, bias.grad, out.grad (ops_optim.lua's hooks row)."""
+    import torch
+    lin = torch.nn.Linear(w.shape[1], w.shape[0]).double()
+    with torch.no_grad():
+        lin.weight.copy_(torch.from_numpy(np.array(w, dtype=np.float64)))
+        lin.bias.copy_(torch.from_numpy(np.array(bias, dtype=np.float64)))
+    xt = torch.tensor(np.array(x, dtype=np.float64), requires_grad=True)
+    xt.register_hook(lambda g: g * 0.5)
+    lin.register_forward_pre_hook(lambda m, args: (args[0] * 2,))
+    lin.register_forward_hook(lambda m, args, out: out + 1)
+    lin.register_full_backward_hook(lambda m, gi, go: (gi[0] * 3,))
+    out = lin(xt)
+    out.retain_grad()
+    (out ** 2).sum().backward()
+    return [N(out), N(xt.grad), N(lin.weight.grad), N(lin.bias.grad), N(out.grad)]
+
+
 HELPERS = {name: obj for name, obj in globals().items()
            if callable(obj) and not name.startswith("_") and name not in ("main",)}
 HELPERS.update(np=np, math=math, inf=math.inf, nan=math.nan, torch=_Lazy("torch"), F=_Lazy("torch.nn.functional"))

@@ -180,3 +180,35 @@ for _, name in ipairs(order) do
          return torch.tensor(rows, {dtype = "float64"})
        end})
 end
+
+-- The hooks together on one float64 Linear (check.py's hooked_linear does the same in PyTorch):
+-- a forward pre-hook and a forward hook changing the input and output, a full backward hook
+-- changing grad_input, a tensor hook on the input and retain_grad on the output.
+add({name = "hooks on a Linear", out = "same*", cast = "none",
+     ref = "hooked_linear(a, b, c)",
+     cases = function()
+       local cs = {}
+       for _ = 1, G.count(6) do
+         local n, i, o = G.randint(1, 4), G.randint(1, 5), G.randint(1, 4)
+         cs[#cs + 1] = {a = G.make({n, i}, "float64", {edges = 0}), b = G.make({o, i}, "float64", {edges = 0}),
+                        c = G.make({o}, "float64", {edges = 0})}
+       end
+       return cs
+     end,
+     call = function(a, b, c)
+       local lin = torch.nn.Linear(b.shape[2], b.shape[1], {dtype = "float64"})
+       torch.no_grad(function()
+         lin.weight:copy_(b)
+         lin.bias:copy_(c)
+       end)
+       local x = a:clone():requires_grad_()
+       x:register_hook(function(g) return g * 0.5 end)
+       lin:register_forward_pre_hook(function(_, args) return {args[1] * 2} end)
+       lin:register_forward_hook(function(_, _, out) return out + 1 end)
+       lin:register_full_backward_hook(function(_, gi) return {gi[1] * 3} end)
+       local out = lin(x)
+       out:retain_grad()
+       local loss = (out ^ 2):sum()
+       loss:backward()
+       return out:detach(), x.grad, lin.weight.grad, lin.bias.grad, out.grad
+     end})
