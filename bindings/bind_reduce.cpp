@@ -257,7 +257,15 @@ int scan_fn(lua_State* L, Args& a) {
 
 // sort(x[, dim][, descending][, {dim=, descending=, stable=}]) -> values, indices (torch);
 // np.sort(x[, {axis=}]) -> values. The last dim by default; always stable.
+// descending (positional or keyword), after checking the sort's algorithm options: NumPy's
+// kind= ("quicksort", "mergesort", "heapsort", "stable") and PyTorch's stable=. tide's sort is
+// always stable, which every kind allows (NumPy's unstable kinds leave the order of ties open).
 bool descending_arg(Args& a, int i) {
+  if (auto kind = a.kw_string("kind")) {
+    if (*kind != "quicksort" && *kind != "mergesort" && *kind != "heapsort" && *kind != "stable")
+      a.error("kind must be 'quicksort', 'mergesort', 'heapsort' or 'stable', got '" + quote_user(*kind) + "'");
+  }
+  a.kw_bool("stable");
   if (a.lua_type_at(i) == LUA_TBOOLEAN) return a.boolean(i);
   return a.kw_bool("descending").value_or(false);
 }
@@ -336,10 +344,11 @@ const Binding kReduceBindings[] = {
     {"cumprod", scan_fn<true>, ALL,
      "cumprod(x, dim[, {dim=, axis=, dtype=, out=}]) -> Tensor: running product along dim (np.cumprod without an axis flattens)."},
     {"sort", sort_fn, ALL,
-     "sort(x[, dim][, descending][, {dim=, axis=, descending=, out=}]) -> values, indices (1-based; stable; the last dim by default). "
+     "sort(x[, dim][, descending][, {dim=, axis=, descending=, stable=, kind=, out=}]) -> values, indices (1-based; stable; the last dim by default). "
      "np.sort -> values."},
     {"argsort", argsort_fn, ALL,
-     "argsort(x[, dim][, descending][, {dim=, axis=, descending=, out=}]) -> int64 Tensor: 1-based indices that sort x along dim (stable)."},
+     "argsort(x[, dim][, descending][, {dim=, axis=, descending=, stable=, kind=, out=}]) -> int64 Tensor: 1-based indices that sort x "
+     "along dim (always stable: stable= and np's kind= are checked and every kind gives the stable order)."},
     {"topk", topk_fn, METHOD | TORCH,
      "topk(x, k[, dim][, largest][, sorted][, {k=, dim=, axis=, largest=, sorted=}]) -> values, indices: the k largest (or smallest) along dim "
      "(the last by default), sorted, with 1-based indices."},

@@ -460,6 +460,58 @@ inplace_method("polygamma_", function(...)
   return write_back("polygamma_", x, polygamma("polygamma_", o.n, x:clone()))
 end)
 
+-- torch.gradient(input[, {spacing=1, dim=nil, edge_order=1}]): np.gradient's differences in
+-- PyTorch's spelling: a list with one tensor per dim (all dims by default, 1-based), integer
+-- inputs in the default float dtype; spacing one number for every dim, or a list with one
+-- number or one 1-D coordinate tensor per dim.
+define("gradient", function(...)
+  local op = "gradient"
+  local o = args(op, {"input"}, 1, {"spacing", "dim", "edge_order"}, {edge_order = 1}, ...)
+  local x = tensor_arg(op, "input", o.input)
+  if x.dtype == "bool" then fail(op, "expected a numeric tensor, got a bool one") end
+  if not x:is_floating_point() then x = x:to(torch.get_default_dtype()) end
+  local nd = x.ndim
+  if nd == 0 then fail(op, "expected a tensor with at least one dim, got a 0-dim one") end
+  local dims = {}
+  if o.dim == nil then
+    for d = 1, nd do dims[d] = d end
+  else
+    for i, d in ipairs(type(o.dim) == "table" and o.dim or {o.dim}) do dims[i] = dim_arg(op, d, nd) end
+  end
+  local spacing = o.spacing
+  local steps = {}
+  if spacing == nil or type(spacing) == "number" then
+    for i = 1, #dims do steps[i] = spacing or 1 end
+  elseif type(spacing) == "table" and not torch.is_tensor(spacing) then
+    if #spacing ~= #dims then
+      fail(op, "expected spacing to be unspecified, a number or a list of %d values (one per dim), got %d", #dims, #spacing)
+    end
+    for i, h in ipairs(spacing) do
+      if type(h) ~= "number" and not (torch.is_tensor(h) and h.ndim <= 1) then
+        fail(op, "spacing[%d] must be a number or a 1-D tensor of coordinates, got %s", i, describe(h))
+      end
+      steps[i] = torch.is_tensor(h) and h.ndim == 1 and h:to(x.dtype) or (torch.is_tensor(h) and h:item() or h)
+    end
+  else
+    fail(op, "spacing must be a number or a list of numbers or 1-D tensors, got %s", describe(spacing))
+  end
+  local e = o.edge_order
+  if e ~= 1 and e ~= 2 then fail(op, "edge_order must be 1 or 2, got %s", describe(e)) end
+  for _, d in ipairs(dims) do
+    if x.shape[d] < e + 1 then
+      fail(op, "expected each dimension size to be at least edge_order+1 (dim %d has %d)", d, x.shape[d])
+    end
+  end
+  local axes = {}
+  for i, d in ipairs(dims) do axes[i] = d end
+  steps[#steps + 1] = {axis = axes, edge_order = e}
+  local r = as_op(op, require("numpy").gradient, x, table.unpack(steps))
+  if torch.is_tensor(r) then r = {r} end
+  for i, t in ipairs(r) do r[i] = torch.as_tensor(t):to(x.dtype) end
+  return r
+end, "gradient(input[, {spacing=1, dim=, edge_order=1}]) -> list of Tensors: central differences (one-sided at the " ..
+  "ends) along each dim (1-based; all by default); spacing a number or one number or coordinate tensor per dim.")
+
 -- nan_to_num(input[, nan=0][, posinf][, neginf][, {out=}]): NaN, +inf and -inf replaced (the
 -- infinities by the dtype's largest and lowest finite values unless given); integers as they are.
 local function nan_to_num(op, o)

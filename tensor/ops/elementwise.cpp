@@ -152,12 +152,24 @@ DType result_type(const TensorOrScalar& a, const TensorOrScalar& b) {
   return promote_types(a.scalar.natural_dtype(), b.scalar.natural_dtype());
 }
 
+// The float dtype a bool or integer operand of a floating-point op computes in: the default
+// float, or under NumPy semantics the smallest float holding every value of the type, as
+// NumPy's loops resolve (np.sqrt of int8 is float16, of int16 float32, of int32 float64).
+static DType float_for(DType t) {
+  if (!numpy_semantics()) return default_float_dtype();
+  switch (t) {
+    case DType::Bool: case DType::Int8: case DType::UInt8: return DType::Float16;
+    case DType::Int16: case DType::UInt16: return DType::Float32;
+    default: return DType::Float64;
+  }
+}
+
 Tensor unary(UnaryOp op, const Tensor& x, const Tensor* out) {
   const UnaryInfo& info = kUnary[int(op)];
   const char* name = info.name;
   check_defined(x, name);
   DType in = x.dtype();
-  if (info.kind == FLOAT && !is_floating(in)) in = default_float_dtype();
+  if (info.kind == FLOAT && !is_floating(in)) in = float_for(in);
   TIDE_CHECK(!(info.kind == NUMERIC && is_bool(in)), name, ": not supported for bool tensors");
   TIDE_CHECK(!(info.kind == INTEGRAL && is_floating(in)), name,
              ": expected a bool or integer tensor, got ", dtype_name(in));
@@ -202,7 +214,17 @@ Tensor binary(BinaryOp op, const TensorOrScalar& a0, const TensorOrScalar& b0, c
   DType compute = common;
   switch (info.kind) {
     case TRUEDIV:
-      if (!is_floating(compute)) compute = default_float_dtype();
+      // NumPy picks the smallest float both integer operands fit (a number operand counts by
+      // the other's type), and true_divide of integers is float64 whatever their size.
+      if (!is_floating(compute)) {
+        if (op == BinaryOp::Div || !numpy_semantics()) {
+          compute = default_float_dtype();
+        } else {
+          DType fa = a.is_tensor() ? float_for(a.tensor.dtype()) : DType::Float16;
+          DType fb = b.is_tensor() ? float_for(b.tensor.dtype()) : DType::Float16;
+          compute = promote_types(fa, fb);
+        }
+      }
       break;
     case INTEGRAL:
       TIDE_CHECK(!is_floating(compute), name, ": expected bool or integer operands, got ",

@@ -517,6 +517,20 @@ def hooked_linear(x, w, bias):
     return [N(out), N(xt.grad), N(lin.weight.grad), N(lin.bias.grad), N(out.grad)]
 
 
+def pykw(p):
+    """torch.gradient's keywords from a case's p (tests/conformance/ops_ops15.lua's gradient row):
+    dim 1-based there, coordinates as float64 tensors."""
+    import torch
+    kw = {"edge_order": p.edge_order}
+    if p.dim is not None:
+        kw["dim"] = p.dim - 1
+    if p.coords is not None:
+        kw["spacing"] = [torch.tensor(c, dtype=torch.float64) for c in p.coords]
+    elif p.spacing is not None:
+        kw["spacing"] = p.spacing
+    return kw
+
+
 HELPERS = {name: obj for name, obj in globals().items()
            if callable(obj) and not name.startswith("_") and name not in ("main",)}
 HELPERS.update(np=np, math=math, inf=math.inf, nan=math.nan, torch=_Lazy("torch"), F=_Lazy("torch.nn.functional"))

@@ -83,3 +83,30 @@ for _, red in ipairs({{"mean", "np.mean(a, axis=p.axis)"}, {"std", "np.std(a, ax
          return cs
        end})
 end
+
+-- Floating-point ufuncs of bool and integer arrays: NumPy's loops give the smallest float
+-- holding the type (float16 for bool/int8/uint8, float32 for int16/uint16, float64 above),
+-- for one operand and two (the promoted integer type decides); true_divide stays float64.
+local FLOAT_UFUNCS = {
+  {"sqrt", function(a) return np.sqrt(a) end, "np.sqrt(a)", "nonneg"},
+  {"exp", function(a) return np.exp(a) end, "np.exp(a)", "small"},
+  {"sin", function(a) return np.sin(a) end, "np.sin(a)"},
+  {"log1p", function(a) return np.log1p(a) end, "np.log1p(a)", "nonneg"},
+  {"arctan2", function(a, b) return np.arctan2(a, b) end, "np.arctan2(a, b)"},
+  {"copysign", function(a, b) return np.copysign(a, b) end, "np.copysign(a, b)"},
+}
+for _, u in ipairs(FLOAT_UFUNCS) do
+  add({name = "npsem float ufunc of integers " .. u[1], out = "numpy", cast = "none", ref = u[3],
+       tol = {float16 = {2e-3, 1e-3}},
+       call = function(a, b) return b and u[2](arr(a), arr(b)) or u[2](arr(a)) end,
+       cases = function()
+         local cs = {}
+         for _, da in ipairs({"bool", "uint8", "int8", "int16", "uint16", "int32", "int64"}) do
+           local two = u[3]:find(", b") ~= nil
+           for _, db in ipairs(two and {"int8", "uint8", "int16", "int64"} or {da}) do
+             cs[#cs + 1] = {a = G.make({5}, da, {dom = u[4] or "small"}), b = two and G.make({5}, db, {dom = "small"}) or nil}
+           end
+         end
+         return cs
+       end})
+end

@@ -474,3 +474,48 @@ add({name = "polygamma negative", out = "same*", cast = "none", tol = {float32 =
        for n = 1, 4 do r[n] = torch.polygamma(n, a) end
        return r
      end})
+
+-- torch.gradient against PyTorch's: random shapes, one dim or all, spacing nothing, a number,
+-- one number per dim or coordinates, edge_order 1 and 2; integer inputs in the default float.
+add({name = "gradient", out = "float", cast = "none",
+     tol = {float32 = {1e-5, 1e-5}, float64 = {1e-12, 1e-12}},
+     ref = "[N(t) for t in torch.gradient(torch.from_numpy(np.array(a, order='C')), **pykw(p))]",
+     grad = {"a"},
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs({"float32", "float64", "int64", "int16"}) do
+         for k = 1, G.count(5) do
+           local e = k % 2 + 1
+           local shape = G.shape({max_rank = 3, dims = {3, 4, 5}})
+           local a = G.make(shape, dt, {dom = "small"})
+           local p = {edge_order = e}
+           if k % 3 == 0 then p.dim = G.randint(1, #shape) end
+           local nd = p.dim and 1 or #shape
+           if k == 2 then p.spacing = 0.5
+           elseif k == 3 then p.spacing = {2.0}
+           elseif k == 4 then
+             p.spacing = {}
+             for i = 1, nd do p.spacing[i] = 0.25 * i end
+           elseif k == 5 then
+             p.coords = {}
+             for i = 1, nd do
+               local n = shape[p.dim or i]
+               local c, v = {}, 0
+               for j = 1, n do v = v + G.uniform(0.5, 2) c[j] = v end
+               p.coords[i] = c
+             end
+           end
+           if k == 3 and nd ~= 1 then p.spacing = 2.0 end
+           cs[#cs + 1] = {a = a, p = p}
+         end
+       end
+       return cs
+     end,
+     call = function(a, _, _, p)
+       local kw = {edge_order = p.edge_order, dim = p.dim, spacing = p.spacing}
+       if p.coords then
+         kw.spacing = {}
+         for i, c in ipairs(p.coords) do kw.spacing[i] = torch.tensor(c, {dtype = "float64"}) end
+       end
+       return torch.gradient(a, kw)
+     end})

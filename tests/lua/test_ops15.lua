@@ -359,6 +359,35 @@ T.test("polygamma and digamma's derivatives to second order", function()
        "polygamma_: the result type float32 cannot be cast to the input's dtype int64")
 end)
 
+-- PyTorch 1.13: torch.gradient(tensor([1,4,9,16])) -> (tensor([3., 4., 6., 7.]),); spacing=2.;
+-- a 2x3 tensor along dim 1 with edge_order=2; coordinates (tensor([0.,1,3,4]),); spacing=[1.,2.].
+T.test("torch.gradient as PyTorch", function()
+  local r = torch.gradient(torch.tensor({1, 4, 9, 16}))
+  T.eq(#r, 1)
+  T.eq(r[1].dtype, "float32")
+  T.eq(r[1]:tolist(), {3, 4, 6, 7})
+  T.eq(torch.gradient(torch.tensor({1., 4, 9, 16}), {spacing = 2.})[1]:tolist(), {1.5, 2, 3, 3.5})
+  local m = torch.tensor({{1., 4, 9}, {16, 25, 36}})
+  T.eq(torch.gradient(m, {dim = 2, edge_order = 2})[1]:tolist(), {{2, 4, 6}, {8, 10, 12}})
+  T.near(torch.gradient(torch.tensor({1., 4, 9, 16}), {spacing = {torch.tensor({0., 1, 3, 4})}})[1],
+         {3.0, 2.8333333, 5.5, 7.0}, 1e-6)
+  r = torch.gradient(m, {spacing = {1., 2.}})
+  T.eq({r[1]:tolist(), r[2]:tolist()}, {{{15, 21, 27}, {15, 21, 27}}, {{1.5, 2, 2.5}, {4.5, 5, 5.5}}})
+  T.eq(message(function() return torch.gradient(torch.tensor({1., 4}), {edge_order = 2}) end),
+       "gradient: expected each dimension size to be at least edge_order+1 (dim 1 has 2)")
+  T.eq(message(function() return torch.gradient(m, {spacing = {1.}}) end),
+       "gradient: expected spacing to be unspecified, a number or a list of 2 values (one per dim), got 1")
+  T.eq(message(function() return torch.gradient(m, {edge_order = 3}) end), "gradient: edge_order must be 1 or 2, got 3")
+  T.eq(message(function() return torch.gradient(m, {dim = 3}) end),
+       "gradient: dim 3 is out of range for a tensor of 2 dims (valid 1..2 or -2..-1)")
+  T.eq(message(function() return torch.gradient(torch.tensor(1.)) end),
+       "gradient: expected a tensor with at least one dim, got a 0-dim one")
+  T.eq(message(function() return torch.gradient(m, {spacing = "x"}) end),
+       'gradient: spacing must be a number or a list of numbers or 1-D tensors, got "x"')
+  T.eq(message(function() return torch.gradient(m, {step = 1}) end),
+       "gradient: unknown keyword 'step' (valid: input, spacing, dim, edge_order)")
+end)
+
 -- torch.equal: torch.equal(tensor([1,2]), tensor([1.,2.])) is True; other shapes (even ones
 -- that broadcast) and NaN give False.
 T.test("torch.equal and x:equal as PyTorch", function()
