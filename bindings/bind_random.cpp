@@ -18,7 +18,9 @@
 #include <random>
 #include <string_view>
 
+#include "../tensor/iterator.hpp"
 #include "../tensor/ops/elementwise.hpp"
+#include "../tensor/ops/shape.hpp"
 #include "../tensor/random_numpy.hpp"
 #include "creation_args.hpp"
 #include "lua_api.hpp"
@@ -243,37 +245,103 @@ int rand_fn(lua_State* L, Args& a) {
   return push_doubles(L, a.op, size, [&] { return Normal ? nprandom::legacy_gauss(g) : g.next_double(); });
 }
 
+// A distribution parameter (low, high, loc, scale): a number, or an array (tensor or nested
+// table) broadcast against the other parameters and size, one value per draw, as NumPy's
+// Generator and legacy functions take them.
+struct Param {
+  double number = 0;
+  Tensor values;  // float64, contiguous, of the draw's shape once draw_shape has run
+  bool is_array() const { return values.defined(); }
+  double at(int64_t i) const { return is_array() ? values.data<double>()[i] : number; }
+};
+
+Param param_arg(const Args& a, int pos, const char* kw, double dflt) {
+  Param p;
+  std::optional<TensorOrScalar> v;
+  if (a.has(pos)) {
+    if (a.has_kw(kw)) a.error(std::string("'") + kw + "' given both as an argument and as a keyword");
+    if (!a.is_number(pos) && (a.is_tensor(pos) || lua_type(a.L, pos) == LUA_TTABLE)) v = TensorOrScalar(a.tensor_like(pos));
+    else p.number = number_arg(a, pos, kw).value();
+  } else {
+    v = a.kw_tensor_or_scalar(kw);
+    if (!v) p.number = dflt;
+  }
+  if (v && !v->is_tensor()) p.number = v->scalar.to_double();
+  if (v && v->is_tensor()) {
+    if (is_bool(v->tensor.dtype()) || !v->tensor.device().is_cpu())
+      a.error(std::string("'") + kw + "' must be a number or an array of numbers on the cpu");
+    p.values = v->tensor.to(DType::Float64);
+  }
+  return p;
+}
+
+// The shape of a draw: size when given (every array parameter must broadcast to it, as NumPy
+// requires), else the array parameters' broadcast shape; nullopt (one number) with neither.
+// The array parameters are expanded to it, contiguous, so that draw i reads element i.
+std::optional<Dims> draw_shape(const Args& a, std::optional<Dims> size, std::initializer_list<Param*> params) {
+  std::optional<Dims> shape = size;
+  if (!size) {
+    for (Param* p : params)
+      if (p->is_array()) shape = shape ? broadcast_shapes(a.op, *shape, p->values.sizes()) : p->values.sizes();
+    if (shape && shape->size() == 0) shape.reset();  // 0-d arrays draw one number, as NumPy's scalars
+  }
+  for (Param* p : params) {
+    if (!p->is_array()) continue;
+    const Dims target = shape.value_or(Dims{});
+    if (broadcast_shapes(a.op, target, p->values.sizes()) != target)
+      a.error("shape mismatch: a parameter of shape " + p->values.sizes().str() + " cannot be broadcast to size " +
+              target.str());
+    p->values = ops::expand(p->values, target).contiguous();
+  }
+  return shape;
+}
+
+// The number of values a draw of this shape makes (1 for a number).
+int64_t draw_count(const std::optional<Dims>& shape) {
+  int64_t n = 1;
+  if (shape) for (size_t d = 0; d < shape->size(); ++d) n *= (*shape)[d];
+  return n;
+}
+
 // uniform(low=0, high=1, size): low + (high - low) * u. A Generator needs low <= high; the
 // legacy form also takes high < low (values in (high, low]).
 int uniform_impl(lua_State* L, const Args& a, BitGenerator& g, int first, bool generator) {
   if (a.count() > first + 2) a.error("expected uniform([low[, high[, size]]])");
-  const double low = number_arg(a, first, "low").value_or(0.0);
-  const double high = number_arg(a, first + 1, "high").value_or(1.0);
-  std::optional<Dims> size = size_arg(a, first + 2);
-  const double range = high - low;
-  if (!std::isfinite(range))
-    a.error("high - low must be finite, got low=" + num_str(low) + ", high=" + num_str(high));
-  if (generator && range < 0) a.error("expected low <= high, got low=" + num_str(low) + ", high=" + num_str(high));
-  return push_doubles(L, a.op, size, [&] { return nprandom::uniform(g, low, range); });
+  Param low = param_arg(a, first, "low", 0.0), high = param_arg(a, first + 1, "high", 1.0);
+  std::optional<Dims> shape = draw_shape(a, size_arg(a, first + 2), {&low, &high});
+  for (int64_t i = 0, n = draw_count(shape); i < n; ++i) {
+    const double lo = low.at(i), hi = high.at(i);
+    if (!std::isfinite(hi - lo)) a.error("high - low must be finite, got low=" + num_str(lo) + ", high=" + num_str(hi));
+    if (generator && hi - lo < 0) a.error("expected low <= high, got low=" + num_str(lo) + ", high=" + num_str(hi));
+  }
+  int64_t i = 0;
+  return push_doubles(L, a.op, shape, [&] {
+    const double v = nprandom::uniform(g, low.at(i), high.at(i) - low.at(i));
+    ++i;
+    return v;
+  });
 }
 int gen_uniform_fn(lua_State* L, Args& a) { return uniform_impl(L, a, self(a), 2, true); }
 int uniform_fn(lua_State* L, Args& a) { return uniform_impl(L, a, legacy(L), 1, false); }
 
 // ---- normal and exponential
 
-double scale_arg(const Args& a, int pos, const char* name, double dflt) {
-  const double s = number_arg(a, pos, name).value_or(dflt);
-  if (!(s >= 0)) a.error(std::string(name) + " must be non-negative, got " + num_str(s));
-  return s;
+// Checks that every value of a scale parameter (after draw_shape) is non-negative.
+void check_scale(const Args& a, const Param& scale, const std::optional<Dims>& shape, const char* name) {
+  for (int64_t i = 0, n = draw_count(shape); i < n; ++i)
+    if (!(scale.at(i) >= 0)) a.error(std::string(name) + " must be non-negative, got " + num_str(scale.at(i)));
 }
 
 int normal_impl(lua_State* L, const Args& a, BitGenerator& g, int first, bool generator) {
   if (a.count() > first + 2) a.error("expected normal([loc[, scale[, size]]])");
-  const double loc = number_arg(a, first, "loc").value_or(0.0);
-  const double scale = scale_arg(a, first + 1, "scale", 1.0);
-  std::optional<Dims> size = size_arg(a, first + 2);
-  return push_doubles(L, a.op, size, [&] {
-    return generator ? nprandom::normal(g, loc, scale) : nprandom::legacy_normal(g, loc, scale);
+  Param loc = param_arg(a, first, "loc", 0.0), scale = param_arg(a, first + 1, "scale", 1.0);
+  std::optional<Dims> shape = draw_shape(a, size_arg(a, first + 2), {&loc, &scale});
+  check_scale(a, scale, shape, "scale");
+  int64_t i = 0;
+  return push_doubles(L, a.op, shape, [&] {
+    const double m = loc.at(i), s = scale.at(i);
+    ++i;
+    return generator ? nprandom::normal(g, m, s) : nprandom::legacy_normal(g, m, s);
   });
 }
 int gen_normal_fn(lua_State* L, Args& a) { return normal_impl(L, a, self(a), 2, true); }
@@ -288,9 +356,11 @@ int gen_standard_normal_fn(lua_State* L, Args& a) {
 int gen_exponential_fn(lua_State* L, Args& a) {
   BitGenerator& g = self(a);
   if (a.count() > 3) a.error("expected rng:exponential([scale[, size]])");
-  const double scale = scale_arg(a, 2, "scale", 1.0);
-  std::optional<Dims> size = size_arg(a, 3);
-  return push_doubles(L, a.op, size, [&] { return scale * nprandom::standard_exponential(g); });
+  Param scale = param_arg(a, 2, "scale", 1.0);
+  std::optional<Dims> shape = draw_shape(a, size_arg(a, 3), {&scale});
+  check_scale(a, scale, shape, "scale");
+  int64_t i = 0;
+  return push_doubles(L, a.op, shape, [&] { return scale.at(i++) * nprandom::standard_exponential(g); });
 }
 
 // ---- permutations and choice
@@ -475,13 +545,16 @@ const Binding kRandomBindings[] = {
     {"random.Generator.random", gen_random_fn, NUMPY,
      "rng:random([size[, dtype]][, {size=, dtype=}]) -> float64 (or float32) values in [0, 1); a number without size."},
     {"random.Generator.uniform", gen_uniform_fn, NUMPY,
-     "rng:uniform([low[, high[, size]]][, {low=, high=, size=}]) -> float64 values in [low, high)."},
+     "rng:uniform([low[, high[, size]]][, {low=, high=, size=}]) -> float64 values in [low, high); low and high may be "
+     "arrays, broadcast against each other and size (one draw per element, as NumPy)."},
     {"random.Generator.normal", gen_normal_fn, NUMPY,
-     "rng:normal([loc[, scale[, size]]][, {loc=, scale=, size=}]) -> float64 normal values (NumPy's ziggurat)."},
+     "rng:normal([loc[, scale[, size]]][, {loc=, scale=, size=}]) -> float64 normal values (NumPy's ziggurat); loc and "
+     "scale may be arrays, broadcast against each other and size."},
     {"random.Generator.standard_normal", gen_standard_normal_fn, NUMPY,
      "rng:standard_normal([size][, {size=}]) -> float64 standard normal values."},
     {"random.Generator.exponential", gen_exponential_fn, NUMPY,
-     "rng:exponential([scale[, size]][, {scale=, size=}]) -> float64 exponential values with mean scale."},
+     "rng:exponential([scale[, size]][, {scale=, size=}]) -> float64 exponential values with mean scale (a number or "
+     "an array broadcast against size)."},
     {"random.Generator.choice", gen_choice_fn, NUMPY,
      "rng:choice(a[, size[, replace[, p]]][, {size=, replace=, p=, shuffle=}]) -> a sample of 1..a (a an integer) or "
      "of the rows of tensor a, with replacement unless replace=false, weighted by p."},

@@ -61,6 +61,14 @@ GENERATOR_CALLS = [
     ("(function() local x = np.arange(10); rng:shuffle(x); return x end)()",
      "(lambda x: (rng.shuffle(x), x)[1])(np.arange(10))"),
     ("rng:random(3)", "rng.random(3)"),
+    # array parameters, broadcast against each other and size (one draw per element)
+    ("rng:normal(np.array{0, 10, 100}, np.array{{1}, {2}})", "rng.normal(np.array([0., 10., 100.]), np.array([[1.], [2.]]))"),
+    ("rng:normal({0, 10}, 1, {3, 2})", "rng.normal([0, 10], 1, (3, 2))"),
+    ("rng:uniform(np.array{0, 1}, 3, {3, 2})", "rng.uniform(np.array([0., 1.]), 3., size=(3, 2))"),
+    ("rng:uniform({low = np.array{0, 1}, high = 3})", "rng.uniform(low=np.array([0, 1]), high=3)"),
+    ("rng:exponential(np.array{1, 2, 0.5})", "rng.exponential(np.array([1., 2., 0.5]))"),
+    ("rng:exponential({scale = np.array{{1, 2}}, size = {2, 2}})", "rng.exponential(scale=np.array([[1., 2.]]), size=(2, 2))"),
+    ("rng:normal(np.array(5.0))", "rng.normal(np.array(5.))"),
 ]
 
 LEGACY_CALLS = [
@@ -99,6 +107,8 @@ LEGACY_CALLS = [
     ("(function() local x = np.arange(7); np.random.shuffle(x); return x end)()",
      "(lambda x: (np.random.shuffle(x), x)[1])(np.arange(7))"),
     ("np.random.rand(3)", "np.random.rand(3)"),
+    ("np.random.normal({0, 10}, 1)", "np.random.normal([0., 10.], 1.)"),
+    ("np.random.uniform({0, 1}, {1, 3})", "np.random.uniform([0, 1], [1, 3])"),
 ]
 
 GENERATOR_SEEDS = [0, 1, 42, 12345, 2**32 + 5, 2**63 - 1]
