@@ -342,6 +342,14 @@ T.test("ops without complex support name themselves and the dtype", function()
   T.error(function() return np.std(x:to("complex128")) end, "std: complex128 is not supported")
   T.error(function() return torch.index_select(x, 1, torch.tensor{1}) end, "index_select: complex64 is not supported")
   T.error(function() return torch.clamp(torch.ones(2), c(1, 1)) end, "clamp: complex numbers are not supported")
+  -- a complex number or 0-dim complex tensor as a keyword number
+  T.error(function() return torch.index_add(torch.ones(3), 1, torch.tensor{1}, torch.ones(1), {alpha = np.j}) end,
+    "index_add: complex numbers are not supported")
+  T.error(function()
+    return torch.index_add(torch.ones(3), 1, torch.tensor{1}, torch.ones(1), {alpha = torch.tensor(np.j)})
+  end, "index_add: complex numbers are not supported")
+  T.error(function() return torch.scatter(torch.ones(3), 1, torch.tensor{1}, {value = np.j}) end,
+    "scatter: complex numbers are not supported")
   T.error(function() return torch.zeros(2):fill_(c(1, -1)) end,
     "fill_: cannot fill a float32 tensor with the complex value (1-1j)")
   T.error(function() return torch.empty(2, {dtype = "complex64", device = "cuda"}) end, "empty:")
