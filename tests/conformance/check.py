@@ -24,12 +24,13 @@ WIDE_UNSIGNED = ("uint16", "uint32", "uint64")
 NPDT = {"bool": np.bool_, "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
         "int8": np.int8, "int16": np.int16, "int32": np.int32,
         "int64": np.int64, "float16": np.float16, "bfloat16": np.float32, "float32": np.float32,
-        "float64": np.float64}
+        "float64": np.float64, "complex64": np.complex64, "complex128": np.complex128}
 BITS = {"uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64, "int8": 8, "int16": 16, "int32": 32, "int64": 64,
         "float16": 16, "bfloat16": 16, "float32": 32, "float64": 64}
 
 # Default tolerances (rtol, atol) per result dtype; rows may override them.
-TOL = {"float16": (2e-3, 1e-6), "bfloat16": (1.6e-2, 1e-6), "float32": (1e-5, 1e-7), "float64": (1e-12, 1e-15)}
+TOL = {"float16": (2e-3, 1e-6), "bfloat16": (1.6e-2, 1e-6), "float32": (1e-5, 1e-7), "float64": (1e-12, 1e-15),
+       "complex64": (1e-5, 1e-7), "complex128": (1e-12, 1e-15)}
 
 MAX_LINES_PER_ROW = 5
 
@@ -653,6 +654,29 @@ def compare_values(got, exp, dt, tol):
         return "shape %s, expected %s" % (got.shape, exp.shape)
     if got.size == 0:
         return None
+    if np.iscomplexobj(got) or np.iscomplexobj(exp):
+        # Complex: |got - expected| <= atol + rtol |expected|; NaN (in either part) where the
+        # reference has one, infinities equal.
+        # With an infinite part, the infinite parts must be equal and the finite ones close.
+        rtol, atol = tol
+        g = got.astype(np.complex128)
+        e = exp.astype(np.complex128)
+        ng, ne = np.isnan(g.real) | np.isnan(g.imag), np.isnan(e.real) | np.isnan(e.imag)
+        bad = ng != ne
+        inf = (np.isinf(g.real) | np.isinf(g.imag) | np.isinf(e.real) | np.isinf(e.imag)) & ~ng & ~ne
+        for gp, ep in ((g.real, e.real), (g.imag, e.imag)):
+            pinf = inf & (np.isinf(gp) | np.isinf(ep))
+            bad |= pinf & (gp != ep)
+            pfin = inf & ~pinf
+            bad |= pfin & (np.abs(np.where(pfin, gp - ep, 0.0)) > atol + rtol * np.abs(np.where(pfin, ep, 0.0)))
+        fin = ~ng & ~ne & ~inf
+        err = np.where(fin, np.abs(g - e), 0.0)
+        bad |= fin & (err > atol + rtol * np.abs(e))
+        if not bad.any():
+            return None
+        i = tuple(int(x) for x in np.argwhere(bad)[0]) if got.ndim else ()
+        return "%d/%d values differ (max abs err %s, rtol %g atol %g); at %s expected %s, got %s" % (
+            int(bad.sum()), got.size, fmt(float(err.max())), rtol, atol, i, e[i], g[i])
     if is_float(dt) or np.issubdtype(got.dtype, np.floating):
         rtol, atol = tol
         g = got.astype(np.float64)
