@@ -17,6 +17,7 @@
 #include "../tensor/allocator.hpp"
 #include "../tensor/interrupt.hpp"
 #include "../tensor/memory_budget.hpp"
+#include "complex_value.hpp"
 
 namespace tide::lua {
 
@@ -129,8 +130,18 @@ void push_scalar(lua_State* L, const Scalar& s) {
   switch (s.kind) {
     case Scalar::Bool: lua_pushboolean(L, s.i != 0); break;
     case Scalar::Int: lua_pushinteger(L, s.i); break;
+    case Scalar::Complex: push_complex(L, s.f, s.im); break;
     default: lua_pushnumber(L, s.f); break;
   }
+}
+
+// A complex number at idx as a Scalar, or an error when op takes none (complex_capable).
+static bool complex_scalar(lua_State* L, int idx, const char* op, Scalar& out) {
+  double re, im;
+  if (!complex_value(L, idx, re, im)) return false;
+  TIDE_CHECK(complex_capable(op), op, ": complex numbers are not supported");
+  out = Scalar::complex(re, im);
+  return true;
 }
 
 // Nested tables for dims [d, ndim) starting at element offset `off` (in elements).
@@ -152,7 +163,7 @@ static void push_list_rec(lua_State* L, const Tensor& t, int d, int64_t off) {
     if (d + 1 < t.dim()) {
       push_list_rec(L, t, d + 1, o);
     } else {
-      TIDE_DISPATCH_ALL(t.dtype(), "tolist", [&] {
+      TIDE_DISPATCH_ALL_AND_COMPLEX(t.dtype(), "tolist", [&] {
         push_scalar(L, Scalar::of(static_cast<const scalar_t*>(t.storage()->data())[o]));
       });
     }
@@ -180,10 +191,20 @@ struct TableReader {
   Dims shape;
   std::vector<double> fvals;
   std::vector<int64_t> ivals;
-  bool any_float = false, all_bool = true, any_value = false;
+  std::vector<double> imags;  // the imaginary parts, once a complex value was seen
+  bool any_float = false, all_bool = true, any_value = false, any_complex = false;
+
+  void add_complex(double re, double im) {
+    if (!any_complex) imags.assign(fvals.size(), 0.0);
+    any_complex = any_float = true, all_bool = false;
+    fvals.push_back(re);
+    ivals.push_back(0);
+    imags.push_back(im);
+  }
 
   void read(int idx, int depth) {
-    if (lua_istable(L, idx)) {
+    double re, im;
+    if (lua_istable(L, idx) && !complex_value(L, idx, re, im)) {
       lua_Integer n = lua_Integer(lua_rawlen(L, idx));
       TIDE_CHECK(lua_checkstack(L, 4), op, ": table nested too deeply");
       if (depth == shape.size()) {
@@ -205,6 +226,13 @@ struct TableReader {
                depth < shape.size() ? shape[depth] : 0, " was expected at depth ", depth + 1, ")");
     any_value = true;
     int ty = lua_type(L, idx);
+    const size_t before = fvals.size();
+    read_leaf(idx, ty);
+    if (any_complex && imags.size() == before) imags.push_back(0.0);
+  }
+
+  void read_leaf(int idx, int ty) {
+    double re, im;
     if (ty == LUA_TBOOLEAN) {
       bool b = lua_toboolean(L, idx);
       fvals.push_back(b);
@@ -221,10 +249,13 @@ struct TableReader {
         fvals.push_back(v);
         ivals.push_back(0);
       }
+    } else if (complex_value(L, idx, re, im)) {
+      add_complex(re, im);
     } else if (Tensor* t = to_tensor(L, idx)) {
       TIDE_CHECK(t->numel() == 1 && t->dim() == 0, op, ": a tensor inside a table must be 0-dim, got shape ",
                  t->sizes().str());
       Scalar s = t->item();
+      if (s.is_complex()) return add_complex(s.f, s.im);
       all_bool = all_bool && s.kind == Scalar::Bool;
       any_float = any_float || s.kind == Scalar::Float;
       fvals.push_back(s.to_double());
@@ -243,11 +274,26 @@ Tensor tensor_from_lua(lua_State* L, int idx, std::optional<DType> dtype, DType 
   if (Tensor* t = to_tensor(L, idx)) return dtype ? t->to(*dtype, true) : t->clone();
   TableReader r{L, op, {}, {}, {}};
   r.read(idx, 0);
-  DType inferred = r.any_float ? float_default : (r.all_bool && r.any_value) ? DType::Bool : DType::Int64;
+  DType inferred = r.any_complex ? complex_of(float_default)
+                   : r.any_float ? float_default
+                   : (r.all_bool && r.any_value) ? DType::Bool
+                                                 : DType::Int64;
   if (!r.any_value && r.fvals.empty()) inferred = float_default;  // torch.tensor{} is float
   DType dt = dtype.value_or(inferred);
   Tensor out = Tensor::empty(r.shape, dt);
   int64_t n = out.numel();
+  if (is_complex(dt)) {
+    TIDE_DISPATCH_COMPLEX(dt, op, [&] {
+      using R = typename scalar_t::value_type;
+      scalar_t* p = out.data<scalar_t>();
+      for (int64_t i = 0; i < n; ++i)
+        p[i] = scalar_t(R(r.any_float ? r.fvals[i] : double(r.ivals[i])), R(r.any_complex ? r.imags[i] : 0.0));
+    });
+    return out;
+  }
+  for (size_t i = 0; r.any_complex && i < r.imags.size(); ++i)
+    TIDE_CHECK(r.imags[i] == 0 && !std::isnan(r.imags[i]), op, ": cannot convert the complex value (", r.fvals[i],
+               std::signbit(r.imags[i]) ? "" : "+", r.imags[i], "j) to ", dtype_name(dt));
   TIDE_DISPATCH_ALL(dt, op, [&] {
     scalar_t* p = out.data<scalar_t>();
     for (int64_t i = 0; i < n; ++i) {
@@ -281,7 +327,7 @@ static bool zero_dim_value(lua_State* L, int idx, Scalar& out) {
 bool integral_value(lua_State* L, int idx, int64_t& out) {
   if (lua_type(L, idx) != LUA_TNUMBER) {
     Scalar s;
-    if (!zero_dim_value(L, idx, s) || s.kind == Scalar::Float) return false;
+    if (!zero_dim_value(L, idx, s) || s.is_floatlike()) return false;
     out = s.i;
     return true;
   }
@@ -298,7 +344,7 @@ bool integral_value(lua_State* L, int idx, int64_t& out) {
 bool number_value(lua_State* L, int idx, double& out) {
   Scalar s;
   if (lua_type(L, idx) == LUA_TNUMBER) out = lua_tonumber(L, idx);
-  else if (zero_dim_value(L, idx, s) && s.kind != Scalar::Bool) out = s.to_double();
+  else if (zero_dim_value(L, idx, s) && s.kind != Scalar::Bool && !s.is_complex()) out = s.to_double();
   else return false;
   return true;
 }
@@ -436,7 +482,11 @@ static const char* describe(lua_State* L, int idx) {
 // With NumPy semantics, the Lua list at positional i as np.array makes it, put in the list's
 // place on the stack (so the reference stays valid for the call); else nullptr.
 Tensor* Args::list_as_array(int i) const {
-  if (!numpy || i < 1 || i > npos_ || lua_type(L, i) != LUA_TTABLE || lua_getmetatable(L, i)) return nullptr;
+  if (!numpy || i < 1 || i > npos_ || lua_type(L, i) != LUA_TTABLE) return nullptr;
+  if (lua_getmetatable(L, i)) {  // a complex number or another object: no list
+    lua_pop(L, 1);
+    return nullptr;
+  }
   push_tensor(L, tensor_from_lua(L, i, std::nullopt, DType::Float64, op));
   lua_replace(L, i);
   if (i <= nscanned_) scan_[i - 1] = tensor_slot(L, i);
@@ -471,6 +521,7 @@ Scalar Args::scalar(int i) const {
   Scalar zero_dim;
   if (ty == LUA_TUSERDATA && zero_dim_value(L, i, zero_dim)) return zero_dim;
   if (ty == LUA_TBOOLEAN) return Scalar(bool(lua_toboolean(L, i)));
+  if (ty == LUA_TTABLE && i <= npos_ && complex_scalar(L, i, op, zero_dim)) return zero_dim;
   if (ty == LUA_TNUMBER) {
     if (lua_isinteger(L, i)) return Scalar(int64_t(lua_tointeger(L, i)));
     return Scalar(double(lua_tonumber(L, i)));
@@ -483,6 +534,7 @@ TensorOrScalar Args::tensor_or_scalar(int i) const {
   if (Tensor* t = i <= npos_ ? live(slot(i)) : nullptr) return TensorOrScalar(*t);
   int ty = lua_type_at(i);
   if (ty == LUA_TNUMBER || ty == LUA_TBOOLEAN) return TensorOrScalar(scalar(i));
+  if (Scalar c; ty == LUA_TTABLE && complex_scalar(L, i, op, c)) return TensorOrScalar(c);
   if (Tensor* t = list_as_array(i)) return TensorOrScalar(*t);
   TIDE_FAIL(op, ": expected a tensor or a number as argument ", i, ", got ", i <= npos_ ? describe(L, i) : "nothing");
 }
@@ -517,7 +569,7 @@ static DType parse_dtype_or_fail(const char* op, const std::string& s) {
   std::string name = s;
   if (name.rfind("torch.", 0) == 0) name = name.substr(6);
   TIDE_CHECK(parse_dtype(name, dt), op, ": unknown dtype '", quote_user(s),
-             "' (expected bool, uint8, uint16, uint32, uint64, int8, int16, int32, int64, float16, bfloat16, float32 or float64)");
+             "' (expected bool, uint8, uint16, uint32, uint64, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64 or complex128)");
   return dt;
 }
 
@@ -885,6 +937,7 @@ std::optional<Scalar> Args::kw_scalar(const char* name) const {
   if (t == LUA_TBOOLEAN) out = Scalar(bool(lua_toboolean(L, -1)));
   else if (t == LUA_TNUMBER) out = lua_isinteger(L, -1) ? Scalar(int64_t(lua_tointeger(L, -1))) : Scalar(lua_tonumber(L, -1));
   else if (Scalar z; zero_dim_value(L, -1, z)) out = z;
+  else if (Scalar c; t == LUA_TTABLE && complex_scalar(L, lua_gettop(L), op, c)) out = c;
   lua_pop(L, 1);
   TIDE_CHECK(t == LUA_TNIL || out, op, ": keyword '", name, "' must be a number, got a ", lua_typename(L, t));
   return out;
@@ -994,6 +1047,18 @@ static const ArgSpec* arg_spec(const Binding& b) {
 
 const ArgSpec& binding_spec(const Binding& b) { return *arg_spec(b); }
 
+// A binding that takes no complex operands is refused a complex tensor among its positional
+// arguments by name and dtype (complex numbers are refused where they are read: Args::scalar).
+static void check_no_complex_operand(const Args& a) {
+  lua_State* L = a.L;
+  for (int i = 1, n = lua_gettop(L); i <= n; ++i) {
+    if (lua_type(L, i) != LUA_TUSERDATA) continue;
+    Tensor* t = tensor_slot(L, i);
+    if (t && t->defined() && is_complex(t->dtype())) [[unlikely]]
+      TIDE_FAIL(a.op, ": ", dtype_name(t->dtype()), " is not supported");
+  }
+}
+
 // The lua_CFunction behind every binding: C++ exceptions become Lua errors here, after the
 // try block has destroyed every C++ object of the call.
 static int call_binding(lua_State* L) {
@@ -1004,6 +1069,7 @@ static int call_binding(lua_State* L) {
   bool failed = false;
   try {
     Args a(L, b->name, style, spec);
+    if (!lua_toboolean(L, lua_upvalueindex(4))) check_no_complex_operand(a);
     {
       CallSemantics semantics(a);
       nret = b->fn(L, a);
@@ -1021,7 +1087,8 @@ void push_binding(lua_State* L, const Binding& b, Style style) {
   lua_pushinteger(L, lua_Integer(style));
   lua_pushlightuserdata(L, const_cast<Binding*>(&b));
   lua_pushlightuserdata(L, const_cast<ArgSpec*>(arg_spec(b)));
-  lua_pushcclosure(L, call_binding, 3);
+  lua_pushboolean(L, complex_capable(b.name));
+  lua_pushcclosure(L, call_binding, 4);
 }
 
 // __unm(x, x) / __bnot(x, x): the binding in upvalue 1 called with the operand alone. No C++

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "../tensor/autograd/functions.hpp"
+#include "../tensor/ops/complex.hpp"
 #include "../tensor/ops/creation.hpp"
 #include "../tensor/ops/shape.hpp"
 #include "../tensor/print.hpp"
@@ -371,6 +372,10 @@ int index_mm(lua_State* L, Args& self) {
       return push_shape(L, bytes), 1;
     }
     if (!std::strcmp(k, "T")) return push_tensor(L, ag::reverse_dims(*x)), 1;
+    // The parts of a complex tensor as views; of a real one x itself and (NumPy) zeros.
+    if (!std::strcmp(k, "real")) return push_tensor(L, ops::real(*x)), 1;
+    if (!std::strcmp(k, "imag"))
+      return push_tensor(L, x->impl()->numpy && !is_complex(x->dtype()) ? ops::zeros_like(*x) : ops::imag(*x)), 1;
     if (!std::strcmp(k, "requires_grad")) return lua_pushboolean(L, autograd::requires_grad(*x)), 1;
     if (!std::strcmp(k, "is_leaf")) return lua_pushboolean(L, autograd::is_leaf(*x)), 1;
     if (!std::strcmp(k, "data"))  // the same elements outside autograd, as x:detach()

@@ -13,6 +13,7 @@
 #include "../tensor/parallel.hpp"
 #include "../tensor/backend.hpp"
 #include "lua_api.hpp"
+#include "complex_value.hpp"
 #include "lua_embedded.hpp"
 
 namespace tide::lua {
@@ -38,6 +39,7 @@ void ensure_registered() {
     register_function_bindings();
     register_nn_bindings();
     register_tensor_bindings();
+    register_complex_bindings();
   });
 }
 
@@ -81,7 +83,8 @@ void ensure_metatable(lua_State* L) {
 
 void set_dtype_constants(lua_State* L, int t, bool numpy) {
   static const char* names[] = {"bool",    "uint8",    "uint16",  "uint32",  "uint64",  "int8",   "int16",
-                                "int32",   "int64",    "float16", "bfloat16", "float32", "float64"};
+                                "int32",   "int64",    "float16", "bfloat16", "float32", "float64",
+                                "complex64", "complex128"};
   for (const char* n : names) {
     lua_pushstring(L, n);
     lua_setfield(L, t, std::strcmp(n, "bool") == 0 && numpy ? "bool_" : n);
@@ -91,9 +94,10 @@ void set_dtype_constants(lua_State* L, int t, bool numpy) {
     const char* name;
   } torch_aliases[] = {{"float", "float32"}, {"double", "float64"}, {"half", "float16"},
                        {"long", "int64"},    {"int", "int32"},      {"short", "int16"},
-                       {"uint8", "uint8"}},
+                       {"uint8", "uint8"},   {"cfloat", "complex64"}, {"cdouble", "complex128"}},
     np_aliases[] = {{"float_", "float64"}, {"int_", "int64"}, {"half", "float16"},
-                    {"single", "float32"}, {"double", "float64"}, {"bool", "bool"}};
+                    {"single", "float32"}, {"double", "float64"}, {"bool", "bool"},
+                    {"complex_", "complex128"}, {"csingle", "complex64"}, {"cdouble", "complex128"}};
   if (numpy)
     for (auto& a : np_aliases) lua_pushstring(L, a.name), lua_setfield(L, t, a.alias);
   else
@@ -375,6 +379,8 @@ int open_module(lua_State* L, const ModuleSpec& spec) {
     set_dotted(L, t, b.name);
   }
   set_dtype_constants(L, t, numpy);
+  luaL_newmetatable(L, kComplexMeta);  // the complex numbers' (bindings/lua/torch_complex.lua)
+  lua_setfield(L, t, "_complex_mt");
   lua_pushstring(L, "0.1.0");
   lua_setfield(L, t, "__version__");
   // The Lua-written parts of the module (bindings/lua/<module>.lua, then <module>_*.lua such

@@ -45,6 +45,7 @@ DLDataType to_dlpack_dtype(DType dtype) {
     case DType::Int8: case DType::Int16: case DType::Int32: case DType::Int64: dl.code = kDLInt; break;
     case DType::BFloat16: dl.code = kDLBfloat; break;
     case DType::Float16: case DType::Float32: case DType::Float64: dl.code = kDLFloat; break;
+    case DType::Complex64: case DType::Complex128: dl.code = kDLComplex; break;  // bits: both parts
   }
   return dl;
 }
@@ -75,11 +76,16 @@ DType from_dlpack_dtype(DLDataType dl, const char* op) {
     case kDLBfloat:
       if (dl.bits == 16) return DType::BFloat16;
       break;
+    case kDLComplex:
+      if (dl.bits == 64) return DType::Complex64;
+      if (dl.bits == 128) return DType::Complex128;
+      break;
     default:
       break;
   }
   TIDE_FAIL(op, ": unsupported DLPack data type (code ", int(dl.code), ", ", int(dl.bits),
-            " bits): expected bool, uint8-uint64, int8-int64, float16, bfloat16, float32 or float64");
+            " bits): expected bool, uint8-uint64, int8-int64, float16, bfloat16, float32, float64, complex64 or "
+            "complex128");
 }
 
 Tensor Tensor::from_blob(void* data, const Dims& shape, DType dtype, const Dims& strides,

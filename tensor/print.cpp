@@ -20,7 +20,7 @@ constexpr int64_t kThreshold = 1000;
 constexpr int64_t kEdgeItems = 3;
 constexpr int kLineWidth = 80;
 
-enum class Kind { Float, Int, Bool };
+enum class Kind { Float, Int, Bool, Complex };
 
 // Python's '{:.Nf}' / '{:.Ne}' of a float: like printf, but nan is always "nan".
 std::string py_float(double v, char conv, int prec) {
@@ -36,6 +36,61 @@ std::string pad_left(std::string s, size_t width) {
   return s;
 }
 
+template <typename T>
+double part_of(T x, int which) {
+  if constexpr (is_complex_v<T>) return double(which ? x.imag() : x.real());
+  else return double(compute_t<T>(x));
+}
+
+// _Formatter of a floating tensor: int mode (every shown value an integer), scientific mode
+// when the magnitudes call for it, one width for all.
+struct FloatFormatter {
+  bool int_mode = true;
+  bool sci_mode = false;
+  size_t width = 1;
+
+  void init(const std::vector<double>& all) {
+    std::vector<double> vals;
+    for (double v : all)
+      if (std::isfinite(v) && v != 0) vals.push_back(v);
+    if (vals.empty()) return;
+    double mn = std::abs(vals[0]), mx = mn;
+    for (double v : vals) {
+      mn = std::min(mn, std::abs(v));
+      mx = std::max(mx, std::abs(v));
+      if (v != std::ceil(v)) int_mode = false;
+    }
+    if (int_mode) {
+      if (mx / mn > 1000.0 || mx > 1e8) {
+        sci_mode = true;
+        for (double v : vals) width = std::max(width, py_float(v, 'e', kPrecision).size());
+      } else {
+        for (double v : vals) width = std::max(width, py_float(v, 'f', 0).size() + 1);
+      }
+    } else {
+      if (mx / mn > 1000.0 || mx > 1e8 || mn < 1e-4) {
+        sci_mode = true;
+        for (double v : vals) width = std::max(width, py_float(v, 'e', kPrecision).size());
+      } else {
+        for (double v : vals) width = std::max(width, py_float(v, 'f', kPrecision).size());
+      }
+    }
+  }
+
+  std::string format(double v) const {
+    std::string s;
+    if (sci_mode) {
+      s = py_float(v, 'e', kPrecision);
+    } else if (int_mode) {
+      s = py_float(v, 'f', 0);
+      if (std::isfinite(v)) s += '.';
+    } else {
+      s = py_float(v, 'f', kPrecision);
+    }
+    return pad_left(std::move(s), width);
+  }
+};
+
 // Reads only the elements it shows (get_summarized_data's), so that printing a view of
 // 2^40 elements costs no more than printing a small one; from a device, only those elements
 // cross to the host.
@@ -43,7 +98,7 @@ class Printer {
  public:
   explicit Printer(const Tensor& t) : t_(t) {
     DType d = t.dtype();
-    kind_ = is_floating(d) ? Kind::Float : is_bool(d) ? Kind::Bool : Kind::Int;
+    kind_ = is_complex(d) ? Kind::Complex : is_floating(d) ? Kind::Float : is_bool(d) ? Kind::Bool : Kind::Int;
     summarize_ = t.numel() > kThreshold;
     std::vector<int64_t> offs;
     collect(0, 0, offs);
@@ -72,12 +127,13 @@ class Printer {
   }
   int64_t at(int64_t off) const { return off_to_host_.empty() ? off : off_to_host_.at(off); }
 
-  // Element values, by offset in elements from the tensor's data pointer.
-  double get_double(int64_t off) const {
+  // Element values, by offset in elements from the tensor's data pointer: a float, or part
+  // `which` (0 real, 1 imaginary) of a complex element.
+  double get_double(int64_t off, int which = 0) const {
     off = at(off);
     double v = 0;
-    TIDE_DISPATCH_ALL(t_.dtype(), "print", [&] {
-      v = double(compute_t<scalar_t>(reinterpret_cast<const scalar_t*>(base_)[off]));
+    TIDE_DISPATCH_ALL_AND_COMPLEX(t_.dtype(), "print", [&] {
+      v = part_of(reinterpret_cast<const scalar_t*>(base_)[off], which);
     });
     return v;
   }
@@ -107,62 +163,36 @@ class Printer {
     }
   }
 
+  // A complex tensor has a formatter for the real parts and one for the imaginary parts.
   void init_formatter(const std::vector<int64_t>& offs) {
-    if (kind_ != Kind::Float) {
+    if (kind_ == Kind::Int || kind_ == Kind::Bool) {
       for (int64_t o : offs) width_ = std::max(width_, plain(o).size());
       return;
     }
-    std::vector<double> vals;
-    for (int64_t o : offs) {
-      double v = get_double(o);
-      if (std::isfinite(v) && v != 0) vals.push_back(v);
+    for (int part = 0; part < (kind_ == Kind::Complex ? 2 : 1); ++part) {
+      std::vector<double> vals;
+      for (int64_t o : offs) vals.push_back(get_double(o, part));
+      formatter_[part].init(vals);
     }
-    if (vals.empty()) return;
-    double mn = std::abs(vals[0]), mx = mn;
-    for (double v : vals) {
-      mn = std::min(mn, std::abs(v));
-      mx = std::max(mx, std::abs(v));
-      if (v != std::ceil(v)) int_mode_ = false;
-    }
-    if (int_mode_) {
-      if (mx / mn > 1000.0 || mx > 1e8) {
-        sci_mode_ = true;
-        for (double v : vals) width_ = std::max(width_, py_float(v, 'e', kPrecision).size());
-      } else {
-        for (double v : vals) width_ = std::max(width_, py_float(v, 'f', 0).size() + 1);
-      }
-    } else {
-      if (mx / mn > 1000.0 || mx > 1e8 || mn < 1e-4) {
-        sci_mode_ = true;
-        for (double v : vals) width_ = std::max(width_, py_float(v, 'e', kPrecision).size());
-      } else {
-        for (double v : vals) width_ = std::max(width_, py_float(v, 'f', kPrecision).size());
-      }
-    }
+    width_ = formatter_[0].width;
   }
 
+  // A complex element as PyTorch writes it: "1.5000+2.0000j", the imaginary part with its
+  // padding stripped and a sign always.
   std::string format(int64_t off) const {
-    std::string s;
-    if (kind_ == Kind::Float) {
-      double v = get_double(off);
-      if (sci_mode_) {
-        s = pad_left(py_float(v, 'e', kPrecision), width_);
-      } else if (int_mode_) {
-        s = py_float(v, 'f', 0);
-        if (std::isfinite(v)) s += '.';
-      } else {
-        s = py_float(v, 'f', kPrecision);
-      }
-    } else {
-      s = plain(off);
-    }
-    return pad_left(std::move(s), width_);
+    if (kind_ == Kind::Int || kind_ == Kind::Bool) return pad_left(plain(off), width_);
+    std::string s = formatter_[0].format(get_double(off));
+    if (kind_ == Kind::Float) return s;
+    std::string im = formatter_[1].format(get_double(off, 1)) + "j";
+    im.erase(0, im.find_first_not_of(' '));
+    return s + (im[0] == '+' || im[0] == '-' ? "" : "+") + im;
   }
 
   std::string vector_str(int64_t off, int indent) const {
     const int d = t_.dim() - 1;
     const int64_t n = t_.size(d), st = t_.stride(d);
-    const int64_t element_length = int64_t(width_) + 2;
+    int64_t element_length = int64_t(width_) + 2;
+    if (kind_ == Kind::Complex) element_length += int64_t(formatter_[1].width) + 1;
     const int64_t per_line = std::max<int64_t>(1, (kLineWidth - indent) / element_length);
     std::vector<std::string> data;
     if (summarize_ && n > 2 * kEdgeItems) {
@@ -209,8 +239,7 @@ class Printer {
   std::unordered_map<int64_t, int64_t> off_to_host_;
   Kind kind_;
   bool summarize_ = false;
-  bool int_mode_ = true;
-  bool sci_mode_ = false;
+  FloatFormatter formatter_[2];  // floats: [0]; complex: the real and the imaginary parts
   size_t width_ = 1;
 };
 
@@ -262,7 +291,9 @@ std::string format_tensor(const Tensor& t, DType default_float,
     body = "[]";
   } else {
     DType d = t.dtype();
-    bool has_default = d == default_float || d == DType::Int64 || d == DType::Bool;
+    // PyTorch's default complex dtype is complex128 under a float64 default, else complex64.
+    const DType default_complex = default_float == DType::Float64 ? DType::Complex128 : DType::Complex64;
+    bool has_default = d == default_float || d == default_complex || d == DType::Int64 || d == DType::Bool;
     if (!has_default) suffixes.push_back("dtype=" + torch_dtype(d));
     body = format_tensor_data(t, indent);
   }

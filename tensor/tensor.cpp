@@ -189,8 +189,17 @@ Storage::~Storage() {
   }
 }
 
+// Complex tensors live on the CPU only: no device kernel handles their 16-byte complex128
+// items, so every way onto a device (empty, to_device, a view) refuses them here.
+static void check_complex_on(const char* op, DType dtype, Device device) {
+  if (is_complex(dtype) && !device.is_cpu()) [[unlikely]]
+    TIDE_FAIL(op, ": ", dtype_name(dtype), " tensors are not supported on ", device.str(),
+              " (complex tensors stay on the cpu)");
+}
+
 Tensor Tensor::empty(const Dims& shape, DType dtype, Device device, const char* op) {
   check_extent(op, shape, dtype);
+  check_complex_on(op, dtype, device);
   auto impl = std::allocate_shared<TensorImpl>(PoolAllocator<TensorImpl>());
   impl->storage = Storage::allocate(size_t(shape_numel(shape)) * dtype_size(dtype), device);
   impl->sizes = shape;
@@ -207,6 +216,7 @@ Tensor Tensor::make_view(std::shared_ptr<Storage> storage, const Dims& sizes, co
                          int64_t offset, DType dtype) {
   constexpr const char* kBug = "internal error (a bug in tide): view";
   checked_mul(kBug, shape_numel(sizes, kBug), int64_t(dtype_size(dtype)), "the byte size of shape ", sizes);
+  check_complex_on("view", dtype, storage->device());
   auto impl = std::allocate_shared<TensorImpl>(PoolAllocator<TensorImpl>());
   impl->storage = std::move(storage);
   impl->sizes = sizes;
@@ -254,7 +264,7 @@ Tensor Tensor::clone() const {
 Tensor Tensor::to_device(Device d) const {
   if (d == device()) return *this;
   Tensor src = contiguous();
-  Tensor out = empty(sizes(), dtype(), d);
+  Tensor out = empty(sizes(), dtype(), d, "to");
   if (size_t n = src.nbytes()) {
     const DeviceBackend& be = backend_for(d.is_cpu() ? src.device() : d);
     be.copy_bytes(out.data_ptr(), d, src.data_ptr(), src.device(), n);
@@ -276,7 +286,7 @@ Scalar Tensor::item() const {
              sizes().str(), ")");
   if (!device().is_cpu()) return to_device(Device{}).item();
   Scalar s;
-  TIDE_DISPATCH_ALL(dtype(), "item", [&] { s = Scalar::of(*data<scalar_t>()); });
+  TIDE_DISPATCH_ALL_AND_COMPLEX(dtype(), "item", [&] { s = Scalar::of(*data<scalar_t>()); });
   return s;
 }
 

@@ -9,3 +9,4 @@ torch._doc[np.iinfo] = "iinfo(dtype) -> table: bits, min, max and dtype of an in
   "the float 2^64)."
 torch._doc[np.finfo] = "finfo(dtype) -> table: bits, eps, max, min, tiny, smallest_normal, resolution " ..
   "(10^-precision rounded to the dtype, as NumPy's) and dtype of a floating dtype."
+np.j = torch.j  -- the imaginary unit (bindings/lua/torch_complex.lua): 3 + 4*np.j is 3+4j

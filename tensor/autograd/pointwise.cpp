@@ -362,6 +362,10 @@ Tensor round(const Tensor& x, int64_t decimals, const Tensor* out) {
 
 Tensor cast(const Tensor& x, DType dtype) {
   if (x.dtype() == dtype) return x;
+  // PyTorch would record a cast to complex; tide has no complex gradients, so it refuses
+  // rather than hand back a result that silently drops out of the graph.
+  TIDE_CHECK(!is_complex(dtype) || !needs_recording({&x}), "to: a tensor that requires grad cannot be cast to ",
+             dtype_name(dtype), " (complex tensors have no gradients in tide; detach() it first)");
   Tensor y = ops::cast(x, dtype);
   if (!is_floating(dtype) || !needs_recording({&x})) return y;
   record("to", y, {&x}, [](const Tensor& g, const Node&) -> Grads { return {g}; });

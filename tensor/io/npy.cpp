@@ -341,7 +341,11 @@ void set_dtype_from_descr(NpyHeader& h, const std::string& descr, const std::str
       else if (size == 8) dt = DType::Float64;
       else unsupported("");
       break;
-    case 'c': unsupported_dtype(where, descr, ": complex numbers are not supported");
+    case 'c':
+      if (size == 8) dt = DType::Complex64;
+      else if (size == 16) dt = DType::Complex128;
+      else unsupported("");
+      break;
     default: unsupported_dtype(where, descr, "");
   }
   h.dtype = dt;
@@ -433,9 +437,11 @@ Tensor decode_npy(Reader& r, const std::string& where) {
   const int64_t n = int64_t(numel);
 
   if (h.byteswap) {
-    if (h.file_itemsize == 2) byteswap_n<uint16_t>(raw.data_ptr(), n);
-    else if (h.file_itemsize == 4) byteswap_n<uint32_t>(raw.data_ptr(), n);
-    else if (h.file_itemsize == 8) byteswap_n<uint64_t>(raw.data_ptr(), n);
+    // A complex item is two floats, each swapped on its own.
+    const int64_t words = h.kind == 'c' ? 2 * n : n, word = h.kind == 'c' ? h.file_itemsize / 2 : h.file_itemsize;
+    if (word == 2) byteswap_n<uint16_t>(raw.data_ptr(), words);
+    else if (word == 4) byteswap_n<uint32_t>(raw.data_ptr(), words);
+    else if (word == 8) byteswap_n<uint64_t>(raw.data_ptr(), words);
   }
   Tensor arr = raw;
   if (h.kind == 'b') {  // any nonzero byte is true; a C++ bool must hold exactly 0 or 1
@@ -952,6 +958,8 @@ std::string npy_descr(DType dtype, const char* op) {
     case DType::Float16: return std::string(1, o) + "f2";
     case DType::Float32: return std::string(1, o) + "f4";
     case DType::Float64: return std::string(1, o) + "f8";
+    case DType::Complex64: return std::string(1, o) + "c8";
+    case DType::Complex128: return std::string(1, o) + "c16";
     case DType::BFloat16: break;
   }
   TIDE_FAIL(op, ": bfloat16 has no NumPy dtype; convert with x:float()");

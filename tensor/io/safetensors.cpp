@@ -520,6 +520,9 @@ std::string header_bytes(const Safetensors& st, const std::vector<size_t>& order
   uint64_t offset = 0;
   for (size_t k : order) {
     const auto& [name, t] = st.tensors[k];
+    // The safetensors format (0.4) names no complex dtype.
+    TIDE_CHECK(!is_complex(t.dtype()), op, ": '", quote_user(name), "' is ", dtype_name(t.dtype()),
+               ", which safetensors files cannot hold; save torch.view_as_real(x) or use np.save");
     append_json_string(h, name);
     h += ":{\"dtype\":\"";
     h += safetensors_dtype(t.dtype());

@@ -4,6 +4,7 @@
 #include "elementwise.hpp"
 
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 
@@ -12,6 +13,7 @@
 #include "../cpu/loops.hpp"
 #include "../iterator.hpp"
 #include "../overlap.hpp"
+#include "complex.hpp"
 
 namespace tide {
 
@@ -124,14 +126,15 @@ namespace ops {
 
 void check_can_cast(const char* op, DType from, DType to) {
   bool ok = true;
-  if (is_floating(from) && !is_floating(to)) ok = false;
+  if (is_floating(from) && !is_floating(to) && !is_complex(to)) ok = false;
+  if (is_complex(from) && !is_complex(to)) ok = false;
   if (!is_bool(from) && is_bool(to)) ok = false;
   TIDE_CHECK(ok, op, ": result type ", dtype_name(from), " can't be cast to the desired output type ",
              dtype_name(to));
 }
 
 DType result_type(const TensorOrScalar& a, const TensorOrScalar& b) {
-  auto category = [](DType t) { return is_bool(t) ? 0 : is_floating(t) ? 2 : 1; };
+  auto category = [](DType t) { return is_bool(t) ? 0 : is_complex(t) ? 3 : is_floating(t) ? 2 : 1; };
   if (a.is_tensor() && b.is_tensor()) {
     DType ta = a.tensor.dtype(), tb = b.tensor.dtype();
     bool za = a.tensor.dim() == 0, zb = b.tensor.dim() == 0;
@@ -156,6 +159,7 @@ Tensor unary(UnaryOp op, const Tensor& x, const Tensor* out) {
   const UnaryInfo& info = kUnary[int(op)];
   const char* name = info.name;
   check_defined(x, name);
+  if (is_complex(x.dtype())) return ops::complex_unary(op, x, out);
   DType in = x.dtype();
   if (info.kind == FLOAT && !is_floating(in)) in = default_float_dtype();
   TIDE_CHECK(!(info.kind == NUMERIC && is_bool(in)), name, ": not supported for bool tensors");
@@ -199,6 +203,7 @@ Tensor binary(BinaryOp op, const TensorOrScalar& a0, const TensorOrScalar& b0, c
   if (b.is_tensor()) check_defined(b.tensor, name);
   if (a.is_tensor() && b.is_tensor()) check_same_device(name, a.tensor, b.tensor);
   DType common = result_type(a, b);
+  if (is_complex(common)) return ops::complex_binary(op, a, b, common, out);
   DType compute = common;
   switch (info.kind) {
     case TRUEDIV:
@@ -316,7 +321,7 @@ Tensor where(const Tensor& cond, const TensorOrScalar& a, const TensorOrScalar& 
     backend_for(it.device()).where(it, dt);
     return finish("where", o, out);
   }
-  TIDE_DISPATCH_ALL(dt, "where", [&] {
+  TIDE_DISPATCH_ALL_AND_COMPLEX(dt, "where", [&] {
     it.for_each([](char** d, const int64_t* s, int64_t n) {
       for (int64_t i = 0; i < n; ++i) {
         bool cv = *reinterpret_cast<const bool*>(d[1] + i * s[1]);
@@ -390,6 +395,10 @@ Tensor& copy_(Tensor& dst, const Tensor& src) {
     });
     return dst;
   }
+  if (is_complex(dst.dtype()) || is_complex(src.dtype())) {
+    copy_complex(it, dst.dtype(), src.dtype());
+    return dst;
+  }
   TIDE_DISPATCH_ALL(dst.dtype(), "copy_", [&] {
     using Out = scalar_t;
     TIDE_DISPATCH_ALL(src.dtype(), "copy_", [&] {
@@ -408,6 +417,9 @@ Tensor& copy_(Tensor& dst, const Tensor& src) {
 Tensor& fill_(Tensor& dst, const Scalar& value) {
   check_defined(dst, "fill_");
   check_writable("fill_", dst);
+  TIDE_CHECK(!value.is_complex() || is_complex(dst.dtype()), "fill_: cannot fill a ", dtype_name(dst.dtype()),
+             " tensor with the complex value (", value.f, std::signbit(value.im) ? "" : "+", value.im,
+             "j)");
   dst.storage()->bump_version();
   Tensor distinct = dst;
   Dims sizes = dst.sizes();
@@ -423,7 +435,7 @@ Tensor& fill_(Tensor& dst, const Scalar& value) {
     backend_for(it.device()).fill(it, dst.dtype(), value);
     return dst;
   }
-  TIDE_DISPATCH_ALL(dst.dtype(), "fill_", [&] {
+  TIDE_DISPATCH_ALL_AND_COMPLEX(dst.dtype(), "fill_", [&] {
     const scalar_t v = value.to<scalar_t>();
     it.for_each([v](char** d, const int64_t* st, int64_t n) {
       if (st[0] == sizeof(scalar_t)) {

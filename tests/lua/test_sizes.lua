@@ -202,7 +202,7 @@ T.test("error messages quote at most 60 characters of a user's string", function
   local shown = string.rep("x", 60) .. "... (10000000 bytes)"
   fails(function() return torch.zeros(2, {dtype = long}) end,
     "zeros: unknown dtype '" .. shown ..
-    "' (expected bool, uint8, uint16, uint32, uint64, int8, int16, int32, int64, float16, bfloat16, float32 or float64)")
+    "' (expected bool, uint8, uint16, uint32, uint64, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64 or complex128)")
   fails(function() return torch.zeros(2, {device = long}) end,
     "zeros: device: unknown device '" .. shown .. "' (expected \"cpu\", \"cuda\" or \"cuda:N\")")
   fails(function() return torch.zeros(2):to(long) end,

@@ -1,0 +1,121 @@
+// Bindings of the complex dtypes (tensor/ops/complex.hpp): the parts of a complex tensor
+// (real, imag, view_as_real, view_as_complex), complex(re, im) and polar, and the Lua value
+// of a complex number (complex_value.hpp).
+#include <algorithm>
+#include <cstring>
+#include <string_view>
+
+#include "../tensor/ops/complex.hpp"
+#include "../tensor/ops/creation.hpp"
+#include "complex_value.hpp"
+#include "lua_api.hpp"
+
+namespace tide::lua {
+
+void push_complex(lua_State* L, double re, double im) {
+  lua_createtable(L, 0, 2);
+  lua_pushnumber(L, re);
+  lua_setfield(L, -2, "real");
+  lua_pushnumber(L, im);
+  lua_setfield(L, -2, "imag");
+  luaL_setmetatable(L, kComplexMeta);
+}
+
+bool complex_value(lua_State* L, int idx, double& re, double& im) {
+  if (lua_type(L, idx) != LUA_TTABLE || !lua_getmetatable(L, idx)) return false;
+  luaL_getmetatable(L, kComplexMeta);
+  const bool is = lua_rawequal(L, -1, -2);
+  lua_pop(L, 2);
+  if (!is) return false;
+  idx = lua_absindex(L, idx);
+  lua_getfield(L, idx, "real");
+  lua_getfield(L, idx, "imag");
+  const bool numbers = lua_type(L, -2) == LUA_TNUMBER && lua_type(L, -1) == LUA_TNUMBER;
+  re = lua_tonumber(L, -2), im = lua_tonumber(L, -1);
+  lua_pop(L, 2);
+  TIDE_CHECK(numbers, "complex: a complex number's real and imag must be numbers");
+  return true;
+}
+
+// The bindings that take complex tensors and numbers: those with a complex kernel or a
+// complex meaning, and those that only move or reinterpret elements (views, joins, copies,
+// conversions), which work for any item size; "index" is x[i] = value. Sorted, for the binary
+// search.
+bool complex_capable(const char* name) {
+  static constexpr std::string_view kCapable[] = {
+      "array", "as_strided", "as_tensor", "asarray", "ascontiguousarray", "astype", "bool", "broadcast_to", "byte", "cat",
+      "char", "chunk", "clone", "complex", "concat", "concatenate", "contiguous", "copy", "copy_", "cpu", "cuda",
+      "detach", "dim", "double", "element_size", "empty_like", "expand", "expand_as", "fill_", "flatten", "flip",
+      "fliplr", "flipud", "float", "free", "from_numpy", "full", "full_like", "half", "hstack", "imag", "index", "int", "is_complex",
+      "is_contiguous", "is_floating_point", "is_tensor", "item", "long", "moveaxis", "movedim", "narrow",
+      "ndimension", "nelement", "numel", "ones_like", "permute", "polar", "ravel", "real", "repeat", "repeat_tensor",
+      "requires_grad_", "reshape", "reshape_as", "save", "savez", "savez_compressed", "select", "shape", "short",
+      "size", "split", "squeeze", "stack", "stride", "swapaxes", "swapdims", "t", "tensor", "tile", "to", "tolist",
+      "transpose", "type", "unbind", "unflatten", "unsqueeze", "view", "view_as", "view_as_complex", "view_as_real",
+      "vstack", "zero_", "zeros_like"};
+  static_assert(std::is_sorted(std::begin(kCapable), std::end(kCapable)));
+  return std::binary_search(std::begin(kCapable), std::end(kCapable), std::string_view(name));
+}
+
+namespace {
+
+int ret(lua_State* L, Tensor t) {
+  push_tensor(L, std::move(t));
+  return 1;
+}
+
+int real_fn(lua_State* L, Args& a) { return ret(L, ops::real(a.tensor(1))); }
+
+// NumPy's imag of a real array is zeros; PyTorch's is an error.
+int imag_fn(lua_State* L, Args& a) {
+  const Tensor& x = a.tensor(1);
+  if (a.numpy && !is_complex(x.dtype())) return ret(L, ops::zeros_like(x));
+  return ret(L, ops::imag(x));
+}
+
+int view_as_real_fn(lua_State* L, Args& a) { return ret(L, ops::view_as_real(a.tensor(1))); }
+int view_as_complex_fn(lua_State* L, Args& a) { return ret(L, ops::view_as_complex(a.tensor(1))); }
+
+// complex(re, im): with two numbers the complex number re + im*j (Python's complex(re, im));
+// with two tensors torch.complex.
+int complex_fn(lua_State* L, Args& a) {
+  if (a.is_number(1) && a.is_number(2)) {
+    const double re = a.number(1), im = a.number(2);
+    TIDE_CHECK(!a.out(), a.op, ": out= needs tensor operands");
+    push_complex(L, re, im);
+    return 1;
+  }
+  return ret(L, ops::complex(a.tensor(1), a.tensor(2), a.out()));
+}
+
+int polar_fn(lua_State* L, Args& a) { return ret(L, ops::polar(a.tensor(1), a.tensor(2), a.out())); }
+
+int is_complex_fn(lua_State* L, Args& a) {
+  lua_pushboolean(L, is_complex(a.tensor(1).dtype()));
+  return 1;
+}
+
+const Binding kComplexBindings[] = {
+    {"real", real_fn, TORCH | NUMPY,
+     "real(x) -> Tensor: the real parts of a complex tensor as a view (x.real); x itself for a real tensor."},
+    {"imag", imag_fn, TORCH | NUMPY,
+     "imag(x) -> Tensor: the imaginary parts of a complex tensor as a view (x.imag); np.imag of a real array is "
+     "zeros, torch.imag of one an error."},
+    {"view_as_real", view_as_real_fn, TORCH,
+     "view_as_real(x) -> Tensor: a complex tensor as a float view with a last dim of 2 (real, imag)."},
+    {"view_as_complex", view_as_complex_fn, TORCH,
+     "view_as_complex(x) -> Tensor: a float32/float64 tensor whose last dim is 2 with stride 1 seen as complex (view)."},
+    {"complex", complex_fn, TORCH | NUMPY,
+     "complex(real, imag[, {out=}]) -> Tensor or complex number: the complex tensor real + imag*j of two float "
+     "tensors of one dtype (broadcast); of two numbers, the complex number (Python's complex(re, im))."},
+    {"polar", polar_fn, TORCH,
+     "polar(abs, angle[, {out=}]) -> Tensor: the complex tensor abs*(cos(angle) + sin(angle)*j)."},
+    {"is_complex", is_complex_fn, METHOD | TORCH | NUMPY,
+     "is_complex(x) -> boolean: whether x has a complex dtype (np.iscomplexobj).", "iscomplexobj"},
+};
+
+}  // namespace
+
+void register_complex_bindings() { register_bindings(kComplexBindings, std::size(kComplexBindings)); }
+
+}  // namespace tide::lua

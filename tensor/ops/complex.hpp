@@ -1,0 +1,32 @@
+// Complex tensors (complex64, complex128): casts to and from the real dtypes, the views of
+// their parts, and the complex kernels of the pointwise ops. Complex tensors live on the CPU
+// only (Tensor::empty refuses them elsewhere).
+#pragma once
+#include "../iterator.hpp"
+#include "elementwise.hpp"
+
+namespace tide::ops {
+
+// copy_ from src into dst where either dtype is complex, on the CPU: complex to real keeps
+// the real part (NumPy's ComplexWarning, PyTorch's UserWarning, printed once per process),
+// real to complex gets a zero imaginary part, complex to bool is "nonzero".
+void copy_complex(const TensorIter& it, DType dst, DType src);
+
+// x.real / x.imag: views of the parts of a complex tensor (real dtype, doubled strides);
+// real() of a real tensor is x itself, imag() of one is an error as in PyTorch.
+Tensor real(const Tensor& x);
+Tensor imag(const Tensor& x);
+// torch.view_as_real (shape + {2}) and torch.view_as_complex (last dim 2, stride 1).
+Tensor view_as_real(const Tensor& x);
+Tensor view_as_complex(const Tensor& x);
+// torch.complex(real, imag) and torch.polar(abs, angle): two float tensors of one dtype
+// (broadcast) give the complex tensor of their precision.
+Tensor complex(const Tensor& re, const Tensor& im, const Tensor* out = nullptr);
+Tensor polar(const Tensor& abs, const Tensor& angle, const Tensor* out = nullptr);
+
+// The pointwise ops on complex operands (elementwise.cpp hands them over): those that have
+// a complex meaning compute it, the others fail naming the op and the dtype.
+Tensor complex_unary(UnaryOp op, const Tensor& x, const Tensor* out);
+Tensor complex_binary(BinaryOp op, const TensorOrScalar& a, const TensorOrScalar& b, DType common, const Tensor* out);
+
+}  // namespace tide::ops

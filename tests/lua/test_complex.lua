@@ -1,0 +1,270 @@
+-- complex64 / complex128: creation, conversions, the views of the parts, the Lua complex
+-- number, printing, .npy files, and the clear errors of the ops without complex support.
+-- Expected values and strings are NumPy's and PyTorch 1.13's output (copied, or computed by
+-- /usr/bin/python3 at test time where files are exchanged).
+local dir = arg and arg[0] and arg[0]:match("(.*/)") or "./"
+local T = dofile(dir .. "harness.lua")
+local torch = torch or require("torch")
+local np = np or require("numpy")
+
+local TMP, tmp = T.tmpdir()
+
+local function c(re, im) return np.complex(re, im) end
+-- A complex tensor from nested lists of real and imaginary parts.
+local function ct(re, im, dtype)
+  return torch.complex(torch.tensor(re, {dtype = dtype or "float32"}), torch.tensor(im, {dtype = dtype or "float32"}))
+end
+
+T.test("dtype names, aliases and promotion as PyTorch and NumPy", function()
+  T.eq({torch.complex64, torch.complex128, torch.cfloat, torch.cdouble},
+    {"complex64", "complex128", "complex64", "complex128"})
+  T.eq({np.complex64, np.complex128, np.complex_, np.csingle, np.cdouble},
+    {"complex64", "complex128", "complex128", "complex64", "complex128"})
+  T.eq(torch.zeros(1, {dtype = "cfloat"}).dtype, "complex64")
+  -- torch.promote_types / np.promote_types
+  T.eq(torch.promote_types("complex64", "float64"), "complex128")
+  T.eq(torch.promote_types("complex64", "int64"), "complex64")
+  T.eq(torch.promote_types("float16", "complex64"), "complex64")
+  T.eq(np.promote_types("complex64", "float64"), "complex128")
+  T.eq(np.promote_types("complex64", "int16"), "complex64")
+  T.eq(np.promote_types("complex64", "uint32"), "complex128")
+  T.eq(np.promote_types("complex64", "int32"), "complex128")
+  T.eq(torch.promote_types("complex128", "bool"), "complex128")
+  T.eq({torch.is_complex(torch.zeros(1, {dtype = "complex128"})), torch.zeros(1):is_complex(),
+        np.iscomplexobj(np.zeros(1, {dtype = "complex64"}))}, {true, false, true})
+  T.eq(torch.zeros(1, {dtype = "complex64"}):is_floating_point(), false)
+  T.eq({torch.zeros(3, {dtype = "complex64"}).itemsize, torch.zeros(3, {dtype = "complex128"}).nbytes}, {8, 48})
+end)
+
+T.test("creation: zeros, ones, full, like, from tables", function()
+  T.eq(torch.zeros(2, {dtype = "complex64"}):tolist(), {c(0, 0), c(0, 0)})
+  T.eq(np.ones({2}, {dtype = "complex128"}):tolist(), {c(1, 0), c(1, 0)})
+  -- a complex fill value gives the default complex dtype, as torch.full and np.full
+  local f = torch.full({2}, c(1, 2))
+  T.eq({f.dtype, f:tolist()}, {"complex64", {c(1, 2), c(1, 2)}})
+  T.eq(np.full({2}, c(1, 2)).dtype, "complex128")
+  T.eq(torch.full_like(torch.zeros(2, {dtype = "complex128"}), c(-1, 0.5)):tolist(), {c(-1, 0.5), c(-1, 0.5)})
+  T.eq(torch.zeros_like(ct({1}, {2})):tolist(), {c(0, 0)})
+  -- torch.tensor([1, 1j]) is complex64; np.array([1, 1j]) complex128
+  local t = torch.tensor{1, c(0, 1)}
+  T.eq({t.dtype, t:tolist()}, {"complex64", {c(1, 0), c(0, 1)}})
+  local a = np.array{{1.5, c(2, -3)}, {true, 4}}
+  T.eq({a.dtype, a:tolist()}, {"complex128", {{c(1.5, 0), c(2, -3)}, {c(1, 0), c(4, 0)}}})
+  T.eq(torch.tensor({1, 2}, {dtype = "complex128"}):tolist(), {c(1, 0), c(2, 0)})
+  T.eq(torch.tensor{torch.tensor(c(1, 2))}:tolist(), {c(1, 2)})
+  T.error(function() return torch.tensor({c(1, 2)}, {dtype = "float32"}) end,
+    "tensor: cannot convert the complex value (1+2j) to float32")
+  T.error(function() return torch.arange(3, {dtype = "complex64"}) end, "arange: complex64 is not supported")
+  T.error(function() return torch.eye(2, {dtype = "complex64"}) end, "eye: complex64 is not supported")
+  T.error(function() return torch.randn(2, {dtype = "complex64"}) end,
+    "randn: expected a floating-point dtype, got complex64")
+end)
+
+T.test("conversions to and from every real dtype", function()
+  for _, dt in ipairs{"bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64",
+                       "float16", "bfloat16", "float32", "float64"} do
+    local x = torch.tensor({0, 1, 5}, {dtype = dt})
+    for _, cdt in ipairs{"complex64", "complex128"} do
+      local z = x:to(cdt)
+      T.eq({z.dtype, z:tolist()}, {cdt, dt == "bool" and {c(0, 0), c(1, 0), c(1, 0)} or {c(0, 0), c(1, 0), c(5, 0)}}, dt)
+      -- back: the real part (a ComplexWarning on stderr once), bool: nonzero
+      local back = ct({0, 1.75, -2}, {3, 0, 1}, cdt == "complex64" and "float32" or "float64"):to(dt)
+      local want = ({bool = {true, true, true}, uint8 = {0, 1, 254}, uint16 = {0, 1, 65534},
+                     uint32 = {0, 1, 4294967294}, uint64 = {0, 1, -2}, float16 = {0, 1.75, -2}, bfloat16 = {0, 1.75, -2},
+                     float32 = {0, 1.75, -2}, float64 = {0, 1.75, -2}})[dt] or {0, 1, -2}
+      if dt ~= "uint64" then T.eq(back:tolist(), want, dt .. " from " .. cdt) end
+    end
+  end
+  T.eq(ct({1}, {2}):to("complex128"):tolist(), {c(1, 2)})
+  T.eq(np.array{1, 2}:astype("complex64"):tolist(), {c(1, 0), c(2, 0)})
+  T.eq(ct({1.5}, {-2}):double():tolist(), {1.5})
+  -- complex to bool is "nonzero" as NumPy (PyTorch 1.13 looks at the real part only)
+  T.eq(torch.tensor{c(0, 0), c(0, 1)}:bool():tolist(), {false, true})
+  local z = torch.zeros(2, {dtype = "complex128"})
+  z:copy_(torch.tensor{1, 2})
+  T.eq(z:tolist(), {c(1, 0), c(2, 0)})
+  T.error(function() local r = torch.tensor{1.5}; r.requires_grad = true; return r:to("complex64") end,
+    "to: a tensor that requires grad cannot be cast to complex64")
+  T.error(function() local q = torch.zeros(2, {dtype = "complex64"}); q.requires_grad = true end,
+    "requires_grad: only floating-point tensors can require gradients, got complex64")
+end)
+
+T.test("real, imag, view_as_real, view_as_complex are views", function()
+  local x = ct({1, 3}, {2, -4})
+  T.eq({x.real:tolist(), x.imag:tolist(), x.real.dtype}, {{1, 3}, {2, -4}, "float32"})
+  T.eq({torch.real(x):tolist(), np.imag(x):tolist()}, {{1, 3}, {2, -4}})
+  x.imag[2] = 7
+  T.eq(x:tolist(), {c(1, 2), c(3, 7)})
+  T.eq(torch.view_as_real(x):tolist(), {{1, 2}, {3, 7}})
+  torch.view_as_real(x)[1][1] = -1
+  T.eq(x[1]:item(), c(-1, 2))
+  local r = torch.tensor{{1, 2}, {3, 4}, {5, 6}}:double()
+  local v = torch.view_as_complex(r)
+  T.eq({v.dtype, v:tolist()}, {"complex128", {c(1, 2), c(3, 4), c(5, 6)}})
+  r[2][2] = 9
+  T.eq(v[2]:item(), c(3, 9))
+  -- a strided view: the parts of every other element
+  local s = ct({1, 2, 3, 4}, {5, 6, 7, 8})[{{1, 4, 2}}]
+  T.eq({s.real:tolist(), s.imag:tolist(), s.imag:stride(1)}, {{1, 3}, {5, 7}, 4})
+  -- real of a real tensor is itself; imag of one: zeros in NumPy, an error in PyTorch
+  local f = torch.tensor{1.0, 2.0}
+  T.truthy(rawequal(f.real, f.real) or f.real:tolist()[1] == 1)
+  T.eq(np.imag(np.array{1.0, 2.0}):tolist(), {0, 0})
+  T.eq(np.array{1.0, 2.0}.imag:tolist(), {0, 0})
+  T.error(function() return torch.tensor{1.0}.imag end,
+    "imag: expected a complex tensor, got float32 (imag is not implemented for real tensors)")
+  T.error(function() return torch.view_as_complex(torch.zeros(3)) end,
+    "view_as_complex: the last dim must have size 2, got shape {3}")
+  T.error(function() return torch.view_as_complex(torch.zeros(2, 2):t()) end,
+    "view_as_complex: the last dim must have stride 1, got strides {1,2}")
+  T.error(function() return torch.view_as_real(torch.zeros(2)) end,
+    "view_as_real: expected a complex tensor, got float32")
+  -- x:view(dtype) reinterprets: float32 pairs are complex64
+  T.eq(torch.tensor{{1, 2}, {3, 4}}:float():view("complex64"):tolist(), {{c(1, 2)}, {c(3, 4)}})
+  T.eq(torch.zeros(3, {dtype = "complex64"}):view("float32"):size(), {6})
+end)
+
+T.test("torch.complex and torch.polar", function()
+  T.eq(torch.complex(torch.tensor{1.0, 2.0}:double(), torch.tensor{3.0, -4.0}:double()):tolist(), {c(1, 3), c(2, -4)})
+  -- broadcast
+  T.eq(torch.complex(torch.tensor{{1.0}, {2.0}}, torch.tensor{5.0, 6.0}):tolist(),
+    {{c(1, 5), c(1, 6)}, {c(2, 5), c(2, 6)}})
+  local p = torch.polar(torch.tensor{1.0, 2.0}, torch.tensor{0.0, math.pi / 2})
+  T.eq(tostring(p), "tensor([ 1.0000e+00+0.j, -8.7423e-08+2.j])")
+  T.eq(torch.complex(torch.zeros(0), torch.zeros(0)):size(), {0})
+  T.eq(torch.complex(torch.tensor(1.0), torch.tensor(2.0)):item(), c(1, 2))
+  T.error(function() return torch.complex(torch.zeros(1), torch.zeros(1):double()) end,
+    "complex: expected both inputs to have one dtype, got float32 and float64")
+  T.error(function() return torch.complex(torch.zeros(1, {dtype = "int64"}), torch.zeros(1, {dtype = "int64"})) end,
+    "complex: expected float32 or float64 inputs, got int64")
+  local into = torch.zeros(1, {dtype = "complex128"})
+  torch.complex(torch.tensor{1.0}, torch.tensor{-1.0}, {out = into})
+  T.eq(into:tolist(), {c(1, -1)})
+  T.error(function() return torch.complex(1, 2, {out = into}) end, "complex: out= needs tensor operands")
+  local out = torch.zeros(2, {dtype = "complex128"})
+  torch.polar(torch.tensor{2.0, 2.0}, torch.tensor{0.0, 0.0}, {out = out})
+  T.eq(out:tolist(), {c(2, 0), c(2, 0)})
+end)
+
+T.test("the Lua complex number: arithmetic, ==, Python's repr", function()
+  local z = c(1, 2)
+  T.eq({z.real, z.imag}, {1, 2})
+  T.eq(z + 1, c(2, 2))
+  T.eq(2 * z, c(2, 4))
+  T.eq(z * c(3, -1), c(5, 5))
+  T.eq(z - c(1, 2), c(0, 0))
+  T.eq(-z, c(-1, -2))
+  T.eq(c(1, 2) / c(3, 4), c(0.44, 0.08))
+  T.eq(3 + 4 * np.j, c(3, 4))
+  T.eq(torch.j, np.j)
+  T.truthy(c(1, 0) ~= c(1, 1))
+  -- repr(complex) of CPython
+  T.eq({tostring(c(1, 2)), tostring(c(0, 1)), tostring(c(-0.0, 1)), tostring(c(1e16, 1e-5)),
+        tostring(c(123456.789, -0.0)), tostring(c(0, -2.5)), tostring(c(0 / 0, math.huge)),
+        tostring(c(-1e-300, 1e300)), tostring(c(0.1, 0))},
+    {"(1+2j)", "1j", "(-0+1j)", "(1e+16+1e-05j)", "(123456.789-0j)", "-2.5j", "(nan+infj)",
+     "(-1e-300+1e+300j)", "(0.1+0j)"})
+  -- item() of a complex64 element is the double of its float parts, as torch's .item()
+  T.eq(tostring(torch.tensor{c(0.1, 0)}:item()), "(0.10000000149011612+0j)")
+  T.eq(tostring(np.array{c(0.1, 0)}:item()), "(0.1+0j)")
+  T.error(function() return c(1, 2) + "x" end, "complex: cannot apply add to a string")
+end)
+
+T.test("printing as PyTorch", function()
+  T.eq(tostring(torch.tensor{c(1, 2), c(3, -1)}), "tensor([1.+2.j, 3.-1.j])")
+  T.eq(tostring(ct({{1, 3.25}, {0 / 0, math.huge}}, {{2, -1e-5}, {0, -math.huge}})),
+    "tensor([[1.0000+2.0000e+00j, 3.2500-1.0000e-05j],\n        [   nan+0.0000e+00j,    inf-infj]])")
+  T.eq(tostring(torch.tensor(c(1.5, -2), {dtype = "complex128"})), "tensor(1.5000-2.j, dtype=torch.complex128)")
+  T.eq(tostring(torch.zeros(2, {dtype = "complex128"})), "tensor([0.+0.j, 0.+0.j], dtype=torch.complex128)")
+  T.eq(tostring(ct({1e10, 1}, {1, -1e-10})), "tensor([1.0000e+10+1.0000e+00j, 1.0000e+00-1.0000e-10j])")
+  T.eq(tostring(ct({0, -0.0}, {-0.0, 0})), "tensor([0.-0.j, -0.+0.j])")
+  local r = torch.arange(30.0):reshape(3, 10)
+  T.eq(tostring(torch.complex(r, r)),
+    "tensor([[ 0.+0.j,  1.+1.j,  2.+2.j,  3.+3.j,  4.+4.j,  5.+5.j,  6.+6.j,  7.+7.j,\n" ..
+    "          8.+8.j,  9.+9.j],\n" ..
+    "        [10.+10.j, 11.+11.j, 12.+12.j, 13.+13.j, 14.+14.j, 15.+15.j, 16.+16.j, 17.+17.j,\n" ..
+    "         18.+18.j, 19.+19.j],\n" ..
+    "        [20.+20.j, 21.+21.j, 22.+22.j, 23.+23.j, 24.+24.j, 25.+25.j, 26.+26.j, 27.+27.j,\n" ..
+    "         28.+28.j, 29.+29.j]])")
+  local big = torch.arange(2000.0)
+  T.eq(tostring(torch.complex(big, big * 2)),
+    "tensor([0.0000e+00+0.0000e+00j, 1.0000e+00+2.0000e+00j, 2.0000e+00+4.0000e+00j,\n" ..
+    "         ..., 1.9970e+03+3.9940e+03j, 1.9980e+03+3.9960e+03j,\n" ..
+    "        1.9990e+03+3.9980e+03j])")
+  T.eq(tostring(torch.zeros(0, 2, {dtype = "complex64"})), "tensor([], size=(0, 2), dtype=torch.complex64)")
+  T.with_default_dtype("float64", function()
+    T.eq(tostring(torch.tensor{c(1, 2)}), "tensor([1.+2.j])")
+    T.eq(tostring(torch.tensor({c(1, 2)}, {dtype = "complex64"})), "tensor([1.+2.j], dtype=torch.complex64)")
+  end)
+end)
+
+T.test(".npy and .npz round trips with NumPy", function()
+  local out, ok = T.python([==[
+import sys, numpy as np
+d = sys.argv[1]
+np.save(d + '/c8.npy', np.array([[1+2j, -3.5-0.25j], [np.nan + 1j, np.inf - 2j]], dtype=np.complex64))
+np.save(d + '/c16be.npy', np.array([1e300+1e-300j, -0.0+5j], dtype='>c16'))
+np.save(d + '/c16f.npy', np.asfortranarray(np.array([[1+1j, 2+2j, 3], [4j, 5, 6-6j]])))
+np.savez(d + '/z.npz', a=np.array([1j], dtype=np.complex64), b=np.array(2+3j))
+]==], TMP)
+  assert(ok, out)
+  local a = np.load(tmp("c8.npy"))
+  T.eq({a.dtype, a:size(), a:tolist()[1]}, {"complex64", {2, 2}, {c(1, 2), c(-3.5, -0.25)}})
+  T.eq({a[2][1]:item().imag, a[2][2]:item()}, {1, c(math.huge, -2)})
+  T.truthy(a[2][1]:item().real ~= a[2][1]:item().real, "nan")
+  local b = np.load(tmp("c16be.npy"))
+  T.eq({b.dtype, b:tolist()}, {"complex128", {c(1e300, 1e-300), c(-0.0, 5)}})
+  T.eq(np.load(tmp("c16f.npy")):tolist(), {{c(1, 1), c(2, 2), c(3, 0)}, {c(0, 4), c(5, 0), c(6, -6)}})
+  local z = np.load(tmp("z.npz"))
+  T.eq({z.a.dtype, z.a:tolist(), z.b.dtype, z.b:item()}, {"complex64", {c(0, 1)}, "complex128", c(2, 3)})
+  -- tide writes, NumPy reads
+  np.save(tmp("t8.npy"), ct({1, 2}, {-3, 0.5}))
+  np.save(tmp("t16.npy"), ct({{1e-5}}, {{-7}}, "float64"))
+  np.savez(tmp("t.npz"), {x = torch.tensor{c(0, 1)}})
+  out, ok = T.python([[
+import sys, numpy as np
+d = sys.argv[1]
+a = np.load(d + '/t8.npy'); b = np.load(d + '/t16.npy'); z = np.load(d + '/t.npz')
+print(a.dtype, repr(a.tolist()), b.dtype, repr(b.tolist()), z['x'].dtype, repr(z['x'].tolist()))
+]], TMP)
+  assert(ok, out)
+  T.eq(out, "complex64 [(1-3j), (2+0.5j)] complex128 [[(1e-05-7j)]] complex64 [1j]\n")
+  -- safetensors (torch.save) has no complex dtype
+  T.error(function() torch.save(torch.zeros(1, {dtype = "complex64"}), tmp("c.safetensors")) end,
+    "save: 'tensor' is complex64, which safetensors files cannot hold")
+end)
+
+T.test("ops without complex support name themselves and the dtype", function()
+  local x = ct({1, 2}, {3, 4})
+  T.error(function() return torch.exp(x) end, "exp: complex64 is not supported")
+  T.error(function() return x:sum() end, "sum: complex64 is not supported")
+  T.error(function() return torch.sort(x) end, "sort: complex64 is not supported")
+  T.error(function() return np.mean(x:to("complex128")) end, "mean: complex128 is not supported")
+  T.error(function() return torch.index_select(x, 1, torch.tensor{1}) end, "index_select: complex64 is not supported")
+  T.error(function() return torch.clamp(torch.ones(2), c(1, 1)) end, "clamp: complex numbers are not supported")
+  T.error(function() return torch.zeros(2):fill_(c(1, -1)) end,
+    "fill_: cannot fill a float32 tensor with the complex value (1-1j)")
+  T.error(function() return torch.empty(2, {dtype = "complex64", device = "cuda"}) end, "empty:")
+  T.error(function() return x:tofile(tmp("x.bin")) end, "tofile: complex64 is not supported")
+  T.error(function() return np.savetxt(tmp("x.txt"), x) end, "savetxt: complex64 is not supported")
+end)
+
+T.test("shape ops and indexing move complex elements", function()
+  local x = ct({{1, 2, 3}, {4, 5, 6}}, {{-1, 0.5, 2}, {0, -3, 1}})
+  T.eq(x:t():contiguous():tolist()[3], {c(3, 2), c(6, 1)})
+  T.eq(x:flip(1):tolist()[1][1], c(4, 0))
+  T.eq(torch.cat({x, x}, 2):size(), {2, 6})
+  T.eq(torch.stack{x[1], x[2]}:tolist()[2][2], c(5, -3))
+  T.eq(x:reshape(3, 2):tolist()[3], {c(5, -3), c(6, 1)})
+  T.eq(x[{{}, 2}]:tolist(), {c(2, 0.5), c(5, -3)})
+  T.eq(x[x.real:gt(4)]:tolist(), {c(5, -3), c(6, 1)})
+  local z = torch.zeros(2, 2, {dtype = "complex128"})
+  z[1][2] = c(5, 6)
+  z[{2, 1}] = 7
+  T.eq(z:tolist(), {{c(0, 0), c(5, 6)}, {c(7, 0), c(0, 0)}})
+  T.eq(np.array(z)[{1, 2}]:item(), c(5, 6))
+  T.eq(torch.tile(x[1], {2}):tolist()[4], c(1, -1))
+end)
+
+os.execute("rm -rf " .. T.quote(TMP))
+T.done()
