@@ -45,7 +45,9 @@ bool complex_capable(const char* name) {
   static constexpr std::string_view kCapable[] = {
       "array", "as_strided", "as_tensor", "asarray", "ascontiguousarray", "astype", "bool", "broadcast_to", "byte", "cat",
       "char", "chunk", "clone", "complex", "concat", "concatenate", "contiguous", "copy", "copy_", "cpu", "cuda",
-      "detach", "dim", "double", "element_size", "empty_like", "expand", "expand_as", "fill_", "flatten", "flip",
+      "detach", "dim", "double", "element_size", "empty_like", "expand", "expand_as", "fft.fft", "fft.fft2", "fft.fftn",
+      "fft.ifft", "fft.ifft2", "fft.ifftn", "fft.irfft", "fft.irfft2", "fft.irfftn", "fft.rfft", "fft.rfft2", "fft.rfftn",
+      "fill_", "flatten", "flip",
       "fliplr", "flipud", "float", "free", "from_numpy", "full", "full_like", "half", "hstack", "imag", "index", "int", "is_complex",
       "is_contiguous", "is_floating_point", "is_tensor", "item", "long", "moveaxis", "movedim", "narrow",
       "ndimension", "nelement", "numel", "ones_like", "permute", "polar", "ravel", "real", "repeat", "repeat_tensor",

@@ -24,12 +24,13 @@ WIDE_UNSIGNED = ("uint16", "uint32", "uint64")
 NPDT = {"bool": np.bool_, "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
         "int8": np.int8, "int16": np.int16, "int32": np.int32,
         "int64": np.int64, "float16": np.float16, "bfloat16": np.float32, "float32": np.float32,
-        "float64": np.float64}
+        "float64": np.float64, "complex64": np.complex64, "complex128": np.complex128}
 BITS = {"uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64, "int8": 8, "int16": 16, "int32": 32, "int64": 64,
         "float16": 16, "bfloat16": 16, "float32": 32, "float64": 64}
 
 # Default tolerances (rtol, atol) per result dtype; rows may override them.
-TOL = {"float16": (2e-3, 1e-6), "bfloat16": (1.6e-2, 1e-6), "float32": (1e-5, 1e-7), "float64": (1e-12, 1e-15)}
+TOL = {"float16": (2e-3, 1e-6), "bfloat16": (1.6e-2, 1e-6), "float32": (1e-5, 1e-7), "float64": (1e-12, 1e-15),
+       "complex64": (1e-5, 1e-7), "complex128": (1e-12, 1e-15)}
 
 MAX_LINES_PER_ROW = 5
 
@@ -555,6 +556,13 @@ def compare_values(got, exp, dt, tol):
     if got.shape != exp.shape:
         return "shape %s, expected %s" % (got.shape, exp.shape)
     if got.size == 0:
+        return None
+    if np.iscomplexobj(got) or np.iscomplexobj(exp):
+        # Complex values: the real and the imaginary parts, each as a float array.
+        for part, f in (("real", np.real), ("imaginary", np.imag)):
+            msg = compare_values(np.ascontiguousarray(f(got)), np.ascontiguousarray(f(exp)), "float64", tol)
+            if msg:
+                return "%s parts: %s" % (part, msg)
         return None
     if is_float(dt) or np.issubdtype(got.dtype, np.floating):
         rtol, atol = tol
