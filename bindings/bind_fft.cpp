@@ -112,9 +112,15 @@ int transform(lua_State* L, const Args& a, const Tensor& x, Kind kind, bool forw
               std::vector<int64_t> n, FftNorm norm) {
   DType cdtype = complex_dtype(a, x, kind);
   if (dims.empty()) a.error("expected at least one dim to transform");
-  Tensor r = kind == Kind::C2C   ? ops::fft_c2c(a.op, x, dims, n, norm, forward, cdtype)
-             : kind == Kind::R2C ? ops::fft_r2c(a.op, x, dims, n, norm, cdtype)
-                                 : ops::fft_c2r(a.op, x, dims, n, norm, cdtype);
+  Tensor r;
+  try {
+    r = kind == Kind::C2C   ? ops::fft_c2c(a.op, x, dims, n, norm, forward, cdtype)
+        : kind == Kind::R2C ? ops::fft_r2c(a.op, x, dims, n, norm, cdtype)
+                            : ops::fft_c2r(a.op, x, dims, n, norm, cdtype);
+  } catch (const OutOfMemory& e) {  // the allocator's message does not know the op
+    if (std::string_view(e.what()).starts_with(a.op)) throw;
+    throw OutOfMemory(std::string(a.op) + ": " + e.what());
+  }
   push_tensor(L, std::move(r));
   return 1;
 }

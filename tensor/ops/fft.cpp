@@ -34,7 +34,7 @@ void check_input(const char* op, const Tensor& x, const std::vector<int>& dims, 
 }
 
 // x with each dims[i] cut to, or zero-padded to, n[i].
-Tensor resized(const Tensor& x, const std::vector<int>& dims, const std::vector<int64_t>& n) {
+Tensor resized(const char* op, const Tensor& x, const std::vector<int>& dims, const std::vector<int64_t>& n) {
   Tensor v = x;
   Dims shape = x.sizes();
   bool pad = false;
@@ -45,7 +45,7 @@ Tensor resized(const Tensor& x, const std::vector<int>& dims, const std::vector<
     shape[d] = n[i];
   }
   if (!pad) return v;
-  Tensor z = Tensor::empty(shape, x.dtype());
+  Tensor z = Tensor::empty(shape, x.dtype(), {}, op);
   if (z.numel() > 0) std::memset(z.data_ptr(), 0, z.nbytes());  // all-zero bits: 0.0 and 0 + 0i
   Tensor corner = z;
   for (int d = 0; d < x.dim(); ++d) corner = narrow(corner, d, 0, v.size(d));
@@ -120,7 +120,7 @@ Tensor fft_c2c(const char* op, const Tensor& x, const std::vector<int>& dims, co
   check_input(op, x, dims, n, cdtype);
   int sign = forward ? -1 : 1;
   bool real = !is_complex(x.dtype());
-  Tensor in = resized(x.to(real ? real_of_complex(cdtype) : cdtype), dims, n);
+  Tensor in = resized(op, x.to(real ? real_of_complex(cdtype) : cdtype), dims, n);
   Tensor out = Tensor::empty(in.sizes(), cdtype, {}, op);
   if (out.numel() == 0) return out;
   size_t last = dims.size() - 1;
@@ -149,7 +149,7 @@ Tensor fft_c2c(const char* op, const Tensor& x, const std::vector<int>& dims, co
 Tensor fft_r2c(const char* op, const Tensor& x, const std::vector<int>& dims, const std::vector<int64_t>& n,
                FftNorm norm, DType cdtype) {
   check_input(op, x, dims, n, cdtype);
-  Tensor in = resized(x.to(real_of_complex(cdtype)), dims, n);
+  Tensor in = resized(op, x.to(real_of_complex(cdtype)), dims, n);
   size_t last = dims.size() - 1;
   Dims shape = in.sizes();
   shape[dims[last]] = n[last] / 2 + 1;
@@ -167,7 +167,7 @@ Tensor fft_c2r(const char* op, const Tensor& x, const std::vector<int>& dims, co
   size_t last = dims.size() - 1;
   std::vector<int64_t> half = n;
   half[last] = n[last] / 2 + 1;
-  Tensor in = resized(x.to(cdtype), dims, half);
+  Tensor in = resized(op, x.to(cdtype), dims, half);
   Dims shape = in.sizes();
   shape[dims[last]] = n[last];
   Tensor out = Tensor::empty(shape, real_of_complex(cdtype), {}, op);

@@ -186,6 +186,10 @@ T.test("errors name the op and the value", function()
   local x = np.ones(4)
   T.error(function() return np.fft.fft(x, 0) end, "fft.fft: invalid number of data points (0) specified")
   T.error(function() return np.fft.fft(x, {n = -3}) end, "fft.fft: invalid number of data points (-3) specified")
+  T.error(function() return np.fft.fft(x, 1 << 40) end, "fft.fft: out of memory: cannot allocate")
+  T.error(function() return np.fft.rfft(x, 1 << 62) end, "fft.rfft: shape {4611686018427387904} of float64 is too large")
+  local negative = np.arange(8)[{{-1, 1, -2}}]  -- a negative stride
+  T.near(pairs_of(np.fft.fft(negative)), pairs_of(np.fft.fft(np.array{7, 5, 3, 1})), 1e-14)
   T.error(function() return np.fft.irfft(np.ones(1)) end, "fft.irfft: invalid number of data points (0) specified")
   T.error(function() return np.fft.fft(np.zeros{0}) end, "fft.fft: invalid number of data points (0) specified")
   T.error(function() return torch.fft.fft(torch.tensor(3.0)) end,
