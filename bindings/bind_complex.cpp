@@ -7,6 +7,8 @@
 
 #include "../tensor/ops/complex.hpp"
 #include "../tensor/ops/creation.hpp"
+#include "../tensor/ops/linalg.hpp"
+#include "../tensor/ops/shape.hpp"
 #include "complex_value.hpp"
 #include "lua_api.hpp"
 
@@ -39,22 +41,26 @@ bool complex_value(lua_State* L, int idx, double& re, double& im) {
 
 // The bindings that take complex tensors and numbers: those with a complex kernel or a
 // complex meaning, and those that only move or reinterpret elements (views, joins, copies,
-// conversions), which work for any item size; "index" is x[i] = value. Sorted, for the binary
-// search.
+// conversions), which work for any item size. Sorted, for the binary search.
 bool complex_capable(const char* name) {
   static constexpr std::string_view kCapable[] = {
-      "array", "as_strided", "as_tensor", "asarray", "ascontiguousarray", "astype", "bool", "broadcast_to", "byte", "cat",
-      "char", "chunk", "clone", "complex", "concat", "concatenate", "contiguous", "copy", "copy_", "cpu", "cuda",
-      "detach", "dim", "double", "element_size", "empty_like", "expand", "expand_as", "fft.fft", "fft.fft2", "fft.fftn",
-      "fft.ifft", "fft.ifft2", "fft.ifftn", "fft.irfft", "fft.irfft2", "fft.irfftn", "fft.rfft", "fft.rfft2", "fft.rfftn",
-      "fill_", "flatten", "flip",
-      "fliplr", "flipud", "float", "free", "from_numpy", "full", "full_like", "half", "hstack", "imag", "index", "int", "is_complex",
-      "is_contiguous", "is_floating_point", "is_tensor", "item", "long", "moveaxis", "movedim", "narrow",
-      "ndimension", "nelement", "numel", "ones_like", "permute", "polar", "ravel", "real", "repeat", "repeat_tensor",
-      "requires_grad_", "reshape", "reshape_as", "save", "savez", "savez_compressed", "select", "shape", "short",
-      "size", "split", "squeeze", "stack", "stride", "swapaxes", "swapdims", "t", "tensor", "tile", "to", "tolist",
-      "transpose", "type", "unbind", "unflatten", "unsqueeze", "view", "view_as", "view_as_complex", "view_as_real",
-      "vstack", "zero_", "zeros_like"};
+      "abs", "absolute", "add", "add_", "angle", "array", "as_strided", "as_tensor", "asarray", "ascontiguousarray",
+      "astype", "bmm", "bool", "broadcast_to", "byte", "cat", "char", "chunk", "clone", "complex", "concat",
+      "concatenate", "conj", "conj_physical", "contiguous", "copy", "copy_", "cos", "cos_", "cpu", "cuda", "detach",
+      "dim", "div", "div_", "divide", "dot", "double", "element_size", "empty_like", "eq", "equal", "exp", "exp_",
+      "expand", "expand_as", "fft.fft", "fft.fft2", "fft.fftn", "fft.ifft", "fft.ifft2", "fft.ifftn", "fft.irfft",
+      "fft.irfft2", "fft.irfftn", "fft.rfft", "fft.rfft2", "fft.rfftn", "fill_", "flatten", "flip", "fliplr", "flipud", "float", "free", "from_numpy", "full",
+      "full_like", "half", "hstack", "imag", "int", "is_complex", "is_contiguous", "is_floating_point", "is_tensor",
+      "isfinite", "isinf", "isnan", "item", "linalg.eig", "linalg.eigvals", "log", "log_", "long", "matmul", "mean",
+      "mm", "moveaxis", "movedim", "mul", "mul_", "multiply", "mv", "narrow", "ndimension", "ne", "neg", "neg_",
+      "negative", "nelement", "not_equal", "numel", "ones_like", "permute", "polar", "prod", "ravel", "real",
+      "reciprocal", "reciprocal_", "repeat", "repeat_tensor", "requires_grad_", "reshape", "reshape_as", "save",
+      "savez", "savez_compressed", "select", "shape", "short", "sin", "sin_", "size", "split", "sqrt", "sqrt_",
+      "square", "square_", "squeeze", "stack", "stride", "sub", "sub_", "subtract", "sum", "swapaxes", "swapdims",
+      "t", "tensor", "tile", "to", "tolist", "transpose", "true_divide", "true_divide_", "type", "unbind",
+      "unflatten", "unsqueeze", "vdot", "view", "view_as", "view_as_complex", "view_as_real", "vstack", "where",
+      "zero_", "zeros_like",
+  };
   static_assert(std::is_sorted(std::begin(kCapable), std::end(kCapable)));
   return std::binary_search(std::begin(kCapable), std::end(kCapable), std::string_view(name));
 }
@@ -92,6 +98,32 @@ int complex_fn(lua_State* L, Args& a) {
 
 int polar_fn(lua_State* L, Args& a) { return ret(L, ops::polar(a.tensor(1), a.tensor(2), a.out())); }
 
+int angle_fn(lua_State* L, Args& a) { return ret(L, ops::angle(a.numpy ? a.tensor_like(1) : a.tensor(1), a.out())); }
+int conj_fn(lua_State* L, Args& a) { return ret(L, ops::conj(a.numpy ? a.tensor_like(1) : a.tensor(1), a.out())); }
+
+// vdot(a, b) = sum(conj(a) * b): np.vdot flattens its operands, torch.vdot takes 1-D ones.
+int vdot_fn(lua_State* L, Args& a) {
+  Tensor x = a.numpy ? a.tensor_like(1) : a.tensor(1), y = a.numpy ? a.tensor_like(2) : a.tensor(2);
+  if (a.numpy) {
+    x = ops::reshape(x, {x.numel()});
+    y = ops::reshape(y, {y.numel()});
+  }
+  TIDE_CHECK(x.dim() == 1 && y.dim() == 1, a.op, ": expected 1-D tensors, got ", x.dim(), "-D and ", y.dim(), "-D");
+  return ret(L, ops::dot(ops::conj(x), y, a.out(), a.numpy ? ops::DTypePolicy::Promote : ops::DTypePolicy::Strict, a.op));
+}
+
+// linalg.eig: complex results in PyTorch's spelling, real ones in NumPy's when every
+// eigenvalue is real.
+int eig_fn(lua_State* L, Args& a) {
+  std::vector<Tensor> r = ops::eig(a.numpy ? a.tensor_like(1) : a.tensor(1), true, !a.numpy, "linalg.eig");
+  push_tensor(L, r[0]);
+  push_tensor(L, r[1]);
+  return 2;
+}
+int eigvals_fn(lua_State* L, Args& a) {
+  return ret(L, ops::eig(a.numpy ? a.tensor_like(1) : a.tensor(1), false, !a.numpy, "linalg.eigvals")[0]);
+}
+
 int is_complex_fn(lua_State* L, Args& a) {
   lua_pushboolean(L, is_complex(a.tensor(1).dtype()));
   return 1;
@@ -112,6 +144,19 @@ const Binding kComplexBindings[] = {
      "tensors of one dtype (broadcast); of two numbers, the complex number (Python's complex(re, im))."},
     {"polar", polar_fn, TORCH,
      "polar(abs, angle[, {out=}]) -> Tensor: the complex tensor abs*(cos(angle) + sin(angle)*j)."},
+    {"angle", angle_fn, METHOD | TORCH | NUMPY,
+     "angle(x[, {out=}]) -> Tensor: the argument atan2(imag, real) of each complex element (real dtype); of a "
+     "real tensor pi where negative, else 0 (NumPy: arctan2(0, x), pi at -0.0)."},
+    {"conj", conj_fn, METHOD | TORCH | NUMPY,
+     "conj(x[, {out=}]) -> Tensor: the complex conjugate, a new tensor (PyTorch's conj_physical; no lazy conjugate "
+     "bit); x itself for a real tensor.", "conjugate"},
+    {"conj_physical", conj_fn, METHOD | TORCH, "conj_physical(x[, {out=}]) -> Tensor: as conj."},
+    {"vdot", vdot_fn, METHOD | TORCH | NUMPY,
+     "vdot(a, b[, {out=}]) -> Tensor: sum(conj(a) * b) of two 1-D tensors (np.vdot flattens its operands)."},
+    {"linalg.eig", eig_fn, TORCH | NUMPY,
+     "linalg.eig(A) -> w, V: eigenvalues and right eigenvectors (columns, unit norm) of each real square matrix "
+     "(LAPACK geev). Complex in torch's spelling; in NumPy's real when every eigenvalue is real."},
+    {"linalg.eigvals", eigvals_fn, TORCH | NUMPY, "linalg.eigvals(A) -> Tensor: the eigenvalues of linalg.eig."},
     {"is_complex", is_complex_fn, METHOD | TORCH | NUMPY,
      "is_complex(x) -> boolean: whether x has a complex dtype (np.iscomplexobj).", "iscomplexobj"},
 };

@@ -88,12 +88,18 @@ TensorOrScalar scaled_by_alpha(Args& a, const TensorOrScalar& x, const TensorOrS
   }
   if (!alpha || (alpha->kind == Scalar::Int && alpha->i == 1)) return y;
   DType result = ops::result_type(x, y);
-  if (alpha->kind == Scalar::Float && !is_floating(result))
+  if (alpha->kind == Scalar::Float && !is_floating(result) && !is_complex(result))
     a.error("alpha must be an integer for " + std::string(dtype_name(result)) + " operands, got " +
             std::to_string(alpha->f));
   if (alpha->kind == Scalar::Bool && result != DType::Bool) a.error("a boolean alpha needs bool operands");
+  if (alpha->is_complex() && !is_complex(result))
+    a.error("a complex alpha needs complex operands, got " + std::string(dtype_name(result)));
   if (y.is_tensor()) return TensorOrScalar(ag::binary(BinaryOp::Mul, y, *alpha));
   const Scalar& b = y.scalar;
+  if (b.is_complex() || alpha->is_complex()) {
+    const auto p = b.to<std::complex<double>>() * alpha->to<std::complex<double>>();
+    return TensorOrScalar(Scalar::complex(p.real(), p.imag()));
+  }
   if (b.kind != Scalar::Float && alpha->kind != Scalar::Float) {
     int64_t product;
     __builtin_mul_overflow(b.i, alpha->i, &product);  // wraps, as int64 tensors (and PyTorch) do

@@ -101,7 +101,7 @@ int mean_fn(lua_State* L, Args& a) {
   Tensor x = a.tensor_like(1);
   auto dims = a.dims_arg(2, x.dim());
   auto dt = dtype_kw(a);
-  if (!dt && a.numpy && !is_floating(x.dtype())) dt = DType::Float64;
+  if (!dt && a.numpy && !is_floating(x.dtype()) && !is_complex(x.dtype())) dt = DType::Float64;
   return push_result(L, a, ag::mean(x, dimlist(dims), keep_arg(a, 3), dt));
 }
 

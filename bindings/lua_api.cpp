@@ -135,11 +135,11 @@ void push_scalar(lua_State* L, const Scalar& s) {
   }
 }
 
-// A complex number at idx as a Scalar, or an error when op takes none (complex_capable).
-static bool complex_scalar(lua_State* L, int idx, const char* op, Scalar& out) {
+// A complex number at idx as a Scalar, or an error when the binding takes none.
+static bool complex_scalar(lua_State* L, int idx, const Args& a, Scalar& out) {
   double re, im;
   if (!complex_value(L, idx, re, im)) return false;
-  TIDE_CHECK(complex_capable(op), op, ": complex numbers are not supported");
+  TIDE_CHECK(a.complex_ok, a.op, ": complex numbers are not supported");
   out = Scalar::complex(re, im);
   return true;
 }
@@ -498,12 +498,13 @@ Tensor& Args::tensor(int i) const {
   Tensor* t = i <= npos_ ? live(slot(i)) : nullptr;
   if (!t) t = list_as_array(i);
   if (!t) TIDE_FAIL(op, ": expected a tensor as argument ", i, ", got ", i <= npos_ ? describe(L, i) : "nothing");
+  refuse_complex(*t);
   return *t;
 }
 
 Tensor Args::tensor_like(int i) const {
   touch(i);
-  if (Tensor* t = i <= npos_ ? live(slot(i)) : nullptr) return *t;
+  if (Tensor* t = i <= npos_ ? live(slot(i)) : nullptr) return refuse_complex(*t);
   int ty = lua_type_at(i);
   if (ty == LUA_TNUMBER || ty == LUA_TBOOLEAN) {
     Scalar s = scalar(i);
@@ -511,7 +512,7 @@ Tensor Args::tensor_like(int i) const {
     ops::fill_(t, s);
     return t;
   }
-  if (ty == LUA_TTABLE) return tensor_from_lua(L, i, std::nullopt, default_float(), op);
+  if (ty == LUA_TTABLE) return refuse_complex(tensor_from_lua(L, i, std::nullopt, default_float(), op));
   TIDE_FAIL(op, ": expected a tensor, a number or a table as argument ", i, ", got ",
             i <= npos_ ? describe(L, i) : "nothing");
 }
@@ -519,9 +520,12 @@ Tensor Args::tensor_like(int i) const {
 Scalar Args::scalar(int i) const {
   int ty = lua_type_at(i);
   Scalar zero_dim;
-  if (ty == LUA_TUSERDATA && zero_dim_value(L, i, zero_dim)) return zero_dim;
+  if (ty == LUA_TUSERDATA && zero_dim_value(L, i, zero_dim)) {
+    if (zero_dim.is_complex() && !complex_ok) fail_complex(*to_tensor(L, i));
+    return zero_dim;
+  }
   if (ty == LUA_TBOOLEAN) return Scalar(bool(lua_toboolean(L, i)));
-  if (ty == LUA_TTABLE && i <= npos_ && complex_scalar(L, i, op, zero_dim)) return zero_dim;
+  if (ty == LUA_TTABLE && i <= npos_ && complex_scalar(L, i, *this, zero_dim)) return zero_dim;
   if (ty == LUA_TNUMBER) {
     if (lua_isinteger(L, i)) return Scalar(int64_t(lua_tointeger(L, i)));
     return Scalar(double(lua_tonumber(L, i)));
@@ -531,11 +535,11 @@ Scalar Args::scalar(int i) const {
 
 TensorOrScalar Args::tensor_or_scalar(int i) const {
   touch(i);
-  if (Tensor* t = i <= npos_ ? live(slot(i)) : nullptr) return TensorOrScalar(*t);
+  if (Tensor* t = i <= npos_ ? live(slot(i)) : nullptr) return TensorOrScalar(refuse_complex(*t));
   int ty = lua_type_at(i);
   if (ty == LUA_TNUMBER || ty == LUA_TBOOLEAN) return TensorOrScalar(scalar(i));
-  if (Scalar c; ty == LUA_TTABLE && complex_scalar(L, i, op, c)) return TensorOrScalar(c);
-  if (Tensor* t = list_as_array(i)) return TensorOrScalar(*t);
+  if (Scalar c; ty == LUA_TTABLE && complex_scalar(L, i, *this, c)) return TensorOrScalar(c);
+  if (Tensor* t = list_as_array(i)) return TensorOrScalar(refuse_complex(*t));
   TIDE_FAIL(op, ": expected a tensor or a number as argument ", i, ", got ", i <= npos_ ? describe(L, i) : "nothing");
 }
 
@@ -937,7 +941,7 @@ std::optional<Scalar> Args::kw_scalar(const char* name) const {
   if (t == LUA_TBOOLEAN) out = Scalar(bool(lua_toboolean(L, -1)));
   else if (t == LUA_TNUMBER) out = lua_isinteger(L, -1) ? Scalar(int64_t(lua_tointeger(L, -1))) : Scalar(lua_tonumber(L, -1));
   else if (Scalar z; zero_dim_value(L, -1, z)) out = z;
-  else if (Scalar c; t == LUA_TTABLE && complex_scalar(L, lua_gettop(L), op, c)) out = c;
+  else if (Scalar c; t == LUA_TTABLE && complex_scalar(L, lua_gettop(L), *this, c)) out = c;
   lua_pop(L, 1);
   TIDE_CHECK(t == LUA_TNIL || out, op, ": keyword '", name, "' must be a number, got a ", lua_typename(L, t));
   return out;
@@ -1047,17 +1051,7 @@ static const ArgSpec* arg_spec(const Binding& b) {
 
 const ArgSpec& binding_spec(const Binding& b) { return *arg_spec(b); }
 
-// A binding that takes no complex operands is refused a complex tensor among its positional
-// arguments by name and dtype (complex numbers are refused where they are read: Args::scalar).
-static void check_no_complex_operand(const Args& a) {
-  lua_State* L = a.L;
-  for (int i = 1, n = lua_gettop(L); i <= n; ++i) {
-    if (lua_type(L, i) != LUA_TUSERDATA) continue;
-    Tensor* t = tensor_slot(L, i);
-    if (t && t->defined() && is_complex(t->dtype())) [[unlikely]]
-      TIDE_FAIL(a.op, ": ", dtype_name(t->dtype()), " is not supported");
-  }
-}
+void Args::fail_complex(const Tensor& t) const { TIDE_FAIL(op, ": ", dtype_name(t.dtype()), " is not supported"); }
 
 // The lua_CFunction behind every binding: C++ exceptions become Lua errors here, after the
 // try block has destroyed every C++ object of the call.
@@ -1069,7 +1063,7 @@ static int call_binding(lua_State* L) {
   bool failed = false;
   try {
     Args a(L, b->name, style, spec);
-    if (!lua_toboolean(L, lua_upvalueindex(4))) check_no_complex_operand(a);
+    a.complex_ok = lua_toboolean(L, lua_upvalueindex(4));
     {
       CallSemantics semantics(a);
       nret = b->fn(L, a);

@@ -88,6 +88,11 @@ class Args {
   // that is one. Spelling (keyword names, return forms) follows `style`; dtypes, defaults
   // and accepted array-likes follow this.
   bool numpy = false;
+  // Whether the binding takes complex tensors and numbers (complex_capable in
+  // bindings/complex_value.hpp; the registry sets it). Without, the positional readers
+  // (tensor, tensor_like, tensor_or_scalar, scalar) refuse them: "<op>: complex64 is not
+  // supported", so no op computes on a complex operand cast to real.
+  bool complex_ok = true;
 
   // The number of positional arguments; a binding that asks takes responsibility for all.
   int count() const {
@@ -164,6 +169,12 @@ class Args {
     if (i >= 0 && i < 64) seen_ |= ~uint64_t(0) << i;
   }
   void mark_kw(const char* name) const;
+  const Tensor& refuse_complex(const Tensor& t) const {
+    if (!complex_ok && is_complex(t.dtype())) [[unlikely]]
+      fail_complex(t);
+    return t;
+  }
+  [[noreturn]] void fail_complex(const Tensor& t) const;
   Tensor* list_as_array(int i) const;
   Tensor* slot(int i) const;  // tensor_slot of positional i, from the constructor's scan when made
 

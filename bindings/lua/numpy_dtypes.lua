@@ -10,3 +10,4 @@ torch._doc[np.iinfo] = "iinfo(dtype) -> table: bits, min, max and dtype of an in
 torch._doc[np.finfo] = "finfo(dtype) -> table: bits, eps, max, min, tiny, smallest_normal, resolution " ..
   "(10^-precision rounded to the dtype, as NumPy's) and dtype of a floating dtype."
 np.j = torch.j  -- the imaginary unit (bindings/lua/torch_complex.lua): 3 + 4*np.j is 3+4j
+np.conj = np.conjugate  -- NumPy has both names (bindings/bind_complex.cpp)

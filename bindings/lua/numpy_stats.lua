@@ -522,11 +522,12 @@ function np.corrcoef(...)
   return (c / sd:reshape(n, 1) / sd:reshape(1, n)):clamp(-1, 1)
 end
 
--- a and b as tensors of NumPy's common dtype for comparing (at least float: result_type(b, 1.)).
+-- a and b as tensors of NumPy's common dtype for comparing (at least float: result_type(b, 1.);
+-- complex stays complex, compared by |a - b|).
 local function close_pair(op, a, b)
   a, b = S.array(op, a, "a"), S.array(op, b, "b")
   local dt = S.result_type(a.dtype, b.dtype)
-  if not FLOATS[dt] then dt = "float64" end
+  if not FLOATS[dt] and dt ~= "complex64" and dt ~= "complex128" then dt = "float64" end
   return a:to(dt), b:to(dt)
 end
 

@@ -6,9 +6,12 @@
 #include <cmath>
 #include <complex>
 #include <cstdio>
+#include <lapacke.h>
 
 #include "../cpu/loops.hpp"
 #include "../overlap.hpp"
+#include "reduce.hpp"
+#include "shape.hpp"
 
 namespace tide::ops {
 
@@ -154,12 +157,261 @@ Tensor polar(const Tensor& abs, const Tensor& angle, const Tensor* out) {
   return deliver("polar", o, out);
 }
 
-Tensor complex_unary(UnaryOp op, const Tensor& x, const Tensor*) {
-  TIDE_FAIL(unary_op_name(op), ": ", dtype_name(x.dtype()), " is not supported");
+namespace {
+
+// What a pointwise complex op gives: the input's dtype, its real dtype, or bool.
+enum class Res { Same, Real, Bool };
+
+// f applied to every element of complex x (f is generic over std::complex<float/double>).
+template <Res R, typename F>
+Tensor map_complex(const char* op, const Tensor& x, const Tensor* out, F f) {
+  const DType in = x.dtype();
+  const DType rd = R == Res::Same ? in : R == Res::Real ? real_of_complex(in) : DType::Bool;
+  Tensor o;
+  TensorIter it = TensorIter::build(op, o, rd, {&x});
+  TIDE_DISPATCH_COMPLEX(in, op, [&] {
+    using C = scalar_t;
+    using O = std::conditional_t<R == Res::Same, C, std::conditional_t<R == Res::Real, typename C::value_type, bool>>;
+    cpu_kernel<O, C>(it, [f](C v) { return O(f(v)); });
+  });
+  return deliver(op, o, out);
 }
 
-Tensor complex_binary(BinaryOp op, const TensorOrScalar&, const TensorOrScalar&, DType common, const Tensor*) {
-  TIDE_FAIL(binary_op_name(op), ": ", dtype_name(common), " is not supported");
+// The product and quotient as NumPy's loops and PyTorch's c10::complex compute them (no
+// C99 Annex G recovery of infinities, Smith's division), so that the bits agree.
+template <typename C>
+inline C cmul(C a, C b) {
+  return C(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real());
+}
+template <typename C>
+inline C cdiv(C a, C b) {
+  using R = typename C::value_type;
+  const R ar = a.real(), ai = a.imag(), br = b.real(), bi = b.imag();
+  const R abr = std::fabs(br), abi = std::fabs(bi);
+  if (abr >= abi) {
+    if (abr == 0 && abi == 0) return C(ar / abr, ai / abr);
+    const R rat = bi / br, scl = R(1) / (br + bi * rat);
+    return C((ar + ai * rat) * scl, (ai - ar * rat) * scl);
+  }
+  const R rat = br / bi, scl = R(1) / (bi + br * rat);
+  return C((ar * rat + ai) * scl, (ai * rat - ar) * scl);
+}
+
+// f over two complex operands, either of which may be a scalar (sa / sb).
+template <typename Out, typename C, typename F>
+void run_binary(const TensorIter& it, const Scalar* sa, const Scalar* sb, F f) {
+  if (sa) {
+    const C va = sa->to<C>();
+    cpu_kernel<Out, C>(it, [=](C y) { return f(va, y); });
+  } else if (sb) {
+    const C vb = sb->to<C>();
+    cpu_kernel<Out, C>(it, [=](C x) { return f(x, vb); });
+  } else {
+    cpu_kernel<Out, C, C>(it, f);
+  }
+}
+
+}  // namespace
+
+// abs gives the real dtype (|x| by hypot, as NumPy and PyTorch); the functions are libm's
+// complex ones (cexp, clog, csqrt, csin, ccos), which NumPy calls too.
+Tensor complex_unary(UnaryOp op, const Tensor& x, const Tensor* out) {
+  const char* name = unary_op_name(op);
+  switch (op) {
+    case UnaryOp::Abs: return map_complex<Res::Real>(name, x, out, [](auto v) { return std::abs(v); });
+    case UnaryOp::Neg: return map_complex<Res::Same>(name, x, out, [](auto v) { return -v; });
+    case UnaryOp::Square: return map_complex<Res::Same>(name, x, out, [](auto v) { return cmul(v, v); });
+    case UnaryOp::Reciprocal:
+      return map_complex<Res::Same>(name, x, out, [](auto v) { return cdiv(decltype(v)(1), v); });
+    case UnaryOp::Exp: return map_complex<Res::Same>(name, x, out, [](auto v) { return std::exp(v); });
+    case UnaryOp::Log: return map_complex<Res::Same>(name, x, out, [](auto v) { return std::log(v); });
+    case UnaryOp::Sqrt: return map_complex<Res::Same>(name, x, out, [](auto v) { return std::sqrt(v); });
+    case UnaryOp::Sin: return map_complex<Res::Same>(name, x, out, [](auto v) { return std::sin(v); });
+    case UnaryOp::Cos: return map_complex<Res::Same>(name, x, out, [](auto v) { return std::cos(v); });
+    case UnaryOp::IsNan:
+      return map_complex<Res::Bool>(name, x, out, [](auto v) { return std::isnan(v.real()) || std::isnan(v.imag()); });
+    case UnaryOp::IsInf:
+      return map_complex<Res::Bool>(name, x, out, [](auto v) { return std::isinf(v.real()) || std::isinf(v.imag()); });
+    case UnaryOp::IsFinite:
+      return map_complex<Res::Bool>(name, x, out,
+                                    [](auto v) { return std::isfinite(v.real()) && std::isfinite(v.imag()); });
+    default: TIDE_FAIL(name, ": ", dtype_name(x.dtype()), " is not supported");
+  }
+}
+
+Tensor complex_binary(BinaryOp op, const TensorOrScalar& a, const TensorOrScalar& b, DType common, const Tensor* out) {
+  const char* name = binary_op_name(op);
+  const bool compare = op == BinaryOp::Eq || op == BinaryOp::Ne;
+  TIDE_CHECK(compare || op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul || op == BinaryOp::Div,
+             name, ": ", dtype_name(common), " is not supported");
+  Tensor ta, tb;
+  if (a.is_tensor()) ta = a.tensor.to(common);
+  if (b.is_tensor()) tb = b.tensor.to(common);
+  const DType rd = compare ? DType::Bool : common;
+  Tensor o;
+  TensorIter it = ta.defined() && tb.defined() ? TensorIter::build(name, o, rd, {&ta, &tb})
+                  : ta.defined()               ? TensorIter::build(name, o, rd, {&ta})
+                                               : TensorIter::build(name, o, rd, {&tb});
+  const Scalar* sa = a.is_tensor() ? nullptr : &a.scalar;
+  const Scalar* sb = b.is_tensor() ? nullptr : &b.scalar;
+  TIDE_DISPATCH_COMPLEX(common, name, [&] {
+    using C = scalar_t;
+    switch (op) {
+      case BinaryOp::Add: run_binary<C, C>(it, sa, sb, [](C x, C y) { return x + y; }); break;
+      case BinaryOp::Sub: run_binary<C, C>(it, sa, sb, [](C x, C y) { return x - y; }); break;
+      case BinaryOp::Mul: run_binary<C, C>(it, sa, sb, [](C x, C y) { return cmul(x, y); }); break;
+      case BinaryOp::Div: run_binary<C, C>(it, sa, sb, [](C x, C y) { return cdiv(x, y); }); break;
+      case BinaryOp::Eq: run_binary<bool, C>(it, sa, sb, [](C x, C y) { return x == y; }); break;
+      default: run_binary<bool, C>(it, sa, sb, [](C x, C y) { return x != y; }); break;
+    }
+  });
+  return deliver(name, o, out);
+}
+
+Tensor angle(const Tensor& x, const Tensor* out) {
+  check_defined(x, "angle");
+  if (is_complex(x.dtype()))
+    return map_complex<Res::Real>("angle", x, out, [](auto v) { return std::atan2(v.imag(), v.real()); });
+  // A real x: pi for negative values, 0 otherwise, NaN kept (PyTorch; NumPy's arctan2(0, x)
+  // differs only at -0.0, pi there).
+  const DType dt = is_floating(x.dtype()) ? x.dtype() : default_float_dtype();
+  Tensor xf = x.to(dt), o;
+  TensorIter it = TensorIter::build("angle", o, dt, {&xf});
+  const bool numpy = numpy_semantics();
+  TIDE_DISPATCH_FLOAT(dt, "angle", [&] {
+    using R = compute_t<scalar_t>;
+    cpu_kernel<scalar_t, scalar_t>(it, [numpy](R v) {
+      if (v != v) return v;
+      return numpy ? R(std::atan2(R(0), v)) : v < 0 ? R(M_PI) : R(0);
+    });
+  });
+  return deliver("angle", o, out);
+}
+
+Tensor conj(const Tensor& x, const Tensor* out) {
+  check_defined(x, "conj");
+  if (!is_complex(x.dtype())) return deliver("conj", x, out);
+  return map_complex<Res::Same>("conj", x, out, [](auto v) { return std::conj(v); });
+}
+
+// sum and mean add the real and the imaginary parts as the real reductions do (the same
+// order and accuracy); prod multiplies in order along the reduced elements.
+Tensor complex_reduce(const char* op, const Tensor& x0, const DimList& dims, bool keepdim,
+                      std::optional<DType> dtype) {
+  check_defined(x0, op);
+  TIDE_CHECK(!dtype || is_complex(*dtype), op, ": cannot reduce ", dtype_name(x0.dtype()), " into the real dtype ",
+             dtype_name(*dtype));
+  const Tensor x = dtype ? x0.to(*dtype) : x0;
+  const bool is_mean = op[0] == 'm';
+  if (op[0] != 'p') {
+    auto part = [&](const Tensor& t) { return is_mean ? mean(t, dims, keepdim) : sum(t, dims, keepdim); };
+    return complex(part(real(x)), part(imag(x)));
+  }
+  // prod: the reduced dims moved last and flattened, one running product per output.
+  const int nd = x.dim();
+  std::vector<bool> reduced(size_t(std::max(nd, 1)), dims.empty());
+  for (int d : dims) reduced[size_t(d)] = true;
+  std::vector<int64_t> order;
+  Dims kept, keep_shape;
+  for (int d = 0; d < nd; ++d)
+    if (!reduced[size_t(d)]) order.push_back(d), kept.push_back(x.size(d));
+  for (int d = 0; d < nd; ++d) {
+    if (reduced[size_t(d)]) order.push_back(d);
+    keep_shape.push_back(reduced[size_t(d)] ? 1 : x.size(d));
+  }
+  const int64_t outer = shape_numel(kept), inner = outer ? x.numel() / std::max<int64_t>(outer, 1) : 0;
+  Tensor xc = nd ? permute(x, order).contiguous() : x.contiguous();
+  Tensor o = Tensor::empty(kept, x.dtype());
+  TIDE_DISPATCH_COMPLEX(x.dtype(), op, [&] {
+    const scalar_t* p = xc.data<scalar_t>();
+    scalar_t* r = o.data<scalar_t>();
+    for (int64_t i = 0; i < outer; ++i) {
+      scalar_t acc(1);
+      for (int64_t j = 0; j < inner; ++j) acc = cmul(acc, p[i * inner + j]);
+      r[i] = acc;
+    }
+  });
+  return keepdim ? reshape(o, keep_shape) : o;
+}
+
+namespace {
+
+lapack_int geev(lapack_int n, float* a, float* wr, float* wi, char jobvr, float* vr) {
+  return LAPACKE_sgeev(LAPACK_ROW_MAJOR, 'N', jobvr, n, a, n, wr, wi, nullptr, 1, vr, n);
+}
+lapack_int geev(lapack_int n, double* a, double* wr, double* wi, char jobvr, double* vr) {
+  return LAPACKE_dgeev(LAPACK_ROW_MAJOR, 'N', jobvr, n, a, n, wr, wi, nullptr, 1, vr, n);
+}
+
+// geev on each of the batch row-major n x n matrices of a (overwritten): the eigenvalues into
+// w and the unpacked eigenvectors into v. Returns whether every eigenvalue is real.
+template <typename R>
+bool geev_batch(const char* op, Tensor& a, Tensor& w, Tensor& v, int64_t n, int64_t batch, bool compute_v) {
+  using C = std::complex<R>;
+  R* ap = a.data<R>();
+  for (int64_t i = 0, m = a.numel(); i < m; ++i)
+    TIDE_CHECK(std::isfinite(ap[i]), op, ": the input contains NaN or infinity (the algorithm cannot converge)");
+  std::vector<R> wr(static_cast<size_t>(n)), wi(static_cast<size_t>(n)), vr(static_cast<size_t>(n * n));
+  C* wp = w.data<C>();
+  C* vp = v.data<C>();
+  bool all_real = true;
+  for (int64_t b = 0; b < batch && n > 0; ++b) {
+    lapack_int info = geev(lapack_int(n), ap + b * n * n, wr.data(), wi.data(), compute_v ? 'V' : 'N', vr.data());
+    TIDE_CHECK(info == 0, op, ": the eigenvalue algorithm did not converge",
+               batch > 1 ? " for a matrix of the batch" : "");
+    for (int64_t j = 0; j < n; ++j) {
+      wp[b * n + j] = C(wr[size_t(j)], wi[size_t(j)]);
+      if (wi[size_t(j)] != 0) all_real = false;
+    }
+    if (!compute_v) continue;
+    C* vb = vp + b * n * n;
+    for (int64_t j = 0; j < n; ++j) {
+      const bool pair = wi[size_t(j)] != 0 && j + 1 < n;
+      for (int64_t i = 0; i < n; ++i) {
+        const R re = vr[size_t(i * n + j)];
+        const R im = pair ? vr[size_t(i * n + j + 1)] : R(0);
+        vb[i * n + j] = C(re, im);
+        if (pair) vb[i * n + j + 1] = C(re, -im);
+      }
+      if (pair) ++j;
+    }
+  }
+  return all_real;
+}
+
+}  // namespace
+
+// LAPACK's geev per matrix (row-major copies). A complex pair of eigenvalues j, j+1 has the
+// eigenvectors vr[:, j] +- i vr[:, j+1], as LAPACK documents and NumPy / PyTorch unpack them.
+std::vector<Tensor> eig(const Tensor& A0, bool compute_v, bool always_complex, const char* op) {
+  check_defined(A0, op);
+  TIDE_CHECK(A0.dim() >= 2 && A0.size(A0.dim() - 1) == A0.size(A0.dim() - 2), op,
+             ": expected a square matrix or a batch of them, got shape ", A0.sizes().str());
+  TIDE_CHECK(!is_complex(A0.dtype()), op, ": ", dtype_name(A0.dtype()), " is not supported");
+  TIDE_CHECK(is_floating(A0.dtype()) || numpy_semantics(), op, ": expected a floating-point tensor, got ",
+             dtype_name(A0.dtype()));
+  const DType rdt = A0.dtype() == DType::Float64 || !is_floating(A0.dtype()) ? DType::Float64 : DType::Float32;
+  const int64_t n = A0.size(A0.dim() - 1);
+  TIDE_CHECK(n <= INT32_MAX, op, ": matrices of ", n, " rows are too large for LAPACK");
+  Dims lead = A0.sizes();
+  lead.pop_back();
+  lead.pop_back();
+  const int64_t batch = shape_numel(lead);
+  Tensor a = A0.to_device({}).to(rdt, true).contiguous();
+  Dims wshape = lead, vshape = lead;
+  wshape.push_back(n);
+  vshape.push_back(n);
+  vshape.push_back(n);
+  const DType cdt = complex_of(rdt);
+  Tensor w = Tensor::empty(wshape, cdt, Device{}, op), v = Tensor::empty(vshape, cdt, Device{}, op);
+  const bool all_real = rdt == DType::Float32 ? geev_batch<float>(op, a, w, v, n, batch, compute_v)
+                                             : geev_batch<double>(op, a, w, v, n, batch, compute_v);
+  if (!always_complex && all_real) {
+    w = real(w).contiguous();
+    if (compute_v) v = real(v).contiguous();
+  }
+  if (!compute_v) return {w};
+  return {w, v};
 }
 
 }  // namespace tide::ops

@@ -452,6 +452,40 @@ void gemm_device(const Tensor& A, const Tensor& B, Tensor& C, const Dims& bshape
             n, m * n, batch);
 }
 
+// Complex products (C contiguous): cblas_cgemm / cblas_zgemm on row-major copies, one call
+// per batch matrix (an empty k gives beta * C, or zeros).
+void complex_gemm(Tensor A, Tensor B, Tensor& C, const Dims& bshape, int64_t batch, const Scalar& alpha,
+                  const Scalar& beta, bool use_beta) {
+  const int64_t m = A.size(A.dim() - 2), k = A.size(A.dim() - 1), n = B.size(B.dim() - 1);
+  TIDE_CHECK(m <= INT_MAX && n <= INT_MAX && k <= INT_MAX, "matmul: complex matrices with more than ", INT_MAX,
+             " rows or columns are not supported (", m, " x ", k, " @ ", k, " x ", n, ")");
+  A = A.contiguous();
+  B = B.contiguous();
+  Offsets ao, bo;
+  batch_offsets(bshape, A, batch, ao);
+  batch_offsets(bshape, B, batch, bo);
+  TIDE_DISPATCH_COMPLEX(C.dtype(), "matmul", [&] {
+    using Cx = scalar_t;
+    const Cx al = alpha.to<Cx>(), be = use_beta ? beta.to<Cx>() : Cx(0);
+    const Cx* a = static_cast<const Cx*>(A.storage()->data());
+    const Cx* b = static_cast<const Cx*>(B.storage()->data());
+    Cx* c = static_cast<Cx*>(C.storage()->data()) + C.offset();
+    for (int64_t i = 0; i < batch; ++i) {
+      Cx* ci = c + i * m * n;
+      if (k == 0) {
+        for (int64_t j = 0; j < m * n; ++j) ci[j] = use_beta ? be * ci[j] : Cx(0);
+        continue;
+      }
+      if constexpr (std::is_same_v<Cx, std::complex<float>>)
+        cblas_cgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n), int(k), &al, a + ao.data()[i], int(k),
+                    b + bo.data()[i], int(n), &be, ci, int(n));
+      else
+        cblas_zgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n), int(k), &al, a + ao.data()[i], int(k),
+                    b + bo.data()[i], int(n), &be, ci, int(n));
+    }
+  });
+}
+
 void gemm_core(Tensor A, Tensor B, Tensor& C, const Dims& bshape, const Scalar& alpha, const Scalar& beta,
                bool use_beta) {
   const DType dt = C.dtype();
@@ -459,6 +493,7 @@ void gemm_core(Tensor A, Tensor B, Tensor& C, const Dims& bshape, const Scalar& 
   const int64_t batch = shape_numel(bshape);  // a factor of C's numel
   if (batch == 0 || m == 0 || n == 0) return;
   if (C.device().is_cuda()) return gemm_device(A, B, C, bshape, batch, alpha, beta, use_beta);
+  if (is_complex(dt)) return complex_gemm(A, B, C, bshape, batch, alpha, beta, use_beta);
 
   const bool is_blas_type = dt == DType::Float32 || dt == DType::Float64;
   const bool big = m > INT_MAX || n > INT_MAX || k > INT_MAX;

@@ -25,6 +25,7 @@
 #include <utility>
 
 #include "../backend.hpp"
+#include "complex.hpp"
 #include "../parallel.hpp"
 #include "creation.hpp"
 #include "elementwise.hpp"
@@ -977,15 +978,23 @@ Tensor var_impl(const char* op, const Tensor& x, const DimList& dims, double cor
 // ---------------------------------------------------------------------------------------
 // Public reductions.
 
+// A complex input or dtype: complex.cpp.
+static bool complex_reduction(const Tensor& x, std::optional<DType> dtype) {
+  return (x.defined() && is_complex(x.dtype())) || (dtype && is_complex(*dtype));
+}
+
 Tensor sum(const Tensor& x, const DimList& dims, bool keepdim, std::optional<DType> dtype) {
+  if (complex_reduction(x, dtype)) return complex_reduce("sum", x, dims, keepdim, dtype);
   return sum_prod<false>("sum", x, dims, keepdim, dtype);
 }
 
 Tensor prod(const Tensor& x, const DimList& dims, bool keepdim, std::optional<DType> dtype) {
+  if (complex_reduction(x, dtype)) return complex_reduce("prod", x, dims, keepdim, dtype);
   return sum_prod<true>("prod", x, dims, keepdim, dtype);
 }
 
 Tensor mean(const Tensor& x0, const DimList& dims, bool keepdim, std::optional<DType> dtype) {
+  if (complex_reduction(x0, dtype)) return complex_reduce("mean", x0, dims, keepdim, dtype);
   check_defined(x0, "mean");
   if (dtype)
     TIDE_CHECK(is_floating(*dtype), "mean: dtype must be a floating-point type, got ", dtype_name(*dtype));

@@ -558,12 +558,28 @@ def compare_values(got, exp, dt, tol):
     if got.size == 0:
         return None
     if np.iscomplexobj(got) or np.iscomplexobj(exp):
-        # Complex values: the real and the imaginary parts, each as a float array.
-        for part, f in (("real", np.real), ("imaginary", np.imag)):
-            msg = compare_values(np.ascontiguousarray(f(got)), np.ascontiguousarray(f(exp)), "float64", tol)
-            if msg:
-                return "%s parts: %s" % (part, msg)
-        return None
+        # Complex: |got - expected| <= atol + rtol |expected|; NaN (in either part) where the
+        # reference has one, infinities equal.
+        # With an infinite part, the infinite parts must be equal and the finite ones close.
+        rtol, atol = tol
+        g = got.astype(np.complex128)
+        e = exp.astype(np.complex128)
+        ng, ne = np.isnan(g.real) | np.isnan(g.imag), np.isnan(e.real) | np.isnan(e.imag)
+        bad = ng != ne
+        inf = (np.isinf(g.real) | np.isinf(g.imag) | np.isinf(e.real) | np.isinf(e.imag)) & ~ng & ~ne
+        for gp, ep in ((g.real, e.real), (g.imag, e.imag)):
+            pinf = inf & (np.isinf(gp) | np.isinf(ep))
+            bad |= pinf & (gp != ep)
+            pfin = inf & ~pinf
+            bad |= pfin & (np.abs(np.where(pfin, gp - ep, 0.0)) > atol + rtol * np.abs(np.where(pfin, ep, 0.0)))
+        fin = ~ng & ~ne & ~inf
+        err = np.where(fin, np.abs(g - e), 0.0)
+        bad |= fin & (err > atol + rtol * np.abs(e))
+        if not bad.any():
+            return None
+        i = tuple(int(x) for x in np.argwhere(bad)[0]) if got.ndim else ()
+        return "%d/%d values differ (max abs err %s, rtol %g atol %g); at %s expected %s, got %s" % (
+            int(bad.sum()), got.size, fmt(float(err.max())), rtol, atol, i, e[i], g[i])
     if is_float(dt) or np.issubdtype(got.dtype, np.floating):
         rtol, atol = tol
         g = got.astype(np.float64)

@@ -7,9 +7,11 @@
 -- Philox stream is keyed by element index). Integer and bool results must be equal; floating
 -- results equal within a tolerance per dtype (the GPU's math functions and summation order
 -- differ from the CPU's by a few ulps). When the CPU raises an error the device must raise one
--- too, and a row with `device_error` (an op that runs on the CPU only) must raise that error
--- on the device. Cases whose inputs cannot be moved to the device (complex tensors stay on
--- the CPU) are skipped, and the end says which rows had some. Each case with a tensor input is one test (creation from numbers has nothing to move). Without a CUDA device it prints "skipped: no CUDA device" and
+-- too. A row with `device_error` (an op that runs on the CPU only) must raise that error on
+-- the device; a row with `no_device` (a reason) is skipped, and so is a case whose inputs
+-- cannot be moved to the device (complex tensors stay on the CPU); the end counts both. Each
+-- case with a tensor input is one test (creation from numbers has nothing to move). Without a
+-- CUDA device it prints "skipped: no CUDA device" and
 -- checks nothing. Environment: CONFORMANCE_ROWS (a Lua pattern: only matching rows).
 local here = arg[0]:match("(.*/)") or "./"
 local DEVICE = arg[1] or "cuda"
@@ -82,9 +84,12 @@ local function difference(a, b, where)
 end
 
 local passed, failed = 0, 0
-local skipped = {}  -- row name -> why some of its cases could not be moved to the device
+local skipped = {}  -- reason -> rows
+local unmovable = {}  -- why inputs could not be moved to the device -> cases
 for ri, row in ipairs(rows) do
-  if not FILTER or row.name:find(FILTER) then
+  if row.no_device and (not FILTER or row.name:find(FILTER)) then
+    skipped[row.no_device] = (skipped[row.no_device] or 0) + 1
+  elseif not FILTER or row.name:find(FILTER) then
     G.seed(row.name)
     local ok_cases, cases = pcall(row.cases)
     if not ok_cases then cases = {} end
@@ -96,7 +101,8 @@ for ri, row in ipairs(rows) do
       local on_cpu = mapped({case.a, case.b, case.c}, function(t) return t:clone() end)
       local moved, on_dev = pcall(mapped, {case.a, case.b, case.c}, function(t) return t:to(DEVICE) end)
       if not moved then  -- inputs that cannot live on the device (complex tensors): nothing to compare
-        skipped[row.name] = skipped[row.name] or tostring(on_dev)
+        local why = tostring(on_dev):gsub("^to: complex%d+ ", "to: complex ")
+        unmovable[why] = (unmovable[why] or 0) + 1
         goto next_case
       end
       torch.manual_seed(1000 + ci)
@@ -133,6 +139,7 @@ for ri, row in ipairs(rows) do
     collectgarbage()
   end
 end
-for name, why in pairs(skipped) do print("skipped cases of " .. name .. ": " .. why) end
+for reason, n in pairs(skipped) do print(string.format("skipped: %d rows (%s)", n, reason)) end
+for why, n in pairs(unmovable) do print(string.format("skipped: %d cases whose inputs cannot be moved (%s)", n, why)) end
 print(string.format("%d passed, %d failed", passed, failed))
 os.exit(failed == 0 and 0 or 1)

@@ -2022,5 +2022,7 @@ assert(loadfile(here .. "ops_npsem.lua"))(G, add)
 assert(loadfile(here .. "ops_contract.lua"))(G, add)
 -- The tensor ops of issue 15 (torch_ops15.lua, erfinv / lgamma / digamma) against PyTorch.
 assert(loadfile(here .. "ops_ops15.lua"))(G, add)
+-- complex64 / complex128 (CPU only: the device column skips them).
+assert(loadfile(here .. "ops_complex.lua"))(G, add)
 
 return rows

@@ -241,16 +241,17 @@ local function chance(p) return (next64() >> 11) / 9007199254740992.0 < p end
 
 local NUMBERS = {"0", "1", "-1", "2", "3", "-2", "4", "0.5", "1.5", "-0.0", "2^31", "2^31 - 1", "-2^31",
   "1 << 31", "1 << 32", "1 << 40", "2^53", "2^53 + 1", "math.maxinteger", "math.mininteger", "2^63", "-2^63",
-  "2^64", "1 << 62", "1e308", "-1e308", "0/0", "1/0", "-1/0", "5e-324", "100", "1e10", "-3", "7"}
+  "2^64", "1 << 62", "1e308", "-1e308", "0/0", "1/0", "-1/0", "5e-324", "100", "1e10", "-3", "7", "np.j",
+  "np.complex(0/0, -1)"}
 local SMALL = {"1", "2", "-1", "0", "3", "-2", "4"}
 local STRINGS = {'""', '"a"', '"float32"', '"float64"', '"int64"', '"int32"', '"int16"', '"int8"', '"uint8"',
-  '"bool"', '"float16"', '"bfloat16"', '"uint16"', '"uint32"', '"uint64"', '"cpu"', '"cuda"', '"cuda:0"', '"cuda:7"', '"cuda:-1"', '"meta"',
+  '"bool"', '"float16"', '"bfloat16"', '"uint16"', '"uint32"', '"uint64"', '"complex64"', '"complex128"', '"cpu"', '"cuda"', '"cuda:0"', '"cuda:7"', '"cuda:-1"', '"meta"',
   '"sum"', '"mean"', '"none"', '"fro"', '"nuc"', '"inf"', '"-inf"', '"nan"', '"1"', '"-1"', '"0x10"', '"1e999"',
   '"fz.npy"', '"fz.npz"', '"fz.safetensors"', '"fz.txt"', '"fz.txt.gz"', '"missing/dir/x.npy"', '"."',
   '"\\0"', '"\\255\\254"', '"%s%s%n"', '":"', '"..."', "H.long", '"shape"', '"grad"', '"requires_grad"', '"T"',
   '"C"', '"F"', '"linear"', '"relu"', '"tanh"', '"leaky_relu"', '"fan_in"', '"fan_out"', '","', '"#"'}
 local DTYPES = {"float32", "float32", "float64", "float64", "int64", "int64", "int32", "int16", "int8", "uint8",
-  "bool", "bool", "float16", "bfloat16", "uint16", "uint32", "uint64"}
+  "bool", "bool", "float16", "bfloat16", "uint16", "uint32", "uint64", "complex64", "complex128"}
 local SHAPES = {{}, {}, {0}, {1}, {3}, {3}, {5}, {2, 3}, {2, 3}, {3, 3}, {3, 1}, {1, 3}, {2, 0}, {0, 3},
   {2, 2, 2}, {2, 1, 3, 1}, {1, 1, 1, 1, 1}, {4, 4}, {1, 2, 3, 3}, {2, 3, 4}}
 local FUNCTIONS = {"function() end", "function(...) return ... end", "function() error('fuzz: callback raised') end",

@@ -58,12 +58,13 @@ function H.t(dtype, shape, kind)
 end
 
 -- A view whose shape claims far more elements than its one-element storage holds: 2^59
--- elements, the most whose byte size stays below 2^63 for every dtype (a larger view is
--- refused by expand itself). kind: 1 {2^29, 2^30}, 2 {2^59}, 3 {2^40, 0},
--- 4 {2^19, 2^20, 2^20}, 5 {1, 2^59}.
+-- elements, the most whose byte size stays below 2^63 for every dtype of 8 bytes or less (a
+-- larger view is refused by expand itself; complex128's 16 bytes take half as many). kind:
+-- 1 {2^29, 2^30}, 2 {2^59}, 3 {2^40, 0}, 4 {2^19, 2^20, 2^20}, 5 {1, 2^59}.
 local HUGE = {{1 << 29, 1 << 30}, {1 << 59}, {1 << 40, 0}, {1 << 19, 1 << 20, 1 << 20}, {1, 1 << 59}}
 function H.huge(dtype, kind)
-  local shape = HUGE[(kind - 1) % #HUGE + 1]
+  local shape = {table.unpack(HUGE[(kind - 1) % #HUGE + 1])}
+  if dtype == "complex128" then shape[#shape] = shape[#shape] > 1 and shape[#shape] // 2 or shape[#shape] end
   local one = torch.ones(#shape == 1 and {1} or (#shape == 2 and {1, 1} or {1, 1, 1}), {dtype = dtype})
   return one:expand(shape)
 end
