@@ -146,6 +146,22 @@ for _, f in ipairs({
        call = function(a, _, _, p) return calln(M(p).fft[name], a, p) end})
 end
 
+-- A NaN spreads to every output of its transform (and only of its own row), as in NumPy.
+for _, name in ipairs({"fft", "ifft", "rfft", "fftn"}) do
+  add({name = "fft." .. name .. " nan", out = "p.dtype", cast = "none", tol = TOL, device_error = ON_CPU,
+       cases = function()
+         local cs = {}
+         for i, shape in ipairs({{5}, {8}, {3, 16}, {2, 7}}) do
+           local dt = i % 2 == 1 and "float64" or "float32"
+           local a = G.make(shape, dt, {dom = "unit"})
+           a:view(-1)[1] = 0 / 0
+           cs[#cs + 1] = {a = a, p = {np = i % 2 == 0, dtype = result_dtype(dt, i % 2 == 0)}}
+         end
+         return cs
+       end,
+       ref = "np.fft." .. name .. "(a)", call = function(a, _, _, p) return M(p).fft[name](a) end})
+end
+
 -- NumPy's rfft of a complex input keeps the real part (with its ComplexWarning).
 add({name = "fft.rfft np complex", out = "complex128", cast = "none", tol = TOL, device_error = ON_CPU,
      cases = function() return {{a = input({2, 9}, "complex128")}, {a = input({5}, "complex64")}} end,
