@@ -942,6 +942,10 @@ std::optional<Scalar> Args::kw_scalar(const char* name) const {
   else if (t == LUA_TNUMBER) out = lua_isinteger(L, -1) ? Scalar(int64_t(lua_tointeger(L, -1))) : Scalar(lua_tonumber(L, -1));
   else if (Scalar z; zero_dim_value(L, -1, z)) out = z;
   else if (Scalar c; t == LUA_TTABLE && complex_scalar(L, lua_gettop(L), *this, c)) out = c;
+  if (out && out->is_complex() && !complex_ok) {  // a complex 0-dim tensor
+    lua_pop(L, 1);
+    TIDE_FAIL(op, ": complex numbers are not supported");
+  }
   lua_pop(L, 1);
   TIDE_CHECK(t == LUA_TNIL || out, op, ": keyword '", name, "' must be a number, got a ", lua_typename(L, t));
   return out;

@@ -425,6 +425,15 @@ int newindex_mm(lua_State* L, Args& self) {
       autograd::set_data(*x, *d);
       return 0;
     }
+    if (!std::strcmp(k, "real") || !std::strcmp(k, "imag")) {  // x.real = v writes through the view
+      TIDE_CHECK(!autograd::requires_grad(*x), k, ": cannot write into a tensor that requires grad");
+      Tensor part = k[0] == 'r' ? ops::real(*x) : ops::imag(*x);
+      double d;
+      if (Tensor* v = to_tensor(L, 3)) ops::copy_(part, *v);
+      else if (number_value(L, 3, d)) ops::fill_(part, Scalar(d));
+      else TIDE_FAIL(k, ": expected a tensor or a number, got a ", luaL_typename(L, 3));
+      return 0;
+    }
     TIDE_FAIL("tensor: cannot set the property '", quote_user(k), "'");
   }
   Args a(L, "index", Style::Torch);

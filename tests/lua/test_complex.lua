@@ -95,6 +95,16 @@ T.test("real, imag, view_as_real, view_as_complex are views", function()
   T.eq({torch.real(x):tolist(), np.imag(x):tolist()}, {{1, 3}, {2, -4}})
   x.imag[2] = 7
   T.eq(x:tolist(), {c(1, 2), c(3, 7)})
+  -- x.real = v / x.imag = v write through the views (NumPy's a.real = v, PyTorch's x.real = v)
+  local w = ct({1, 2}, {3, 4})
+  w.real = torch.tensor{-1.0, -2.0}
+  w.imag = 0.5
+  T.eq(w:tolist(), {c(-1, 0.5), c(-2, 0.5)})
+  local f = torch.tensor{1.0, 2.0}
+  f.real = 9
+  T.eq(f:tolist(), {9, 9})
+  T.error(function() f.imag = 1 end, "imag: expected a complex tensor, got float32")
+  T.error(function() w.real = "x" end, "real: expected a tensor or a number, got a string")
   T.eq(torch.view_as_real(x):tolist(), {{1, 2}, {3, 7}})
   torch.view_as_real(x)[1][1] = -1
   T.eq(x[1]:item(), c(-1, 2))
@@ -342,6 +352,14 @@ T.test("ops without complex support name themselves and the dtype", function()
   T.error(function() return np.std(x:to("complex128")) end, "std: complex128 is not supported")
   T.error(function() return torch.index_select(x, 1, torch.tensor{1}) end, "index_select: complex64 is not supported")
   T.error(function() return torch.clamp(torch.ones(2), c(1, 1)) end, "clamp: complex numbers are not supported")
+  -- a complex number or 0-dim complex tensor as a keyword number
+  T.error(function() return torch.index_add(torch.ones(3), 1, torch.tensor{1}, torch.ones(1), {alpha = np.j}) end,
+    "index_add: complex numbers are not supported")
+  T.error(function()
+    return torch.index_add(torch.ones(3), 1, torch.tensor{1}, torch.ones(1), {alpha = torch.tensor(np.j)})
+  end, "index_add: complex numbers are not supported")
+  T.error(function() return torch.scatter(torch.ones(3), 1, torch.tensor{1}, {value = np.j}) end,
+    "scatter: complex numbers are not supported")
   T.error(function() return torch.zeros(2):fill_(c(1, -1)) end,
     "fill_: cannot fill a float32 tensor with the complex value (1-1j)")
   T.error(function() return torch.empty(2, {dtype = "complex64", device = "cuda"}) end, "empty:")
