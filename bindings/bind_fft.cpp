@@ -14,7 +14,9 @@ namespace {
 
 using ops::FftNorm;
 
-enum class Kind { C2C, R2C, C2R };
+// HFFT: hfft, the c2r transform of x's conjugate with the norm's direction swapped (a real
+// spectrum of a Hermitian signal); IHFFT: its inverse, the conjugate of an r2c transform.
+enum class Kind { C2C, R2C, C2R, HFFT, IHFFT };
 
 // The input x: a tensor (torch), or anything array-like (numpy); at least 1-D, not one that
 // requires grad (the transforms have no gradient formulas).
@@ -30,7 +32,7 @@ Tensor operand(const Args& a) {
 DType complex_dtype(const Args& a, const Tensor& x, Kind kind) {
   if (a.numpy) return DType::Complex128;
   DType t = x.dtype();
-  if (kind == Kind::R2C && is_complex(t)) a.error("expected a real input, got " + std::string(dtype_name(t)));
+  if ((kind == Kind::R2C || kind == Kind::IHFFT) && is_complex(t)) a.error("expected a real input, got " + std::string(dtype_name(t)));
   if (t == DType::Float64 || t == DType::Complex128) return DType::Complex128;
   if (is_floating(t) || t == DType::Complex64) return DType::Complex64;
   return complex_of(default_float_dtype());
@@ -112,11 +114,13 @@ int transform(lua_State* L, const Args& a, const Tensor& x, Kind kind, bool forw
               std::vector<int64_t> n, FftNorm norm) {
   DType cdtype = complex_dtype(a, x, kind);
   if (dims.empty()) a.error("expected at least one dim to transform");
+  bool hermitian = kind == Kind::HFFT || kind == Kind::IHFFT;
+  if (hermitian && norm != FftNorm::Ortho) norm = norm == FftNorm::Backward ? FftNorm::Forward : FftNorm::Backward;
   Tensor r;
   try {
-    r = kind == Kind::C2C   ? ops::fft_c2c(a.op, x, dims, n, norm, forward, cdtype)
-        : kind == Kind::R2C ? ops::fft_r2c(a.op, x, dims, n, norm, cdtype)
-                            : ops::fft_c2r(a.op, x, dims, n, norm, cdtype);
+    if (kind == Kind::C2C) r = ops::fft_c2c(a.op, x, dims, n, norm, forward, cdtype);
+    else if (kind == Kind::R2C || kind == Kind::IHFFT) r = ops::fft_r2c(a.op, x, dims, n, norm, cdtype, hermitian);
+    else r = ops::fft_c2r(a.op, x, dims, n, norm, cdtype, hermitian);
   } catch (const OutOfMemory& e) {  // the allocator's message does not know the op
     if (std::string_view(e.what()).starts_with(a.op)) throw;
     throw OutOfMemory(std::string(a.op) + ": " + e.what());
@@ -139,7 +143,7 @@ int one_dim(lua_State* L, Args& a, Kind kind, bool forward) {
   } else {
     n = a.kw_integer("n");
   }
-  int64_t len = n ? *n : kind == Kind::C2R ? 2 * (x.size(d) - 1) : x.size(d);
+  int64_t len = n ? *n : kind == Kind::C2R || kind == Kind::HFFT ? 2 * (x.size(d) - 1) : x.size(d);
   return transform(L, a, x, kind, forward, {d}, {len}, norm_arg(a));
 }
 
@@ -173,6 +177,8 @@ int fft_fn(lua_State* L, Args& a) { return one_dim(L, a, Kind::C2C, true); }
 int ifft_fn(lua_State* L, Args& a) { return one_dim(L, a, Kind::C2C, false); }
 int rfft_fn(lua_State* L, Args& a) { return one_dim(L, a, Kind::R2C, true); }
 int irfft_fn(lua_State* L, Args& a) { return one_dim(L, a, Kind::C2R, false); }
+int hfft_fn(lua_State* L, Args& a) { return one_dim(L, a, Kind::HFFT, false); }
+int ihfft_fn(lua_State* L, Args& a) { return one_dim(L, a, Kind::IHFFT, true); }
 int fft2_fn(lua_State* L, Args& a) { return many_dims(L, a, Kind::C2C, true, true); }
 int ifft2_fn(lua_State* L, Args& a) { return many_dims(L, a, Kind::C2C, false, true); }
 int rfft2_fn(lua_State* L, Args& a) { return many_dims(L, a, Kind::R2C, true, true); }
@@ -200,6 +206,12 @@ const Binding kFftBindings[] = {
     {"fft.irfft", irfft_fn, TORCH | NUMPY,
      "fft.irfft" TIDE_FFT1_ARGS "the inverse of rfft: n real points (default 2 (m - 1) for m inputs) from the "
      "non-negative frequencies." TIDE_FFT_NOTE},
+    {"fft.hfft", hfft_fn, TORCH | NUMPY,
+     "fft.hfft" TIDE_FFT1_ARGS "the real spectrum of a signal with Hermitian symmetry given by its first m "
+     "points: irfft of the conjugate with the norm's direction swapped (n default 2 (m - 1))." TIDE_FFT_NOTE},
+    {"fft.ihfft", ihfft_fn, TORCH | NUMPY,
+     "fft.ihfft" TIDE_FFT1_ARGS "the inverse of hfft for a real input: the conjugate of rfft with the norm's "
+     "direction swapped (n/2+1 outputs)." TIDE_FFT_NOTE},
     {"fft.fft2", fft2_fn, TORCH | NUMPY,
      "fft.fft2" TIDE_FFTN_ARGS "fftn over two dims (default the last two)." TIDE_FFT_NOTE},
     {"fft.ifft2", ifft2_fn, TORCH | NUMPY,

@@ -113,6 +113,15 @@ void complete_hermitian(Tensor& t, int d) {
   }
 }
 
+// Conjugates a new contiguous complex tensor in place.
+void conjugate(Tensor& t) {
+  int64_t count = t.numel();
+  if (t.dtype() == DType::Complex128)
+    for (auto* p = static_cast<std::complex<double>*>(t.data_ptr()); count-- > 0; ++p) *p = std::conj(*p);
+  else
+    for (auto* p = static_cast<std::complex<float>*>(t.data_ptr()); count-- > 0; ++p) *p = std::conj(*p);
+}
+
 }  // namespace
 
 Tensor fft_c2c(const char* op, const Tensor& x, const std::vector<int>& dims, const std::vector<int64_t>& n,
@@ -131,13 +140,7 @@ Tensor fft_c2c(const char* op, const Tensor& x, const std::vector<int>& dims, co
     run(op, TIDE_FFT_R2C, cdtype, -1, d, n[last], in, narrow(out, d, 0, n[last] / 2 + 1));
     if (cdtype == DType::Complex128) complete_hermitian<double>(out, d);
     else complete_hermitian<float>(out, d);
-    if (!forward) {  // the backward transform of a real sequence is the conjugate of the forward
-      int64_t count = out.numel();
-      if (cdtype == DType::Complex128)
-        for (auto* p = static_cast<std::complex<double>*>(out.data_ptr()); count-- > 0; ++p) *p = std::conj(*p);
-      else
-        for (auto* p = static_cast<std::complex<float>*>(out.data_ptr()); count-- > 0; ++p) *p = std::conj(*p);
-    }
+    if (!forward) conjugate(out);  // the backward transform of a real sequence is the forward's conjugate
   } else {
     run(op, TIDE_FFT_C2C, cdtype, sign, dims[last], n[last], in, out);
   }
@@ -147,7 +150,7 @@ Tensor fft_c2c(const char* op, const Tensor& x, const std::vector<int>& dims, co
 }
 
 Tensor fft_r2c(const char* op, const Tensor& x, const std::vector<int>& dims, const std::vector<int64_t>& n,
-               FftNorm norm, DType cdtype) {
+               FftNorm norm, DType cdtype, bool conj_output) {
   check_input(op, x, dims, n, cdtype);
   Tensor in = resized(op, x.to(real_of_complex(cdtype)), dims, n);
   size_t last = dims.size() - 1;
@@ -158,11 +161,12 @@ Tensor fft_r2c(const char* op, const Tensor& x, const std::vector<int>& dims, co
   run(op, TIDE_FFT_R2C, cdtype, -1, dims[last], n[last], in, out);
   for (size_t i = last; i-- > 0;) run(op, TIDE_FFT_C2C, cdtype, -1, dims[i], n[i], out, out);
   normalise(out, norm, true, product(n));
+  if (conj_output) conjugate(out);
   return out;
 }
 
 Tensor fft_c2r(const char* op, const Tensor& x, const std::vector<int>& dims, const std::vector<int64_t>& n,
-               FftNorm norm, DType cdtype) {
+               FftNorm norm, DType cdtype, bool conj_input) {
   check_input(op, x, dims, n, cdtype);
   size_t last = dims.size() - 1;
   std::vector<int64_t> half = n;
@@ -181,6 +185,7 @@ Tensor fft_c2r(const char* op, const Tensor& x, const std::vector<int>& dims, co
     for (size_t i = last - 1; i-- > 0;) run(op, TIDE_FFT_C2C, cdtype, 1, dims[i], n[i], work, work);
   } else {
     work = in.storage() == x.storage() || !in.is_contiguous() ? in.clone() : in;
+    if (conj_input) conjugate(work);
   }
   run(op, TIDE_FFT_C2R, cdtype, 1, dims[last], n[last], work, out);
   normalise(out, norm, false, product(n));

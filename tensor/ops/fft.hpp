@@ -24,11 +24,13 @@ enum class FftNorm : uint8_t { Backward, Ortho, Forward };
 Tensor fft_c2c(const char* op, const Tensor& x, const std::vector<int>& dims, const std::vector<int64_t>& n,
                FftNorm norm, bool forward, DType cdtype);
 // rfftn: r2c along the last of dims (n/2+1 outputs there), then c2c along the others. x real.
+// conj_output: the result's conjugate (ihfft).
 Tensor fft_r2c(const char* op, const Tensor& x, const std::vector<int>& dims, const std::vector<int64_t>& n,
-               FftNorm norm, DType cdtype);
+               FftNorm norm, DType cdtype, bool conj_output = false);
 // irfftn: the inverse c2c along all but the last of dims, then c2r along it (n real outputs;
 // the imaginary parts of its zero and Nyquist frequencies are ignored, as in NumPy).
+// conj_input (one dim only): of x's conjugate (hfft).
 Tensor fft_c2r(const char* op, const Tensor& x, const std::vector<int>& dims, const std::vector<int64_t>& n,
-               FftNorm norm, DType cdtype);
+               FftNorm norm, DType cdtype, bool conj_input = false);
 
 }  // namespace tide::ops

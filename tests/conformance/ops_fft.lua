@@ -1,5 +1,5 @@
--- Conformance rows of np.fft and torch.fft against NumPy: the transforms across input dtypes
--- (real, integer, complex), lengths (1, 2, primes 7 and 97, 8, 128, 1000, 1024), n / s
+-- Conformance rows of np.fft and torch.fft against NumPy: the transforms (hfft and ihfft too)
+-- across input dtypes (real, integer, complex), lengths (1, 2, primes 7 and 97, 8, 128, 1000, 1024), n / s
 -- (padding and truncation), dims (positive, negative, the r2c dim first or last), norms and
 -- memory layouts, both spellings, positionally and as keywords; the result dtypes (np:
 -- complex128 / float64 as NumPy 1.24; torch: the input's precision); the errors; fftfreq,
@@ -89,6 +89,7 @@ local PY1 = "(a, n=p.n, axis=ax(p.dim) if p.dim is not None else -1, norm=p.norm
 
 for _, f in ipairs({
   {"fft", ALL}, {"ifft", ALL}, {"rfft", REAL}, {"irfft", {"float64", "complex64", "complex128"}, true},
+  {"ihfft", REAL}, {"hfft", {"float32", "complex64", "complex128"}, true},
 }) do
   local name, dtypes, real_out = f[1], f[2], f[3]
   add({name = "fft." .. name, out = "p.dtype", cast = "none", tol = TOL, device_error = ON_CPU,

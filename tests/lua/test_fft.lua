@@ -41,6 +41,22 @@ T.test("fft, ifft, rfft, irfft: NumPy's values for an odd length", function()
   T.near(pairs_of(np.fft.ifft(np.fft.fft(x))), {{0.5, 0}, {-1, 0}, {2, 0}, {3, 0}, {-4, 0}}, 1e-15)
 end)
 
+T.test("hfft, ihfft: NumPy's values, norms swapped as NumPy and PyTorch swap them", function()
+  T.near(flat(np.fft.hfft(np.array{1, 2, 3})), {8, -2, 0, -2}, 1e-15)
+  T.near(pairs_of(np.fft.ihfft(np.array{1, 2, 3, 4})), {{2.5, 0}, {-0.5, -0.5}, {-0.5, 0}}, 1e-15)
+  T.near(flat(np.fft.hfft(np.fft.fft(np.array{1, 2, 3}), 3, {norm = "ortho"})),
+         {1.7320508075688772, 5.196152422706632, 3.4641016151377544}, 1e-14)
+  T.near(pairs_of(torch.fft.ihfft(torch.tensor{1.0, 2, 3}, {norm = "forward"})), {{6, 0}, {-1.5, -0.8660254037844386}},
+         1e-6)
+  T.eq({torch.fft.hfft(torch.fft.fft(torch.ones(3))).dtype, torch.fft.ihfft(torch.ones(4)).dtype}, {"float32", "complex64"})
+  local spec = np.fft.fft(np.array{1, 2, 3})
+  local copy = spec:clone()
+  np.fft.hfft(spec)
+  T.eq(pairs_of(spec), pairs_of(copy))  -- the conjugate is taken of a copy
+  T.error(function() return torch.fft.ihfft(torch.fft.fft(torch.ones(4))) end,
+          "fft.ihfft: expected a real input, got complex64")
+end)
+
 T.test("result dtypes: np complex128 always (NumPy 1.24), torch the input's precision", function()
   local f32 = torch.tensor(X5, {dtype = "float32"})
   T.eq(np.fft.fft(f32).dtype, "complex128")
