@@ -217,6 +217,24 @@ for name, f in pairs({
   end)
 end
 
+-- Workload 12: FFTs of 2^20 float64 points in NumPy spelling (complex128 results): fft of a
+-- complex128 and of a float64 signal, rfft of the float64 one.
+local FFT_N = 1 << 20
+local function fft_inputs()
+  local re = np.random.default_rng(0):random(FFT_N)
+  return re, np.fft.fft(re)
+end
+for name, f in pairs({
+  fft_complex128 = function(_, c) return np.fft.fft(c) end,
+  fft_float64 = function(re) return np.fft.fft(re) end,
+  rfft_float64 = function(re) return np.fft.rfft(re) end,
+}) do
+  add("w12_" .. name .. "_2p20", function()
+    local re, c = fft_inputs()
+    return function() return f(re, c) end, 1
+  end)
+end
+
 -- Workload 10: workloads 1, 2 and 7 on the GPU; every call ends with a synchronize.
 local function on_cuda(make)
   return function()

@@ -241,4 +241,20 @@ for _name, _f in {"svd": lambda a, s, b: np.linalg.svd(a), "eigh": lambda a, s, 
         a, s, b = la_inputs()
         return (lambda: f(a, s, b)), 1
 
+FFT_N = 1 << 20
+
+
+def fft_inputs():
+    """Workload 12's signals: 2^20 float64 values and their complex128 transform."""
+    re = np.random.default_rng(0).random(FFT_N)
+    return re, np.fft.fft(re)
+
+
+for _name, _f in {"fft_complex128": lambda re, c: np.fft.fft(c), "fft_float64": lambda re, c: np.fft.fft(re),
+                  "rfft_float64": lambda re, c: np.fft.rfft(re)}.items():
+    @add("w12_%s_2p20" % _name)
+    def _(f=_f):
+        re, c = fft_inputs()
+        return (lambda: f(re, c)), 1
+
 run()

@@ -266,4 +266,21 @@ for _name, _f in {"svd": lambda a, s, b: torch.linalg.svd(a), "eigh": lambda a, 
         a, s, b = la_inputs()
         return (lambda: f(a, s, b)), 1
 
+FFT_N = 1 << 20
+
+
+def fft_inputs():
+    """Workload 12's signals (as in workloads.lua): 2^20 float64 values and their transform."""
+    torch.manual_seed(0)
+    re = torch.rand(FFT_N, dtype=torch.float64)
+    return re, torch.fft.fft(re)
+
+
+for _name, _f in {"fft_complex128": lambda re, c: torch.fft.fft(c), "fft_float64": lambda re, c: torch.fft.fft(re),
+                  "rfft_float64": lambda re, c: torch.fft.rfft(re)}.items():
+    @add("w12_%s_2p20" % _name)
+    def _(f=_f):
+        re, c = fft_inputs()
+        return (lambda: f(re, c)), 1
+
 run()

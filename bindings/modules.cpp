@@ -40,6 +40,7 @@ void ensure_registered() {
     register_nn_bindings();
     register_tensor_bindings();
     register_complex_bindings();
+    register_fft_bindings();
   });
 }
 

@@ -7,7 +7,11 @@
 -- Philox stream is keyed by element index). Integer and bool results must be equal; floating
 -- results equal within a tolerance per dtype (the GPU's math functions and summation order
 -- differ from the CPU's by a few ulps). When the CPU raises an error the device must raise one
--- too. Each case with a tensor input is one test (creation from numbers has nothing to move). Without a CUDA device it prints "skipped: no CUDA device" and
+-- too. A row with `device_error` (an op that runs on the CPU only) must raise that error on
+-- the device; a row with `no_device` (a reason) is skipped, and so is a case whose inputs
+-- cannot be moved to the device (complex tensors stay on the CPU); the end counts both. Each
+-- case with a tensor input is one test (creation from numbers has nothing to move). Without a
+-- CUDA device it prints "skipped: no CUDA device" and
 -- checks nothing. Environment: CONFORMANCE_ROWS (a Lua pattern: only matching rows).
 local here = arg[0]:match("(.*/)") or "./"
 local DEVICE = arg[1] or "cuda"
@@ -81,6 +85,7 @@ end
 
 local passed, failed = 0, 0
 local skipped = {}  -- reason -> rows
+local unmovable = {}  -- why inputs could not be moved to the device -> cases
 for ri, row in ipairs(rows) do
   if row.no_device and (not FILTER or row.name:find(FILTER)) then
     skipped[row.no_device] = (skipped[row.no_device] or 0) + 1
@@ -94,14 +99,25 @@ for ri, row in ipairs(rows) do
       mapped({case.a, case.b, case.c}, function(t) has_tensor = true; return t end)
       if not has_tensor then goto next_case end  -- creation from numbers: nothing on the device
       local on_cpu = mapped({case.a, case.b, case.c}, function(t) return t:clone() end)
-      local on_dev = mapped({case.a, case.b, case.c}, function(t) return t:to(DEVICE) end)
+      local moved, on_dev = pcall(mapped, {case.a, case.b, case.c}, function(t) return t:to(DEVICE) end)
+      if not moved then  -- inputs that cannot live on the device (complex tensors): nothing to compare
+        local why = tostring(on_dev):gsub("^to: complex%d+ ", "to: complex ")
+        unmovable[why] = (unmovable[why] or 0) + 1
+        goto next_case
+      end
       torch.manual_seed(1000 + ci)
       local want = table.pack(pcall(row.call, on_cpu[1], on_cpu[2], on_cpu[3], p))
       torch.manual_seed(1000 + ci)
       local got = table.pack(pcall(row.call, on_dev[1], on_dev[2], on_dev[3], p))
       local where = string.format("%s case %d", row.name, ci)
       local why
-      if not want[1] then
+      if row.device_error then
+        -- An op that refuses device tensors: the device must raise this error.
+        if got[1] then why = where .. ": " .. DEVICE .. " did not raise (expected: " .. row.device_error .. ")"
+        elseif not tostring(got[2]):find(row.device_error, 1, true) then
+          why = where .. ": " .. DEVICE .. " raised " .. tostring(got[2]) .. " instead of " .. row.device_error
+        end
+      elseif not want[1] then
         if got[1] then why = where .. ": the cpu raised (" .. tostring(want[2]) .. ") but " .. DEVICE .. " did not" end
       elseif not got[1] then
         why = where .. ": " .. DEVICE .. " raised " .. tostring(got[2])
@@ -124,5 +140,6 @@ for ri, row in ipairs(rows) do
   end
 end
 for reason, n in pairs(skipped) do print(string.format("skipped: %d rows (%s)", n, reason)) end
+for why, n in pairs(unmovable) do print(string.format("skipped: %d cases whose inputs cannot be moved (%s)", n, why)) end
 print(string.format("%d passed, %d failed", passed, failed))
 os.exit(failed == 0 and 0 or 1)

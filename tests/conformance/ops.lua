@@ -19,6 +19,8 @@
 --           dtypes, domain ("pos", "unit", "small", "div", ... or {a=, b=}), edges=false,
 --           scalars ({"int", "float"}: Lua numbers as the second operand), scalar_left
 --   expect_error  a string the error message must contain (the row checks failures)
+--   device_error  for an op that runs on the CPU only: the error devicecheck.lua expects
+--           from its cases on the device
 --   npstyle a NumPy spelling: Lua floats with integer tensors give float64 (NumPy's default
 --           float) instead of float32; a case may set p.npstyle instead
 --
@@ -2010,6 +2012,8 @@ assert(loadfile(here .. "ops_dtypes.lua"))(G, add)
 assert(loadfile(here .. "ops_sets_shape.lua"))(G, add)
 -- The LAPACK decompositions and the linalg functions on them: ops_linalg.lua.
 assert(loadfile(here .. "ops_linalg.lua"))(G, add)
+-- np.fft / torch.fft: ops_fft.lua.
+assert(loadfile(here .. "ops_fft.lua"))(G, add)
 
 
 -- NumPy semantics of NumPy arrays (promotion, value-based casting, true division, integer
