@@ -439,7 +439,7 @@ add({name = "equal", out = "bool", cast = "none",
        return cs
      end,
      call = function(a, b, _, p)
-       return torch.tensor(p.k % 2 == 0 and a:equal(b) or torch.equal(a, b))
+       return torch.tensor(p.k % 2 == 0 and a:equal(b) or torch.equal(a, b), {device = a.device})
      end})
 
 -- polygamma(n, x) for n = 1..4 (n = numel % 4 + 1; n = 0 is digamma's row) against
@@ -515,7 +515,7 @@ add({name = "gradient", out = "float", cast = "none",
        local kw = {edge_order = p.edge_order, dim = p.dim, spacing = p.spacing}
        if p.coords then
          kw.spacing = {}
-         for i, c in ipairs(p.coords) do kw.spacing[i] = torch.tensor(c, {dtype = "float64"}) end
+         for i, c in ipairs(p.coords) do kw.spacing[i] = torch.tensor(c, {dtype = "float64", device = a.device}) end
        end
        return torch.gradient(a, kw)
      end})

@@ -91,7 +91,7 @@ add({name = "optim.LBFGS", out = "same*", cast = "none", tol = {float64 = {1e-9,
        end
        local losses = {}
        for i = 1, p.steps do losses[i] = opt:step(closure):item() end
-       return x:detach(), torch.tensor(losses, {dtype = "float64"})
+       return x:detach(), torch.tensor(losses, {dtype = "float64", device = x.device})
      end})
 
 -- The schedulers: the tide construction and PyTorch's (a Python lambda of the optimizer; a
@@ -196,7 +196,7 @@ add({name = "hooks on a Linear", out = "same*", cast = "none",
        return cs
      end,
      call = function(a, b, c)
-       local lin = torch.nn.Linear(b.shape[2], b.shape[1], {dtype = "float64"})
+       local lin = torch.nn.Linear(b.shape[2], b.shape[1], {dtype = "float64", device = b.device})
        torch.no_grad(function()
          lin.weight:copy_(b)
          lin.bias:copy_(c)

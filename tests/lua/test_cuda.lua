@@ -246,12 +246,12 @@ T.test("nn, optim and checkpoints on CUDA", function()
   sd.w_t = sd["0.weight"]:t()
   torch.save(sd, TMP .. "/m.pt")
   local host = torch.load(TMP .. "/m.pt")
-  T.eq(host["0.weight"].device, "cpu")
+  T.eq(tostring(host["0.weight"].device), "cpu")
   T.eq(host["0.weight"]:tolist(), sd["0.weight"]:cpu():tolist())
   T.eq(host.w_t:tolist(), sd["0.weight"]:cpu():t():tolist())
   host["0.weight"][{1, 1}] = 42
   T.eq(host.w_t[{1, 1}]:item(), 42, "the transposed view shares the loaded storage")
-  T.eq(torch.load(TMP .. "/m.pt", {map_location = "cuda"})["2.bias"].device, "cuda:0")
+  T.eq(tostring(torch.load(TMP .. "/m.pt", {map_location = "cuda"})["2.bias"].device), "cuda:0")
 end)
 
 -- Runs a script and returns its printed loss values.
