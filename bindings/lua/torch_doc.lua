@@ -468,7 +468,10 @@ document(sched, {
 
 document(sched.LRScheduler, {
   extend = "LRScheduler:extend(\"Name\") -> class: a new scheduler; define init and get_lr.",
-  init = "LRScheduler:init(optimizer[, last_epoch=-1]): the constructor; records each group's initial_lr.",
+  init = "LRScheduler:init(optimizer[, last_epoch=-1][, verbose=false]): the constructor; records each group's " ..
+    "initial_lr.",
+  print_lr = "scheduler:print_lr(group, lr[, epoch]): with verbose, prints the lr just set for a group (1-based) in " ..
+    "PyTorch's words.",
   step = "scheduler:step(): advances one epoch and sets the optimizer's lr.",
   get_last_lr = "scheduler:get_last_lr() -> list of numbers: the lr of each group after the last step.",
   state_dict = "scheduler:state_dict() -> table: the scheduler's state (not its functions or optimizer).",

@@ -333,7 +333,7 @@ T.test("to, train, add_module, register_buffer, Parameter, extend: bad arguments
   T.error_usable(function() m:to(torch.tensor({1})) end, 'Linear:to: only floating-point dtypes')
   T.error_usable(function() m:to("abc") end, 'Linear:to: only floating-point dtypes (float16, bfloat16, float32, float64) are allowed, got "abc"')
   T.error_usable(function() m:to({device = "cpu", ddof = 1}) end, "Linear:to: unknown keyword 'ddof'")
-  T.error_usable(function() m:to({device = {}}) end, 'Linear:to: device must be a string such as "cpu" or "cuda", got table')
+  T.error_usable(function() m:to({device = {}}) end, 'Linear:to: device must be a string such as "cpu" or "cuda" or a torch.device, got table')
   T.eq(nn.Linear(2, 2):to({device = "cpu", dtype = "float64"}).weight.dtype, "float64")
   T.eq(m.weight.dtype, "float32")  -- nothing was converted
   T.eq(m:to("float64").weight.dtype, "float64")
