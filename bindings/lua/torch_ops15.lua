@@ -435,19 +435,18 @@ end)
 
 -- polygamma(n, input[, {out=}]): the n-th derivative of digamma (n = 0: digamma itself),
 -- differentiable in input to every order; the method spelling is x:polygamma(n) as PyTorch's.
-local function polygamma(op, n, x)
+local function polygamma(op, n, x, out)
   x = tensor_arg(op, "input", x)
   if math.type(n) ~= "integer" or n < 0 or n > 2 ^ 24 then
     fail(op, "n must be an integer in 0..2^24, got %s", describe(n))
   end
-  if n == 0 then return torch.digamma(x) end
-  return as_op(op, torch._polygamma, n, x)
+  local kw = out ~= nil and {out = tensor_arg(op, "out", out)} or nil
+  if n == 0 then return as_op(op, torch.digamma, x, kw) end
+  return as_op(op, torch._polygamma, n, x, kw)
 end
 define("polygamma", function(...)
   local o = args("polygamma", {"n", "input"}, 2, {"out"}, {}, ...)
-  local r = polygamma("polygamma", o.n, o.input)
-  if o.out ~= nil then return into_out("polygamma", r, o.out) end
-  return r
+  return polygamma("polygamma", o.n, o.input, o.out)
 end, "polygamma(n, input[, {out=}]) -> Tensor: the n-th derivative of digamma (n >= 0), elementwise; " ..
   "x:polygamma(n) is the method.")
 torch._add_method("polygamma", function(...)
