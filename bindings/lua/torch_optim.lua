@@ -920,14 +920,17 @@ optim.lr_scheduler = lr_scheduler
 local LRScheduler = class("LRScheduler")
 lr_scheduler.LRScheduler = LRScheduler
 
+-- A scheduler's verbose option: false when absent, else a boolean.
+local function verbose_option(name, v)
+  if v ~= nil and type(v) ~= "boolean" then fail(name .. ": verbose must be a boolean, got " .. describe(v)) end
+  return v or false
+end
+
 -- verbose: print each lr the scheduler sets, in PyTorch's words (with tide's 1-based group
 -- numbers).
 function LRScheduler:init(optimizer, last_epoch, verbose)
   local name = self.name
-  if verbose ~= nil and type(verbose) ~= "boolean" then
-    fail(name .. ": verbose must be a boolean, got " .. describe(verbose))
-  end
-  self.verbose = verbose or false
+  self.verbose = verbose_option(name, verbose)
   if type(optimizer) ~= "table" or type(optimizer.param_groups) ~= "table" then
     fail(name .. ": expected an optimizer, got a " .. describe(optimizer))
   end
@@ -1392,10 +1395,7 @@ function SequentialLR:init(optimizer, opts)
   check_integer(self.name, "last_epoch", last_epoch, -1)
   -- verbose is checked and kept, and prints nothing: PyTorch 1.13's SequentialLR documents it
   -- as "does nothing" (its schedulers print if they were made verbose).
-  if opts.verbose ~= nil and type(opts.verbose) ~= "boolean" then
-    fail(self.name .. ": verbose must be a boolean, got " .. describe(opts.verbose))
-  end
-  self.verbose = opts.verbose or false
+  self.verbose = verbose_option(self.name, opts.verbose)
   self._schedulers = schedulers
   self.last_epoch = last_epoch + 1
   self.optimizer = optimizer
@@ -1747,10 +1747,7 @@ function ReduceLROnPlateau:init(optimizer, opts)
   end
   self.eps = opts.eps or 1e-8
   check_number(name, "eps", self.eps)
-  if opts.verbose ~= nil and type(opts.verbose) ~= "boolean" then
-    fail(name .. ": verbose must be a boolean, got " .. describe(opts.verbose))
-  end
-  self.verbose = opts.verbose or false
+  self.verbose = verbose_option(name, opts.verbose)
   self.last_epoch = 0
   self.best = self.mode == "min" and math.huge or -math.huge
   self.num_bad_epochs = 0

@@ -38,9 +38,10 @@ function G.numel(shape)
   for _, d in ipairs(shape) do n = n * d end
   return n
 end
+-- A shallow copy of a list or a keyword table.
 function G.copy(t)
   local r = {}
-  for i, v in ipairs(t) do r[i] = v end
+  for k, v in pairs(t) do r[k] = v end
   return r
 end
 -- A keyword table, or nil when it is empty (an empty table would be a positional argument).

@@ -8,13 +8,6 @@ local optim = torch.optim
 local S = optim.lr_scheduler
 
 -- The gradient's scale at each step (signs and sizes vary, as a training run's do).
--- A copy of a keyword table (the optimizer gets its own).
-local function kw_copy(t)
-  local r = {}
-  for k, v in pairs(t) do r[k] = type(v) == "table" and G.copy(v) or v end
-  return r
-end
-
 local SCALES = {2.0, 1.0, 3.0, 0.2, 1.5, -0.5, 0.7, 2.5, 1.0, 0.1}
 
 local OPTIMIZERS = {
@@ -53,7 +46,7 @@ for _, name in ipairs(NAMES) do
        end,
        call = function(a, b, c, p)
          local pa, pb = a:clone():requires_grad_(), b:clone():requires_grad_()
-         local opt = optim[p.name]({pa, pb}, kw_copy(p.kw))
+         local opt = optim[p.name]({pa, pb}, G.copy(p.kw))
          for _, s in ipairs(p.scales) do
            pa.grad = (pa:detach() - c[1]) * s
            pb.grad = (pb:detach() - c[2]) * s
@@ -82,7 +75,7 @@ add({name = "optim.LBFGS", out = "same*", cast = "none", tol = {float64 = {1e-9,
      end,
      call = function(a, _, c, p)
        local x = a:clone():requires_grad_()
-       local opt = optim.LBFGS({x}, kw_copy(p.kw))
+       local opt = optim.LBFGS({x}, G.copy(p.kw))
        local t, qa, qc = c[1], c[2], c[3]
        local function closure()
          local e = x:detach() - t

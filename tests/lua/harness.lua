@@ -182,6 +182,13 @@ function T.python(code, ...)
   return out, ok == true
 end
 
+-- The numbers in a program's printed output, in order (to compare a Python reference's prints).
+function T.numbers(out)
+  local vals = {}
+  for v in out:gmatch("[-%d%.e+]+") do vals[#vals + 1] = tonumber(v) end
+  return vals
+end
+
 -- The number of live registry references (luaL_ref slots in use): a released slot holds the
 -- number of the next free one, so the live ones are the integer keys holding anything else.
 -- #registry is a high-water mark and never shrinks.

@@ -158,11 +158,7 @@ x = torch.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], dtype=torch.float64)
 ]=]
 local x = torch.tensor({{0.5, -1.0, 2.0}, {1.5, 0.25, -0.75}}, {dtype = "float64"})
 local function arch() return nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2)):double() end
-local function parse(out)
-  local vals = {}
-  for v in out:gmatch("[-%d%.e+]+") do vals[#vals + 1] = tonumber(v) end
-  return vals
-end
+local parse = T.numbers
 
 T.test("a model trained a step in tide, saved as .pt, loads into PyTorch (weights_only, strict) with tide's outputs", function()
   torch.manual_seed(5)
