@@ -518,6 +518,20 @@ def hooked_linear(x, w, bias):
     return [N(out), N(xt.grad), N(lin.weight.grad), N(lin.bias.grad), N(out.grad)]
 
 
+def product_ref(op, a, b, c, kw):
+    """torch.<op>(a, b, c, **kw) for baddbmm / addbmm / addmv / addr. With beta = 0 into a zeroed
+    out=: the plain call now and then gave a NaN that no input held (float32, beta = 0, an
+    expanded batch1; not reproducible alone), which looks like PyTorch 1.13 reading its
+    uninitialised result buffer there; a zeroed out= gives what beta = 0 means."""
+    import torch
+    f = getattr(torch, op)
+    r = f(T(a), T(b), T(c), **kw)
+    if kw.get("beta") == 0:
+        r = torch.zeros_like(r)
+        f(T(a), T(b), T(c), **kw, out=r)
+    return N(r)
+
+
 def pykw(p):
     """torch.gradient's keywords from a case's p (tests/conformance/ops_ops15.lua's gradient row):
     dim 1-based there, coordinates as float64 tensors."""

@@ -134,7 +134,7 @@ local PRODUCTS = {
 local FACTORS = {{}, {beta = 0.5, alpha = 2}, {beta = 0}, {alpha = -1.5}, {beta = 2, alpha = 0}}
 for _, op in ipairs({"baddbmm", "addbmm", "addmv", "addr"}) do
   add({name = op, out = "same", grad = {"a", "b", "c"},
-       ref = "N(torch." .. op .. "(T(a), T(b), T(c), " .. PYKW .. "))",
+       ref = "product_ref('" .. op .. "', a, b, c, p.kw or {})",
        cases = function()
          local cs = {}
          for _, dt in ipairs(MAIN) do
