@@ -156,14 +156,11 @@ struct Applied {
   std::vector<Tensor> adv;  // per dim of r; undefined = whole
   std::vector<int> labels;  // per dim of r: the dim of x it came from (for messages)
   int n_adv = 0;
-  // Dims of r taken by negative-step ranges: r holds their elements ascending (a view), and
-  // reading flips them (a copy; strides are never negative).
-  std::vector<int64_t> reversed;
 };
 
 // [start, end) of a range written {first, last, step} on dim `ud` (0-based) of size n, with
 // a positive step. A negative step (NumPy's a[::-1]) runs from first down to last: the same
-// elements ascending are returned, and `reversed` set (the caller flips that dim).
+// elements ascending are returned, and `reversed` set (the caller views that dim reversed).
 void resolve_range(const Entry& e, int ud, int64_t n, int64_t& start, int64_t& end, int64_t& step, bool& reversed) {
   auto bound_error = [&](const char* which, int64_t v) {
     TIDE_FAIL(kOp, ": range ", which, " ", v, " is out of range for dim ", ud + 1, " of size ", n, " (valid 1..", n,
@@ -215,7 +212,7 @@ Applied apply_key(const Tensor& x, const std::vector<Entry>& entries) {
         bool reversed;
         resolve_range(e, ud, r.size(rd), s, en, step, reversed);
         r = ag::slice(r, rd, s, en, step);
-        if (reversed) a.reversed.push_back(rd);
+        if (reversed) r = ag::flip_view(r, {rd});
         viewed = true;
         a.labels.push_back(ud);
         ++rd, ++ud;
@@ -280,7 +277,6 @@ namespace {
 // x[entries], recorded by autograd through the differentiable views and selections.
 Tensor index_get(const Tensor& x, const std::vector<Entry>& entries) {
   Applied a = apply_key(x, entries);
-  if (!a.reversed.empty()) a.r = ag::flip(a.r, a.reversed);
   if (a.n_adv == 0) return a.r;
   if (const Tensor* m = whole_mask(a)) return ag::masked_select(a.r, *m);
   std::vector<Tensor> idx = index_list(a);
@@ -307,12 +303,9 @@ void index_set(Tensor& x, const std::vector<Entry>& entries, const std::optional
     TIDE_CHECK(fits, kOp, ": cannot assign a tensor of shape ", v.sizes().str(), " to elements of shape ",
                r.sizes().str(), " (it must broadcast)");
     src = ops::expand(src, r.sizes());
-    if (!a.reversed.empty()) src = ops::flip(src, a.reversed);  // r holds those dims ascending
     ops::copy_(r, src);  // reads a source overlapping r from a copy
     return;
   }
-  TIDE_CHECK(a.reversed.empty(), kOp, ": assigning through a negative-step range together with tensor indices is "
-             "not supported (use a positive step, or flip the values)");
   if (const Tensor* m = whole_mask(a)) {
     if (s) {
       ops::masked_fill_(a.r, *m, TensorOrScalar(*s));

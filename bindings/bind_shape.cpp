@@ -240,6 +240,12 @@ int unbind_fn(lua_State* L, Args& a) {
   return 1;
 }
 
+// x reversed along dims: a view with NumPy semantics (np.flip's, like a[::-1]), a copy with
+// PyTorch's (torch.flip copies).
+Tensor flipped(const Tensor& x, const std::vector<int64_t>& dims) {
+  return numpy_semantics() ? ag::flip_view(x, dims) : ag::flip(x, dims);
+}
+
 // flip(x, dims) with dims as a table or numbers (also as dims=, dim= or axis=); no dims flips
 // them all (NumPy's default).
 int flip_fn(lua_State* L, Args& a) {
@@ -259,27 +265,28 @@ int flip_fn(lua_State* L, Args& a) {
   } else {
     for (int d = 0; d < x.dim(); ++d) dims.push_back(d);
   }
-  return ret(L, ag::flip(x, dims));
+  return ret(L, flipped(x, dims));
 }
 
 int fliplr_fn(lua_State* L, Args& a) {
   const Tensor& x = a.tensor(1);
   if (x.dim() < 2) a.error("expected a tensor with at least 2 dims, got " + std::to_string(x.dim()));
-  return ret(L, ag::flip(x, {1}));
+  return ret(L, flipped(x, {1}));
 }
 
 int flipud_fn(lua_State* L, Args& a) {
   const Tensor& x = a.tensor(1);
   if (x.dim() < 1) a.error("expected a tensor with at least 1 dim, got 0");
-  return ret(L, ag::flip(x, {0}));
+  return ret(L, flipped(x, {0}));
 }
 
 // narrow(x, dim, start, length): start is 1-based (negative from the end).
 // torch.as_strided(x, size, stride[, storage_offset]): a view of x's storage with the given
 // sizes and element strides, starting at element storage_offset of the storage (x's own
-// offset when omitted). Strides must be >= 0 and the view must lie inside the storage; a
-// view that carries gradients must lie inside a contiguous x's own elements (the gradient
-// is scattered back into x's shape).
+// offset when omitted). The view must lie inside the storage (a negative stride walks
+// backwards from the offset, as NumPy's as_strided allows; PyTorch refuses it); a view that
+// carries gradients must lie inside a contiguous x's own elements (the gradient is
+// scattered back into x's shape).
 // The integers of a plain Lua table at positional i (as_strided's size and stride).
 std::vector<int64_t> integer_table(lua_State* L, Args& a, int i, const char* what) {
   if (!a.is_table(i)) a.error(std::string(what) + " must be a table of integers");
@@ -311,19 +318,21 @@ int as_strided_fn(lua_State* L, Args& a) {
     a.error("size " + sizes.str() + " and stride have different lengths (" + std::to_string(sizes.size()) + " and " +
             std::to_string(strides.size()) + ")");
   Dims st;
-  for (int64_t s : strides) {
-    if (s < 0) a.error("strides must be >= 0, got " + std::to_string(s));
-    st.push_back(s);
-  }
+  for (int64_t s : strides) st.push_back(s);
   if (offset < 0) a.error("storage_offset must be >= 0, got " + std::to_string(offset));
   int64_t storage_elems = int64_t(x.storage()->nbytes() / x.itemsize());
-  int64_t last = offset;  // the last element the view reaches (when it has any)
+  int64_t first = offset, last = offset;  // the lowest and highest elements the view reaches (when it has any)
   bool empty = false;
   for (int i = 0; i < sizes.size(); ++i) empty = empty || sizes[i] == 0;
   if (!empty)
-    for (int i = 0; i < sizes.size(); ++i)
-      last = checked_add("as_strided", last, checked_mul("as_strided", sizes[i] - 1, st[i], "the view's extent"),
-                         "the view's extent");
+    for (int i = 0; i < sizes.size(); ++i) {
+      int64_t reach = checked_mul("as_strided", sizes[i] - 1, st[i], "the view's extent");
+      int64_t& end = reach < 0 ? first : last;
+      end = checked_add("as_strided", end, reach, "the view's extent");
+    }
+  if (!empty && first < 0)
+    a.error("the view of size " + sizes.str() + " with strides " + st.str() + " at offset " + std::to_string(offset) +
+            " reaches element " + std::to_string(first + 1) + " of its storage (before the first)");
   if (!empty && last >= storage_elems)
     a.error("the view of size " + sizes.str() + " with strides " + st.str() + " at offset " + std::to_string(offset) +
             " reaches element " + std::to_string(last + 1) + " of a storage of " + std::to_string(storage_elems) +
@@ -331,8 +340,8 @@ int as_strided_fn(lua_State* L, Args& a) {
   if (empty && offset > storage_elems)
     a.error("storage_offset " + std::to_string(offset) + " is past the end of a storage of " +
             std::to_string(storage_elems) + " elements");
-  bool inside = x.is_contiguous() && offset >= x.offset() && (empty ? offset <= x.offset() + x.numel()
-                                                                    : last < x.offset() + x.numel());
+  bool inside = x.is_contiguous() && (empty ? offset >= x.offset() && offset <= x.offset() + x.numel()
+                                            : first >= x.offset() && last < x.offset() + x.numel());
   if (inside) return ret(L, ag::as_strided(x, sizes, st, offset - x.offset()));
   if (autograd::needs_recording({&x}))
     a.error("a view outside a contiguous input's own elements cannot carry gradients (input of size " +
@@ -399,12 +408,12 @@ const Binding kShapeBindings[] = {
      "split(x, size or sizes[, dim][, {dim=, axis=}]) -> table: views of pieces of `size` (the last may be smaller) or of the given sizes."},
     {"chunk", chunk_fn, METHOD | TORCH, "chunk(x, n[, dim][, {dim=, axis=}]) -> table: at most n views of (nearly) equal size."},
     {"unbind", unbind_fn, METHOD | TORCH, "unbind(x[, dim][, {dim=, axis=}]) -> table: the slices along dim (views)."},
-    {"flip", flip_fn, METHOD | TORCH | NUMPY, "flip(x[, dims][, {dims=, dim=, axis=}]) -> Tensor: elements reversed along dims (all when omitted); a copy."},
+    {"flip", flip_fn, METHOD | TORCH | NUMPY, "flip(x[, dims][, {dims=, dim=, axis=}]) -> Tensor: elements reversed along dims (all when omitted); a copy (np.flip and NumPy arrays: a view)."},
     {"fliplr", fliplr_fn, METHOD | TORCH | NUMPY, "fliplr(x) -> Tensor: flipped along dim 2."},
     {"flipud", flipud_fn, METHOD | TORCH | NUMPY, "flipud(x) -> Tensor: flipped along dim 1."},
     {"as_strided", as_strided_fn, METHOD | TORCH,
      "as_strided(x, size, stride[, storage_offset]) -> Tensor: a view of x's storage with these sizes and element strides "
-     "(>= 0), from element storage_offset of the storage (x's offset by default); it must lie inside the storage."},
+     "(a negative one walks backwards), from element storage_offset of the storage (x's offset by default); it must lie inside the storage."},
     {"narrow", narrow_fn, METHOD | TORCH, "narrow(x, dim, start, length) -> Tensor: elements start..start+length-1 of dim (view)."},
     {"select", select_fn, METHOD | TORCH, "select(x, dim, index) -> Tensor: the slice at index of dim, which is removed (view)."},
 };

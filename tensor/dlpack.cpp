@@ -7,24 +7,28 @@ namespace tide {
 
 namespace {
 
-// Bytes from the first to one past the last element a view of these sizes and strides
-// reaches (0 for an empty tensor); throws naming `op` on negative strides or overflow.
-size_t extent_bytes(const Dims& shape, const Dims& strides, DType dtype, const char* op) {
-  int64_t last = 0;
+// The memory a view of these sizes and strides reaches from its first element: `below`
+// elements before it (negative strides walk backwards) and `bytes` in all (0 for an empty
+// tensor). Throws naming `op` on a negative size or overflow.
+struct Reach {
+  int64_t below = 0;
+  size_t bytes = 0;
+};
+Reach reach_of(const Dims& shape, const Dims& strides, DType dtype, const char* op) {
   for (int d = 0; d < shape.size(); ++d) {
     TIDE_CHECK(shape[d] >= 0, op, ": negative size ", shape[d], " in shape ", shape.str());
-    TIDE_CHECK(strides[d] >= 0, op, ": negative stride ", strides[d], " in strides ", strides.str(),
-               " (tide tensors have non-negative strides)");
-    if (shape[d] == 0) return 0;
-    int64_t reach;
-    TIDE_CHECK(!__builtin_mul_overflow(shape[d] - 1, strides[d], &reach) &&
-                   !__builtin_add_overflow(last, reach, &last),
-               op, ": shape ", shape.str(), " with strides ", strides.str(), " spans more memory than exists");
+    if (shape[d] == 0) return {};
   }
-  int64_t bytes;
-  TIDE_CHECK(!__builtin_mul_overflow(last + 1, int64_t(dtype_size(dtype)), &bytes), op, ": shape ", shape.str(),
-             " with strides ", strides.str(), " spans more memory than exists");
-  return size_t(bytes);
+  int64_t low = 0, high = 0, reach, bytes;
+  bool overflow = false;
+  for (int d = 0; d < shape.size(); ++d) {
+    overflow = overflow || __builtin_mul_overflow(shape[d] - 1, strides[d], &reach) ||
+               __builtin_add_overflow(reach < 0 ? low : high, reach, reach < 0 ? &low : &high);
+  }
+  overflow = overflow || __builtin_sub_overflow(high, low, &reach) || __builtin_add_overflow(reach, 1, &reach) ||
+             __builtin_mul_overflow(reach, int64_t(dtype_size(dtype)), &bytes);
+  TIDE_CHECK(!overflow, op, ": shape ", shape.str(), " with strides ", strides.str(), " spans more memory than exists");
+  return {-low, size_t(bytes)};
 }
 
 // What a DLPack export keeps alive: the tensor, and the shape and strides arrays it points to.
@@ -94,10 +98,13 @@ Tensor Tensor::from_blob(void* data, const Dims& shape, DType dtype, const Dims&
   Dims st = strides.empty() && !shape.empty() ? contiguous_strides(shape, "from_blob") : strides;
   TIDE_CHECK(st.size() == shape.size(), "from_blob: ", shape.size(), " sizes ", shape.str(), " but ", st.size(),
              " strides ", st.str());
-  size_t nbytes = extent_bytes(shape, st, dtype, "from_blob");
-  TIDE_CHECK(data != nullptr || nbytes == 0, "from_blob: null data pointer for a tensor of shape ", shape.str());
-  auto storage = Storage::wrap(data, nbytes, device, std::move(deleter));
-  return make_view(std::move(storage), shape, st, 0, dtype);
+  const Reach r = reach_of(shape, st, dtype, "from_blob");
+  TIDE_CHECK(data != nullptr || r.bytes == 0, "from_blob: null data pointer for a tensor of shape ", shape.str());
+  // The storage starts at the lowest address; the deleter still gets the pointer it was given.
+  char* low = static_cast<char*>(data) - r.below * int64_t(dtype_size(dtype));
+  if (r.below > 0 && deleter) deleter = [d = std::move(deleter), data](void*) { d(data); };
+  auto storage = Storage::wrap(low, r.bytes, device, std::move(deleter));
+  return make_view(std::move(storage), shape, st, r.below, dtype);
 }
 
 Tensor Tensor::from_blob(void* data, const Dims& shape, DType dtype, std::function<void(void*)> deleter,

@@ -84,12 +84,22 @@ bool is_empty(const Tensor& t) {
   return false;
 }
 
-// The span of t's elements in bytes: from its first byte to one past its last.
-int64_t byte_extent(const Tensor& t) {
-  int64_t e = int64_t(t.itemsize());
-  for (int d = 0; d < t.dim(); ++d) e += (t.size(d) - 1) * t.stride(d) * int64_t(t.itemsize());
-  return e;
+// The lowest address of t's elements (below data_ptr() where a stride is negative) and the
+// span of its bytes from there to one past its last. Seen from that address, a reversed dim
+// is the same set of bytes with the stride's magnitude, which is how the tests below take it.
+intptr_t lowest_address(const Tensor& t, int64_t& extent) {
+  const int64_t item = int64_t(t.itemsize());
+  intptr_t low = reinterpret_cast<intptr_t>(t.data_ptr());
+  extent = item;
+  for (int d = 0; d < t.dim(); ++d) {
+    const int64_t reach = (t.size(d) - 1) * t.stride(d) * item;
+    if (reach < 0) low += reach;
+    extent += reach < 0 ? -reach : reach;
+  }
+  return low;
 }
+
+int64_t magnitude(int64_t stride) { return stride < 0 ? -stride : stride; }
 
 // Same address, element size, and sizes and strides over the dims of size > 1.
 bool same_layout(const Tensor& a, const Tensor& b) {
@@ -109,16 +119,17 @@ namespace detail {
 
 MemOverlap view_overlap(const Tensor& a, const Tensor& b) {
   if (is_empty(a) || is_empty(b)) return MemOverlap::None;
-  const auto a0 = reinterpret_cast<intptr_t>(a.data_ptr()), b0 = reinterpret_cast<intptr_t>(b.data_ptr());
-  const int64_t ea = byte_extent(a), eb = byte_extent(b);
+  int64_t ea, eb;
+  const intptr_t a0 = lowest_address(a, ea), b0 = lowest_address(b, eb);
   if (a0 >= b0 + eb || b0 >= a0 + ea) return MemOverlap::None;
   if (same_layout(a, b)) return MemOverlap::Same;
-  // Bytes a0 + sum(x_i p_i) + u of a and b0 + sum(y_j q_j) + v of b meet, with y' = size - 1 - y
-  // and v' = itemsize - 1 - v, when sum(x_i p_i) + sum(y'_j q_j) + u + v' = b0 - a0 + eb - 1.
+  // Bytes a0 + sum(x_i p_i) + u of a and b0 + sum(y_j q_j) + v of b meet (p, q: the strides'
+  // magnitudes in bytes), with y' = size - 1 - y and v' = itemsize - 1 - v, when
+  // sum(x_i p_i) + sum(y'_j q_j) + u + v' = b0 - a0 + eb - 1.
   Terms s;
   for (const Tensor* t : {&a, &b})
     for (int d = 0; d < t->dim(); ++d)
-      if (t->stride(d) != 0) s.add(t->stride(d) * int64_t(t->itemsize()), t->size(d) - 1);
+      if (t->stride(d) != 0) s.add(magnitude(t->stride(d)) * int64_t(t->itemsize()), t->size(d) - 1);
   s.add(1, int64_t(a.itemsize() + b.itemsize()) - 2);
   s.finish(true);
   int64_t work = kMaxWork;
@@ -126,12 +137,12 @@ MemOverlap view_overlap(const Tensor& a, const Tensor& b) {
 }
 
 // Two index vectors i != j of t with the same address: sum(c_d stride_d) == 0 for some
-// nonzero c with |c_d| < size_d.
+// nonzero c with |c_d| < size_d (c_d's range is symmetric, so only |stride_d| matters).
 bool strided_self_overlap(const Tensor& t) {
   Terms s;
   for (int d = 0; d < t.dim(); ++d) {
     if (t.stride(d) == 0 && t.size(d) > 1) return true;
-    s.add(t.stride(d), t.size(d) - 1);
+    s.add(magnitude(t.stride(d)), t.size(d) - 1);
   }
   s.finish(false);
   for (int i = 0; i + 1 < s.n; ++i)

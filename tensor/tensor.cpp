@@ -247,6 +247,12 @@ bool Tensor::is_contiguous() const {
   return true;
 }
 
+bool Tensor::has_negative_stride() const {
+  for (int i = 0; i < dim(); ++i)
+    if (impl_->strides[i] < 0 && impl_->sizes[i] > 1) return true;
+  return false;
+}
+
 Tensor Tensor::as_strided(const Dims& sizes, const Dims& strides, int64_t offset) const {
   Tensor v = make_view(impl_->storage, sizes, strides, offset, impl_->dtype);
   v.impl()->base = impl_->base ? impl_->base : impl_;

@@ -186,7 +186,10 @@ struct AutogradMeta;  // tensor/autograd/autograd.hpp
 
 struct TensorImpl {
   std::shared_ptr<Storage> storage;
-  Dims sizes, strides;   // strides in elements, never negative
+  // Strides in elements; negative along a reversed dim (a[{{-1, 1, -1}}], NumPy's a[::-1]),
+  // where offset is then the first element's, not the lowest address. Code that hands raw
+  // memory to a library (BLAS, FFTW, a file) takes such a tensor contiguous first.
+  Dims sizes, strides;
   int64_t offset = 0;    // in elements
   DType dtype = DType::Float32;
   // Made by NumPy spelling (np.*, or an op on such an array): the bindings run every op
@@ -235,6 +238,8 @@ class Tensor {
   size_t itemsize() const { return dtype_size(impl_->dtype); }
   size_t nbytes() const { return size_t(numel()) * itemsize(); }
   bool is_contiguous() const;
+  // Some dim of more than one element is walked backwards (a reversed view).
+  bool has_negative_stride() const;
   void* data_ptr() const {
     return static_cast<char*>(impl_->storage->data()) + impl_->offset * int64_t(itemsize());
   }

@@ -82,6 +82,10 @@ run_all_suites() {
     "$build/tide" tests/lua/test_cuda.lua
   run_suite "$tag device paths: conformance (stand-in backend)" \
     env TIDE_CUDA_MODULE="$fake" TIDE_FAKE_CUDA=1 "$build/tide" tests/conformance/devicecheck.lua
+  # The layout column: every conformance case again with its inputs as reversed views
+  # (negative strides, NumPy's a[::-1]), against the results for contiguous inputs.
+  run_suite "$tag layout column: conformance on reversed views" \
+    "$build/tide" tests/conformance/devicecheck.lua reversed
 }
 
 # The fuzzers' slice: every API fuzzer target twice, on each build.

@@ -982,7 +982,7 @@ local function int_list(op, name, v)
 end
 
 -- as_strided(x[, shape][, strides]): strides in BYTES, as NumPy's (multiples of the item
--- size, >= 0), from x's first element; the view shares x's memory and is writable (in-place
+-- size; a negative one walks backwards), from x's first element; the view shares x's memory and is writable (in-place
 -- writes to a view whose elements overlap are refused by the engine).
 function st.as_strided(...)
   local op = "as_strided"

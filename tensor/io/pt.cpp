@@ -673,9 +673,7 @@ class Pickler {
     if (!type)
       fail("is a tensor of dtype ", dtype_name(t.dtype()), ", which PyTorch's checkpoints cannot hold (convert it: ",
            "x:long() or x:int())");
-    bool negative = false;
-    for (int k = 0; k < t.dim(); ++k) negative = negative || t.strides()[k] < 0;
-    if (negative) t = t.contiguous();  // PyTorch has no negative strides
+    if (t.has_negative_stride()) t = t.contiguous();  // PyTorch has no negative strides
     const size_t s = storage_of(t);
     if (v.parameter) global("torch._utils", "_rebuild_parameter");
     global("torch._utils", "_rebuild_tensor_v2");

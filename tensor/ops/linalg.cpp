@@ -583,8 +583,9 @@ Tensor dot_1d(const char* op, const Tensor& a, const Tensor& b, const Tensor* ou
   Tensor r = result_tensor(op, {}, dt, out, {&a, &b});
   if ((dt == DType::Float32 || dt == DType::Float64) && n > 64 && n <= INT_MAX && a.device().is_cpu()) {
     Tensor x = a, y = b;
-    if (n > 1 && (x.stride(0) == 0 || x.stride(0) > INT_MAX)) x = x.contiguous();
-    if (n > 1 && (y.stride(0) == 0 || y.stride(0) > INT_MAX)) y = y.contiguous();
+    // BLAS reads a negative increment from the vector's lowest address, not its first element.
+    if (n > 1 && (x.stride(0) <= 0 || x.stride(0) > INT_MAX)) x = x.contiguous();
+    if (n > 1 && (y.stride(0) <= 0 || y.stride(0) > INT_MAX)) y = y.contiguous();
     int incx = n > 1 ? int(x.stride(0)) : 1, incy = n > 1 ? int(y.stride(0)) : 1;
     if (dt == DType::Float32) *r.data<float>() = cblas_sdot(int(n), x.data<float>(), incx, y.data<float>(), incy);
     else *r.data<double>() = cblas_ddot(int(n), x.data<double>(), incx, y.data<double>(), incy);

@@ -1,6 +1,6 @@
 // Shape ops. Views only rewrite sizes, strides and offset over the same storage; the copies
-// (cat, stack, repeat) write through views with ops::copy_, so they work wherever copy_
-// does; flip walks the input with negative strides on the CPU.
+// (cat, stack, repeat, flip) write through views with ops::copy_, so they work wherever
+// copy_ does (flip copies its reversed view, whose strides are negative).
 #include "shape.hpp"
 
 #include <algorithm>
@@ -11,7 +11,6 @@
 #include "../parallel.hpp"
 #include "elementwise.hpp"
 #include "index.hpp"
-#include "strided.hpp"
 
 namespace tide::ops {
 
@@ -361,6 +360,19 @@ Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t s
   return x.as_strided(sz, st, off);
 }
 
+Tensor flip_view(const Tensor& x, const std::vector<int64_t>& dims) {
+  check_defined(x, "flip");
+  std::vector<int> w = unique_dims("flip", dims, x.dim());
+  Dims st = x.strides();
+  int64_t off = x.offset();
+  for (int d : w) {
+    if (x.size(d) <= 1) continue;  // nothing to reverse (and an empty dim keeps the offset)
+    off += (x.size(d) - 1) * x.stride(d);  // the last element, inside the storage
+    st[d] = -st[d];
+  }
+  return x.as_strided(x.sizes(), st, off);
+}
+
 // An empty list for `count` views. The count comes from the script (unbind of an expanded
 // dim of 2^40, split(1) of it), so the views' memory is checked against the interpreter's
 // budget first, and the caller's loop checks the interrupt through add_view.
@@ -554,30 +566,10 @@ Dims tile_repeats(const Tensor& x, const Dims& repeats) {
 Tensor tile(const Tensor& x, const Dims& repeats) { return repeat(x, tile_repeats(x, repeats)); }
 
 Tensor flip(const Tensor& x, const std::vector<int64_t>& dims) {
-  std::vector<int> w = unique_dims("flip", dims, x.dim());
   check_defined(x, "flip");
-  if (!x.device().is_cpu()) return take_on_device("flip", x, flip(positions_of(x), dims));
+  Tensor reversed = flip_view(x, dims);
   Tensor out = Tensor::empty(x.sizes(), x.dtype(), x.device());
-  if (out.numel() == 0) return out;
-  detail::Strided<2> s(x.sizes());
-  s.set(0, out.strides());
-  s.set(1, x.strides());
-  int64_t base = x.offset();
-  for (int d : w) {
-    if (x.dim() == 0) break;
-    base += (x.size(d) - 1) * x.stride(d);
-    s.strides[1][d] = -x.stride(d);
-  }
-  s.coalesce();
-  char* dst = detail::storage_base(out);
-  const char* src = detail::storage_base(x) + base * int64_t(x.itemsize());
-  const size_t item = x.itemsize();
-  parallel_for(0, out.numel(), kParallelGrain, [&](int64_t b, int64_t e) {
-    detail::strided_walk(s, b, e, [&](const int64_t* o) {
-      detail::copy_item(dst + o[0] * int64_t(item), src + o[1] * int64_t(item), item);
-    });
-  });
-  return out;
+  return copy_(out, reversed);
 }
 
 void as_strided_write(Tensor& dst, const Tensor& src_, const Dims& strides, int64_t offset, bool accumulate) {

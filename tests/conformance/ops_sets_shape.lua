@@ -442,6 +442,7 @@ add({name = "np.sliding_window_view", grad = {"a"}, out = "same", cast = "none",
      end,
      call = function(a, _, _, p) return np.lib.stride_tricks.sliding_window_view(a, p.w, {axis = p.axis}) end})
 add({name = "np.as_strided", grad = {"a"}, out = "same", cast = "none",
+     layout = "strides chosen by the caller, from the input's first element",
      ref = "np.lib.stride_tricks.as_strided(a, p.shape, tuple(s * a.itemsize for s in p.st)).copy()",
      cases = function()
        local cs = {}

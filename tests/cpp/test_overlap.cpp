@@ -97,6 +97,27 @@ TEST_CASE("has_internal_overlap: stride 0 over more than one element, and collid
   CHECK(error_of([&] { check_no_internal_overlap("add_", view(m, {1, 3}, {0, 1}, 0)); }) == "(no error)");
 }
 
+TEST_CASE("reversed views (negative strides): ranges from the lowest address, exact tests on magnitudes") {
+  Tensor a = iota({6}, DType::Float64);
+  Tensor rev = view(a, {6}, {-1}, 5);  // a[::-1]
+  CHECK(mem_overlap(a, rev) == MemOverlap::Partial);
+  CHECK(mem_overlap(rev, view(a, {6}, {-1}, 5)) == MemOverlap::Same);
+  CHECK(mem_overlap(view(a, {3}, {-1}, 2), view(a, {3}, {1}, 3)) == MemOverlap::None);   // a[2::-1], a[3:]
+  CHECK(mem_overlap(view(a, {3}, {-1}, 3), view(a, {3}, {1}, 3)) == MemOverlap::Partial);  // both hold a[3]
+  CHECK(mem_overlap(view(a, {3}, {-2}, 4), view(a, {3}, {2}, 1)) == MemOverlap::None);   // evens, odds
+  Tensor m = iota({3, 3});
+  CHECK_FALSE(has_internal_overlap(view(m, {3, 3}, {-3, -1}, 8)));  // m[::-1, ::-1]
+  CHECK_FALSE(has_internal_overlap(view(m, {3, 3}, {1, -3}, 6)));   // m.T[:, ::-1]
+  CHECK(has_internal_overlap(view(m, {2, 2}, {1, -1}, 1)));         // 1 = (0,0) = (1,1)
+  // np.add(a[::-1], a, out=a): a is read before it is written
+  ops::binary(BinaryOp::Add, rev, a, &a);
+  CHECK(values(a) == std::vector<double>{5, 5, 5, 5, 5, 5});
+  Tensor c = iota({4}, DType::Float64);
+  Tensor c_rev = view(c, {4}, {-1}, 3);
+  ops::copy_(c_rev, c);  // c[::-1] = c
+  CHECK(values(c) == std::vector<double>{3, 2, 1, 0});
+}
+
 TEST_CASE("readable_input copies an input only when the write could change it first") {
   Tensor a = iota({4});
   Tensor other = iota({4});

@@ -92,8 +92,21 @@ TEST_CASE("from_blob with strides, a deleter, and bad arguments") {
     CHECK(deleted == 0);
   }
   CHECK(deleted == 1);
-  CHECK_THROWS_WITH_AS(Tensor::from_blob(host, {2, 3}, DType::Float64, {-1, 1}),
-                       doctest::Contains("from_blob: negative stride -1"), tide::Error);
+  {
+    // Negative strides walk backwards from the pointer given (the last row first); the
+    // deleter still receives that pointer.
+    Interpreter vm({.globals = true});
+    vm.set("t", Tensor::from_blob(host + 4, {3, 2}, DType::Float64, {-2, 1}, [&](void* p) {
+      CHECK(p == static_cast<void*>(host + 4));
+      ++deleted;
+    }));
+    vm.run_string("r = t:tolist(); s = t:stride(); t[{3, 1}] = 10");
+    CHECK(vm.get<std::vector<std::vector<double>>>("r") == std::vector<std::vector<double>>{{5, 6}, {3, 4}, {1, 2}});
+    CHECK(vm.get<std::vector<int64_t>>("s") == std::vector<int64_t>{-2, 1});
+    CHECK(host[0] == 10);
+    host[0] = 1;
+  }
+  CHECK(deleted == 2);
   CHECK_THROWS_WITH_AS(Tensor::from_blob(host, {2, 3}, DType::Float64, {1}),
                        doctest::Contains("from_blob: 2 sizes {2,3} but 1 strides"), tide::Error);
   CHECK_THROWS_WITH_AS(Tensor::from_blob(nullptr, {2}, DType::Float64), doctest::Contains("from_blob: null data"),

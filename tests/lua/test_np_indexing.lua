@@ -59,7 +59,7 @@ T.test("size properties as NumPy's", function()
   T.eq(np.array(5).strides, {})
 end)
 
-T.test("negative-step ranges read reversed (copies) and assign in NumPy's order", function()
+T.test("negative-step ranges are views walked backwards, as NumPy's", function()
   local a = np.arange(6)
   T.eq(a[{{-1, 1, -1}}]:tolist(), {5, 4, 3, 2, 1, 0})   -- a[::-1]
   T.eq(a[{{-1, 1, -2}}]:tolist(), {5, 3, 1})            -- a[::-2]
@@ -80,10 +80,25 @@ T.test("negative-step ranges read reversed (copies) and assign in NumPy's order"
   T.eq(d:tolist(), {{3, 2, 1}, {3, 2, 1}})
   d[{{-1, 1, -1}}] = 7
   T.eq(d:tolist(), {{7, 7, 7}, {7, 7, 7}})
-  -- reading gives a copy: a write into it does not reach a (NumPy's a[::-1] is a view)
+  -- a view, as NumPy's a[::-1]: writes through it reach a, and its strides are negative
   local r = a[{{-1, 1, -1}}]
   r[1] = 100
-  T.eq(a[6]:item(), 5)
+  T.eq(a[6]:item(), 100)
+  T.eq(r:stride(), {-1})
+  T.eq(r.strides, {-8})
+  T.eq(r:is_contiguous(), false)
+  a[6] = 5
+  local bv = b[{{-1, 1, -2}, {-1, 1, -1}}]                -- b[::-2, ::-1]
+  T.eq(bv:stride(), {-8, -1})
+  T.eq(bv:tolist(), {{11, 10, 9, 8}, {3, 2, 1, 0}})
+  T.eq(bv:contiguous():tolist(), {{11, 10, 9, 8}, {3, 2, 1, 0}})
+  bv[{1, 1}] = -1
+  T.eq(b[{3, 4}]:item(), -1)
+  b[{3, 4}] = 11
+  -- tensor indices after a reversed range: assignment reaches b in NumPy's order
+  local e = np.zeros({3, 2}, "int64")
+  e[{{-1, 1, -1}, torch.tensor{1}}] = np.array{{1}, {2}, {3}}   -- e[::-1, [0]] = [[1], [2], [3]]
+  T.eq(e:tolist(), {{3, 0}, {2, 0}, {1, 0}})
   -- gradients flow back to the right places
   local x = torch.arange(4.0):requires_grad_()
   local y = x[{{-1, 1, -2}}];
@@ -92,8 +107,6 @@ T.test("negative-step ranges read reversed (copies) and assign in NumPy's order"
   T.error(function() return a[{{1, 3, -1}}] end,
     "index: range {1,3,-1} runs forwards on dim 1 of size 6 (with a negative step first must be at least last - 1)")
   T.error(function() return a[{{7, 1, -1}}] end, "index: range start 7 is out of range for dim 1 of size 6")
-  T.error(function() b[{{-1, 1, -1}, torch.tensor{1, 2}}] = 0 end,
-    "index: assigning through a negative-step range together with tensor indices is not supported")
 end)
 
 T.done()
