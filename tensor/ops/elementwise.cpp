@@ -391,6 +391,14 @@ static Tensor& copy_across_devices(Tensor& dst, const Tensor& src) {
   return copy_(dst, moved);
 }
 
+// n items of Bytes bytes from data[1] to data[0], each walked with its byte stride.
+template <size_t Bytes>
+void copy_strided(char** data, const int64_t* strides, int64_t n) {
+  char* d = data[0];
+  const char* s = data[1];
+  for (int64_t i = 0; i < n; ++i, d += strides[0], s += strides[1]) std::memcpy(d, s, Bytes);
+}
+
 Tensor& copy_(Tensor& dst, const Tensor& src) {
   check_defined(dst, "copy_");
   check_defined(src, "copy_");
@@ -413,7 +421,13 @@ Tensor& copy_(Tensor& dst, const Tensor& src) {
         if (d[0] != d[1]) std::memcpy(d[0], d[1], size_t(n) * item);  // equal: x:copy_(x)
         return;
       }
-      for (int64_t i = 0; i < n; ++i) std::memcpy(d[0] + i * st[0], d[1] + i * st[1], item);
+      switch (item) {  // a fixed size per loop: each element is one move, not a memcpy call
+        case 1: copy_strided<1>(d, st, n); break;
+        case 2: copy_strided<2>(d, st, n); break;
+        case 4: copy_strided<4>(d, st, n); break;
+        case 8: copy_strided<8>(d, st, n); break;
+        default: copy_strided<16>(d, st, n); break;  // complex128
+      }
     });
     return dst;
   }
