@@ -332,7 +332,7 @@ int as_strided_fn(lua_State* L, Args& a) {
     }
   if (!empty && first < 0)
     a.error("the view of size " + sizes.str() + " with strides " + st.str() + " at offset " + std::to_string(offset) +
-            " reaches element " + std::to_string(first + 1) + " of its storage (before the first)");
+            " reaches " + std::to_string(-first) + " element" + (first == -1 ? "" : "s") + " before the start of its storage");
   if (!empty && last >= storage_elems)
     a.error("the view of size " + sizes.str() + " with strides " + st.str() + " at offset " + std::to_string(offset) +
             " reaches element " + std::to_string(last + 1) + " of a storage of " + std::to_string(storage_elems) +

@@ -114,9 +114,9 @@ T.test("as_strided takes negative strides inside the storage", function()
   local s = np.lib.stride_tricks.as_strided(np.arange(4.0)[{{4, 4}}], {4}, {-8})   -- from a[3] back
   T.eq(s:tolist(), {3.0, 2.0, 1.0, 0.0})
   T.error(function() return torch.as_strided(a, {3}, {-2}, 3) end,
-    "as_strided: the view of size {3} with strides {-2} at offset 3 reaches element 0 of its storage (before the first)")
+    "as_strided: the view of size {3} with strides {-2} at offset 3 reaches 1 element before the start of its storage")
   T.error(function() return torch.as_strided(a, {2, 2}, {-1, 3}, 0) end,
-    "as_strided: the view of size {2,2} with strides {-1,3} at offset 0 reaches element 0 of its storage")
+    "as_strided: the view of size {2,2} with strides {-1,3} at offset 0 reaches 1 element before the start of its storage")
   -- gradients of a view inside the input's own elements
   local x = torch.arange(4.0):requires_grad_()
   local v = torch.as_strided(x, {4}, {-1}, 3);
