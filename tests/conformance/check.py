@@ -295,7 +295,9 @@ def pyidx(spec):
             f, l = e[0], e[1]
             st = e[2] if len(e) > 2 else 1
             start = f - 1 if f > 0 else f
-            if l > 0:
+            if st < 0:  # from f down to l inclusive: stop one further down (None: past index 0)
+                stop = (l - 2 if l - 2 >= 0 else None) if l > 0 else l - 1
+            elif l > 0:
                 stop = l
             else:
                 stop = l + 1 if l + 1 != 0 else None

@@ -1210,7 +1210,8 @@ add({name = "max(a, b)", grad = {"a", "b"}, out = "promote", ref = "np.maximum(a
 ---------------------------------------------------------------------------------------------
 -- Indexing: x[...] reads and writes, index_select, gather, scatter, masked_fill, nonzero.
 -- An index spec is a list of entries: an integer (1-based, negative from the end), a
--- range {first, last[, step]} (inclusive), or ":".
+-- range {first, last[, step]} (inclusive; a negative step runs from first down to last, a
+-- view walked backwards), or ":".
 local function random_spec(s)
   local spec = {}
   local n = math.random(1, #s)
@@ -1226,7 +1227,9 @@ local function random_spec(s)
       local f = math.random(1, size)
       local l = math.random(f, size)
       if math.random() < 0.3 then l = l - size - 1 end
-      if math.random() < 0.5 then spec[i] = {f, l, G.pick({1, 2, 3})} else spec[i] = {f, l} end
+      if math.random() < 0.25 then spec[i] = {l, f, -G.pick({1, 2, 3})}  -- NumPy's a[l-1:f-2:-step]
+      elseif math.random() < 0.5 then spec[i] = {f, l, G.pick({1, 2, 3})}
+      else spec[i] = {f, l} end
     end
   end
   return spec
@@ -1241,6 +1244,7 @@ local function spec_shape(s, spec)
       local f, l, st = e[1], e[2], e[3] or 1
       if f < 0 then f = n + 1 + f end
       if l < 0 then l = n + 1 + l end
+      if st < 0 then f, l, st = l, f, -st end  -- the same count as the ascending range
       out[#out + 1] = l >= f and (l - f) // st + 1 or 0
     end
   end
