@@ -168,7 +168,7 @@ int many_dims(lua_State* L, Args& a, Kind kind, bool forward, bool two) {
     n = *s;
   } else {
     for (int d : *dims) n.push_back(x.size(d));
-    if (kind == Kind::C2R && !n.empty()) n.back() = 2 * (n.back() - 1);
+    if ((kind == Kind::C2R || kind == Kind::HFFT) && !n.empty()) n.back() = 2 * (n.back() - 1);
   }
   return transform(L, a, x, kind, forward, *dims, n, norm_arg(a));
 }
@@ -187,6 +187,10 @@ int fftn_fn(lua_State* L, Args& a) { return many_dims(L, a, Kind::C2C, true, fal
 int ifftn_fn(lua_State* L, Args& a) { return many_dims(L, a, Kind::C2C, false, false); }
 int rfftn_fn(lua_State* L, Args& a) { return many_dims(L, a, Kind::R2C, true, false); }
 int irfftn_fn(lua_State* L, Args& a) { return many_dims(L, a, Kind::C2R, false, false); }
+int hfft2_fn(lua_State* L, Args& a) { return many_dims(L, a, Kind::HFFT, false, true); }
+int ihfft2_fn(lua_State* L, Args& a) { return many_dims(L, a, Kind::IHFFT, true, true); }
+int hfftn_fn(lua_State* L, Args& a) { return many_dims(L, a, Kind::HFFT, false, false); }
+int ihfftn_fn(lua_State* L, Args& a) { return many_dims(L, a, Kind::IHFFT, true, false); }
 
 #define TIDE_FFT1_ARGS "(x[, n][, dim][, norm][, {n=, dim=, axis=, norm=}]) -> Tensor: "
 #define TIDE_FFTN_ARGS "(x[, s][, dim][, norm][, {s=, dim=, axes=, norm=}]) -> Tensor: "
@@ -231,6 +235,15 @@ const Binding kFftBindings[] = {
     {"fft.irfftn", irfftn_fn, TORCH | NUMPY,
      "fft.irfftn" TIDE_FFTN_ARGS "the inverse of rfftn: real output of lengths s (the last by default "
      "2 (m - 1))." TIDE_FFT_NOTE},
+    {"fft.hfft2", hfft2_fn, TORCH, "fft.hfft2" TIDE_FFTN_ARGS "hfftn over two dims (default the last two)." TIDE_FFT_NOTE},
+    {"fft.ihfft2", ihfft2_fn, TORCH, "fft.ihfft2" TIDE_FFTN_ARGS "ihfftn over two dims (default the last two)." TIDE_FFT_NOTE},
+    {"fft.hfftn", hfftn_fn, TORCH,
+     "fft.hfftn" TIDE_FFTN_ARGS "the real n-dimensional spectrum of a signal with Hermitian symmetry along the "
+     "last of dims given by its first m points there: irfftn of the conjugate with the norm's direction swapped "
+     "(lengths s, the last by default 2 (m - 1))." TIDE_FFT_NOTE},
+    {"fft.ihfftn", ihfftn_fn, TORCH,
+     "fft.ihfftn" TIDE_FFTN_ARGS "the inverse of hfftn for a real input: the conjugate of rfftn with the norm's "
+     "direction swapped (the last of dims keeps n/2+1 outputs)." TIDE_FFT_NOTE},
 };
 
 }  // namespace

@@ -85,7 +85,8 @@ constexpr std::pair<const char*, DType> kStorageTypes[] = {
       {"torch.HalfStorage", DType::Float16},  {"torch.BFloat16Storage", DType::BFloat16},
       {"torch.LongStorage", DType::Int64},    {"torch.IntStorage", DType::Int32},
       {"torch.ShortStorage", DType::Int16},   {"torch.CharStorage", DType::Int8},
-      {"torch.ByteStorage", DType::UInt8},    {"torch.BoolStorage", DType::Bool}};
+      {"torch.ByteStorage", DType::UInt8},    {"torch.BoolStorage", DType::Bool},
+      {"torch.ComplexFloatStorage", DType::Complex64}, {"torch.ComplexDoubleStorage", DType::Complex128}};
 
 bool storage_dtype(const std::string& global, DType& dt) {
   for (const auto& [name, t] : kStorageTypes)

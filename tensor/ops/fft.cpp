@@ -181,6 +181,10 @@ Tensor fft_c2r(const char* op, const Tensor& x, const std::vector<int>& dims, co
   Tensor work;
   if (last > 0) {
     work = Tensor::empty(in.sizes(), cdtype, {}, op);
+    if (conj_input) {
+      in = in.clone();
+      conjugate(in);
+    }
     run(op, TIDE_FFT_C2C, cdtype, 1, dims[last - 1], n[last - 1], in, work);
     for (size_t i = last - 1; i-- > 0;) run(op, TIDE_FFT_C2C, cdtype, 1, dims[i], n[i], work, work);
   } else {

@@ -29,7 +29,7 @@ Tensor fft_r2c(const char* op, const Tensor& x, const std::vector<int>& dims, co
                FftNorm norm, DType cdtype, bool conj_output = false);
 // irfftn: the inverse c2c along all but the last of dims, then c2r along it (n real outputs;
 // the imaginary parts of its zero and Nyquist frequencies are ignored, as in NumPy).
-// conj_input (one dim only): of x's conjugate (hfft).
+// conj_input: of x's conjugate (hfft, hfftn).
 Tensor fft_c2r(const char* op, const Tensor& x, const std::vector<int>& dims, const std::vector<int64_t>& n,
                FftNorm norm, DType cdtype, bool conj_input = false);
 

@@ -285,6 +285,20 @@ def chunk_ref(a, chunks, dim):
     return split_ref(a, -(-n // chunks), dim)
 
 
+# PyTorch's hfftn / ihfftn (NumPy has no n-dimensional Hermitian transforms): irfftn of the
+# conjugate and the conjugate of rfftn, the norm's direction swapped.
+def swapped_norm(norm):
+    return {None: "forward", False: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}[norm]
+
+
+def hfftn_ref(a, s, axes, norm):
+    return np.fft.irfftn(np.conj(a), s=s, axes=axes, norm=swapped_norm(norm))
+
+
+def ihfftn_ref(a, s, axes, norm):
+    return np.conj(np.fft.rfftn(a, s=s, axes=axes, norm=swapped_norm(norm)))
+
+
 def pyidx(spec):
     """An index spec of ops.lua (1-based, inclusive ranges) -> a NumPy index tuple."""
     out = []

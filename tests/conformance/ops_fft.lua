@@ -151,6 +151,28 @@ for _, f in ipairs({
        call = function(a, _, _, p) return calln(M(p).fft[name], a, p) end})
 end
 
+-- PyTorch's n-dimensional Hermitian transforms (NumPy has only hfft and ihfft): hfftn is
+-- irfftn of the conjugate, ihfftn the conjugate of rfftn, both with the norm's direction
+-- swapped (check.py's hfftn_ref / ihfftn_ref; test_fft.lua compares with PyTorch itself).
+for _, f in ipairs({
+  {"hfft2", {"float64", "complex64", "complex128"}, true, true}, {"ihfft2", REAL, true},
+  {"hfftn", {"float32", "complex64", "complex128"}, false, true}, {"ihfftn", REAL, false},
+}) do
+  local name, dtypes, two, real_out = f[1], f[2], f[3], f[4]
+  local ref = name:sub(1, 1) == "i" and "ihfftn_ref" or "hfftn_ref"
+  add({name = "fft." .. name, out = "p.dtype", cast = "none", tol = TOL, device_error = ON_CPU,
+       cases = function()
+         local cs = many_cases(dtypes, two, real_out)()
+         for _, c in ipairs(cs) do
+           c.p.np = false
+           c.p.dtype = result_dtype(c.a.dtype, false, real_out)
+         end
+         return cs
+       end,
+       ref = ref .. "(a, p.s, " .. (two and "ax(p.axes) if p.axes is not None else (-2, -1)" or "ax(p.axes)") .. ", p.norm)",
+       call = function(a, _, _, p) return calln(torch.fft[name], a, p) end})
+end
+
 -- A NaN spreads to every output of its transform (and only of its own row), as in NumPy.
 for _, name in ipairs({"fft", "ifft", "rfft", "fftn"}) do
   add({name = "fft." .. name .. " nan", out = "p.dtype", cast = "none", tol = TOL, device_error = ON_CPU,

@@ -9,7 +9,8 @@ local torch = torch or require("torch")
 local nn = torch.nn
 
 local _, tmp = T.tmpdir()
-local DTYPES = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"}
+local DTYPES = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
+                "complex64", "complex128"}
 
 -- A checkpoint with every kind of value torch.save's PyTorch format takes.
 local function mixed()
@@ -136,7 +137,8 @@ assert c["t"][1, 1] == 100 and c["col"][1] == 100 and c["narrow"][0, 0] == 100
 assert c["empty"].shape == (0, 3) and c["scalar"].dim() == 0 and c["scalar"].item() == 7.25
 assert isinstance(c["param"], torch.nn.Parameter) and c["param"].requires_grad
 assert torch.equal(c["nested"]["a"]["b"]["c"], torch.tensor([-1, 2], dtype=torch.int8))
-names = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
+names = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
+         "complex64", "complex128"]
 for i, n in enumerate(names):
     dt = getattr(torch, n)
     x = c["dt_" + n]
@@ -223,6 +225,21 @@ print("ok")
 ]], p)
   T.truthy(ok, out)
   T.eq(out, "ok\n")
+end)
+
+T.test("complex tensors PyTorch saved load into tide (ComplexFloatStorage, ComplexDoubleStorage)", function()
+  local p = tmp("complex_from_torch.pt")
+  local out, ok = T.python([=[
+import sys, torch
+torch.save({"z": torch.tensor([1 + 2j, 3 - 4j]), "w": torch.tensor([[0.5j], [-1.0]], dtype=torch.complex128).t()}, sys.argv[1])
+print("ok")
+]=], p)
+  T.truthy(ok, out)
+  local c = torch.load(p)
+  T.eq({c.z.dtype, c.w.dtype}, {"complex64", "complex128"})
+  T.eq(torch.view_as_real(c.z):tolist(), {{1, 2}, {3, -4}})
+  T.eq(torch.view_as_real(c.w):tolist(), {{{0, 0.5}, {-1, 0}}})
+  T.eq(c.w:stride(), {1, 1})
 end)
 
 T.done()

@@ -57,6 +57,36 @@ T.test("hfft, ihfft: NumPy's values, norms swapped as NumPy and PyTorch swap the
           "fft.ihfft: expected a real input, got complex64")
 end)
 
+T.test("hfft2, ihfft2, hfftn, ihfftn: PyTorch 1.13's values (torch spelling only, as PyTorch)", function()
+  local dir, path = T.tmpdir()
+  local x = torch.arange(24.0, {dtype = torch.float64}):reshape(2, 3, 4):sin()
+  local z = torch.complex(x, x:cos())
+  local got = {
+    torch.fft.ihfftn(x), torch.fft.ihfft2(x, {3, 5}, {1, 3}, "ortho"), torch.fft.ihfftn(x, {dim = {2}, norm = "forward"}),
+    torch.fft.hfftn(z), torch.fft.hfft2(z, {4, 6}), torch.fft.hfftn(z, nil, {3, 1}, "forward"),
+  }
+  local copy = z:clone()
+  for i, g in ipairs(got) do torch.save(g, path(i .. ".pt")) end
+  T.eq(torch.view_as_real(z):tolist(), torch.view_as_real(copy):tolist())  -- hfftn conjugates a copy
+  T.eq(np.fft.hfftn, nil)                                                    -- NumPy has no hfftn
+  T.error(function() return torch.fft.ihfftn(z) end, "fft.ihfftn: expected a real input, got complex128")
+  if T.have_python_module("torch") then
+    local out = T.python([[
+import torch, sys
+d = sys.argv[1]
+x = torch.arange(24.0, dtype=torch.float64).reshape(2, 3, 4).sin()
+z = torch.complex(x, x.cos())
+want = [torch.fft.ihfftn(x), torch.fft.ihfft2(x, (3, 5), (0, 2), "ortho"), torch.fft.ihfftn(x, dim=(1,), norm="forward"),
+        torch.fft.hfftn(z), torch.fft.hfft2(z, (4, 6)), torch.fft.hfftn(z, None, (2, 0), "forward")]
+for i, w in enumerate(want):
+    g = torch.load(f"{d}/{i + 1}.pt")
+    print(g.dtype == w.dtype, tuple(g.shape) == tuple(w.shape), torch.allclose(g, w, rtol=1e-12, atol=1e-12))
+]], dir)
+    T.eq(out, string.rep("True True True\n", 6))
+  end
+  os.execute("rm -rf " .. T.quote(dir))
+end)
+
 T.test("result dtypes: np complex128 always (NumPy 1.24), torch the input's precision", function()
   local f32 = torch.tensor(X5, {dtype = "float32"})
   T.eq(np.fft.fft(f32).dtype, "complex128")
