@@ -110,3 +110,36 @@ for _, u in ipairs(FLOAT_UFUNCS) do
          return cs
        end})
 end
+
+-- The binary float functions of bool / integer arrays next to Lua numbers and booleans, in
+-- both argument orders, and next to 0-d arrays: the number counts by its value (NumPy 1.24's
+-- legacy rule: an int8 array and 2 compute in float16, and 300 in float32), unless its
+-- category is above the array's (an integer next to a bool array, a float next to an
+-- integer one: float64); a number next to a 0-d array takes its default dtype.
+local FLOAT_BINARY = {
+  {"arctan2", function(a, b) return np.arctan2(a, b) end, "np.arctan2(a, b)", "small"},
+  {"copysign", function(a, b) return np.copysign(a, b) end, "np.copysign(a, b)", "small"},
+  {"true_divide", function(a, b) return np.true_divide(a, b) end, "np.true_divide(a, b)", "nonzero"},
+}
+local function value(v) return torch.is_tensor(v) and np.copy(v) or v end
+for _, u in ipairs(FLOAT_BINARY) do
+  add({name = "npsem float binary with Lua numbers " .. u[1], out = "numpy", cast = "none", ref = u[3],
+       tol = {float16 = {2e-3, 1e-3}, float32 = {1e-5, 1e-6}},
+       call = function(a, b) return u[2](value(a), value(b)) end,
+       cases = function()
+         local cs = {}
+         for _, dt in ipairs({"bool", "uint8", "int8", "int16", "uint16", "int32", "int64"}) do
+           for _, sc in ipairs({2, 3, 200, 300, -2, -129, 70000, true, 0.5, 2.5}) do
+             if not (u[1] == "true_divide" and type(sc) == "boolean") then
+               cs[#cs + 1] = {a = G.make({4}, dt, {dom = u[4]}), b = sc}
+               cs[#cs + 1] = {a = sc, b = G.make({2, 2}, dt, {dom = u[4]})}
+             end
+           end
+           -- 0-d arrays: next to a dimensioned array (by value) and next to a number (default dtype)
+           cs[#cs + 1] = {a = G.make({3}, dt, {dom = u[4]}), b = torch.tensor(300, {dtype = "int64"})}
+           cs[#cs + 1] = {a = torch.tensor(3, {dtype = "int64"}), b = G.make({3}, dt, {dom = u[4]})}
+           cs[#cs + 1] = {a = G.make({}, dt, {dom = u[4]}), b = 2}
+         end
+         return cs
+       end})
+end
