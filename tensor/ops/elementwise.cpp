@@ -150,9 +150,15 @@ DType result_type(const TensorOrScalar& a, const TensorOrScalar& b) {
     }
     return category(zero) > category(dimmed) ? zero : dimmed;
   }
-  if (a.is_tensor()) return promote_with_scalar(a.tensor.dtype(), b.scalar);
-  if (b.is_tensor()) return promote_with_scalar(b.tensor.dtype(), a.scalar);
-  return promote_types(a.scalar.natural_dtype(), b.scalar.natural_dtype());
+  // A number next to a 0-d array (only scalars) takes its default dtype under NumPy
+  // semantics, as NumPy 1.24 gives a Python int int64 and a Python float float64 there
+  // (np.array(2, int8) + 2 is int64, a float32 0-d array * 0.5 float64).
+  const TensorOrScalar& t = a.is_tensor() ? a : b;
+  const Scalar& s = a.is_tensor() ? b.scalar : a.scalar;
+  if (!t.is_tensor()) return promote_types(a.scalar.natural_dtype(), b.scalar.natural_dtype());
+  if (numpy_semantics() && t.tensor.dim() == 0 && t.tensor.dtype() != DType::BFloat16) [[unlikely]]
+    return promote_types(t.tensor.dtype(), s.natural_dtype());
+  return promote_with_scalar(t.tensor.dtype(), s);
 }
 
 // The float dtype a bool or integer operand of a floating-point op computes in: the default

@@ -143,3 +143,26 @@ for _, u in ipairs(FLOAT_BINARY) do
          return cs
        end})
 end
+
+-- A Lua number next to a 0-d array (only scalars): the number's default dtype (int64,
+-- float64) promotes with the array's, as NumPy 1.24 does for Python scalars there.
+for _, op in ipairs({{"+", "a + b", function(a, b) return a + b end},
+                     {"*", "a * b", function(a, b) return a * b end},
+                     {"np.maximum", "np.maximum(a, b)", function(a, b) return np.maximum(a, b) end},
+                     {"np.power", "np.power(a, b)", function(a, b) return np.power(a, b) end}}) do
+  add({name = "npsem 0-d array with Lua numbers " .. op[1], out = "numpy", cast = "none", ref = op[2],
+       call = function(a, b) return op[3](value(a), value(b)) end,
+       cases = function()
+         local cs = {}
+         for _, dt in ipairs(NP_DTYPES) do
+           for _, sc in ipairs({2, 300, true, 0.5, 1e39}) do
+             if not (op[1] == "np.power" and dt == "bool" and type(sc) == "boolean") then
+               local dom = op[1] == "np.power" and "nonneg" or "small"
+               cs[#cs + 1] = {a = G.make({}, dt, {dom = dom}), b = sc}
+               cs[#cs + 1] = {a = sc, b = G.make({}, dt, {dom = dom})}
+             end
+           end
+         end
+         return cs
+       end})
+end

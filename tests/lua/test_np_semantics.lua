@@ -78,6 +78,21 @@ T.test("NumPy spelling: a 0-d array next to an array", function()
   is(arr({1, 2}, "int8") + np.array(1000), "int16", {1001, 1002})
 end)
 
+T.test("NumPy spelling: a Lua number next to a 0-d array takes its default dtype", function()
+  -- NumPy 1.24.2: only scalars promote by type (a Python int is int64, a float float64)
+  local function z(v, dt) return np.array(v, {dtype = dt}) end
+  is(z(2, "int8") + 2, "int64", 4)
+  is(z(3, "float32") * 0.5, "float64", 1.5)
+  is(np.power(z(70, "int8"), 2), "int64", 4900)
+  is(z(3, "int8") + true, "int8", 4)
+  is(np.array(true) + 1, "int64", 2)
+  is(np.maximum(z(3, "uint8"), 2), "int64", 3)
+  is(z(3, "float16") + 1, "float64", 4.0)
+  is(np.array({1, 2}, {dtype = "float32"}):sum() * 2, "float64", 6.0)
+  -- torch spelling: the 0-d tensor's dtype stays
+  is(torch.tensor(3, {dtype = "float32"}) * 0.5, "float32", 1.5)
+end)
+
 T.test("torch spelling keeps PyTorch's rules exactly", function()
   is(ten({1, 2}) + ten({1.5}, "float32"), "float32", {2.5, 3.5})
   is(torch.arange(5) / 1, "float32", {0.0, 1.0, 2.0, 3.0, 4.0})
