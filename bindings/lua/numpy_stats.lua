@@ -915,6 +915,17 @@ local function scan(g, b)
   return b
 end
 
+-- Whether ufunc.at's indices are NumPy's tuple (one index per dim) rather than its list or
+-- array: a Lua table with an entry that only an index table holds (a tensor, a range
+-- table, ":", "...", np.newaxis); a table of numbers or booleans is the list.
+local function is_index_tuple(v)
+  if type(v) ~= "table" or torch.is_tensor(v) or getmetatable(v) ~= nil then return false end
+  for _, e in ipairs(v) do
+    if type(e) ~= "number" and type(e) ~= "boolean" then return true end
+  end
+  return false
+end
+
 local function make_ufunc(name, f, u)
   local ufunc = {}
   local function op_name(m) return name .. "." .. m end
@@ -989,42 +1000,63 @@ local function make_ufunc(name, f, u)
     return f(a:reshape(s), b)
   end
 
-  -- a[indices] = ufunc(a[indices], b) one index at a time (repeated indices apply again);
-  -- indices select along the first dim (1-based); b broadcasts to one value per index.
+  -- a[indices] = ufunc(a[indices], b) unbuffered: a position selected k times is updated k
+  -- times, in index order. indices is NumPy's list or array (a tensor, or a Lua list of
+  -- numbers or booleans: along the first dim, a bool one as a mask) or NumPy's tuple (a
+  -- Lua table holding any tensor, range table, ":", "..." or np.newaxis: one entry per dim,
+  -- read as a[{...}] reads it). The selected positions come from indexing a tensor of
+  -- linear positions with tide's own indexing; b broadcasts to their shape. Each round then
+  -- updates the k-th occurrences of the positions, which are distinct, with whole-tensor
+  -- gathers and stores (as many rounds as the most repeated position).
   function ufunc.at(...)
     local op = op_name("at")
     local _, a, indices, b = S.args(op, 3, {}, ...)
     if not torch.is_tensor(a) then error(op .. ": expected a tensor for a, got " .. describe(a), 2) end
     if a.ndim == 0 then error(op .. ": a must have at least one dim", 2) end
-    local idx = S.array(op, indices, "indices")
-    if idx.dtype == "bool" or FLOATS[idx.dtype] then error(op .. ": indices must be integers, got " .. describe(indices), 2) end
-    idx = idx:reshape(-1):tolist()
-    local n = a.shape[1]
-    for _, i in ipairs(idx) do
-      if i == 0 or i > n or i < -n then
-        error(string.format("%s: index %d is out of range for dim 1 of size %d (valid 1..%d or -%d..-1)", op, i, n, n, n), 2)
-      end
+    if b == nil then error(op .. ": b is missing (binary ufuncs take one value per index)", 2) end
+    local key = indices
+    if not is_index_tuple(indices) then
+      key = S.array(op, indices, "indices")
+      if FLOATS[key.dtype] then error(op .. ": indices must be integers, got " .. describe(indices), 2) end
     end
+    local lin = torch.arange(a:numel(), {device = a.device}):reshape(a.shape)
+    local ok, sel = pcall(function() return lin[key] end)
+    if not ok then error(op .. ": " .. tostring(sel):gsub("^index: ", ""), 2) end
     local bt
-    if b ~= nil and type(b) ~= "number" and type(b) ~= "boolean" then
-      bt = S.array(op, b, "b")
-      local s = {#idx}
-      for k = 2, a.ndim do s[k] = a.shape[k] end
-      local ok, e = pcall(function() bt = bt:broadcast_to(s) end)
+    if type(b) ~= "number" and type(b) ~= "boolean" then
+      bt = S.array(op, b, "b", a)
+      local bshape = bt.shape
+      ok, bt = pcall(function() return bt:broadcast_to(sel.shape) end)
       if not ok then
-        error(op .. ": b of shape {" .. table.concat(bt.shape, ",") .. "} does not broadcast to {" .. table.concat(s, ",") .. "}", 2)
+        error(op .. ": b of shape {" .. table.concat(bshape, ",") .. "} does not broadcast to {" ..
+              table.concat(sel.shape, ",") .. "}", 2)
       end
-    elseif b == nil then
-      error(op .. ": b is missing (binary ufuncs take one value per index)", 2)
+      bt = bt:reshape(-1)
+    end
+    local pos, seen, rounds = sel:reshape(-1):tolist(), {}, {}
+    for k, p in ipairs(pos) do
+      local r = (seen[p] or 0) + 1
+      seen[p] = r
+      rounds[r] = rounds[r] or {}
+      table.insert(rounds[r], k)
     end
     local kind = {bool = 0}
     local function kind_of(dt) return kind[dt] or (FLOATS[dt] and 2 or 1) end
-    for k, i in ipairs(idx) do
-      local v = f(a[i], bt and bt[k] or b)
+    for _, ks in ipairs(rounds) do
+      local p = {}
+      for i, k in ipairs(ks) do p[i] = pos[k] end
+      p = torch.tensor(p, {dtype = "int64", device = a.device})
+      -- the 1-based coordinates of each linear position, one tensor per dim
+      local coords, stride = {}, 1
+      for d = a.ndim, 1, -1 do
+        coords[d] = p // stride % a.shape[d] + 1
+        stride = stride * a.shape[d]
+      end
+      local v = f(a[coords], bt and bt[torch.tensor(ks, {dtype = "int64", device = a.device})] or b)
       if kind_of(v.dtype) > kind_of(a.dtype) then
         error(string.format("%s: cannot write %s results into a %s array (NumPy's same_kind casting)", op, v.dtype, a.dtype), 2)
       end
-      a[i] = v
+      a[coords] = v
     end
   end
 
@@ -1072,8 +1104,9 @@ local UFUNC_DOCS = {
     "list of axes folds several), starting from initial (or the ufunc's identity for an empty axis).",
   accumulate = "accumulate(a[, {axis=1}]) -> ndarray: the running fold along axis.",
   outer = "outer(a, b) -> ndarray: the ufunc of every element of a with every element of b (shape a.shape .. b.shape).",
-  at = "at(a, indices, b) -> nil: a[i] = ufunc(a[i], b) in place for each 1-based index i along the first dim, " ..
-    "repeated indices applying again.",
+  at = "at(a, indices, b) -> nil: a[indices] = ufunc(a[indices], b) in place, repeated indices applying again; " ..
+    "indices: a tensor or a list of numbers (1-based, along the first dim; bools: a mask) or, as NumPy's tuple, " ..
+    "a table holding index tensors, ranges {first, last[, step]}, \":\", \"...\" (one entry per dim, as in a[{...}]).",
   reduceat = "reduceat(a, indices[, {axis=1}]) -> ndarray: the folds of the slices a[indices[k] .. indices[k+1]-1] " ..
     "along axis (a[indices[k]] where the next index is not larger; the last runs to the end).",
 }

@@ -150,9 +150,15 @@ DType result_type(const TensorOrScalar& a, const TensorOrScalar& b) {
     }
     return category(zero) > category(dimmed) ? zero : dimmed;
   }
-  if (a.is_tensor()) return promote_with_scalar(a.tensor.dtype(), b.scalar);
-  if (b.is_tensor()) return promote_with_scalar(b.tensor.dtype(), a.scalar);
-  return promote_types(a.scalar.natural_dtype(), b.scalar.natural_dtype());
+  // A number next to a 0-d array (only scalars) takes its default dtype under NumPy
+  // semantics, as NumPy 1.24 gives a Python int int64 and a Python float float64 there
+  // (np.array(2, int8) + 2 is int64, a float32 0-d array * 0.5 float64).
+  const TensorOrScalar& t = a.is_tensor() ? a : b;
+  const Scalar& s = a.is_tensor() ? b.scalar : a.scalar;
+  if (!t.is_tensor()) return promote_types(a.scalar.natural_dtype(), b.scalar.natural_dtype());
+  if (numpy_semantics() && t.tensor.dim() == 0 && t.tensor.dtype() != DType::BFloat16) [[unlikely]]
+    return promote_types(t.tensor.dtype(), s.natural_dtype());
+  return promote_with_scalar(t.tensor.dtype(), s);
 }
 
 // The float dtype a bool or integer operand of a floating-point op computes in: the default
@@ -165,6 +171,22 @@ static DType float_for(DType t) {
     case DType::Int16: case DType::UInt16: return DType::Float32;
     default: return DType::Float64;
   }
+}
+
+// Under NumPy semantics, the float loop an operand of a float-only binary op (atan2,
+// copysign, true_divide, ...) resolves to next to the other operand, by the rule result_type
+// applies: an array as float_for its dtype; a Lua number, or a 0-d array next to a
+// dimensioned one, by its value (np.min_scalar_type: 2 and -100 fit float16, 300 float32,
+// 70000 float64) unless its category is above the other's (an integer next to a bool
+// array: its own dtype, int64 for a number); a number next to a 0-d array (only scalars)
+// takes its default dtype, as NumPy gives a Python int int64 there.
+static DType operand_float(const TensorOrScalar& v, const TensorOrScalar& other) {
+  auto category = [](DType t) { return is_bool(t) ? 0 : is_complex(t) ? 3 : is_floating(t) ? 2 : 1; };
+  const bool other_dimmed = other.is_tensor() && other.tensor.dim() > 0;
+  if (v.is_tensor() && (v.tensor.dim() > 0 || !other_dimmed)) return float_for(v.tensor.dtype());
+  const DType own = v.is_tensor() ? v.tensor.dtype() : v.scalar.natural_dtype();
+  if (!other_dimmed || category(own) > category(other.tensor.dtype())) return float_for(own);
+  return promote_with_scalar(DType::Float16, v.is_tensor() ? v.tensor.item() : v.scalar);
 }
 
 Tensor unary(UnaryOp op, const Tensor& x, const Tensor* out) {
@@ -219,16 +241,11 @@ Tensor binary(BinaryOp op, const TensorOrScalar& a0, const TensorOrScalar& b0, c
   DType compute = common;
   switch (info.kind) {
     case TRUEDIV:
-      // NumPy picks the smallest float both integer operands fit (a number operand counts by
-      // the other's type), and true_divide of integers is float64 whatever their size.
+      // NumPy picks the smallest float both integer operands fit (operand_float), and
+      // true_divide of integers is float64 whatever their size.
       if (!is_floating(compute)) {
-        if (op == BinaryOp::Div || !numpy_semantics()) {
-          compute = default_float_dtype();
-        } else {
-          DType fa = a.is_tensor() ? float_for(a.tensor.dtype()) : DType::Float16;
-          DType fb = b.is_tensor() ? float_for(b.tensor.dtype()) : DType::Float16;
-          compute = promote_types(fa, fb);
-        }
+        if (op == BinaryOp::Div || !numpy_semantics()) compute = default_float_dtype();
+        else compute = promote_types(operand_float(a, b), operand_float(b, a));
       }
       break;
     case INTEGRAL:

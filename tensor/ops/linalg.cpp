@@ -1238,15 +1238,18 @@ void check_finite(const char* op, const T* p, int64_t n) {
     TIDE_CHECK(std::isfinite(p[i]), op, ": the input contains NaN or infinity (the algorithm cannot converge)");
 }
 
-// Zeroes the strict upper (upper = true) or lower triangle of each row-major (r x c) matrix.
+// The lower triangle of each contiguous row-major (n x n) matrix of src, zeros above the
+// diagonal, written to dst in one pass: what potrf reads and the zeros it leaves alone,
+// without a full copy and a second pass over the upper half.
 template <typename T>
-void zero_triangle(T* p, int64_t batch, int64_t r, int64_t c, bool upper) {
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t i = 0; i < r; ++i) {
-      T* row = p + (b * r + i) * c;
-      if (upper) std::fill(row + std::min(i + 1, c), row + c, T(0));
-      else std::fill(row, row + std::min(i, c), T(0));
-    }
+void lower_triangle_copy(const T* src, T* dst, int64_t batch, int64_t n) {
+  for (int64_t row = 0; row < batch * n; ++row) {
+    const int64_t i = row % n;
+    const T* in = src + row * n;
+    T* out = dst + row * n;
+    std::copy(in, in + i + 1, out);
+    std::fill(out + i + 1, out + n, T(0));
+  }
 }
 
 }  // namespace
@@ -1421,18 +1424,19 @@ Tensor cholesky(const Tensor& A, bool upper, DTypePolicy policy, const char* op)
   const Dims lead = leading(A, 2);
   const int64_t batch = shape_numel(lead);
   // Read column-major the row-major copy is A^T, whose upper factor U^T U is L L^T read
-  // row-major; LAPACK references the column-major upper triangle, i.e. A's lower one.
+  // row-major; LAPACK references the column-major upper triangle, i.e. A's lower one, and
+  // leaves the other (zeroed by the copy) alone.
+  const Tensor src = A.to(cdt).contiguous();
   Tensor a = Tensor::empty(with_matrix(lead, n, n), cdt, Device{}, op);
-  copy_(a, A);
   lapack_dispatch(cdt, [&](auto zero_) {
     using T = decltype(zero_);
     T* ap = a.data<T>();
+    lower_triangle_copy(src.data<T>(), ap, batch, n);
     for (int64_t b = 0; b < batch && n > 0; ++b) {
       lapack_int info = Lapack<T>::potrf('U', lapack_int(n), ap + b * n * n);
       TIDE_CHECK(info == 0, op, ": ", which(batch, b), " is not positive definite (leading minor of order ", info,
                  ")");
     }
-    zero_triangle(ap, batch, n, n, true);
   });
   DType rdt;
   lapack_dtype(op, A.dtype(), policy, rdt);

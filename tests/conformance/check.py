@@ -358,6 +358,20 @@ def ufunc_at(f, a, idx, b):
     return a
 
 
+def ufunc_at_tuple(f, a, key, b):
+    """f.at on a copy of a with a tide index tuple whose entries are ["i", [1-based indices]],
+    ":" or ["r", first, last]; the copy."""
+    def entry(e):
+        if e == ":":
+            return slice(None)
+        if e[0] == "r":
+            return slice(e[1] - 1, e[2])
+        return np.array([i - 1 if i > 0 else i for i in e[1]], dtype=np.int64)
+    a = np.array(a)
+    f.at(a, tuple(entry(e) for e in key), np.asarray(b, dtype=a.dtype))
+    return a
+
+
 def grads(g):
     """np.gradient's result as a list (one array, or a tuple of them)."""
     return list(g) if isinstance(g, (list, tuple)) else [g]

@@ -110,6 +110,18 @@ add({name = "linalg.cholesky upper", out = "same", tol = TOL, grad = {"a"},
      ref = "np.linalg.cholesky(a).swapaxes(-1, -2)",
      call = function(a) return torch.linalg.cholesky(a, {upper = true}) end,
      grad_call = function(a) return torch.linalg.cholesky(spd(a), {upper = true}) end})
+-- Only the lower triangle is read: the strict upper one holds large noise, and the input is
+-- a transposed (non-contiguous) view.
+add({name = "linalg.cholesky lower triangle only", out = "same", tol = TOL,
+     cases = cases(SQUARE, function(s, dt) return mT(spd(rnd(s, dt)) + torch.tril(rnd(s, dt) * 100, -1)) end),
+     ref = "np.linalg.cholesky(a)", call = function(a, _, _, p) return M(p).linalg.cholesky(a) end})
+add({name = "linalg.cholesky upper, lower triangle only", out = "same", tol = TOL,
+     cases = cases(SQUARE, function(s, dt) return mT(spd(rnd(s, dt)) + torch.tril(rnd(s, dt) * 100, -1)) end),
+     ref = "np.linalg.cholesky(a).swapaxes(-1, -2)",
+     call = function(a) return torch.linalg.cholesky(a, {upper = true}) end})
+add({name = "linalg.cholesky int np", out = "float64", cast = "none", tol = TOL,
+     cases = function() return {{a = torch.tensor({{4, 2, 0}, {2, 5, 1}, {0, 1, 3}})}} end,
+     ref = "np.linalg.cholesky(a)", call = function(a) return np.linalg.cholesky(a) end})
 
 local function lstsq_cases()
   local cs = {}

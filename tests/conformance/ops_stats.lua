@@ -518,6 +518,49 @@ for _, u in ipairs(UF) do
            return c
          end})
   end
+  if name ~= "divide" then
+    -- NumPy's tuple of per-dim indices: index arrays (repeated and negative), ":" and ranges,
+    -- b broadcast to the selection's shape.
+    local function tide_key(key)
+      local k = {}
+      for d, e in ipairs(key) do
+        k[d] = e == ":" and e or e[1] == "r" and {e[2], e[3]} or torch.tensor(e[2], {dtype = "int64"})
+      end
+      return k
+    end
+    add({name = ufn .. ".at tuple", cast = "none", out = "py:p.dt", ref = "ufunc_at_tuple(" .. ufn .. ", a, p.key, p.b)",
+         cases = function()
+           local cs = {}
+           for _, dt in ipairs(dts) do
+             for j = 1, 4 do
+               local s = j == 4 and {3, 2, 2} or {4, 3}
+               local n = math.random(1, 6)
+               local function I(size)
+                 local v = {}
+                 for k = 1, n do v[k] = math.random(1, size) * (math.random() < 0.3 and -1 or 1) end
+                 return {"i", v}
+               end
+               local key, sel
+               if j == 1 then key, sel = {I(s[1]), I(s[2])}, {n}
+               elseif j == 2 then key, sel = {":", I(s[2])}, {s[1], n}
+               elseif j == 3 then key, sel = {I(s[1]), {"r", 2, 3}}, {n, 2}
+               else key, sel = {I(s[1]), ":", I(s[3])}, {n, s[2]} end
+               local b
+               if j == 1 then b = G.value(dt, "small")
+               elseif j == 2 then b = G.make({n}, dt, {dom = "small"}):tolist()
+               else b = G.make(sel, dt, {dom = "small"}):tolist() end
+               cs[#cs + 1] = {a = G.make(s, dt, {dom = "small"}), p = {dt = dt, key = key, b = b}}
+             end
+           end
+           return cs
+         end,
+         call = function(a, _, _, p)
+           local c = a:clone()
+           local b = type(p.b) == "table" and torch.tensor(p.b, {dtype = a.dtype, device = a.device}) or p.b
+           np[name].at(c, tide_key(p.key), b)
+           return c
+         end})
+  end
   add({name = ufn .. ".reduceat", cast = "none", out = "py:str(" .. ufn .. ".reduceat(np.ones(2, dtype=p.dt), [0]).dtype)",
        ref = ufn .. ".reduceat(a, [i - 1 for i in p.idx], axis=ax(p.dim, a))", tol = {float32 = {1e-5, 1e-5}},
        cases = function()

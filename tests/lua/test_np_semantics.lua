@@ -52,10 +52,45 @@ T.test("NumPy spelling: Python scalars cast by value (legacy value-based casting
   is(arr({1, 2}, "uint16") + -1, "int32", {0, 1})
 end)
 
+T.test("NumPy spelling: float functions of integer arrays and Lua numbers cast the number by value", function()
+  -- NumPy 1.24.2's dtypes and values (float16 and float32 values as NumPy prints them)
+  is(np.arctan2(arr({1, 2}, "int8"), 2), "float16", {0.463623046875, 0.78515625})
+  is(np.arctan2(2, arr({1, 2}, "int8")), "float16", {1.107421875, 0.78515625})
+  is(np.arctan2(arr({1, 2}, "int8"), 300), "float32", {0.003333321074023843, 0.006666568107903004})
+  is(np.arctan2(arr({1, 2}, "uint8"), -2), "float16", {2.677734375, 2.35546875})
+  is(np.arctan2(arr({1, 2}, "int8"), 70000), "float64", {1.4285714284742468e-05, 2.857142856365403e-05})
+  is(np.arctan2(arr({1, 2}, "int8"), 2.5), "float64", {0.3805063771123649, 0.6747409422235526})
+  -- an integer is of a higher category than a bool array: int64, float64
+  is(np.arctan2(arr({true, false}, "bool"), 2), "float64", {0.4636476090008061, 0.0})
+  is(np.copysign(arr({true, false}, "bool"), -1), "float64", {-1.0, -0.0})
+  is(np.copysign(arr({1, 2}, "int8"), true), "float16", {1.0, 2.0})
+  -- a 0-d array next to an array counts by value; a number next to a 0-d array is int64
+  is(np.arctan2(arr({1, 2}, "int16"), np.array(2)), "float32", {0.46364760398864746, 0.7853981852531433})
+  is(np.arctan2(np.array(2, {dtype = "int8"}), 2), "float64", 0.7853981633974483)
+  is(np.true_divide(arr({1, 2}, "int8"), 2), "float64", {0.5, 1.0})
+  -- torch spelling keeps PyTorch's default float
+  is(torch.atan2(ten({1, 2}, "int8"), 2), "float32")
+end)
+
 T.test("NumPy spelling: a 0-d array next to an array", function()
   is(arr({1, 2}, "int32") + np.array(0.5, {dtype = "float32"}), "float64", {1.5, 2.5})
   is(arr({1, 2}, "int8") + np.array(5), "int8", {6, 7})
   is(arr({1, 2}, "int8") + np.array(1000), "int16", {1001, 1002})
+end)
+
+T.test("NumPy spelling: a Lua number next to a 0-d array takes its default dtype", function()
+  -- NumPy 1.24.2: only scalars promote by type (a Python int is int64, a float float64)
+  local function z(v, dt) return np.array(v, {dtype = dt}) end
+  is(z(2, "int8") + 2, "int64", 4)
+  is(z(3, "float32") * 0.5, "float64", 1.5)
+  is(np.power(z(70, "int8"), 2), "int64", 4900)
+  is(z(3, "int8") + true, "int8", 4)
+  is(np.array(true) + 1, "int64", 2)
+  is(np.maximum(z(3, "uint8"), 2), "int64", 3)
+  is(z(3, "float16") + 1, "float64", 4.0)
+  is(np.array({1, 2}, {dtype = "float32"}):sum() * 2, "float64", 6.0)
+  -- torch spelling: the 0-d tensor's dtype stays
+  is(torch.tensor(3, {dtype = "float32"}) * 0.5, "float32", 1.5)
 end)
 
 T.test("torch spelling keeps PyTorch's rules exactly", function()

@@ -126,6 +126,36 @@ T.test("ufunc methods", function()
   local m = torch.ones(3)
   np.multiply.at(m, {2, 2}, {3, 4})
   T.eq(m:tolist(), {1.0, 12.0, 1.0})
+  -- NumPy's tuple: a = zeros((3, 4)); np.add.at(a, ([0, 0, 2], [1, 1, -1]), [1., 2, 3])
+  -- -> a[0, 1] = 3, a[2, 3] = 3
+  local t = np.zeros({3, 4})
+  np.add.at(t, {np.array{1, 1, 3}, np.array{2, 2, -1}}, {1, 2, 3})
+  T.eq(t:tolist(), {{0.0, 3.0, 0.0, 0.0}, {0.0, 0.0, 0.0, 0.0}, {0.0, 0.0, 0.0, 3.0}})
+  -- np.add.at(a, (slice(None), [1, 1]), 1) -> column 1 gets 2 in every row
+  t = np.zeros({3, 4})
+  np.add.at(t, {":", np.array{2, 2}}, 1)
+  T.eq(t:tolist(), {{0.0, 2.0, 0.0, 0.0}, {0.0, 2.0, 0.0, 0.0}, {0.0, 2.0, 0.0, 0.0}})
+  -- np.subtract.at(a, ([0, 0], slice(1, 3)), [[1, 2], [3, 4]]) -> a[0, 1:3] = [-4, -6]
+  t = np.zeros({2, 4})
+  np.subtract.at(t, {np.array{1, 1}, {2, 3}}, np.array{{1, 2}, {3, 4}})
+  T.eq(t:tolist(), {{0.0, -4.0, -6.0, 0.0}, {0.0, 0.0, 0.0, 0.0}})
+  -- a number and an index array (NumPy's (1, [0, 0])): np.maximum.at(b, (1, [0, 0]), [5, 7])
+  local im = np.array{{1, 2}, {3, 4}}
+  np.maximum.at(im, {2, np.array{1, 1}}, {5, 7})
+  T.eq(im:tolist(), {{1, 2}, {7, 4}})
+  -- a list of numbers is NumPy's list (rows), not a tuple: np.add.at(a, [0, 1], 5)
+  t = np.zeros({3, 2})
+  np.add.at(t, {1, 2}, 5)
+  T.eq(t:tolist(), {{5.0, 5.0}, {5.0, 5.0}, {0.0, 0.0}})
+  -- a bool array or list is a mask: np.add.at(zeros(3), [True, False, True], 1) -> [1. 0. 1.]
+  t = np.zeros(3)
+  np.add.at(t, {true, false, true}, 1)
+  np.add.at(t, np.array{false, false, true}, 1)
+  T.eq(t:tolist(), {1.0, 0.0, 2.0})
+  -- a non-contiguous a is written in place
+  local base = np.zeros({3, 2})
+  np.add.at(base.T, {np.array{2, 2}, np.array{3, 1}}, 1)
+  T.eq(base:tolist(), {{0.0, 1.0}, {0.0, 0.0}, {0.0, 1.0}})
   -- np.multiply.reduceat(np.arange(1, 7), [0, 2, 2, 4]) -> [2 3 12 30]
   T.eq(np.multiply.reduceat(torch.arange(1, 7), {1, 3, 3, 5}):tolist(), {2, 3, 12, 30})
   -- np.add still calls the C function with its arguments (and out)
@@ -172,6 +202,18 @@ T.test("bad input is a clear error", function()
   T.error(function() np.maximum.reduce(torch.zeros(0)) end, "maximum.reduce: zero-size array to reduction operation maximum which has no identity")
   T.error(function() np.add.at(torch.zeros(3), {4}, 1) end, "add.at: index 4 is out of range for dim 1 of size 3 (valid 1..3 or -3..-1)")
   T.error(function() np.add.at(torch.zeros(3), {1, 2}, {1, 2, 3}) end, "add.at: b of shape {3} does not broadcast to {2}")
+  T.error(function() np.add.at(torch.zeros(3, 4), {np.array{1, 4}, np.array{2, 2}}, 1) end,
+          "add.at: index 4 is out of range for dim 1 of size 3 (valid 1..3 or -3..-1)")
+  T.error(function() np.multiply.at(torch.zeros(3, 4), {":", np.array{-5}}, 1) end,
+          "multiply.at: index -5 is out of range for dim 2 of size 4 (valid 1..4 or -4..-1)")
+  T.error(function() np.add.at(torch.zeros(3, 4), {np.array{1, 2}, np.array{2, 2}}, {1, 2, 3}) end,
+          "add.at: b of shape {3} does not broadcast to {2}")
+  T.error(function() np.add.at(torch.zeros(3, 4), {np.array{1.5}, 1}, 1) end,
+          "add.at: tensors used as indices must be bool (a mask) or integer tensors, got float64")
+  T.error(function() np.add.at(torch.zeros(3, 4), {"x", 1}, 1) end, "add.at: unknown index 'x'")
+  T.error(function() np.add.at(torch.zeros(3), {1.5}, 1) end, "add.at: indices must be integers, got a table")
+  T.error(function() np.add.at(torch.zeros(3, {dtype = "int64"}), {np.array{1}}, 1.5) end,
+          "add.at: cannot write float64 results into a int64 array (NumPy's same_kind casting)")
   T.error(function() np.add.reduceat(torch.arange(4), {0}) end, "add.reduceat: index 0 is out of range for axis 1 of size 4 (valid 1..4)")
   T.error(function() np.add.accumulate(torch.tensor(1)) end, "add.accumulate: cannot accumulate on a scalar")
   T.still_usable()
