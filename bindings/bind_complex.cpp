@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "../tensor/autograd/autograd.hpp"
 #include "../tensor/ops/complex.hpp"
 #include "../tensor/ops/creation.hpp"
 #include "../tensor/ops/linalg.hpp"
@@ -73,6 +74,17 @@ int ret(lua_State* L, Tensor t) {
   return 1;
 }
 
+// Tensor argument i of an op without gradient formulas (its result is complex, or it runs
+// through complex numbers): an input that requires grad is an error, not a result that
+// silently leaves the graph. NumPy spelling takes array-likes.
+Tensor no_grad_input(Args& a, int i) {
+  Tensor t = a.numpy ? a.tensor_like(i) : a.tensor(i);
+  if (autograd::needs_recording({&t}))
+    a.error("argument " + std::to_string(i) + " requires grad, but complex tensors have no gradients in tide "
+            "(detach() it first)");
+  return t;
+}
+
 int real_fn(lua_State* L, Args& a) { return ret(L, ops::real(a.tensor(1))); }
 
 // NumPy's imag of a real array is zeros; PyTorch's is an error.
@@ -83,7 +95,7 @@ int imag_fn(lua_State* L, Args& a) {
 }
 
 int view_as_real_fn(lua_State* L, Args& a) { return ret(L, ops::view_as_real(a.tensor(1))); }
-int view_as_complex_fn(lua_State* L, Args& a) { return ret(L, ops::view_as_complex(a.tensor(1))); }
+int view_as_complex_fn(lua_State* L, Args& a) { return ret(L, ops::view_as_complex(no_grad_input(a, 1))); }
 
 // complex(re, im): with two numbers the complex number re + im*j (Python's complex(re, im));
 // with two tensors torch.complex.
@@ -94,17 +106,21 @@ int complex_fn(lua_State* L, Args& a) {
     push_complex(L, re, im);
     return 1;
   }
-  return ret(L, ops::complex(a.tensor(1), a.tensor(2), a.out()));
+  Tensor re = no_grad_input(a, 1), im = no_grad_input(a, 2);
+  return ret(L, ops::complex(re, im, a.out()));
 }
 
-int polar_fn(lua_State* L, Args& a) { return ret(L, ops::polar(a.tensor(1), a.tensor(2), a.out())); }
+int polar_fn(lua_State* L, Args& a) {
+  Tensor abs = no_grad_input(a, 1), angle = no_grad_input(a, 2);
+  return ret(L, ops::polar(abs, angle, a.out()));
+}
 
 int angle_fn(lua_State* L, Args& a) { return ret(L, ops::angle(a.numpy ? a.tensor_like(1) : a.tensor(1), a.out())); }
 int conj_fn(lua_State* L, Args& a) { return ret(L, ops::conj(a.numpy ? a.tensor_like(1) : a.tensor(1), a.out())); }
 
 // vdot(a, b) = sum(conj(a) * b): np.vdot flattens its operands, torch.vdot takes 1-D ones.
 int vdot_fn(lua_State* L, Args& a) {
-  Tensor x = a.numpy ? a.tensor_like(1) : a.tensor(1), y = a.numpy ? a.tensor_like(2) : a.tensor(2);
+  Tensor x = no_grad_input(a, 1), y = no_grad_input(a, 2);
   if (a.numpy) {
     x = ops::reshape(x, {x.numel()});
     y = ops::reshape(y, {y.numel()});
@@ -116,13 +132,13 @@ int vdot_fn(lua_State* L, Args& a) {
 // linalg.eig: complex results in PyTorch's spelling, real ones in NumPy's when every
 // eigenvalue is real.
 int eig_fn(lua_State* L, Args& a) {
-  std::vector<Tensor> r = ops::eig(a.numpy ? a.tensor_like(1) : a.tensor(1), true, !a.numpy, "linalg.eig");
+  std::vector<Tensor> r = ops::eig(no_grad_input(a, 1), true, !a.numpy, "linalg.eig");
   push_tensor(L, r[0]);
   push_tensor(L, r[1]);
   return 2;
 }
 int eigvals_fn(lua_State* L, Args& a) {
-  return ret(L, ops::eig(a.numpy ? a.tensor_like(1) : a.tensor(1), false, !a.numpy, "linalg.eigvals")[0]);
+  return ret(L, ops::eig(no_grad_input(a, 1), false, !a.numpy, "linalg.eigvals")[0]);
 }
 
 int is_complex_fn(lua_State* L, Args& a) {

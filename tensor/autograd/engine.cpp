@@ -389,6 +389,11 @@ bool needs_recording(const std::vector<Tensor>& inputs) {
 }
 
 void record(const char* op, Tensor& out, const std::vector<const Tensor*>& inputs, BackwardFn fn, bool view) {
+  // The gradient formulas are written for real tensors: a complex result of tensors that
+  // require grad (x * z, torch.complex(x, y)) is refused here, for every op at once.
+  if (is_complex(out.dtype())) [[unlikely]]
+    TIDE_FAIL(op, ": the result is ", dtype_name(out.dtype()), " and an input requires grad, but complex tensors have "
+              "no gradients in tide (detach() the input first)");
   auto node = std::make_shared<FunctionNode>(op, std::move(fn));
   node->next.reserve(inputs.size());
   node->inputs.reserve(inputs.size());
@@ -426,6 +431,9 @@ InPlace::InPlace(Tensor& x, const char* op) : x_(x), op_(op) {
              "(do it under torch.no_grad(), or on a clone)");
   TIDE_CHECK(base_.is_contiguous(), op, ": writing in place into a view of a non-contiguous tensor while autograd ",
              "records it is not supported; make the tensor contiguous first");
+  // x.real, view_as_real(z), x:view(dtype): the base's history cannot take x's elements.
+  TIDE_CHECK(base_.dtype() == x.dtype(), op, ": writing in place into a ", dtype_name(x.dtype()), " view of a ",
+             dtype_name(base_.dtype()), " tensor while autograd records it is not supported; write into a clone");
   base_input_ = history_snapshot(base_);
   input_ = ag::as_strided(base_input_, x.sizes(), x.strides(), x.offset() - base_.offset());
 }

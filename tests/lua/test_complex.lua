@@ -89,6 +89,32 @@ T.test("conversions to and from every real dtype", function()
     "requires_grad: only floating-point tensors can require gradients, got complex64")
 end)
 
+T.test("no complex result carries gradients: every way in is an error naming the op", function()
+  local x = torch.tensor({1.0, 2.0}, {requires_grad = true})
+  local z = ct({1, 2}, {3, 4})
+  local no_grad = "complex tensors have no gradients in tide"
+  for op, f in pairs({
+    mul = function() return x * z end, add = function() return x + z end,
+    where = function() return torch.where(x:gt(0), x, z) end, cat = function() return torch.cat({x, z}) end,
+  }) do
+    T.error(f, op .. ": the result is complex64 and an input requires grad, but " .. no_grad)
+  end
+  T.error(function() return torch.complex(x, x) end, "complex: argument 1 requires grad, but " .. no_grad)
+  T.error(function() return torch.complex(x:detach(), x) end, "complex: argument 2 requires grad")
+  T.error(function() return torch.polar(x, x) end, "polar: argument 1 requires grad")
+  T.error(function() return torch.view_as_complex(torch.ones(2, 2):requires_grad_()) end,
+    "view_as_complex: argument 1 requires grad")
+  T.error(function() return torch.vdot(x, x) end, "vdot: argument 1 requires grad")
+  T.error(function() return torch.linalg.eigvals(torch.eye(2):requires_grad_()) end, "linalg.eigvals: argument 1 requires grad")
+  T.error(function() return np.linalg.eig(torch.eye(2):requires_grad_()) end, "linalg.eig: argument 1 requires grad")
+  T.error(function() z.real:copy_(x) end,
+    "copy_: writing in place into a float32 view of a complex64 tensor while autograd records it is not supported")
+  T.error(function() z.imag:mul_(x) end, "mul_: writing in place into a float32 view of a complex64 tensor")
+  T.eq(torch.view_as_real(z):tolist(), {{1, 3}, {2, 4}})                -- z unchanged by the refused writes
+  torch.no_grad(function() T.eq((x * z).dtype, "complex64") end)   -- no recording: allowed
+  T.eq((x:detach() * z).dtype, "complex64")
+end)
+
 T.test("real, imag, view_as_real, view_as_complex are views", function()
   local x = ct({1, 3}, {2, -4})
   T.eq({x.real:tolist(), x.imag:tolist(), x.real.dtype}, {{1, 3}, {2, -4}, "float32"})
