@@ -83,7 +83,7 @@ local function as_op(op, f, ...)
 end
 
 local KIND = {bool = 0, uint8 = 1, uint16 = 1, uint32 = 1, uint64 = 1, int8 = 1, int16 = 1, int32 = 1, int64 = 1,
-              float16 = 2, bfloat16 = 2, float32 = 2, float64 = 2}
+              float16 = 2, bfloat16 = 2, float32 = 2, float64 = 2, complex64 = 3, complex128 = 3}
 
 -- The in-place form of an op: r (the out-of-place result) written into x, which must have r's
 -- shape and a dtype r may be cast to (not a float result into an integer tensor), as in PyTorch.
