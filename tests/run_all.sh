@@ -86,6 +86,8 @@ run_all_suites() {
   # (negative strides, NumPy's a[::-1]), against the results for contiguous inputs.
   run_suite "$tag layout column: conformance on reversed views" \
     "$build/tide" tests/conformance/devicecheck.lua reversed
+  run_suite "$tag layout column on the device paths (stand-in backend)" \
+    env TIDE_CUDA_MODULE="$fake" TIDE_FAKE_CUDA=1 "$build/tide" tests/conformance/devicecheck.lua cuda reversed
 }
 
 # The fuzzers' slice: every API fuzzer target twice, on each build.

@@ -301,6 +301,11 @@ void own_gemm(const GemmProblem& P, const Scalar& alpha_s, const Scalar& beta_s,
 // How a (rows x cols) view with element strides (rs, cs) is passed to BLAS: row-major as is,
 // or column-major as the transpose of a row-major matrix. False when neither fits.
 bool blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, CBLAS_TRANSPOSE& t, int64_t& ld) {
+  if (rows == 0 || cols == 0) {  // no element is read: any strides (an empty reversed view's too)
+    t = CblasNoTrans;
+    ld = std::max<int64_t>(cols, 1);
+    return true;
+  }
   if (cs == 1 || cols <= 1) {
     int64_t l = rows <= 1 ? std::max<int64_t>(cols, 1) : rs;
     if (l >= std::max<int64_t>(cols, 1) && l <= INT_MAX) {
@@ -422,7 +427,7 @@ DeviceOperand device_operand(const Tensor& t0, const Dims& bshape, int64_t batch
     Dims full = bshape;
     full.push_back(rows);
     full.push_back(cols);
-    o.t = expand_to(o.t, full).contiguous();
+    o.t = expand_to(o.t, full).clone();  // clone: an empty tensor counts as contiguous with any strides
   }
   TIDE_ASSERT(false);
 }

@@ -3,6 +3,7 @@
 --
 --   tide devicecheck.lua [DEVICE]        (DEVICE defaults to "cuda")
 --   tide devicecheck.lua reversed        (the layout column: see below)
+--   tide devicecheck.lua cuda reversed   (both: reversed views of the inputs on the device)
 --
 -- With "reversed" every tensor input is instead replaced, on the CPU, by a view with the same
 -- values whose strides are all negative (a flipped copy seen through x[{{-1, 1, -1}, ...}]),
@@ -21,11 +22,12 @@
 -- CUDA device it prints "skipped: no CUDA device" and
 -- checks nothing. Environment: CONFORMANCE_ROWS (a Lua pattern: only matching rows).
 local here = arg[0]:match("(.*/)") or "./"
-local DEVICE = arg[1] or "cuda"
+local REVERSED = arg[1] == "reversed" or arg[2] == "reversed"
+local DEVICE = arg[1] ~= "reversed" and (arg[1] or "cuda") or nil  -- nil: inputs stay on the CPU
+local SIDE = DEVICE or "reversed"  -- how messages name the checked side
 local FILTER = os.getenv("CONFORMANCE_ROWS")
-local REVERSED = DEVICE == "reversed"
 
-if not REVERSED and not torch.cuda.is_available() then
+if DEVICE and not torch.cuda.is_available() then
   print("skipped: no CUDA device (" .. torch.cuda.unavailable_reason() .. "); the device column was not checked")
   print("0 passed, 0 failed")
   return
@@ -55,7 +57,7 @@ end
 local function difference(a, b, where)
   if torch.is_tensor(b) then
     if not torch.is_tensor(a) then return where .. ": a " .. type(a) .. " instead of a tensor" end
-    if not REVERSED and a.device.type == "cpu" then return where .. ": the result is on the cpu" end
+    if DEVICE and a.device.type == "cpu" then return where .. ": the result is on the cpu" end
     if a.dtype ~= b.dtype then return where .. ": dtype " .. a.dtype .. " instead of " .. b.dtype end
     local sa, sb = table.concat(a.shape, "x"), table.concat(b.shape, "x")
     if sa ~= sb then return where .. ": shape " .. sa .. " instead of " .. sb end
@@ -103,13 +105,16 @@ local function reversed_view(t)
   if t.requires_grad then v = v:detach():requires_grad_() end
   return v
 end
-local move = REVERSED and reversed_view or function(t) return t:to(DEVICE) end
+local function move(t)
+  if DEVICE then t = t:to(DEVICE) end
+  return REVERSED and reversed_view(t) or t
+end
 
 local passed, failed = 0, 0
 local skipped = {}  -- reason -> rows
 local unmovable = {}  -- why inputs could not be moved to the device -> cases
 for ri, row in ipairs(rows) do
-  local skip = REVERSED and row.layout or not REVERSED and row.no_device
+  local skip = REVERSED and row.layout or DEVICE and row.no_device
   if skip and (not FILTER or row.name:find(FILTER)) then
     skipped[skip] = (skipped[skip] or 0) + 1
   elseif not FILTER or row.name:find(FILTER) then
@@ -134,16 +139,16 @@ for ri, row in ipairs(rows) do
       local got = table.pack(pcall(row.call, on_dev[1], on_dev[2], on_dev[3], p))
       local where = string.format("%s case %d", row.name, ci)
       local why
-      if row.device_error and not REVERSED then
+      if row.device_error and DEVICE then
         -- An op that refuses device tensors: the device must raise this error.
         if got[1] then why = where .. ": " .. DEVICE .. " did not raise (expected: " .. row.device_error .. ")"
         elseif not tostring(got[2]):find(row.device_error, 1, true) then
           why = where .. ": " .. DEVICE .. " raised " .. tostring(got[2]) .. " instead of " .. row.device_error
         end
       elseif not want[1] then
-        if got[1] then why = where .. ": the cpu raised (" .. tostring(want[2]) .. ") but " .. DEVICE .. " did not" end
+        if got[1] then why = where .. ": the cpu raised (" .. tostring(want[2]) .. ") but " .. SIDE .. " did not" end
       elseif not got[1] then
-        why = where .. ": " .. DEVICE .. " raised " .. tostring(got[2])
+        why = where .. ": " .. SIDE .. " raised " .. tostring(got[2])
       else
         for i = 2, want.n do
           why = why or difference(got[i], want[i], where .. " output " .. (i - 1))

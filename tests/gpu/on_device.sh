@@ -19,6 +19,7 @@ step() { local name=$1 limit=$2; shift 2; local t0=$(date +%s)
   echo "== $name: exit $rc in $(( $(date +%s) - t0 )) s"; grep -E 'FAIL|passed|failed|skipped|rror' "$OUT/$name.log" | tail -${TAIL:-25}; }
 step test_cuda 150 $B/tide tests/lua/test_cuda.lua
 step devicecheck 240 $B/tide tests/conformance/devicecheck.lua
+step devicecheck_reversed 240 $B/tide tests/conformance/devicecheck.lua cuda reversed
 # complex tensors and FFTs stay on the CPU; the device column checks their refusals there.
 step test_fft 60 $B/tide tests/lua/test_fft.lua
 step bench 150 ${PYTHON:-python3} bench/run.py --tide $B/tide --python ${PYTHON:-python3} --rounds 1 \
