@@ -5,7 +5,7 @@
 #include <cstring>
 #include <string_view>
 
-#include "../tensor/autograd/autograd.hpp"
+#include "../tensor/autograd/functions.hpp"
 #include "../tensor/ops/complex.hpp"
 #include "../tensor/ops/creation.hpp"
 #include "../tensor/ops/linalg.hpp"
@@ -85,17 +85,17 @@ Tensor no_grad_input(Args& a, int i) {
   return t;
 }
 
-int real_fn(lua_State* L, Args& a) { return ret(L, ops::real(a.tensor(1))); }
+int real_fn(lua_State* L, Args& a) { return ret(L, ag::real(a.tensor(1))); }
 
 // NumPy's imag of a real array is zeros; PyTorch's is an error.
 int imag_fn(lua_State* L, Args& a) {
   const Tensor& x = a.tensor(1);
   if (a.numpy && !is_complex(x.dtype())) return ret(L, ops::zeros_like(x));
-  return ret(L, ops::imag(x));
+  return ret(L, ag::imag(x));
 }
 
-int view_as_real_fn(lua_State* L, Args& a) { return ret(L, ops::view_as_real(a.tensor(1))); }
-int view_as_complex_fn(lua_State* L, Args& a) { return ret(L, ops::view_as_complex(no_grad_input(a, 1))); }
+int view_as_real_fn(lua_State* L, Args& a) { return ret(L, ag::view_as_real(a.tensor(1))); }
+int view_as_complex_fn(lua_State* L, Args& a) { return ret(L, ag::view_as_complex(a.tensor(1))); }
 
 // complex(re, im): with two numbers the complex number re + im*j (Python's complex(re, im));
 // with two tensors torch.complex.
@@ -106,8 +106,7 @@ int complex_fn(lua_State* L, Args& a) {
     push_complex(L, re, im);
     return 1;
   }
-  Tensor re = no_grad_input(a, 1), im = no_grad_input(a, 2);
-  return ret(L, ops::complex(re, im, a.out()));
+  return ret(L, ag::complex(a.tensor(1), a.tensor(2), a.out()));
 }
 
 int polar_fn(lua_State* L, Args& a) {
@@ -116,7 +115,7 @@ int polar_fn(lua_State* L, Args& a) {
 }
 
 int angle_fn(lua_State* L, Args& a) { return ret(L, ops::angle(a.numpy ? a.tensor_like(1) : a.tensor(1), a.out())); }
-int conj_fn(lua_State* L, Args& a) { return ret(L, ops::conj(a.numpy ? a.tensor_like(1) : a.tensor(1), a.out())); }
+int conj_fn(lua_State* L, Args& a) { return ret(L, ag::conj(a.numpy ? a.tensor_like(1) : a.tensor(1), a.out())); }
 
 // vdot(a, b) = sum(conj(a) * b): np.vdot flattens its operands, torch.vdot takes 1-D ones.
 int vdot_fn(lua_State* L, Args& a) {

@@ -4,7 +4,7 @@
 // NumPy 1.24; PyTorch's keep the input's precision (float32 -> complex64, integers -> the
 // default float's). Dims are 1-based. fftfreq, rfftfreq, fftshift, ifftshift are Lua-written
 // (bindings/lua/torch_fft.lua).
-#include "../tensor/autograd/autograd.hpp"
+#include "../tensor/autograd/functions.hpp"
 #include "../tensor/ops/fft.hpp"
 #include "lua_api.hpp"
 
@@ -18,13 +18,10 @@ using ops::FftNorm;
 // spectrum of a Hermitian signal); IHFFT: its inverse, the conjugate of an r2c transform.
 enum class Kind { C2C, R2C, C2R, HFFT, IHFFT };
 
-// The input x: a tensor (torch), or anything array-like (numpy); at least 1-D, not one that
-// requires grad (the transforms have no gradient formulas).
+// The input x: a tensor (torch), or anything array-like (numpy); at least 1-D.
 Tensor operand(const Args& a) {
   Tensor x = a.numpy ? a.tensor_like(1) : a.tensor(1);
   if (x.dim() == 0) a.error("expected an array of at least 1 dimension, got a 0-d one");
-  if (autograd::grad_enabled() && autograd::requires_grad(x))
-    a.error("the input requires grad, and the FFTs have no gradient yet (call x:detach() first)");
   return x;
 }
 
@@ -118,9 +115,9 @@ int transform(lua_State* L, const Args& a, const Tensor& x, Kind kind, bool forw
   if (hermitian && norm != FftNorm::Ortho) norm = norm == FftNorm::Backward ? FftNorm::Forward : FftNorm::Backward;
   Tensor r;
   try {
-    if (kind == Kind::C2C) r = ops::fft_c2c(a.op, x, dims, n, norm, forward, cdtype);
-    else if (kind == Kind::R2C || kind == Kind::IHFFT) r = ops::fft_r2c(a.op, x, dims, n, norm, cdtype, hermitian);
-    else r = ops::fft_c2r(a.op, x, dims, n, norm, cdtype, hermitian);
+    if (kind == Kind::C2C) r = ag::fft_c2c(a.op, x, dims, n, norm, forward, cdtype);
+    else if (kind == Kind::R2C || kind == Kind::IHFFT) r = ag::fft_r2c(a.op, x, dims, n, norm, cdtype, hermitian);
+    else r = ag::fft_c2r(a.op, x, dims, n, norm, cdtype, hermitian);
   } catch (const OutOfMemory& e) {  // the allocator's message does not know the op
     if (std::string_view(e.what()).starts_with(a.op)) throw;
     throw OutOfMemory(std::string(a.op) + ": " + e.what());

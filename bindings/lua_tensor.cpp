@@ -376,9 +376,9 @@ int index_mm(lua_State* L, Args& self) {
     }
     if (!std::strcmp(k, "T")) return push_tensor(L, ag::reverse_dims(*x)), 1;
     // The parts of a complex tensor as views; of a real one x itself and (NumPy) zeros.
-    if (!std::strcmp(k, "real")) return push_tensor(L, ops::real(*x)), 1;
+    if (!std::strcmp(k, "real")) return push_tensor(L, ag::real(*x)), 1;
     if (!std::strcmp(k, "imag"))
-      return push_tensor(L, x->impl()->numpy && !is_complex(x->dtype()) ? ops::zeros_like(*x) : ops::imag(*x)), 1;
+      return push_tensor(L, x->impl()->numpy && !is_complex(x->dtype()) ? ops::zeros_like(*x) : ag::imag(*x)), 1;
     if (!std::strcmp(k, "requires_grad")) return lua_pushboolean(L, autograd::requires_grad(*x)), 1;
     if (!std::strcmp(k, "is_leaf")) return lua_pushboolean(L, autograd::is_leaf(*x)), 1;
     if (!std::strcmp(k, "data"))  // the same elements outside autograd, as x:detach()
@@ -432,7 +432,11 @@ int newindex_mm(lua_State* L, Args& self) {
       TIDE_CHECK(!autograd::requires_grad(*x), k, ": cannot write into a tensor that requires grad");
       Tensor part = k[0] == 'r' ? ops::real(*x) : ops::imag(*x);
       double d;
-      if (Tensor* v = to_tensor(L, 3)) ops::copy_(part, *v);
+      if (Tensor* v = to_tensor(L, 3)) {
+        TIDE_CHECK(!autograd::needs_recording({v}), k, ": the value requires grad, and writing it into a part of a "
+                   "complex tensor is not recorded (detach() it, or build the tensor with torch.complex)");
+        ops::copy_(part, *v);
+      }
       else if (number_value(L, 3, d)) ops::fill_(part, Scalar(d));
       else TIDE_FAIL(k, ": expected a tensor or a number, got a ", luaL_typename(L, 3));
       return 0;

@@ -2,6 +2,7 @@
 // protocol, and the dependency-counted backward walk.
 #include <algorithm>
 #include <cctype>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -118,9 +119,11 @@ Tensor history_snapshot(const Tensor& t) {
 }
 
 // A gradient brought to the shape and dtype of the input it belongs to: broadcast dims are
-// summed away (the reverse of broadcasting) and the dtype converted.
+// summed away (the reverse of broadcasting) and the dtype converted (a real input of a
+// complex op gets the real part: dL/dx of dL/dx + i dL/dy).
 Tensor conform(Tensor g, const InputMeta& in, const Node& node) {
   if (g.sizes() != in.sizes) g = ag::sum_to(g, in.sizes, node.name().c_str());
+  if (is_complex(g.dtype()) && !is_complex(in.dtype)) g = ag::real(g);
   if (g.dtype() != in.dtype) g = ag::cast(g, in.dtype);
   return g;
 }
@@ -345,8 +348,8 @@ Tensor grad(const Tensor& t) {
 
 void set_requires_grad(Tensor& t, bool on, const char* op) {
   if (on) {
-    TIDE_CHECK(is_floating(t.dtype()), op, ": only floating-point tensors can require gradients, got ",
-               dtype_name(t.dtype()));
+    TIDE_CHECK(is_floating(t.dtype()) || is_complex(t.dtype()), op,
+               ": only floating-point and complex tensors can require gradients, got ", dtype_name(t.dtype()));
   } else {
     TIDE_CHECK(is_leaf(t), op, ": a result of a recorded op always requires grad; use x:detach() to get a tensor without history");
   }
@@ -388,12 +391,36 @@ bool needs_recording(const std::vector<Tensor>& inputs) {
   return false;
 }
 
+namespace {
+
+// The ops whose gradient formulas hold for complex tensors (PyTorch's convention: the
+// gradient of a real loss L with respect to z = x + iy is dL/dx + i dL/dy, so a product's
+// formula takes the other factor's conjugate). Sorted, for the binary search.
+bool complex_formula(std::string_view op) {
+  static constexpr std::string_view kOps[] = {
+      "abs", "add", "alias", "as_strided", "as_strided_backward", "cat", "clone", "complex", "conj", "div",
+      "expand", "fft.fft", "fft.fft2", "fft.fftn", "fft.hfft", "fft.hfft2", "fft.hfftn", "fft.ifft",
+      "fft.ifft2", "fft.ifftn", "fft.ihfft", "fft.ihfft2", "fft.ihfftn", "fft.irfft", "fft.irfft2",
+      "fft.irfftn", "fft.rfft", "fft.rfft2", "fft.rfftn", "flatten", "flip", "flip_view", "imag", "mean", "movedim",
+      "mul", "narrow", "neg", "permute", "real", "reshape", "select", "slice", "slice_backward", "squeeze", "stack",
+      "sub", "sum", "t", "to", "transpose", "unflatten", "unsqueeze", "view", "view_as_complex", "view_as_real",
+  };
+  static_assert(std::is_sorted(std::begin(kOps), std::end(kOps)));
+  return std::binary_search(std::begin(kOps), std::end(kOps), op);
+}
+
+// Refuses an op without a complex formula when a complex tensor enters or leaves the graph.
+void check_complex_formula(const char* op, const Tensor& out, const std::vector<const Tensor*>& inputs) {
+  bool complex = is_complex(out.dtype());
+  for (const Tensor* t : inputs) complex = complex || (t && t->defined() && is_complex(t->dtype()) && is_differentiable(*t));
+  if (complex && !complex_formula(op)) [[unlikely]]
+    TIDE_FAIL(op, ": has no gradient formula for complex tensors in tide (an input requires grad; detach() it first)");
+}
+
+}  // namespace
+
 void record(const char* op, Tensor& out, const std::vector<const Tensor*>& inputs, BackwardFn fn, bool view) {
-  // The gradient formulas are written for real tensors: a complex result of tensors that
-  // require grad (x * z, torch.complex(x, y)) is refused here, for every op at once.
-  if (is_complex(out.dtype())) [[unlikely]]
-    TIDE_FAIL(op, ": the result is ", dtype_name(out.dtype()), " and an input requires grad, but complex tensors have "
-              "no gradients in tide (detach() the input first)");
+  check_complex_formula(op, out, inputs);
   auto node = std::make_shared<FunctionNode>(op, std::move(fn));
   node->next.reserve(inputs.size());
   node->inputs.reserve(inputs.size());
@@ -530,8 +557,8 @@ void retain_grad(const Tensor& t, const char* op) {
 }
 
 void set_data(Tensor& t, const Tensor& data, const char* op) {
-  TIDE_CHECK(!requires_grad(t) || is_floating(data.dtype()), op, ": a tensor that requires grad must keep a "
-             "floating-point dtype, got ", dtype_name(data.dtype()));
+  TIDE_CHECK(!requires_grad(t) || is_floating(data.dtype()) || is_complex(data.dtype()), op,
+             ": a tensor that requires grad must keep a floating-point or complex dtype, got ", dtype_name(data.dtype()));
   TensorImpl& impl = *t.impl();
   const TensorImpl& src = *data.impl();
   impl.storage = src.storage;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../ops/elementwise.hpp"
+#include "../ops/fft.hpp"
 #include "../ops/linalg.hpp"
 #include "../ops/reduce.hpp"
 #include "autograd.hpp"
@@ -22,6 +23,23 @@ using DimList = std::vector<int>;
 void check_out(const char* op, const Tensor* out, std::initializer_list<const Tensor*> inputs);
 // Sums g over the dims that broadcasting added or expanded, giving shape `sizes`.
 Tensor sum_to(const Tensor& g, const Dims& sizes, const char* op = "sum_to");
+
+// ---- complex numbers (complex.cpp): the gradient of a real loss L with respect to
+// z = x + iy is dL/dx + i dL/dy (PyTorch's convention)
+Tensor real(const Tensor& z);
+Tensor imag(const Tensor& z);
+Tensor view_as_real(const Tensor& z);
+Tensor view_as_complex(const Tensor& x);
+Tensor complex(const Tensor& re, const Tensor& im, const Tensor* out = nullptr);
+Tensor conj(const Tensor& z, const Tensor* out = nullptr);
+
+// ---- FFTs (fft.cpp): tensor/ops/fft.hpp's transforms, differentiable
+Tensor fft_c2c(const char* op, const Tensor& x, const std::vector<int>& dims, const std::vector<int64_t>& n,
+               ops::FftNorm norm, bool forward, DType cdtype);
+Tensor fft_r2c(const char* op, const Tensor& x, const std::vector<int>& dims, const std::vector<int64_t>& n,
+               ops::FftNorm norm, DType cdtype, bool conj_output = false);
+Tensor fft_c2r(const char* op, const Tensor& x, const std::vector<int>& dims, const std::vector<int64_t>& n,
+               ops::FftNorm norm, DType cdtype, bool conj_input = false);
 
 // ---- pointwise (pointwise.cpp)
 Tensor unary(UnaryOp op, const Tensor& x, const Tensor* out = nullptr);

@@ -71,7 +71,12 @@ bool differentiable(UnaryOp op) {
 Tensor unary_grad(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y) {
   auto u = [](UnaryOp o, const Tensor& t) { return unary(o, t); };
   switch (op) {
-    case UnaryOp::Abs: return g * u(UnaryOp::Sign, x);
+    case UnaryOp::Abs:
+      if (is_complex(x.dtype())) {  // g z/|z| (0 at 0, PyTorch's sgn)
+        Tensor a = u(UnaryOp::Abs, x);
+        return g * (x / where(ops::binary(BinaryOp::Eq, a, 0.0), 1.0, a));
+      }
+      return g * u(UnaryOp::Sign, x);
     case UnaryOp::Neg: return -g;
     case UnaryOp::Square: return g * x * 2.0;
     case UnaryOp::Exp: return g * y;
@@ -108,6 +113,12 @@ Tensor unary_grad(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y)
   }
 }
 
+// v's complex conjugate (v itself when real): the other factor in a product's gradient.
+TensorOrScalar conjugate(const TensorOrScalar& v) {
+  if (v.is_tensor()) return is_complex(v.tensor.dtype()) ? TensorOrScalar(ag::conj(v.tensor)) : v;
+  return v.scalar.is_complex() ? TensorOrScalar(Scalar::complex(v.scalar.f, -v.scalar.im)) : v;
+}
+
 // Gradients of a binary op for the operands that need one (the engine reduces broadcast dims).
 Grads binary_grad(BinaryOp op, const Tensor& g, const TensorOrScalar& a, const TensorOrScalar& b, const Tensor& y,
                   const Node& n) {
@@ -123,10 +134,10 @@ Grads binary_grad(BinaryOp op, const Tensor& g, const TensorOrScalar& a, const T
     case BinaryOp::Add: return {ga ? g : Tensor(), gb ? g : Tensor()};
     case BinaryOp::Sub: return {ga ? g : Tensor(), gb ? -g : Tensor()};
     case BinaryOp::Mul:
-      return {ga ? binary(BinaryOp::Mul, g, b) : Tensor(), gb ? binary(BinaryOp::Mul, g, a) : Tensor()};
+      return {ga ? binary(BinaryOp::Mul, g, conjugate(b)) : Tensor(), gb ? binary(BinaryOp::Mul, g, conjugate(a)) : Tensor()};
     case BinaryOp::Div: {
-      Tensor bb = as_tensor(b);
-      return {ga ? g / bb : Tensor(), gb ? -g * as_tensor(a) / (bb * bb) : Tensor()};
+      Tensor bb = as_tensor(conjugate(b));
+      return {ga ? g / bb : Tensor(), gb ? -g * as_tensor(conjugate(a)) / (bb * bb) : Tensor()};
     }
     case BinaryOp::Pow: {
       Tensor base = as_tensor(a), ex = as_tensor(b);
@@ -367,12 +378,10 @@ Tensor round(const Tensor& x, int64_t decimals, const Tensor* out) {
 
 Tensor cast(const Tensor& x, DType dtype) {
   if (x.dtype() == dtype) return x;
-  // PyTorch would record a cast to complex; tide has no complex gradients, so it refuses
-  // rather than hand back a result that silently drops out of the graph.
-  TIDE_CHECK(!is_complex(dtype) || !needs_recording({&x}), "to: a tensor that requires grad cannot be cast to ",
-             dtype_name(dtype), " (complex tensors have no gradients in tide; detach() it first)");
+  // A cast to complex embeds x (its gradient is the real part of g: the engine converts it);
+  // complex to real keeps the real part (its gradient is g + 0i).
   Tensor y = ops::cast(x, dtype);
-  if (!is_floating(dtype) || !needs_recording({&x})) return y;
+  if (!(is_floating(dtype) || is_complex(dtype)) || !needs_recording({&x})) return y;
   record("to", y, {&x}, [](const Tensor& g, const Node&) -> Grads { return {g}; });
   return y;
 }

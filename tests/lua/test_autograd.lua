@@ -139,9 +139,9 @@ T.test("detach, requires_grad_ and the requires_grad property", function()
   y.requires_grad = false
   T.eq(y.requires_grad, false)
   T.error_usable(function() torch.tensor{1, 2}:requires_grad_() end,
-    "requires_grad_: only floating-point tensors can require gradients, got int64")
+    "requires_grad_: only floating-point and complex tensors can require gradients, got int64")
   T.error_usable(function() torch.zeros(2, {dtype = "int32", requires_grad = true}) end,
-    "only floating-point tensors can require gradients")
+    "only floating-point and complex tensors can require gradients")
   T.error_usable(function() (x * 2).requires_grad = false end, "use x:detach()")
   T.error_usable(function() x.requires_grad = 1 end, "requires_grad: expected a boolean")
   T.error_usable(function() x.grad = t64{1, 2, 3} end, "grad: assigned gradient has shape {3} but the tensor has shape {2}")

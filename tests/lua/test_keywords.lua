@@ -91,11 +91,11 @@ T.test("creation: requires_grad= makes a recording leaf (floating point only)", 
   T.eq(torch.randint(0, 4, {3}, {requires_grad = false}).requires_grad, false)
   T.eq(torch.randperm(3, {requires_grad = false}).requires_grad, false)
   T.error(function() torch.randint(0, 4, {3}, {requires_grad = true}) end,
-          "randint: only floating-point tensors can require gradients, got int64")
+          "randint: only floating-point and complex tensors can require gradients, got int64")
   T.error(function() torch.randperm(3, {requires_grad = true}) end,
-          "randperm: only floating-point tensors can require gradients, got int64")
+          "randperm: only floating-point and complex tensors can require gradients, got int64")
   T.error(function() torch.arange(3, {requires_grad = true}) end,
-          "arange: only floating-point tensors can require gradients, got int64")
+          "arange: only floating-point and complex tensors can require gradients, got int64")
 end)
 
 T.test("creation: dtype= of the *_like forms, identity and asarray", function()

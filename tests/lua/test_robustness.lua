@@ -74,9 +74,9 @@ T.test("requires_grad_, .grad, .requires_grad: bad values", function()
   T.error_usable(function() x:requires_grad_(1) end, "requires_grad_: expected a boolean as argument 2, got number")
   T.error_usable(function() x:requires_grad_("yes") end, "requires_grad_: expected a boolean as argument 2, got string")
   T.error_usable(function() torch.tensor({1, 2}):requires_grad_() end,
-                 "requires_grad_: only floating-point tensors can require gradients, got int64")
+                 "requires_grad_: only floating-point and complex tensors can require gradients, got int64")
   T.error_usable(function() torch.tensor({true}):requires_grad_() end,
-                 "requires_grad_: only floating-point tensors can require gradients, got bool")
+                 "requires_grad_: only floating-point and complex tensors can require gradients, got bool")
   local p = leaf({1, 2, 3})
   T.error_usable(function() p.grad = torch.ones(2) end, "grad: assigned gradient has shape {2} but the tensor has shape {3}")
   T.error_usable(function() p.grad = torch.tensor({1, 2, 3}) end,
@@ -348,7 +348,7 @@ T.test("to, train, add_module, register_buffer, Parameter, extend: bad arguments
   T.error_usable(function() m.weight = "w" end, "Linear: cannot assign \"w\" to parameter 'weight' (expected a leaf tensor or nil)")
   T.error_usable(function() m.weight = nn.ReLU() end, "Linear: cannot assign a module to 'weight'")
   T.error_usable(function() nn.Parameter(3) end, "Parameter: expected a tensor for data, got 3")
-  T.error_usable(function() nn.Parameter(torch.tensor({1, 2})) end, "only floating-point tensors can require gradients, got int64")
+  T.error_usable(function() nn.Parameter(torch.tensor({1, 2})) end, "only floating-point and complex tensors can require gradients, got int64")
   T.error_usable(function() nn.Module:extend(3) end, "Module:extend: expected a class name string, got 3")
 end)
 
