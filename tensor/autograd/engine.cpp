@@ -388,7 +388,11 @@ bool needs_recording(const std::vector<Tensor>& inputs) {
   return false;
 }
 
+// A complex result is refused here, the one place every differentiable op records through:
+// tide has no complex gradients (a real input that requires grad meets a complex operand).
 void record(const char* op, Tensor& out, const std::vector<const Tensor*>& inputs, BackwardFn fn, bool view) {
+  TIDE_CHECK(!is_complex(out.dtype()), op, ": complex tensors have no gradients in tide, and an input requires grad ",
+             "(detach() it, or compute under torch.no_grad())");
   auto node = std::make_shared<FunctionNode>(op, std::move(fn));
   node->next.reserve(inputs.size());
   node->inputs.reserve(inputs.size());
