@@ -343,13 +343,13 @@ end)
 
 T.test("ops without complex support name themselves and the dtype", function()
   local x = ct({1, 2}, {3, 4})
-  T.error(function() return torch.tanh(x) end, "tanh: complex64 is not supported")
-  T.error(function() return torch.pow(x, 2) end, "pow: complex64 is not supported")
+  T.error(function() return torch.sigmoid(x) end, "sigmoid: complex64 is not supported")
+  T.error(function() return torch.floor(x) end, "floor: complex64 is not supported")
   T.error(function() return x:abs_() end, "abs_: complex64 is not supported")
   T.error(function() return torch.sum(x, {dtype = "float32"}) end,
     "sum: cannot reduce complex64 into the real dtype float32")
   T.error(function() return torch.sort(x) end, "sort: complex64 is not supported")
-  T.error(function() return np.std(x:to("complex128")) end, "std: complex128 is not supported")
+  T.error(function() return torch.amax(x:to("complex128")) end, "amax: complex128 is not supported")
   T.error(function() return torch.index_select(x, 1, torch.tensor{1}) end, "index_select: complex64 is not supported")
   T.error(function() return torch.clamp(torch.ones(2), c(1, 1)) end, "clamp: complex numbers are not supported")
   -- a complex number or 0-dim complex tensor as a keyword number
@@ -365,6 +365,75 @@ T.test("ops without complex support name themselves and the dtype", function()
   T.error(function() return torch.empty(2, {dtype = "complex64", device = "cuda"}) end, "empty:")
   T.error(function() return x:tofile(tmp("x.bin")) end, "tofile: complex64 is not supported")
   T.error(function() return np.savetxt(tmp("x.txt"), x) end, "savetxt: complex64 is not supported")
+end)
+
+T.test("pow, sign, sgn and the functions at NumPy's special values", function()
+  local function parts(t)
+    local r = {}
+    for i, v in ipairs(t:tolist()) do r[i] = {v.real, v.imag} end
+    return r
+  end
+  local nan = 0 / 0
+  local function isnan_parts(v) return {v.real ~= v.real, v.imag ~= v.imag} end
+  local z = torch.tensor({c(math.huge, 0), c(0, 0), c(1, 1)}, {dtype = "complex128"})
+  -- ^ is np.power (npy_cpow): integer powers by products, 0^-1 NaN, inf^0.5 through cpow
+  -- (NumPy's ** operator alone calls reciprocal and sqrt: 0j and inf+0j there)
+  T.eq(isnan_parts((z ^ -1):tolist()[1]), {true, true})
+  T.eq((z ^ -1):tolist()[3], c(0.5, -0.5))
+  T.eq(isnan_parts((z ^ -1):tolist()[2]), {true, true})
+  T.eq({(z ^ 0.5):tolist()[1].real, isnan_parts((z ^ 0.5):tolist()[1])[2]}, {math.huge, true})
+  T.eq({(z ^ 2):tolist()[1].real, isnan_parts((z ^ 2):tolist()[1])[2]}, {math.huge, true})
+  T.eq(parts(np.power(z, 0)), {{1, 0}, {1, 0}, {1, 0}})
+  T.eq(parts(z[{{2, 3}}] ^ 2), {{0, 0}, {0, 2}})
+  T.eq((2 ^ torch.tensor({c(0, 0), c(3, 0)})):tolist(), {c(1, 0), c(8, 0)})
+  T.eq((torch.tensor({c(-3, 4)}) ^ torch.tensor({2.0})).dtype, "complex64")
+  -- np.sign: the sign of the real part, else of the imaginary part; NaN beside a NaN part
+  local s = np.sign(torch.tensor({c(0, -2), c(-0.0, 0), c(3, nan), c(-1, 5)}, {dtype = "complex128"})):tolist()
+  T.eq({s[1], s[2], s[4]}, {c(-1, 0), c(0, 0), c(-1, 0)})
+  T.eq(isnan_parts(s[3]), {true, false})
+  T.error(function() return torch.sign(z) end,
+    "sign: complex128 is not supported (as in PyTorch; torch.sgn gives x/|x|, np.sign NumPy's sign)")
+  T.error(function() return z:sign_() end, "sign: complex128 is not supported")
+  T.eq(torch.sgn(torch.tensor({c(3, -4), c(0, 0)}, {dtype = "complex128"})):tolist(), {c(0.6, -0.8), c(0, 0)})
+  T.eq(torch.tensor({-2.0, 0, 5}):sgn():tolist(), {-1, 0, 1})
+  T.eq(torch.sgn(torch.tensor({-2.0, 3}), {out = torch.zeros(2)}):tolist(), {-1, 1})
+  -- branch cuts and signed zeros as NumPy: sqrt(-4 - 0j) = -2j, arcsin(2 -+ 0j)
+  T.eq(np.sqrt(torch.tensor({c(-4, 0), c(-4, -0.0)}, {dtype = "complex128"})):tolist(), {c(0, 2), c(0, -2)})
+  local as = np.arcsin(torch.tensor({c(2, 0), c(2, -0.0)}, {dtype = "complex128"})):tolist()
+  T.near({as[1].imag, as[2].imag}, {1.3169578969248166, -1.3169578969248166}, 1e-15)
+  T.eq(np.log10(torch.tensor({c(100, 0)}, {dtype = "complex128"})):tolist(), {c(2, 0)})
+  -- exp(3 ln2) as NumPy computes it
+  T.eq(np.exp2(torch.tensor({c(3, 0)}, {dtype = "complex128"})):tolist(), {c(7.999999999999998, 0)})
+  local t = torch.tan(torch.tensor({c(0, -0.0)})):tolist()[1]
+  T.eq({t.real, 1 / t.imag}, {0, -math.huge})
+end)
+
+T.test("complex cumsum, cumprod, var and std", function()
+  local x = torch.tensor({{c(1, 1), c(2, -1)}, {c(0, 3), c(-1, 0)}}, {dtype = "complex128"})
+  T.eq(torch.cumsum(x, 2):tolist(), {{c(1, 1), c(3, 0)}, {c(0, 3), c(-1, 3)}})
+  T.eq(torch.cumprod(x, 1):tolist(), {{c(1, 1), c(2, -1)}, {c(-3, 3), c(-2, 1)}})
+  T.eq(np.cumsum(x):tolist(), {c(1, 1), c(3, 0), c(3, 3), c(2, 3)})
+  T.eq(torch.cumsum(torch.tensor({1, 2}), 1, {dtype = "complex64"}):tolist(), {c(1, 0), c(3, 0)})
+  T.error(function() return torch.cumprod(x, 1, {dtype = "float64"}) end,
+    "cumprod: cannot accumulate complex128 into the real dtype float64")
+  -- the mean squared modulus of the deviations, in the real dtype: NumPy's ddof 0, torch's correction 1
+  local v = torch.tensor({c(1, 1), c(3, 3)})
+  T.eq({np.var(v):item(), np.var(v, {ddof = 1}):item(), torch.var(v):item(), torch.var(v, {correction = 0}):item()},
+    {2, 4, 4, 2})
+  T.eq({np.var(v).dtype, torch.std(v:to("complex128")).dtype}, {"float32", "float64"})
+  T.near(torch.std(v, {unbiased = false}):item(), math.sqrt(2), 1e-7)
+end)
+
+T.test("gradients refuse complex results", function()
+  local x = torch.tensor({1.0, 2.0}, {requires_grad = true})
+  T.error(function() return x * np.j end,
+    "mul: complex tensors have no gradients in tide, and an input requires grad (detach() it, or compute under torch.no_grad())")
+  T.error(function() return torch.pow(x, torch.tensor({c(1, 1), c(0, 1)})) end, "pow: complex tensors have no gradients")
+  T.error(function() return x:to("complex64") end, "to: a tensor that requires grad cannot be cast to complex64")
+  T.error(function() return torch.ones(2, {dtype = "complex64"}):requires_grad_() end,
+    "requires_grad_: only floating-point tensors can require gradients, got complex64")
+  T.eq(torch.no_grad(function() return (x * np.j):tolist() end), {c(0, 1), c(0, 2)})
+  T.eq((x:detach() * np.j).requires_grad, false)
 end)
 
 T.test("shape ops and indexing move complex elements", function()
