@@ -424,6 +424,25 @@ T.test("complex cumsum, cumprod, var and std", function()
   T.near(torch.std(v, {unbiased = false}):item(), math.sqrt(2), 1e-7)
 end)
 
+T.test("NumPy's Lua-written statistics: complex where they compute it, else refused", function()
+  local x = torch.tensor({c(1, 3), c(2, 4), c(0, -1)}, {dtype = "complex128"})
+  -- these cast to float64 before and dropped the imaginary parts
+  for _, f in ipairs({"median", "nanmedian", "nanmean", "average", "cov", "corrcoef", "nanstd", "nanvar", "gradient",
+                      "ptp"}) do
+    T.error(function() return np[f](x) end, f .. ": complex128 is not supported")
+  end
+  T.error(function() return np.quantile(x, 0.5) end, "quantile: complex128 is not supported")
+  T.error(function() return np.median({c(1, 2)}) end, "median: complex128 is not supported")
+  T.error(function() return np.interp(torch.tensor({0.5}), torch.tensor({0.0, 1, 2}), x) end,
+    "interp: complex128 is not supported")
+  T.error(function() return np.polyfit(torch.tensor({0.0, 1, 2}), x, 1) end, "polyfit: complex128 is not supported")
+  -- NumPy's values (np.nansum zeroes complex NaNs; correlate conjugates v; NumPy's promotion)
+  T.eq(np.nansum(torch.tensor({c(0 / 0, 1), c(2, 4)})):item(), c(2, 4))
+  T.eq(np.correlate(x, torch.tensor({1.0, 2.0}, {dtype = "float32"})):tolist(), {c(5, 11), c(2, 2)})
+  T.eq(np.correlate(x, torch.tensor({1, 2}, {dtype = "int32"})).dtype, "complex128")
+  T.eq(np.convolve(torch.tensor({c(1, 1)}), torch.tensor({1, 2}, {dtype = "int32"})).dtype, "complex128")
+end)
+
 T.test("gradients refuse complex results", function()
   local x = torch.tensor({1.0, 2.0}, {requires_grad = true})
   T.error(function() return x * np.j end,
