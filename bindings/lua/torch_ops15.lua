@@ -468,6 +468,7 @@ define("gradient", function(...)
   local o = args(op, {"input"}, 1, {"spacing", "dim", "edge_order"}, {edge_order = 1}, ...)
   local x = tensor_arg(op, "input", o.input)
   if x.dtype == "bool" then fail(op, "expected a numeric tensor, got a bool one") end
+  if x:is_complex() then fail(op, "%s is not supported", x.dtype) end
   if not x:is_floating_point() then x = x:to(torch.get_default_dtype()) end
   local nd = x.ndim
   if nd == 0 then fail(op, "expected a tensor with at least one dim, got a 0-dim one") end

@@ -349,6 +349,23 @@ for _, o in ipairs({"var", "std"}) do
        end})
 end
 
+-- np.vander / torch.vander of complex x (powers through complex pow)
+add({name = "complex np.vander", ref = "np.vander(a, p.n, increasing=bool(p.inc))", out = "complex128", cast = "none",
+     no_device = NO_DEVICE, tol = {complex128 = {1e-12, 1e-14}},
+     call = function(a, b, c, p) return np.vander(a, p.n, p.inc or false) end,
+     cases = function()
+       return {{a = cmake({4}, "complex128", {dom = "small"}), p = {n = 5}},
+               {a = cmake({3}, "complex64", {dom = "small"}), p = {inc = true}},
+               {a = cmake({0}, "complex128"), p = {n = 2}}}
+     end})
+add({name = "complex torch.vander", ref = "N(torch.vander(T(a), p.n, increasing=bool(p.inc)))", out = "same", cast = "none",
+     no_device = NO_DEVICE, tol = {complex64 = {1e-5, 1e-6}, complex128 = {1e-12, 1e-14}},
+     call = function(a, b, c, p) return torch.vander(a, p.n, p.inc or false) end,
+     cases = function()
+       return {{a = cmake({4}, "complex128", {dom = "small"}), p = {n = 4}},
+               {a = cmake({3}, "complex64", {dom = "small"}), p = {n = 3, inc = true}}}
+     end})
+
 -- products through cgemm / zgemm
 add({name = "complex matmul", ref = "np.matmul(a, b)", out = "same", cast = "none", no_device = NO_DEVICE,
      tol = {complex64 = {1e-4, 1e-5}}, call = function(a, b) return torch.matmul(a, b) end,

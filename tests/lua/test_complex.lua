@@ -436,6 +436,13 @@ T.test("NumPy's Lua-written statistics: complex where they compute it, else refu
   T.error(function() return np.interp(torch.tensor({0.5}), torch.tensor({0.0, 1, 2}), x) end,
     "interp: complex128 is not supported")
   T.error(function() return np.polyfit(torch.tensor({0.0, 1, 2}), x, 1) end, "polyfit: complex128 is not supported")
+  -- PyTorch's spelling of three of them (they cast to the default float dtype before)
+  T.error(function() return torch.cov(x) end, "cov: complex128 is not supported")
+  T.error(function() return torch.corrcoef(x) end, "corrcoef: complex128 is not supported")
+  T.error(function() return torch.gradient(x) end, "gradient: complex128 is not supported")
+  -- vander keeps complex: NumPy's complex128, torch's x dtype
+  T.eq(np.vander(x:to("complex64"), 2).dtype, "complex128")
+  T.eq(torch.vander(x:to("complex64"), 3, true):tolist()[2], {c(1, 0), c(2, 4), c(-12, 16)})
   -- NumPy's values (np.nansum zeroes complex NaNs; correlate conjugates v; NumPy's promotion)
   T.eq(np.nansum(torch.tensor({c(0 / 0, 1), c(2, 4)})):item(), c(2, 4))
   T.eq(np.correlate(x, torch.tensor({1.0, 2.0}, {dtype = "float32"})):tolist(), {c(5, 11), c(2, 2)})
