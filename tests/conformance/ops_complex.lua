@@ -441,6 +441,28 @@ add({name = "complex np.isclose", ref = "np.isclose(a, b)", out = "bool", cast =
        return cs
      end})
 
+-- torch.isclose / allclose against PyTorch (rtol, atol, equal_nan), infinities included
+local function close_cases()
+  local cs = {}
+  for _, dt in ipairs(CX) do
+    local x = cmake({3, 4}, dt, {edges = 0.3, edge_list = {0 / 0, math.huge, -math.huge, 0.0, -0.0, 1.0, 1e-3}})
+    cs[#cs + 1] = {a = x, b = x + np.complex(1e-6, -1e-6), p = {rtol = 1e-5, atol = 1e-8}}
+    cs[#cs + 1] = {a = x, b = x * np.complex(1, 1e-3), p = {rtol = 1e-2, atol = 0, equal_nan = true}}
+    cs[#cs + 1] = {a = x, b = cmake({4}, dt, {edges = 0.3, edge_list = {0 / 0, 0.0, 1.0}}), p = {rtol = 0.5, atol = 0.5}}
+  end
+  return cs
+end
+add({name = "complex torch.isclose", ref = "N(torch.isclose(T(a), T(b), p.rtol, p.atol, bool(p.equal_nan)))", out = "bool",
+     cast = "none", no_device = NO_DEVICE,
+     call = function(a, b, c, p) return torch.isclose(a, b, {rtol = p.rtol, atol = p.atol, equal_nan = p.equal_nan or false}) end,
+     cases = close_cases})
+add({name = "complex torch.allclose", ref = "np.array(torch.allclose(T(a), T(np.broadcast_to(b, a.shape)), p.rtol, p.atol, bool(p.equal_nan)))",
+     out = "bool", cast = "none", no_device = NO_DEVICE,
+     call = function(a, b, c, p)
+       return torch.tensor(torch.allclose(a, b:expand(a.shape), {rtol = p.rtol, atol = p.atol, equal_nan = p.equal_nan or false}))
+     end,
+     cases = close_cases})
+
 -- linalg.eig / eigvals: NumPy's real result when every eigenvalue is real, else complex;
 -- the eigenvectors checked through A V = V diag(w) (their phase is LAPACK's choice).
 local function eig_cases()
