@@ -41,8 +41,11 @@ local function args(op, pos, nreq, kwonly, defaults, ...)
   return o
 end
 
+-- A tensor argument. The ops of this file compute in real dtypes (their dtype rules know no
+-- complex one), so a complex tensor is refused here, for all of them but torch.equal.
 local function tensor_arg(op, name, v)
   if not torch.is_tensor(v) then fail(op, "expected a tensor for %s, got %s", name, describe(v)) end
+  if op ~= "equal" and v:is_complex() then fail(op, "%s is not supported", v.dtype) end
   return v
 end
 
@@ -468,7 +471,6 @@ define("gradient", function(...)
   local o = args(op, {"input"}, 1, {"spacing", "dim", "edge_order"}, {edge_order = 1}, ...)
   local x = tensor_arg(op, "input", o.input)
   if x.dtype == "bool" then fail(op, "expected a numeric tensor, got a bool one") end
-  if x:is_complex() then fail(op, "%s is not supported", x.dtype) end
   if not x:is_floating_point() then x = x:to(torch.get_default_dtype()) end
   local nd = x.ndim
   if nd == 0 then fail(op, "expected a tensor with at least one dim, got a 0-dim one") end

@@ -440,6 +440,12 @@ T.test("NumPy's Lua-written statistics: complex where they compute it, else refu
   T.error(function() return torch.cov(x) end, "cov: complex128 is not supported")
   T.error(function() return torch.corrcoef(x) end, "corrcoef: complex128 is not supported")
   T.error(function() return torch.gradient(x) end, "gradient: complex128 is not supported")
+  -- the composed ops of torch_ops15.lua (raw "attempt to compare nil" errors before)
+  T.error(function() return torch.logcumsumexp(x, 1) end, "logcumsumexp: complex128 is not supported")
+  T.error(function() return torch.nan_to_num(x) end, "nan_to_num: complex128 is not supported")
+  T.error(function() return torch.addcmul(x, x, x) end, "addcmul: complex128 is not supported")
+  T.error(function() return torch.addcdiv(torch.ones(3), x, x) end, "addcdiv: complex128 is not supported")
+  T.eq(torch.equal(x, x:clone()), true)
   -- vander keeps complex: NumPy's complex128, torch's x dtype
   T.eq(np.vander(x:to("complex64"), 2).dtype, "complex128")
   T.eq(torch.vander(x:to("complex64"), 3, true):tolist()[2], {c(1, 0), c(2, 4), c(-12, 16)})
