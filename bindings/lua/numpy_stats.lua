@@ -691,8 +691,14 @@ function np.polyval(...)
   local _, p, x = S.args(op, 2, {}, ...)
   p, x = S.array(op, p, "p"), S.array(op, x, "x")
   if p.ndim ~= 1 then error(op .. ": p must be 1-D, got " .. describe(p), 2) end
+  -- NumPy's y * x + p[i] with p[i] a scalar: x's dtype unless p's kind is higher (a complex
+  -- p gives the complex dtype of x's precision, a float p float64 for an integer x).
   local dt = x.dtype
-  if not FLOATS[dt] and FLOATS[p.dtype] then dt = "float64" end
+  if torch.is_complex(p) and not torch.is_complex(x) then
+    dt = (dt == "float32" or dt == "float16" or dt == "bfloat16") and "complex64" or "complex128"
+  elseif not FLOATS[dt] and not torch.is_complex(x) and FLOATS[p.dtype] then
+    dt = "float64"
+  end
   x = x:to(dt)
   local y = torch.zeros(x.shape, {dtype = dt, device = x.device})
   for _, c in ipairs(p:tolist()) do y = y * x + c end

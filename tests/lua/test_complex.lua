@@ -454,6 +454,13 @@ T.test("NumPy's Lua-written statistics: complex where they compute it, else refu
   T.eq(np.correlate(x, torch.tensor({1.0, 2.0}, {dtype = "float32"})):tolist(), {c(5, 11), c(2, 2)})
   T.eq(np.correlate(x, torch.tensor({1, 2}, {dtype = "int32"})).dtype, "complex128")
   T.eq(np.convolve(torch.tensor({c(1, 1)}), torch.tensor({1, 2}, {dtype = "int32"})).dtype, "complex128")
+  -- np.polyval of real coefficients at complex points (it cast x to float64 before)
+  local pv = np.polyval(torch.tensor({1.0, 0.0, 1.0}, {dtype = "float64"}), x)
+  T.eq({pv.dtype, pv:tolist()}, {"complex128", {c(-7, 6), c(-11, 16), c(0, 0)}})
+  local p2 = np.polyval(torch.tensor({1, 2}), torch.tensor({c(1, 1)}))
+  T.eq({p2.dtype, p2:tolist()}, {"complex64", {c(3, 1)}})
+  T.eq(np.polyval(torch.tensor({c(1, 1), c(0, 2)}), torch.tensor({2.0, 1.0})):tolist(), {c(2, 4), c(1, 3)})
+  T.eq(np.polyval(torch.tensor({c(1, 1)}), torch.tensor({2.0}, {dtype = "float64"})).dtype, "complex128")
 end)
 
 T.test("gradients refuse complex results", function()
