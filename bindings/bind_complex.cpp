@@ -76,6 +76,13 @@ int ret(lua_State* L, Tensor t) {
   return 1;
 }
 
+// The ops here that have no gradient (complex results, or eig) refuse an input that requires
+// grad, rather than return a result that silently left the graph.
+void no_grad_inputs(Args& a, std::initializer_list<const Tensor*> inputs) {
+  if (autograd::needs_recording(inputs))
+    a.error("an input requires grad, and this op has no gradient in tide (call x:detach() first)");
+}
+
 int real_fn(lua_State* L, Args& a) { return ret(L, ops::real(a.tensor(1))); }
 
 // NumPy's imag of a real array is zeros; PyTorch's is an error.
@@ -86,7 +93,11 @@ int imag_fn(lua_State* L, Args& a) {
 }
 
 int view_as_real_fn(lua_State* L, Args& a) { return ret(L, ops::view_as_real(a.tensor(1))); }
-int view_as_complex_fn(lua_State* L, Args& a) { return ret(L, ops::view_as_complex(a.tensor(1))); }
+int view_as_complex_fn(lua_State* L, Args& a) {
+  const Tensor& x = a.tensor(1);
+  no_grad_inputs(a, {&x});
+  return ret(L, ops::view_as_complex(x));
+}
 
 // complex(re, im): with two numbers the complex number re + im*j (Python's complex(re, im));
 // with two tensors torch.complex.
@@ -97,10 +108,16 @@ int complex_fn(lua_State* L, Args& a) {
     push_complex(L, re, im);
     return 1;
   }
-  return ret(L, ops::complex(a.tensor(1), a.tensor(2), a.out()));
+  const Tensor &re = a.tensor(1), &im = a.tensor(2);
+  no_grad_inputs(a, {&re, &im});
+  return ret(L, ops::complex(re, im, a.out()));
 }
 
-int polar_fn(lua_State* L, Args& a) { return ret(L, ops::polar(a.tensor(1), a.tensor(2), a.out())); }
+int polar_fn(lua_State* L, Args& a) {
+  const Tensor &r = a.tensor(1), &theta = a.tensor(2);
+  no_grad_inputs(a, {&r, &theta});
+  return ret(L, ops::polar(r, theta, a.out()));
+}
 
 // torch.sgn: x/|x| for a complex x, sign(x) (differentiable) for a real one.
 int sgn_fn(lua_State* L, Args& a) {
@@ -108,7 +125,11 @@ int sgn_fn(lua_State* L, Args& a) {
   return ret(L, is_complex(x.dtype()) ? ops::sgn(x, a.out()) : ag::unary(UnaryOp::Sign, x, a.out()));
 }
 
-int angle_fn(lua_State* L, Args& a) { return ret(L, ops::angle(a.numpy ? a.tensor_like(1) : a.tensor(1), a.out())); }
+int angle_fn(lua_State* L, Args& a) {
+  const Tensor x = a.numpy ? a.tensor_like(1) : a.tensor(1);
+  no_grad_inputs(a, {&x});
+  return ret(L, ops::angle(x, a.out()));
+}
 int conj_fn(lua_State* L, Args& a) { return ret(L, ops::conj(a.numpy ? a.tensor_like(1) : a.tensor(1), a.out())); }
 
 // vdot(a, b) = sum(conj(a) * b): np.vdot flattens its operands, torch.vdot takes 1-D ones.
@@ -119,19 +140,24 @@ int vdot_fn(lua_State* L, Args& a) {
     y = ops::reshape(y, {y.numel()});
   }
   TIDE_CHECK(x.dim() == 1 && y.dim() == 1, a.op, ": expected 1-D tensors, got ", x.dim(), "-D and ", y.dim(), "-D");
-  return ret(L, ops::dot(ops::conj(x), y, a.out(), a.numpy ? ops::DTypePolicy::Promote : ops::DTypePolicy::Strict, a.op));
+  // ag::dot: real operands keep their gradient (the conjugate of a real x is x itself)
+  return ret(L, ag::dot(ops::conj(x), y, a.out(), a.numpy ? ops::DTypePolicy::Promote : ops::DTypePolicy::Strict, a.op));
 }
 
 // linalg.eig: complex results in PyTorch's spelling, real ones in NumPy's when every
 // eigenvalue is real.
 int eig_fn(lua_State* L, Args& a) {
-  std::vector<Tensor> r = ops::eig(a.numpy ? a.tensor_like(1) : a.tensor(1), true, !a.numpy, "linalg.eig");
+  const Tensor A = a.numpy ? a.tensor_like(1) : a.tensor(1);
+  no_grad_inputs(a, {&A});
+  std::vector<Tensor> r = ops::eig(A, true, !a.numpy, "linalg.eig");
   push_tensor(L, r[0]);
   push_tensor(L, r[1]);
   return 2;
 }
 int eigvals_fn(lua_State* L, Args& a) {
-  return ret(L, ops::eig(a.numpy ? a.tensor_like(1) : a.tensor(1), false, !a.numpy, "linalg.eigvals")[0]);
+  const Tensor A = a.numpy ? a.tensor_like(1) : a.tensor(1);
+  no_grad_inputs(a, {&A});
+  return ret(L, ops::eig(A, false, !a.numpy, "linalg.eigvals")[0]);
 }
 
 int is_complex_fn(lua_State* L, Args& a) {

@@ -473,6 +473,18 @@ T.test("gradients refuse complex results", function()
     "requires_grad_: only floating-point tensors can require gradients, got complex64")
   T.eq(torch.no_grad(function() return (x * np.j):tolist() end), {c(0, 1), c(0, 2)})
   T.eq((x:detach() * np.j).requires_grad, false)
+  -- the ops of bind_complex.cpp without a gradient refuse an input that requires grad (their
+  -- results left the graph silently before); torch.vdot of real tensors is differentiable
+  local msg = ": an input requires grad, and this op has no gradient in tide (call x:detach() first)"
+  T.error(function() return torch.complex(x, x) end, "complex" .. msg)
+  T.error(function() return torch.polar(x, x) end, "polar" .. msg)
+  T.error(function() return torch.angle(x) end, "angle" .. msg)
+  T.error(function() return torch.view_as_complex(torch.ones(2, 2, {requires_grad = true})) end, "view_as_complex" .. msg)
+  T.error(function() return torch.linalg.eig(torch.eye(2, {requires_grad = true})) end, "linalg.eig" .. msg)
+  T.error(function() return np.linalg.eigvals(torch.eye(2, {requires_grad = true})) end, "linalg.eigvals" .. msg)
+  local v = torch.vdot(x, x * 3)
+  v:backward()
+  T.eq({v:item(), x.grad:tolist()}, {15, {6, 12}})
 end)
 
 T.test("shape ops and indexing move complex elements", function()
