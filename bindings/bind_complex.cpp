@@ -45,23 +45,25 @@ bool complex_value(lua_State* L, int idx, double& re, double& im) {
 // conversions), which work for any item size. Sorted, for the binary search.
 bool complex_capable(const char* name) {
   static constexpr std::string_view kCapable[] = {
-      "abs", "absolute", "add", "add_", "angle", "array", "as_strided", "as_tensor", "asarray", "ascontiguousarray",
-      "astype", "bmm", "bool", "broadcast_to", "byte", "cat", "char", "chunk", "clone", "complex", "concat",
-      "concatenate", "conj", "conj_physical", "contiguous", "copy", "copy_", "cos", "cos_", "cpu", "cuda", "detach",
-      "dim", "div", "div_", "divide", "dot", "double", "element_size", "empty_like", "eq", "equal", "exp", "exp_",
-      "expand", "expand_as", "fft.fft", "fft.fft2", "fft.fftn", "fft.hfft", "fft.hfft2", "fft.hfftn", "fft.ifft",
-      "fft.ifft2", "fft.ifftn", "fft.ihfft", "fft.ihfft2", "fft.ihfftn", "fft.irfft", "fft.irfft2", "fft.irfftn", "fft.rfft", "fft.rfft2", "fft.rfftn", "fill_",
-      "flatten", "flip", "fliplr", "flipud", "float", "free", "from_numpy", "full",
-      "full_like", "half", "hstack", "imag", "int", "is_complex", "is_contiguous", "is_floating_point", "is_tensor",
-      "isfinite", "isinf", "isnan", "item", "linalg.eig", "linalg.eigvals", "log", "log_", "long", "matmul", "mean",
-      "mm", "moveaxis", "movedim", "mul", "mul_", "multiply", "mv", "narrow", "ndimension", "ne", "neg", "neg_",
-      "negative", "nelement", "not_equal", "numel", "ones_like", "permute", "polar", "prod", "ravel", "real",
+      "abs", "absolute", "acos", "acos_", "add", "add_", "angle", "arccos", "arcsin", "arctan", "array", "as_strided",
+      "as_tensor", "asarray", "ascontiguousarray", "asin", "asin_", "astype", "atan", "atan_", "bmm", "bool",
+      "broadcast_to", "byte", "cat", "char", "chunk", "clone", "complex", "concat", "concatenate", "conj",
+      "conj_physical", "contiguous", "copy", "copy_", "cos", "cos_", "cosh", "cosh_", "cpu", "cuda", "cumprod",
+      "cumsum", "detach", "dim", "div", "div_", "divide", "dot", "double", "element_size", "empty_like", "eq",
+      "equal", "exp", "exp2", "exp2_", "exp_", "expand", "expand_as", "expm1", "expm1_", "fft.fft", "fft.fft2",
+      "fft.fftn", "fft.hfft", "fft.hfft2", "fft.hfftn", "fft.ifft", "fft.ifft2", "fft.ifftn", "fft.ihfft", "fft.ihfft2", "fft.ihfftn", "fft.irfft", "fft.irfft2",
+      "fft.irfftn", "fft.rfft", "fft.rfft2", "fft.rfftn", "fill_", "flatten", "flip", "fliplr", "flipud", "float",
+      "free", "from_numpy", "full", "full_like", "half", "hstack", "imag", "int", "is_complex", "is_contiguous",
+      "is_floating_point", "is_tensor", "isfinite", "isinf", "isnan", "item", "linalg.eig", "linalg.eigvals", "log",
+      "log10", "log10_", "log1p", "log1p_", "log2", "log2_", "log_", "long", "matmul", "mean", "mm", "moveaxis",
+      "movedim", "mul", "mul_", "multiply", "mv", "narrow", "ndimension", "ne", "neg", "neg_", "negative", "nelement",
+      "not_equal", "numel", "ones_like", "permute", "polar", "pow", "pow_", "power", "prod", "ravel", "real",
       "reciprocal", "reciprocal_", "repeat", "repeat_tensor", "requires_grad_", "reshape", "reshape_as", "save",
-      "savez", "savez_compressed", "select", "shape", "short", "sin", "sin_", "size", "split", "sqrt", "sqrt_",
-      "square", "square_", "squeeze", "stack", "stride", "sub", "sub_", "subtract", "sum", "swapaxes", "swapdims",
-      "t", "tensor", "tile", "to", "tolist", "transpose", "true_divide", "true_divide_", "type", "unbind",
-      "unflatten", "unsqueeze", "vdot", "view", "view_as", "view_as_complex", "view_as_real", "vstack", "where",
-      "zero_", "zeros_like",
+      "savez", "savez_compressed", "select", "sgn", "shape", "short", "sign", "sign_", "sin", "sin_", "sinh", "sinh_",
+      "size", "split", "sqrt", "sqrt_", "square", "square_", "squeeze", "stack", "std", "stride", "sub", "sub_",
+      "subtract", "sum", "swapaxes", "swapdims", "t", "tan", "tan_", "tanh", "tanh_", "tensor", "tile", "to",
+      "tolist", "transpose", "true_divide", "true_divide_", "type", "unbind", "unflatten", "unsqueeze", "var", "vdot",
+      "view", "view_as", "view_as_complex", "view_as_real", "vstack", "where", "zero_", "zeros_like",
   };
   static_assert(std::is_sorted(std::begin(kCapable), std::end(kCapable)));
   return std::binary_search(std::begin(kCapable), std::end(kCapable), std::string_view(name));
@@ -114,18 +116,27 @@ int polar_fn(lua_State* L, Args& a) {
   return ret(L, ops::polar(abs, angle, a.out()));
 }
 
-int angle_fn(lua_State* L, Args& a) { return ret(L, ops::angle(a.numpy ? a.tensor_like(1) : a.tensor(1), a.out())); }
+// torch.sgn: x/|x| for a complex x, sign(x) (differentiable) for a real one.
+int sgn_fn(lua_State* L, Args& a) {
+  const Tensor& x = a.tensor(1);
+  if (!is_complex(x.dtype())) return ret(L, ag::unary(UnaryOp::Sign, x, a.out()));
+  return ret(L, ops::sgn(no_grad_input(a, 1), a.out()));
+}
+
+int angle_fn(lua_State* L, Args& a) { return ret(L, ops::angle(no_grad_input(a, 1), a.out())); }
 int conj_fn(lua_State* L, Args& a) { return ret(L, ag::conj(a.numpy ? a.tensor_like(1) : a.tensor(1), a.out())); }
 
 // vdot(a, b) = sum(conj(a) * b): np.vdot flattens its operands, torch.vdot takes 1-D ones.
 int vdot_fn(lua_State* L, Args& a) {
-  Tensor x = no_grad_input(a, 1), y = no_grad_input(a, 2);
+  Tensor x = a.numpy ? a.tensor_like(1) : a.tensor(1), y = a.numpy ? a.tensor_like(2) : a.tensor(2);
   if (a.numpy) {
-    x = ops::reshape(x, {x.numel()});
-    y = ops::reshape(y, {y.numel()});
+    x = ag::reshape(x, {x.numel()});
+    y = ag::reshape(y, {y.numel()});
   }
   TIDE_CHECK(x.dim() == 1 && y.dim() == 1, a.op, ": expected 1-D tensors, got ", x.dim(), "-D and ", y.dim(), "-D");
-  return ret(L, ops::dot(ops::conj(x), y, a.out(), a.numpy ? ops::DTypePolicy::Promote : ops::DTypePolicy::Strict, a.op));
+  // Differentiable for real operands (the conjugate of a real x is x itself); a complex
+  // product that requires grad is refused by autograd (no complex formula for dot).
+  return ret(L, ag::dot(ag::conj(x), y, a.out(), a.numpy ? ops::DTypePolicy::Promote : ops::DTypePolicy::Strict, a.op));
 }
 
 // linalg.eig: complex results in PyTorch's spelling, real ones in NumPy's when every
@@ -160,6 +171,8 @@ const Binding kComplexBindings[] = {
      "tensors of one dtype (broadcast); of two numbers, the complex number (Python's complex(re, im))."},
     {"polar", polar_fn, TORCH,
      "polar(abs, angle[, {out=}]) -> Tensor: the complex tensor abs*(cos(angle) + sin(angle)*j)."},
+    {"sgn", sgn_fn, METHOD | TORCH,
+     "sgn(x[, {out=}]) -> Tensor: x/|x| of each complex element (0 where x is 0); sign(x) for a real tensor."},
     {"angle", angle_fn, METHOD | TORCH | NUMPY,
      "angle(x[, {out=}]) -> Tensor: the argument atan2(imag, real) of each complex element (real dtype); of a "
      "real tensor pi where negative, else 0 (NumPy: arctan2(0, x), pi at -0.0)."},

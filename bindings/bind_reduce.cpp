@@ -176,7 +176,7 @@ int var_fn(lua_State* L, Args& a) {
   if (kw_correction) correction = *kw_correction;
   if (kw_ddof) correction = *kw_ddof;
   if (auto dt = dtype_kw(a)) x = x.to(*dt);
-  else if (a.numpy && !is_floating(x.dtype())) x = x.to(DType::Float64);
+  else if (a.numpy && !is_floating(x.dtype()) && !is_complex(x.dtype())) x = x.to(DType::Float64);
   return push_result(L, a, Sqrt ? ag::std(x, dimlist(dims), correction, keep)
                                 : ag::var(x, dimlist(dims), correction, keep));
 }

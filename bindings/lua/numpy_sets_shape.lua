@@ -961,8 +961,10 @@ end
 function np.vander(...)
   local o = args("vander", {"x", "N", "increasing"}, 1, {increasing = false}, ...)
   local x = arr(o.x)
-  -- NumPy's promote_types(x.dtype, int64): float64 for every float, int64 otherwise.
-  return S.vander("vander", x, o.N, o.increasing, is_float(x) and "float64" or "int64")
+  -- NumPy's promote_types(x.dtype, int64): complex128 for complex, float64 for every float,
+  -- int64 otherwise.
+  local dt = torch.is_complex(x) and "complex128" or is_float(x) and "float64" or "int64"
+  return S.vander("vander", x, o.N, o.increasing, dt)
 end
 
 ---------------------------------------------------------------------------------------------

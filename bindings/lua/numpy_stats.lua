@@ -35,13 +35,23 @@ function S.args(op, n, valid, ...)
   return kw or {}, ...
 end
 
+-- The functions of this file that compute complex arrays as NumPy does; the others (their
+-- float64 statistics would drop the imaginary part) refuse them in S.array.
+local COMPLEX_OK = {nansum = true, isclose = true, allclose = true, array_equal = true, convolve = true,
+                    correlate = true, polyval = true}
+local function real_only(op, arr)
+  if not COMPLEX_OK[op] and torch.is_complex(arr) then error(op .. ": " .. arr.dtype .. " is not supported", 4) end
+  return arr
+end
+
 -- np.asarray for array-likes (Lua numbers, booleans and nested lists), on the device of the
--- tensor `like` when given (the array the values go with); tensors as they are.
+-- tensor `like` when given (the array the values go with); tensors as they are. Complex
+-- arrays only for the ops of COMPLEX_OK.
 function S.array(op, v, what, like)
-  if torch.is_tensor(v) then return v end
+  if torch.is_tensor(v) then return real_only(op, v) end
   local t = type(v)
   if t == "number" or t == "boolean" or (t == "table" and getmetatable(v) == nil) then
-    local arr = np.asarray(v)
+    local arr = real_only(op, np.asarray(v))
     if torch.is_tensor(like) and like.device ~= arr.device then arr = arr:to(like.device) end
     return arr
   end
@@ -322,7 +332,7 @@ function np.nansum(...)
   local kw, a = S.args("nansum", 1, {"axis", "keepdims"}, ...)
   a = S.array("nansum", a)
   return reduce("nansum", a, kw, function(b)
-    if FLOATS[b.dtype] then b = torch.where(b:isnan(), 0, b) end
+    if FLOATS[b.dtype] or torch.is_complex(b) then b = torch.where(b:isnan(), 0, b) end
     return b:sum(-1)
   end)
 end
@@ -402,7 +412,8 @@ for _, am in ipairs({{"nanargmax", "argmax", -math.huge}, {"nanargmin", "argmin"
 end
 
 -- NumPy's result_type of two dtypes (an integer with a float needs enough mantissa: int8 and
--- uint8 fit float16, int16 float32, wider ones float64); the rest as the engine promotes.
+-- uint8 fit float16, int16 float32, wider ones float64); with a complex dtype NumPy's
+-- promote_types (complex64 with int32 is complex128); the rest as the engine promotes.
 local FLOAT_RANK = {float16 = 1, bfloat16 = 1, float32 = 2, float64 = 3}
 local INT_NEEDS = {uint8 = 1, int8 = 1, int16 = 2, uint16 = 2, int32 = 3, uint32 = 3, int64 = 3, uint64 = 3}
 local RANK_FLOAT = {"float16", "float32", "float64"}
@@ -410,8 +421,9 @@ function S.result_type(a, b)
   if a == b or b == "bool" then return a end
   if a == "bool" then return b end
   local fa, fb = FLOAT_RANK[a], FLOAT_RANK[b]
-  if fa and not fb then return fa >= INT_NEEDS[b] and a or RANK_FLOAT[INT_NEEDS[b]] end
-  if fb and not fa then return S.result_type(b, a) end
+  if fa and INT_NEEDS[b] then return fa >= INT_NEEDS[b] and a or RANK_FLOAT[INT_NEEDS[b]] end
+  if fb and INT_NEEDS[a] then return S.result_type(b, a) end
+  if a:find("complex") or b:find("complex") then return np.promote_types(a, b) end
   return torch.promote_types(a, b)
 end
 
@@ -679,8 +691,14 @@ function np.polyval(...)
   local _, p, x = S.args(op, 2, {}, ...)
   p, x = S.array(op, p, "p"), S.array(op, x, "x")
   if p.ndim ~= 1 then error(op .. ": p must be 1-D, got " .. describe(p), 2) end
+  -- NumPy's y * x + p[i] with p[i] a scalar: x's dtype unless p's kind is higher (a complex
+  -- p gives the complex dtype of x's precision, a float p float64 for an integer x).
   local dt = x.dtype
-  if not FLOATS[dt] and FLOATS[p.dtype] then dt = "float64" end
+  if torch.is_complex(p) and not torch.is_complex(x) then
+    dt = (dt == "float32" or dt == "float16" or dt == "bfloat16") and "complex64" or "complex128"
+  elseif not FLOATS[dt] and not torch.is_complex(x) and FLOATS[p.dtype] then
+    dt = "float64"
+  end
   x = x:to(dt)
   local y = torch.zeros(x.shape, {dtype = dt, device = x.device})
   for _, c in ipairs(p:tolist()) do y = y * x + c end

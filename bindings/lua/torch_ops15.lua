@@ -41,8 +41,11 @@ local function args(op, pos, nreq, kwonly, defaults, ...)
   return o
 end
 
+-- A tensor argument. The ops of this file compute in real dtypes (their dtype rules know no
+-- complex one), so a complex tensor is refused here, for all of them but torch.equal.
 local function tensor_arg(op, name, v)
   if not torch.is_tensor(v) then fail(op, "expected a tensor for %s, got %s", name, describe(v)) end
+  if op ~= "equal" and v:is_complex() then fail(op, "%s is not supported", v.dtype) end
   return v
 end
 

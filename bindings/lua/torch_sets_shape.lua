@@ -233,7 +233,7 @@ function torch.vander(...)
   local s = S()
   local o = s.args("vander", {"x", "N", "increasing"}, 1, {increasing = false}, ...)
   local x = tensor_arg("vander", "x", o.x)
-  local dt = torch.is_floating_point(x) and x.dtype or "int64"
+  local dt = (torch.is_floating_point(x) or torch.is_complex(x)) and x.dtype or "int64"
   return s.vander("vander", x, o.N, o.increasing, dt)
 end
 

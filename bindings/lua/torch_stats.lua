@@ -147,6 +147,7 @@ end)
 local function cov(op, x, o)
   tensor_arg(op, x)
   if x.ndim > 2 then error(op .. ": expected a 1-D or 2-D input, got " .. S().describe(x), 3) end
+  if x:is_complex() then error(op .. ": " .. x.dtype .. " is not supported", 3) end
   if not S().FLOATS[x.dtype] then x = x:to(torch.get_default_dtype()) end
   local X = x.ndim < 2 and x:reshape(1, -1) or x
   local n = X.shape[2]

@@ -22,6 +22,10 @@ inline Tensor operator*(double a, const Tensor& b) { return binary(BinaryOp::Mul
 inline Tensor operator/(double a, const Tensor& b) { return binary(BinaryOp::Div, a, b); }
 inline Tensor operator-(const Tensor& a) { return unary(UnaryOp::Neg, a); }
 
+// A result autograd tracks: floating or complex (record() refuses the complex ones whose
+// formula does not hold for complex values); integer and bool results carry no gradient.
+inline bool tracked_dtype(DType t) { return is_floating(t) || is_complex(t); }
+
 // A 0/1 tensor of dtype like's dtype (comparisons give bool; this is the float mask formulas multiply by).
 inline Tensor as_mask(const Tensor& bool_t, DType dtype) { return ops::cast(bool_t, dtype); }
 

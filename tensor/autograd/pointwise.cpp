@@ -381,7 +381,7 @@ Tensor cast(const Tensor& x, DType dtype) {
   // A cast to complex embeds x (its gradient is the real part of g: the engine converts it);
   // complex to real keeps the real part (its gradient is g + 0i).
   Tensor y = ops::cast(x, dtype);
-  if (!(is_floating(dtype) || is_complex(dtype)) || !needs_recording({&x})) return y;
+  if (!tracked_dtype(dtype) || !needs_recording({&x})) return y;
   record("to", y, {&x}, [](const Tensor& g, const Node&) -> Grads { return {g}; });
   return y;
 }

@@ -1,5 +1,10 @@
 // Complex tensors: casts, the views of their parts, complex(re, im) and polar, and the
 // complex kernels of the pointwise ops (see complex.hpp).
+//
+// Products and quotients must round as NumPy's C does (built without fused multiply-add):
+// a contracted re*re - im*im gives inf where NumPy's overflow gives NaN, so contraction
+// (which -march=x86-64-v3 would allow) is off for this file.
+#pragma GCC optimize("fp-contract=off")
 #include "complex.hpp"
 
 #include <atomic>
@@ -7,6 +12,9 @@
 #include <complex>
 #include <cstdio>
 #include <lapacke.h>
+#include <limits>
+#include <numbers>
+#include <string_view>
 
 #include "../cpu/loops.hpp"
 #include "../overlap.hpp"
@@ -197,6 +205,45 @@ inline C cdiv(C a, C b) {
   return C((ar * rat + ai) * scl, (ai * rat - ar) * scl);
 }
 
+// NumPy's power (npy_cpow, 1.24): a^0 is 1, 0^b is 0 for a real positive b and NaN
+// otherwise, integer exponents below 100 in magnitude by repeated products (then the
+// reciprocal for negative ones), any other exponent by libm's cpow.
+template <typename C>
+inline C cpow(C a, C b) {
+  using R = typename C::value_type;
+  const R br = b.real(), bi = b.imag();
+  if (br == 0 && bi == 0) return C(1);
+  if (a.real() == 0 && a.imag() == 0)
+    return br > 0 && bi == 0 ? C(0) : C(std::numeric_limits<R>::quiet_NaN(), std::numeric_limits<R>::quiet_NaN());
+  if (bi == 0 && br > -100 && br < 100 && br == std::trunc(br)) {
+    const int n = int(br);
+    if (n == 1) return a;
+    if (n == 2) return cmul(a, a);
+    if (n == 3) return cmul(a, cmul(a, a));
+    C acc(1), p = a;
+    for (int k = n < 0 ? -n : n;;) {
+      if (k & 1) acc = cmul(acc, p);
+      if ((k >>= 1) == 0) break;
+      p = cmul(p, p);
+    }
+    return n < 0 ? cdiv(C(1), acc) : acc;
+  }
+  return std::pow(a, b);
+}
+
+// NumPy's sign of a complex number: the sign of the real part, of the imaginary part where
+// the real part is 0, as a complex number with a zero imaginary part; NaN where NumPy's
+// ordered comparisons fail (a NaN part beside a nonzero real part).
+template <typename C>
+inline C numpy_sign(C v) {
+  using R = typename C::value_type;
+  const R re = v.real(), im = v.imag();
+  if ((re > 0 && !std::isnan(im)) || (re == 0 && im > 0)) return C(1);
+  if ((re < 0 && !std::isnan(im)) || (re == 0 && im < 0)) return C(-1);
+  if (re == 0 && im == 0) return C(0);
+  return C(std::numeric_limits<R>::quiet_NaN(), 0);
+}
+
 // f over two complex operands, either of which may be a scalar (sa / sb).
 template <typename Out, typename C, typename F>
 void run_binary(const TensorIter& it, const Scalar* sa, const Scalar* sb, F f) {
@@ -214,20 +261,51 @@ void run_binary(const TensorIter& it, const Scalar* sa, const Scalar* sb, F f) {
 }  // namespace
 
 // abs gives the real dtype (|x| by hypot, as NumPy and PyTorch); the functions are libm's
-// complex ones (cexp, clog, csqrt, csin, ccos), which NumPy calls too.
+// complex ones (cexp, clog, csqrt, csin, ctan, casin, ...), which NumPy calls too, in the
+// element's precision; log2, log10, exp2, expm1 and log1p are NumPy's formulas over them.
 Tensor complex_unary(UnaryOp op, const Tensor& x, const Tensor* out) {
   const char* name = unary_op_name(op);
+  auto same = [&](auto f) { return map_complex<Res::Same>(name, x, out, f); };
+  // A complex number times a real constant of its precision, part by part.
+  auto scaled = [](auto v, double k) {
+    using R = typename decltype(v)::value_type;
+    return decltype(v)(v.real() * R(k), v.imag() * R(k));
+  };
   switch (op) {
     case UnaryOp::Abs: return map_complex<Res::Real>(name, x, out, [](auto v) { return std::abs(v); });
-    case UnaryOp::Neg: return map_complex<Res::Same>(name, x, out, [](auto v) { return -v; });
-    case UnaryOp::Square: return map_complex<Res::Same>(name, x, out, [](auto v) { return cmul(v, v); });
-    case UnaryOp::Reciprocal:
-      return map_complex<Res::Same>(name, x, out, [](auto v) { return cdiv(decltype(v)(1), v); });
-    case UnaryOp::Exp: return map_complex<Res::Same>(name, x, out, [](auto v) { return std::exp(v); });
-    case UnaryOp::Log: return map_complex<Res::Same>(name, x, out, [](auto v) { return std::log(v); });
-    case UnaryOp::Sqrt: return map_complex<Res::Same>(name, x, out, [](auto v) { return std::sqrt(v); });
-    case UnaryOp::Sin: return map_complex<Res::Same>(name, x, out, [](auto v) { return std::sin(v); });
-    case UnaryOp::Cos: return map_complex<Res::Same>(name, x, out, [](auto v) { return std::cos(v); });
+    case UnaryOp::Neg: return same([](auto v) { return -v; });
+    case UnaryOp::Square: return same([](auto v) { return cmul(v, v); });
+    case UnaryOp::Reciprocal: return same([](auto v) { return cdiv(decltype(v)(1), v); });
+    case UnaryOp::Exp: return same([](auto v) { return std::exp(v); });
+    case UnaryOp::Exp2: return same([scaled](auto v) { return std::exp(scaled(v, std::numbers::ln2)); });
+    case UnaryOp::Expm1:
+      return same([](auto v) {
+        using R = typename decltype(v)::value_type;
+        const R a = std::sin(v.imag() / 2);
+        return decltype(v)(std::expm1(v.real()) * std::cos(v.imag()) - 2 * a * a, std::exp(v.real()) * std::sin(v.imag()));
+      });
+    case UnaryOp::Log: return same([](auto v) { return std::log(v); });
+    case UnaryOp::Log2: return same([scaled](auto v) { return scaled(std::log(v), std::numbers::log2e); });
+    case UnaryOp::Log10: return same([scaled](auto v) { return scaled(std::log(v), std::numbers::log10e); });
+    case UnaryOp::Log1p:
+      return same([](auto v) {
+        using R = typename decltype(v)::value_type;
+        return decltype(v)(std::log(std::hypot(v.real() + R(1), v.imag())), std::atan2(v.imag(), v.real() + R(1)));
+      });
+    case UnaryOp::Sqrt: return same([](auto v) { return std::sqrt(v); });
+    case UnaryOp::Sin: return same([](auto v) { return std::sin(v); });
+    case UnaryOp::Cos: return same([](auto v) { return std::cos(v); });
+    case UnaryOp::Tan: return same([](auto v) { return std::tan(v); });
+    case UnaryOp::Asin: return same([](auto v) { return std::asin(v); });
+    case UnaryOp::Acos: return same([](auto v) { return std::acos(v); });
+    case UnaryOp::Atan: return same([](auto v) { return std::atan(v); });
+    case UnaryOp::Sinh: return same([](auto v) { return std::sinh(v); });
+    case UnaryOp::Cosh: return same([](auto v) { return std::cosh(v); });
+    case UnaryOp::Tanh: return same([](auto v) { return std::tanh(v); });
+    case UnaryOp::Sign:
+      TIDE_CHECK(numpy_semantics(), "sign: ", dtype_name(x.dtype()),
+                 " is not supported (as in PyTorch; torch.sgn gives x/|x|, np.sign NumPy's sign)");
+      return same([](auto v) { return numpy_sign(v); });
     case UnaryOp::IsNan:
       return map_complex<Res::Bool>(name, x, out, [](auto v) { return std::isnan(v.real()) || std::isnan(v.imag()); });
     case UnaryOp::IsInf:
@@ -242,7 +320,8 @@ Tensor complex_unary(UnaryOp op, const Tensor& x, const Tensor* out) {
 Tensor complex_binary(BinaryOp op, const TensorOrScalar& a, const TensorOrScalar& b, DType common, const Tensor* out) {
   const char* name = binary_op_name(op);
   const bool compare = op == BinaryOp::Eq || op == BinaryOp::Ne;
-  TIDE_CHECK(compare || op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul || op == BinaryOp::Div,
+  TIDE_CHECK(compare || op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul || op == BinaryOp::Div ||
+                 op == BinaryOp::Pow,
              name, ": ", dtype_name(common), " is not supported");
   Tensor ta, tb;
   if (a.is_tensor()) ta = a.tensor.to(common);
@@ -261,11 +340,21 @@ Tensor complex_binary(BinaryOp op, const TensorOrScalar& a, const TensorOrScalar
       case BinaryOp::Sub: run_binary<C, C>(it, sa, sb, [](C x, C y) { return x - y; }); break;
       case BinaryOp::Mul: run_binary<C, C>(it, sa, sb, [](C x, C y) { return cmul(x, y); }); break;
       case BinaryOp::Div: run_binary<C, C>(it, sa, sb, [](C x, C y) { return cdiv(x, y); }); break;
+      case BinaryOp::Pow: run_binary<C, C>(it, sa, sb, [](C x, C y) { return cpow(x, y); }); break;
       case BinaryOp::Eq: run_binary<bool, C>(it, sa, sb, [](C x, C y) { return x == y; }); break;
       default: run_binary<bool, C>(it, sa, sb, [](C x, C y) { return x != y; }); break;
     }
   });
   return deliver(name, o, out);
+}
+
+Tensor sgn(const Tensor& x, const Tensor* out) {
+  check_defined(x, "sgn");
+  TIDE_CHECK(is_complex(x.dtype()), "sgn: expected a complex tensor, got ", dtype_name(x.dtype()));
+  return map_complex<Res::Same>("sgn", x, out, [](auto v) {
+    const auto r = std::abs(v);
+    return r == 0 ? decltype(v)(0) : decltype(v)(v.real() / r, v.imag() / r);
+  });
 }
 
 Tensor angle(const Tensor& x, const Tensor* out) {
@@ -332,6 +421,27 @@ Tensor complex_reduce(const char* op, const Tensor& x0, const DimList& dims, boo
     }
   });
   return keepdim ? reshape(o, keep_shape) : o;
+}
+
+Tensor complex_scan(const char* op, const Tensor& x0, int d, std::optional<DType> dtype) {
+  check_defined(x0, op);
+  TIDE_CHECK(!dtype || is_complex(*dtype), op, ": cannot accumulate ", dtype_name(x0.dtype()), " into the real dtype ",
+             dtype_name(*dtype));
+  const Tensor x = dtype ? x0.to(*dtype) : x0;
+  if (x.dim() == 0) return x.clone();
+  const bool is_prod = std::string_view(op) == "cumprod";
+  Tensor rows = movedim(x, {d}, {-1}).contiguous();
+  Tensor o = Tensor::empty(rows.sizes(), x.dtype());
+  const int64_t n = x.size(d);
+  TIDE_DISPATCH_COMPLEX(x.dtype(), op, [&] {
+    const scalar_t* p = rows.data<scalar_t>();
+    scalar_t* r = o.data<scalar_t>();
+    for (int64_t i = 0, m = rows.numel(); n > 0 && i < m; i += n) {
+      scalar_t acc = r[i] = p[i];
+      for (int64_t j = i + 1; j < i + n; ++j) r[j] = acc = is_prod ? cmul(acc, p[j]) : acc + p[j];
+    }
+  });
+  return movedim(o, {-1}, {d}).contiguous();
 }
 
 namespace {

@@ -33,6 +33,9 @@ Tensor polar(const Tensor& abs, const Tensor& angle, const Tensor* out = nullptr
 Tensor angle(const Tensor& x, const Tensor* out = nullptr);
 Tensor conj(const Tensor& x, const Tensor* out = nullptr);
 
+// torch.sgn of a complex x: x/|x| (|x| by hypot), 0 where x is 0 (real x: ops::unary Sign).
+Tensor sgn(const Tensor& x, const Tensor* out = nullptr);
+
 // The pointwise ops on complex operands (elementwise.cpp hands them over): those that have
 // a complex meaning compute it, the others fail naming the op and the dtype.
 Tensor complex_unary(UnaryOp op, const Tensor& x, const Tensor* out);
@@ -42,6 +45,11 @@ Tensor complex_binary(BinaryOp op, const TensorOrScalar& a, const TensorOrScalar
 // 0-based and valid (empty: all), as ops::sum takes them.
 Tensor complex_reduce(const char* op, const Tensor& x, const std::vector<int>& dims, bool keepdim,
                       std::optional<DType> dtype);
+
+// cumsum and cumprod (op names them) of a complex x, or of x cast to a complex dtype, along
+// the 0-based valid dim d: running sums or products in the element's precision, each row
+// starting from its first element, as NumPy accumulates.
+Tensor complex_scan(const char* op, const Tensor& x, int d, std::optional<DType> dtype);
 
 // linalg.eig / eigvals of real square matrices (batched over leading dims) through LAPACK
 // geev: {w} or {w, V} (V's columns the eigenvectors, unit norm). always_complex: complex

@@ -934,9 +934,16 @@ ValuesIndices arg_impl(const char* op, const Tensor& x0, std::optional<int> dim,
   return r;
 }
 
+// A complex x: the variance of its real parts plus that of its imaginary parts (the mean
+// squared modulus of the deviations, as NumPy and PyTorch), in the real dtype.
 Tensor var_impl(const char* op, const Tensor& x, const DimList& dims, double correction, bool keepdim,
                 bool take_sqrt) {
   check_defined(x, op);
+  if (is_complex(x.dtype())) {
+    Tensor v = binary(BinaryOp::Add, var_impl(op, real(x), dims, correction, keepdim, false),
+                      var_impl(op, imag(x), dims, correction, keepdim, false));
+    return take_sqrt ? unary(UnaryOp::Sqrt, v) : v;
+  }
   check_float(op, x);
   RedSpec s = make_spec(op, x, dims, keepdim);
   Tensor xc = canonical(x, false);
@@ -1174,6 +1181,7 @@ template <bool Prod>
 Tensor scan(const char* op, const Tensor& x0, int dim, std::optional<DType> dtype) {
   check_defined(x0, op);
   int d = norm_dim(op, dim, x0.dim());
+  if (is_complex(x0.dtype()) || (dtype && is_complex(*dtype))) return complex_scan(op, x0, d, dtype);
   DType od = sum_dtype(x0.dtype(), dtype);
   if (x0.device().is_cuda()) {  // rows along the last dim, scanned, moved back
     if (x0.dim() == 0) return cast(x0, od);
