@@ -299,6 +299,11 @@ def ihfftn_ref(a, s, axes, norm):
     return np.conj(np.fft.rfftn(a, s=s, axes=axes, norm=swapped_norm(norm)))
 
 
+def vr(z):
+    """torch.view_as_real of a complex array: (..., 2) real and imaginary parts."""
+    return np.stack((z.real, z.imag), -1)
+
+
 def pyidx(spec):
     """An index spec of ops.lua (1-based, inclusive ranges) -> a NumPy index tuple."""
     out = []

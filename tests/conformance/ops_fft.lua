@@ -194,6 +194,48 @@ add({name = "fft.rfft np complex", out = "complex128", cast = "none", tol = TOL,
      cases = function() return {{a = input({2, 9}, "complex128")}, {a = input({5}, "complex64")}} end,
      ref = "np.fft.rfft(a.real)", call = function(a) return np.fft.rfft(a) end})
 
+-- The gradient column of the transforms: real inputs (a complex input's parts are a and b)
+-- and real outputs (view_as_real of a complex result), so that gradcheck's finite
+-- differences check the complex autograd in between: torch.complex, the transform (its
+-- adjoint), view_as_real. {name, complex input, real output, n-dimensional}.
+for _, f in ipairs({
+  {"fft", true}, {"ifft", true}, {"rfft", false}, {"irfft", true, true}, {"hfft", true, true}, {"ihfft", false},
+  {"fft2", true, false, true}, {"ifftn", true, false, true}, {"rfftn", false, false, true},
+  {"irfft2", true, true, true}, {"irfftn", true, true, true}, {"hfftn", true, true, true}, {"ihfft2", false, false, true},
+}) do
+  local name, complex_in, real_out, nd = f[1], f[2], f[3], f[4]
+  local input_expr = complex_in and "a + 1j * b" or "a"
+  local ref
+  if name:find("^i?hfftn?2?$") and nd then
+    local two = name:find("2") ~= nil
+    ref = (name:sub(1, 1) == "i" and "ihfftn_ref" or "hfftn_ref") .. "(" .. input_expr .. ", p.s, " ..
+          (two and "ax(p.axes) if p.axes is not None else (-2, -1)" or "ax(p.axes)") .. ", p.norm)"
+  else
+    ref = "np.fft." .. name .. (nd and (name:find("2") and PY2 or PYN) or PY1):gsub("^%(a,", "(" .. input_expr .. ",")
+  end
+  if not real_out then ref = "vr(" .. ref .. ")" end
+  add({name = "fft." .. name .. " grad", out = "float64", cast = "none", tol = TOL, grad = complex_in and {"a", "b"} or {"a"}, ref = ref,
+       no_device = "complex tensors stay on the cpu",
+       cases = function()
+         local cs = {}
+         local shapes = nd and {{{3, 4}}, {{2, 3, 4}, {4, 5}}, {{3, 5}, {2, 6}, {1, 2}}} or
+                        {{{7}}, {{3, 4}, 1, 5}, {{2, 6}, nil, 9}, {{5}, 1, 3}}
+         for i, c in ipairs(shapes) do
+           local shape = c[1]
+           local p = {np = false, norm = NORMS[i % #NORMS + 1]}
+           if nd then p.s, p.axes = c[2], c[3] else p.dim, p.n = c[2], c[3] end
+           cs[#cs + 1] = {a = G.make(shape, "float64", {dom = "unit"}), b = complex_in and G.make(shape, "float64", {dom = "unit"}) or nil,
+                          p = p}
+         end
+         return cs
+       end,
+       call = function(a, b, _, p)
+         local x = complex_in and torch.complex(a, b) or a
+         local y = (nd and calln or call1)(torch.fft[name], x, p)
+         return real_out and y or torch.view_as_real(y)
+       end})
+end
+
 -- The errors, both spellings.
 local function err_cases(list)
   return function()
