@@ -208,6 +208,12 @@ for _, name in ipairs({"isclose", "allclose"}) do
   end
 end
 
+-- Tensor methods too, as in PyTorch (x:median(), x:isclose(y), x:cov(), ...).
+for _, name in ipairs({"median", "nanmedian", "quantile", "nanquantile", "nansum", "nanmean", "cov", "corrcoef",
+                       "isclose", "allclose"}) do
+  torch._add_method(name, torch[name])
+end
+
 -- help() texts (torch._doc), in the registry's form "signature -> result: paragraph".
 local docs = {
   median = "median(input[, dim][, keepdim][, {dim=, keepdim=}]) -> Tensor[, Tensor]: the lower of the two middle " ..

@@ -43,6 +43,15 @@ T.test("torch.median gives the lower median and 1-based indices", function()
   v, i = torch.nanmedian(x, 2, true)
   T.eq({v:tolist(), i:tolist()}, {{{1.0}, {2.0}}, {{3}, {1}}})
   T.eq(torch.median(torch.tensor{1, 5, 3, 2}):item(), 2)
+  -- the same functions as tensor methods, as PyTorch has them
+  v, i = x:median(2)
+  T.eq(i:tolist(), {2, 1})
+  T.eq(x:nanmedian(2, true):tolist(), {{1.0}, {2.0}})
+  local y = torch.tensor{{1.0, 2.0, 4.0}, {2.0, 1.0, 0.0}}
+  T.near({y:nansum():item(), y:nanmean():item(), y:quantile(0.5):item(), y:nanquantile(0.5):item()}, {10.0, 10 / 6, 1.5, 1.5}, 1e-6)
+  T.near(y:cov(), torch.cov(y), 1e-12)
+  T.near(y:corrcoef(), torch.corrcoef(y), 1e-12)
+  T.eq({y:isclose(y + 1e-9):all():item(), y:allclose(y + 1), y:allclose(y, {atol = 2})}, {true, false, true})
 end)
 
 T.test("nan reductions, ptp, average", function()
