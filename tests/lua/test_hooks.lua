@@ -171,7 +171,7 @@ T.test("x.data reads the elements outside autograd and assigns new ones (PyTorch
                  "backward: a tensor that MulBackward saved for the gradient was given new data (x.data = ...) after it was saved")
   T.eq(message(function() p.data = 3 end), "data: expected a tensor, got a number")
   T.eq(message(function() p.data = torch.tensor{1, 2} end),
-       "data: a tensor that requires grad must keep a floating-point dtype, got int64")
+       "data: a tensor that requires grad must keep a floating-point or complex dtype, got int64")
 end)
 
 ---------------------------------------------------------------------------------------------
