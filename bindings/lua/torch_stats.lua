@@ -22,14 +22,14 @@ local function targs(op, nfixed, optional, valid, ...)
   end
   torch._check_keywords(op, kw, valid)
   if n > nfixed + #optional then
-    error(string.format("%s: expected at most %d positional arguments, got %d", op, nfixed + #optional, n), 3)
+    error(string.format("%s: expected at most %d positional arguments, got %d", op, nfixed + #optional, n), 0)
   end
   local o = {}
   for k, v in pairs(kw) do o[k] = v end
   for i, name in ipairs(optional) do
     local v = select(nfixed + i, ...)
     if i + nfixed <= n and v ~= nil then
-      if kw[name] ~= nil then error(op .. ": " .. name .. " given both as argument and as keyword", 3) end
+      if kw[name] ~= nil then error(op .. ": " .. name .. " given both as argument and as keyword", 0) end
       o[name] = v
     end
   end
@@ -37,13 +37,13 @@ local function targs(op, nfixed, optional, valid, ...)
 end
 
 local function tensor_arg(op, x, what)
-  if not torch.is_tensor(x) then error(op .. ": expected a tensor for " .. (what or "input") .. ", got " .. S().describe(x), 3) end
+  if not torch.is_tensor(x) then error(op .. ": expected a tensor for " .. (what or "input") .. ", got " .. S().describe(x), 0) end
   return x
 end
 
 local function keepdim_of(op, o)
   if o.keepdim ~= nil and type(o.keepdim) ~= "boolean" then
-    error(op .. ": keepdim must be true or false, got " .. S().describe(o.keepdim), 3)
+    error(op .. ": keepdim must be true or false, got " .. S().describe(o.keepdim), 0)
   end
   return o.keepdim == true
 end
@@ -56,15 +56,15 @@ local function median_fn(op, skip_nan)
     tensor_arg(op, x)
     local keepdim = keepdim_of(op, o)
     if o.dim == nil then
-      if o.keepdim ~= nil then error(op .. ": keepdim needs a dim", 2) end
+      if o.keepdim ~= nil then error(op .. ": keepdim needs a dim", 0) end
       x = x:reshape(-1)
-    elseif type(o.dim) ~= "number" then error(op .. ": dim must be an integer, got " .. S().describe(o.dim), 2) end
+    elseif type(o.dim) ~= "number" then error(op .. ": dim must be an integer, got " .. S().describe(o.dim), 0) end
     local xs = x.ndim == 0 and x:reshape(1) or x
     local d = S().axis(op, o.dim or 1, xs.ndim)
     local n = xs.shape[d]
     if n == 0 then
       if o.dim == nil then return torch.full({}, 0 / 0, {dtype = x.dtype, device = x.device}) end
-      error(string.format("%s: dim %d has size 0", op, o.dim), 2)
+      error(string.format("%s: dim %d has size 0", op, o.dim), 0)
     end
     local sorted, order = xs:sort(d)
     local isnan = S().FLOATS[x.dtype] and xs:isnan() or nil
@@ -100,15 +100,15 @@ local function quantile_fn(op, skip_nan)
     local o, x, q = targs(op, 2, {"dim", "keepdim"}, {"dim", "keepdim", "interpolation"}, ...)
     tensor_arg(op, x)
     if x.dtype ~= "float32" and x.dtype ~= "float64" then
-      error(op .. ": input must be float32 or float64, got " .. x.dtype, 2)
+      error(op .. ": input must be float32 or float64, got " .. x.dtype, 0)
     end
-    if torch.is_tensor(q) and q.ndim > 1 then error(op .. ": q must be a number or a 0-D or 1-D tensor, got " .. S().describe(q), 2) end
-    if not (type(q) == "number" or torch.is_tensor(q)) then error(op .. ": q must be a number or a tensor, got " .. S().describe(q), 2) end
+    if torch.is_tensor(q) and q.ndim > 1 then error(op .. ": q must be a number or a 0-D or 1-D tensor, got " .. S().describe(q), 0) end
+    if not (type(q) == "number" or torch.is_tensor(q)) then error(op .. ": q must be a number or a tensor, got " .. S().describe(q), 0) end
     if torch.is_tensor(q) and q.dtype ~= x.dtype then
-      error(op .. ": q must have the input's dtype " .. x.dtype .. ", got " .. q.dtype, 2)
+      error(op .. ": q must have the input's dtype " .. x.dtype .. ", got " .. q.dtype, 0)
     end
-    if x:numel() == 0 then error(op .. ": input must be non-empty", 2) end
-    if o.dim ~= nil and type(o.dim) ~= "number" then error(op .. ": dim must be an integer, got " .. S().describe(o.dim), 2) end
+    if x:numel() == 0 then error(op .. ": input must be non-empty", 0) end
+    if o.dim ~= nil and type(o.dim) ~= "number" then error(op .. ": dim must be an integer, got " .. S().describe(o.dim), 0) end
     local m = S().method(op, o.interpolation or "linear", INTERPOLATIONS)
     local qt, scalar = S().quantiles(op, q, 1, "q")
     local keepdim = keepdim_of(op, o)
@@ -137,7 +137,7 @@ torch.nansum = nan_reduce("nansum", function(b)
   return b:sum(-1)
 end)
 torch.nanmean = nan_reduce("nanmean", function(b)
-  if not S().FLOATS[b.dtype] then error("nanmean: expected a floating-point input, got " .. b.dtype, 4) end
+  if not S().FLOATS[b.dtype] then error("nanmean: expected a floating-point input, got " .. b.dtype, 0) end
   local mask = b:isnan()
   return torch.where(mask, 0, b):sum(-1) / mask:logical_not():sum(-1):to(b.dtype)
 end)
@@ -146,24 +146,24 @@ end)
 -- 2-D input (a 1-D input is one variable), weighted per observation.
 local function cov(op, x, o)
   tensor_arg(op, x)
-  if x.ndim > 2 then error(op .. ": expected a 1-D or 2-D input, got " .. S().describe(x), 3) end
-  if x:is_complex() then error(op .. ": " .. x.dtype .. " is not supported", 3) end
+  if x.ndim > 2 then error(op .. ": expected a 1-D or 2-D input, got " .. S().describe(x), 0) end
+  if x:is_complex() then error(op .. ": " .. x.dtype .. " is not supported", 0) end
   if not S().FLOATS[x.dtype] then x = x:to(torch.get_default_dtype()) end
   local X = x.ndim < 2 and x:reshape(1, -1) or x
   local n = X.shape[2]
   local correction = o.correction == nil and 1 or o.correction
-  if type(correction) ~= "number" then error(op .. ": correction must be a number, got " .. S().describe(correction), 3) end
+  if type(correction) ~= "number" then error(op .. ": correction must be a number, got " .. S().describe(correction), 0) end
   local w, aw
   for _, name in ipairs({"fweights", "aweights"}) do
     local v = o[name]
     if v ~= nil then
       tensor_arg(op, v, name)
       if v.ndim > 1 or v:numel() ~= n then
-        error(string.format("%s: %s must be 0-D or 1-D with %d elements, got %s", op, name, n, S().describe(v)), 3)
+        error(string.format("%s: %s must be 0-D or 1-D with %d elements, got %s", op, name, n, S().describe(v)), 0)
       end
-      if name == "fweights" and S().FLOATS[v.dtype] then error(op .. ": fweights must be integers, got " .. v.dtype, 3) end
-      if name == "aweights" and not S().FLOATS[v.dtype] then error(op .. ": aweights must be floating point, got " .. v.dtype, 3) end
-      if v:lt(0):any():item() then error(op .. ": " .. name .. " cannot be negative", 3) end
+      if name == "fweights" and S().FLOATS[v.dtype] then error(op .. ": fweights must be integers, got " .. v.dtype, 0) end
+      if name == "aweights" and not S().FLOATS[v.dtype] then error(op .. ": aweights must be floating point, got " .. v.dtype, 0) end
+      if v:lt(0):any():item() then error(op .. ": " .. name .. " cannot be negative", 0) end
       v = v:reshape(-1):to(X.dtype)
       if name == "aweights" then aw = v end
       w = w and w * v or v

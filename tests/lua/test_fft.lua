@@ -69,6 +69,11 @@ T.test("hfft2, ihfft2, hfftn, ihfftn: PyTorch 1.13's values (torch spelling only
   for i, g in ipairs(got) do torch.save(g, path(i .. ".pt")) end
   T.eq(torch.view_as_real(z):tolist(), torch.view_as_real(copy):tolist())  -- hfftn conjugates a copy
   T.eq(np.fft.hfftn, nil)                                                    -- NumPy has no hfftn
+  -- axes= is dim='s other name, in both spellings
+  T.eq(torch.fft.hfftn(z, {axes = {1, 3}}):tolist(), torch.fft.hfftn(z, {dim = {1, 3}}):tolist())
+  T.eq(torch.fft.hfft2(z, {axes = {1, 3}}):tolist(), torch.fft.hfftn(z, nil, {1, 3}):tolist())
+  T.eq(torch.view_as_real(torch.fft.ihfftn(x, {axes = {2}})):tolist(), torch.view_as_real(torch.fft.ihfftn(x, nil, {2})):tolist())
+  T.eq(torch.view_as_real(torch.fft.ihfft2(x, {axes = {2, 3}})):tolist(), torch.view_as_real(torch.fft.ihfftn(x, nil, {2, 3})):tolist())
   T.error(function() return torch.fft.ihfftn(z) end, "fft.ihfftn: expected a real input, got complex128")
   if T.have_python_module("torch") then
     local out = T.python([[
