@@ -114,14 +114,9 @@ int transform(lua_State* L, const Args& a, const Tensor& x, Kind kind, bool forw
   bool hermitian = kind == Kind::HFFT || kind == Kind::IHFFT;
   if (hermitian && norm != FftNorm::Ortho) norm = norm == FftNorm::Backward ? FftNorm::Forward : FftNorm::Backward;
   Tensor r;
-  try {
-    if (kind == Kind::C2C) r = ag::fft_c2c(a.op, x, dims, n, norm, forward, cdtype);
-    else if (kind == Kind::R2C || kind == Kind::IHFFT) r = ag::fft_r2c(a.op, x, dims, n, norm, cdtype, hermitian);
-    else r = ag::fft_c2r(a.op, x, dims, n, norm, cdtype, hermitian);
-  } catch (const OutOfMemory& e) {  // the allocator's message does not know the op
-    if (std::string_view(e.what()).starts_with(a.op)) throw;
-    throw OutOfMemory(std::string(a.op) + ": " + e.what());
-  }
+  if (kind == Kind::C2C) r = ag::fft_c2c(a.op, x, dims, n, norm, forward, cdtype);
+  else if (kind == Kind::R2C || kind == Kind::IHFFT) r = ag::fft_r2c(a.op, x, dims, n, norm, cdtype, hermitian);
+  else r = ag::fft_c2r(a.op, x, dims, n, norm, cdtype, hermitian);
   push_tensor(L, std::move(r));
   return 1;
 }

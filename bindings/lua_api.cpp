@@ -1168,6 +1168,12 @@ static int call_binding(lua_State* L) {
       nret = b->fn(L, a);
     }
     a.finish(b->doc);
+  } catch (const OutOfMemory& e) {
+    // The allocator's message does not know the op that asked: the binding's name goes first.
+    std::string_view what = e.what(), name = b->name;
+    bool named = what.starts_with(name) && what.substr(name.size()).starts_with(":");
+    lua_pushstring(L, named ? e.what() : (std::string(name) + ": " + e.what()).c_str());
+    failed = true;
   } catch (const std::exception& e) {
     lua_pushstring(L, e.what());
     failed = true;
