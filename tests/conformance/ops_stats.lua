@@ -462,6 +462,13 @@ local UF = {
   {"bitwise_xor", {"int32", "bool"}, true, true},
 }
 local UDTYPE = "py:str(np.%s.%s(np.ones(%s, dtype=p.dt)).dtype)"
+-- np.<name>.at(copy of a, key, b), b given as a list (made a tensor of a's dtype) or a number.
+local function at_on_copy(name, a, key, pb)
+  local c = a:clone()
+  local b = type(pb) == "table" and torch.tensor(pb, {dtype = a.dtype, device = a.device}) or pb
+  np[name].at(c, key, b)
+  return c
+end
 for _, u in ipairs(UF) do
   local name, dts, reorderable, identity = u[1], u[2], u[3], u[4]
   local ufn = "np." .. name
@@ -504,19 +511,13 @@ for _, u in ipairs(UF) do
                local s = j == 1 and {5} or {4, 3}
                local idx = {}
                for k = 1, math.random(1, 6) do idx[k] = math.random(1, s[1]) * (math.random() < 0.2 and -1 or 1) end
-               if idx[1] < 0 then idx[1] = idx[1] - 0 end
                local b = j == 3 and G.value(dt, "small") or G.make(j == 1 and {#idx} or {#idx, 3}, dt, {dom = "small"}):tolist()
                cs[#cs + 1] = {a = G.make(s, dt, {dom = "small"}), p = {dt = dt, idx = idx, b = b}}
              end
            end
            return cs
          end,
-         call = function(a, _, _, p)
-           local c = a:clone()
-           local b = type(p.b) == "table" and torch.tensor(p.b, {dtype = a.dtype, device = a.device}) or p.b
-           np[name].at(c, p.idx, b)
-           return c
-         end})
+         call = function(a, _, _, p) return at_on_copy(name, a, p.idx, p.b) end})
   end
   if name ~= "divide" then
     -- NumPy's tuple of per-dim indices: index arrays (repeated and negative), ":" and ranges,
@@ -554,12 +555,7 @@ for _, u in ipairs(UF) do
            end
            return cs
          end,
-         call = function(a, _, _, p)
-           local c = a:clone()
-           local b = type(p.b) == "table" and torch.tensor(p.b, {dtype = a.dtype, device = a.device}) or p.b
-           np[name].at(c, tide_key(p.key), b)
-           return c
-         end})
+         call = function(a, _, _, p) return at_on_copy(name, a, tide_key(p.key), p.b) end})
   end
   add({name = ufn .. ".reduceat", cast = "none", out = "py:str(" .. ufn .. ".reduceat(np.ones(2, dtype=p.dt), [0]).dtype)",
        ref = ufn .. ".reduceat(a, [i - 1 for i in p.idx], axis=ax(p.dim, a))", tol = {float32 = {1e-5, 1e-5}},
