@@ -477,3 +477,45 @@ document(sched.LRScheduler, {
   state_dict = "scheduler:state_dict() -> table: the scheduler's state (not its functions or optimizer).",
   load_state_dict = "scheduler:load_state_dict(sd): restores a state_dict() of the same kind of scheduler.",
 })
+
+local distributions = torch.distributions
+local VALIDATE = " validate_args (default true, or Distribution.set_default_validate_args) checks the parameters " ..
+  "and log_prob's values against PyTorch's constraints."
+document(distributions, {
+  Distribution = "distributions.Distribution: the base class: d:sample([sample_shape]), d:rsample([sample_shape]), " ..
+    "d:log_prob(value), d:entropy(), and the properties mean, stddev, variance, batch_shape, event_shape, " ..
+    "has_rsample.",
+  Normal = "distributions.Normal(loc, scale[, {validate_args=}]) -> Distribution: the normal distribution " ..
+    "(tensors or numbers, broadcast); rsample is loc + eps * scale." .. VALIDATE,
+  Uniform = "distributions.Uniform(low, high[, {validate_args=}]) -> Distribution: uniform on [low, high) " ..
+    "(low < high); rsample is low + u * (high - low)." .. VALIDATE,
+  Gamma = "distributions.Gamma(concentration, rate[, {validate_args=}]) -> Distribution: the gamma distribution; " ..
+    "rsample's gradient is the implicit one of the standard gamma sample (PyTorch's _standard_gamma_grad)." .. VALIDATE,
+  Beta = "distributions.Beta(concentration1, concentration0[, {validate_args=}]) -> Distribution: the beta " ..
+    "distribution on [0, 1]; rsample is G1 / (G1 + G0) of reparameterised gamma samples." .. VALIDATE,
+  Categorical = "distributions.Categorical({probs=} | {logits=}[, {validate_args=}]) -> Distribution: categories " ..
+    "1..K along the last dim (probs normalised to sum 1, logits by logsumexp); samples and log_prob values are " ..
+    "1-based." .. VALIDATE,
+  Bernoulli = "distributions.Bernoulli({probs=} | {logits=}[, {validate_args=}]) -> Distribution: values 0 and 1 " ..
+    "with probability probs (or sigmoid(logits))." .. VALIDATE,
+  MultivariateNormal = "distributions.MultivariateNormal(loc, {covariance_matrix= | precision_matrix= | " ..
+    "scale_tril=}[, {validate_args=}]) -> Distribution: event_shape {n}; the matrices (..., n, n) broadcast with " ..
+    "loc's batch dims; properties scale_tril, covariance_matrix, precision_matrix." .. VALIDATE,
+  Independent = "distributions.Independent(base_distribution, reinterpreted_batch_ndims[, {validate_args=}]) -> " ..
+    "Distribution: the base's right-most batch dims become event dims (log_prob and entropy summed over them).",
+  kl_divergence = "distributions.kl_divergence(p, q) -> Tensor: KL(p || q) of batch_shape, for the pairs PyTorch " ..
+    "1.13 registers among Normal, Uniform, Gamma, Beta, Categorical, Bernoulli, MultivariateNormal and " ..
+    "Independent (also distributions.kl.kl_divergence); other pairs are an error naming both.",
+})
+
+document(distributions.Distribution, {
+  sample = "d:sample([sample_shape]) -> Tensor: a sample of shape sample_shape .. batch_shape .. event_shape " ..
+    "(sample_shape a list of sizes, or {sample_shape=}), without gradients.",
+  rsample = "d:rsample([sample_shape]) -> Tensor: a reparameterised sample (gradients flow to the parameters); an " ..
+    "error where has_rsample is false.",
+  log_prob = "d:log_prob(value) -> Tensor: the log density (or mass) of value, a tensor whose right-most dims are " ..
+    "event_shape and that broadcasts with batch_shape.",
+  entropy = "d:entropy() -> Tensor: the entropy, of batch_shape.",
+  set_default_validate_args = "Distribution.set_default_validate_args(value): whether distributions made without " ..
+    "validate_args check their arguments (true at start).",
+})

@@ -88,6 +88,9 @@ T.test("every public Lua-written function and class has a doc", function()
   own(torch.autograd.functional, "torch.autograd.functional")
   own(torch.autograd.Function, "torch.autograd.Function")
   own(torch.utils.data, "torch.utils.data")
+  own(torch.distributions, "torch.distributions")
+  own(torch.distributions.kl, "torch.distributions.kl")
+  own(torch.distributions.Distribution, "torch.distributions.Distribution")
   for _, name in ipairs{"Dataset", "IterableDataset", "Sampler", "DataLoader"} do
     own(torch.utils.data[name], "torch.utils.data." .. name)
   end
