@@ -129,7 +129,10 @@ local function invalid_values(x, ok)
   while ok:dim() < x:dim() do ok = ok:unsqueeze(-1) end
   local bad = x:masked_select(ok:logical_not():expand(x.shape)):reshape(-1)
   local shown = {}
-  for i = 1, math.min(bad:numel(), 3) do shown[i] = string.format("%.17g", bad[i]:item()) end
+  for i = 1, math.min(bad:numel(), 3) do
+    local v = bad[i]:item()
+    shown[i] = v ~= v and "nan" or string.format("%.17g", v)
+  end
   if bad:numel() > 3 then shown[#shown + 1] = "..." end
   return table.concat(shown, ", ")
 end
@@ -183,13 +186,17 @@ end
 ---------------------------------------------------------------------------------------------
 -- The classes. An instance's fields are its parameters; its properties (mean, stddev,
 -- variance, batch_shape, event_shape and lazily computed parameters such as a Categorical's
--- probs) are getters in the class's _props, found through the instance metatable's __index.
+-- probs) are getters in the class's _props, and the methods each family defines for the
+-- public ones (_rsample, _log_prob, _entropy, the support check) are in its _m; the instance
+-- metatable's __index finds both (each table inherits from the parent class's).
 
-local Distribution = {_name = "Distribution", _props = {}, has_rsample = false}
+local Distribution = {_name = "Distribution", _props = {}, _m = {}, has_rsample = false}
 Distribution.__index = function(self, k)
   local cls = getmetatable(self)
   local get = cls._props[k]
   if get then return get(self) end
+  local private = cls._m[k]
+  if private then return private end
   return cls[k]
 end
 Distribution.__tostring = function(self)
@@ -200,7 +207,8 @@ distributions.Distribution = Distribution
 
 -- A subclass of parent with class name `name`; Class(...) calls Class._new(...).
 local function class(name, parent)
-  local cls = {_name = name, _props = setmetatable({}, {__index = parent._props})}
+  local cls = {_name = name, _props = setmetatable({}, {__index = parent._props}),
+               _m = setmetatable({}, {__index = parent._m})}
   cls.__index, cls.__tostring = parent.__index, parent.__tostring
   return setmetatable(cls, {__index = parent, __call = function(_, ...) return cls._new(...) end})
 end
@@ -231,13 +239,13 @@ function Distribution._props.batch_shape(self) return copy(self._batch_shape) en
 function Distribution._props.event_shape(self) return copy(self._event_shape) end
 function Distribution._props.stddev(self) return self.variance:sqrt() end
 
-function Distribution:_extended_shape(sample_shape)
+function Distribution._m._extended_shape(self, sample_shape)
   return concat(sample_shape, self._batch_shape, self._event_shape)
 end
 
 -- Checks a value given to log_prob: a tensor whose right-most dims match event_shape and
 -- that broadcasts with batch_shape + event_shape, inside the support (when validating).
-function Distribution:_validate_sample(op, value)
+function Distribution._m._validate_sample(self, op, value)
   if not torch.is_tensor(value) then fail(op, "expected a tensor for value, got %s", describe(value)) end
   local vs, es = value.shape, self._event_shape
   local tail = slice(vs, #vs - #es + 1)
@@ -251,7 +259,7 @@ function Distribution:_validate_sample(op, value)
   if self._validate_args then self:_check_support(op, value) end
 end
 
-function Distribution:_check_support(op, value)
+function Distribution._m._check_support(self, op, value)
   local c = constraints[self:_support_name()]
   local ok = self:_support_check(value, c)
   if not ok:all():item() then
@@ -260,8 +268,8 @@ function Distribution:_check_support(op, value)
   end
 end
 
-function Distribution:_support_check(value, c) return c[2](value) end
-function Distribution:_support_label(c) return c[1] end
+function Distribution._m._support_check(self, value, c) return c[2](value) end
+function Distribution._m._support_label(self, c) return c[1] end
 
 function Distribution:sample(sample_shape)
   local op = name_of(instance_of("Distribution:sample", self)) .. ":sample"
@@ -418,20 +426,20 @@ end
 function Normal._props.mean(self) return self.loc end
 function Normal._props.stddev(self) return self.scale end
 function Normal._props.variance(self) return self.scale:pow(2) end
-function Normal:_support_name() return "real" end
+function Normal._m._support_name(self) return "real" end
 
-function Normal:_rsample(shape)
+function Normal._m._rsample(self, shape)
   local ext = self:_extended_shape(shape)
   local eps = torch.randn(ext, like(self.loc))
   return self.loc:expand(ext) + eps * self.scale:expand(ext)
 end
 
-function Normal:_log_prob(value)
+function Normal._m._log_prob(self, value)
   local var = self.scale:pow(2)
   return -((value - self.loc):pow(2)) / (var * 2) - self.scale:log() - math.log(math.sqrt(2 * math.pi))
 end
 
-function Normal:_entropy()
+function Normal._m._entropy(self)
   return self.scale:log() + (0.5 + 0.5 * math.log(2 * math.pi))
 end
 
@@ -459,25 +467,25 @@ end
 function Uniform._props.mean(self) return (self.high + self.low) / 2 end
 function Uniform._props.stddev(self) return (self.high - self.low) / math.sqrt(12) end
 function Uniform._props.variance(self) return (self.high - self.low):pow(2) / 12 end
-function Uniform:_support_name() return "real" end
-function Uniform:_support_check(value)
+function Uniform._m._support_name(self) return "real" end
+function Uniform._m._support_check(self, value)
   return value:ge(self.low):logical_and(value:le(self.high))
 end
-function Uniform:_support_label() return "Interval(lower_bound=low, upper_bound=high)" end
+function Uniform._m._support_label(self) return "Interval(lower_bound=low, upper_bound=high)" end
 
-function Uniform:_rsample(shape)
+function Uniform._m._rsample(self, shape)
   local ext = self:_extended_shape(shape)
   local r = torch.rand(ext, like(self.low))
   return self.low:expand(ext) + r * (self.high - self.low):expand(ext)
 end
 
-function Uniform:_log_prob(value)
+function Uniform._m._log_prob(self, value)
   local lb = self.low:le(value):to(self.low.dtype)
   local ub = self.high:gt(value):to(self.low.dtype)
   return (lb * ub):log() - (self.high - self.low):log()
 end
 
-function Uniform:_entropy() return (self.high - self.low):log() end
+function Uniform._m._entropy(self) return (self.high - self.low):log() end
 
 ---------------------------------------------------------------------------------------------
 -- Gamma(concentration, rate)
@@ -499,20 +507,20 @@ end
 
 function Gamma._props.mean(self) return self.concentration / self.rate end
 function Gamma._props.variance(self) return self.concentration / self.rate:pow(2) end
-function Gamma:_support_name() return "nonnegative" end
+function Gamma._m._support_name(self) return "nonnegative" end
 
-function Gamma:_rsample(shape)
+function Gamma._m._rsample(self, shape)
   local ext = self:_extended_shape(shape)
   local value = rsample_standard_gamma(self.concentration:expand(ext)) / self.rate:expand(ext)
   return value:clamp({min = finfo(value).tiny})
 end
 
-function Gamma:_log_prob(value)
+function Gamma._m._log_prob(self, value)
   local c, r = self.concentration, self.rate
   return torch.xlogy(c, r) + torch.xlogy(c - 1, value) - r * value - torch.lgamma(c)
 end
 
-function Gamma:_entropy()
+function Gamma._m._entropy(self)
   local c = self.concentration
   return c - self.rate:log() + torch.lgamma(c) + (1.0 - c) * torch.digamma(c)
 end
@@ -544,9 +552,9 @@ function Beta._props.variance(self)
   local total = a + b
   return a * b / (total:pow(2) * (total + 1))
 end
-function Beta:_support_name() return "unit_interval" end
+function Beta._m._support_name(self) return "unit_interval" end
 
-function Beta:_rsample(shape)
+function Beta._m._rsample(self, shape)
   local ext = self:_extended_shape(shape)
   local g1 = rsample_standard_gamma(self.concentration1:expand(ext))
   local g0 = rsample_standard_gamma(self.concentration0:expand(ext))
@@ -555,13 +563,13 @@ function Beta:_rsample(shape)
   return x:clamp({min = finfo(x).tiny, max = 1 - eps})
 end
 
-function Beta:_log_prob(value)
+function Beta._m._log_prob(self, value)
   local a, b = self.concentration1, self.concentration0
   return torch.xlogy(a - 1, value) + torch.xlogy(b - 1, 1 - value) + torch.lgamma(a + b) - torch.lgamma(a) -
          torch.lgamma(b)
 end
 
-function Beta:_entropy()
+function Beta._m._entropy(self)
   local a, b = self.concentration1, self.concentration0
   local a0 = a + b
   return torch.lgamma(a) + torch.lgamma(b) - torch.lgamma(a0) - (2 - a0) * torch.digamma(a0) -
@@ -638,17 +646,17 @@ local function nan_full(self)
 end
 Categorical._props.mean = nan_full
 Categorical._props.variance = nan_full
-function Categorical:_support_name() return "real" end
-function Categorical:_support_check(value)
+function Categorical._m._support_name(self) return "real" end
+function Categorical._m._support_check(self, value)
   local ok = value:ge(1):logical_and(value:le(self._num_events))
   if value:is_floating_point() then ok = ok:logical_and(value:eq(value:floor())) end
   return ok
 end
-function Categorical:_support_label()
+function Categorical._m._support_label(self)
   return string.format("IntegerInterval(lower_bound=1, upper_bound=%d)", self._num_events)
 end
 
-function Categorical:_rsample(shape)
+function Categorical._m._rsample(self, shape)
   local n = 1
   for _, s in ipairs(shape) do n = n * s end
   local ext = self:_extended_shape(shape)
@@ -659,7 +667,7 @@ function Categorical:_rsample(shape)
   return torch.multinomial(probs_2d, n, true):t():reshape(ext)
 end
 
-function Categorical:_log_prob(value)
+function Categorical._m._log_prob(self, value)
   local idx = value:to(torch.int64):unsqueeze(-1)
   local logits = self.logits
   local shape = broadcast_shape("Categorical:log_prob", {idx.shape, logits.shape})
@@ -669,7 +677,7 @@ function Categorical:_log_prob(value)
   return logits:expand(shape):gather(-1, idx:expand(bshape)):squeeze(-1)
 end
 
-function Categorical:_entropy()
+function Categorical._m._entropy(self)
   local logits = self.logits:clamp({min = finfo(self.logits).min})
   return -(logits * self.probs):sum(-1)
 end
@@ -705,9 +713,9 @@ end
 function Bernoulli._props.param_shape(self) return self._param.shape end
 function Bernoulli._props.mean(self) return self.probs end
 function Bernoulli._props.variance(self) return self.probs * (1 - self.probs) end
-function Bernoulli:_support_name() return "boolean" end
+function Bernoulli._m._support_name(self) return "boolean" end
 
-function Bernoulli:_rsample(shape)
+function Bernoulli._m._rsample(self, shape)
   local ext = self:_extended_shape(shape)
   local p = self.probs:expand(ext)
   return torch.rand(ext, like(p)):lt(p):to(p.dtype)
@@ -718,11 +726,11 @@ local function bce_with_logits(l, t)
   return l:clamp({min = 0}) - l * t + (-l:abs()):exp():log1p()
 end
 
-function Bernoulli:_log_prob(value)
+function Bernoulli._m._log_prob(self, value)
   return -bce_with_logits(self.logits, value)
 end
 
-function Bernoulli:_entropy() return bce_with_logits(self.logits, self.probs) end
+function Bernoulli._m._entropy(self) return bce_with_logits(self.logits, self.probs) end
 
 ---------------------------------------------------------------------------------------------
 -- MultivariateNormal(loc, covariance_matrix= | precision_matrix= | scale_tril=)
@@ -794,21 +802,21 @@ function MultivariateNormal._props.mean(self) return self.loc end
 function MultivariateNormal._props.variance(self)
   return self._unbroadcasted_scale_tril:pow(2):sum(-1):expand(concat(self._batch_shape, self._event_shape))
 end
-function MultivariateNormal:_support_name() return "real_vector" end
+function MultivariateNormal._m._support_name(self) return "real_vector" end
 
-function MultivariateNormal:_rsample(shape)
+function MultivariateNormal._m._rsample(self, shape)
   local ext = self:_extended_shape(shape)
   local eps = torch.randn(ext, like(self.loc))
   return self.loc + self._unbroadcasted_scale_tril:matmul(eps:unsqueeze(-1)):squeeze(-1)
 end
 
-function MultivariateNormal:_log_prob(value)
+function MultivariateNormal._m._log_prob(self, value)
   local L = self._unbroadcasted_scale_tril
   local M = mahalanobis("MultivariateNormal:log_prob", L, value - self.loc)
   return -0.5 * (M + self._event_shape[1] * math.log(2 * math.pi)) - half_log_det(L)
 end
 
-function MultivariateNormal:_entropy()
+function MultivariateNormal._m._entropy(self)
   local H = half_log_det(self._unbroadcasted_scale_tril) + 0.5 * self._event_shape[1] * (1.0 + math.log(2 * math.pi))
   if #self._batch_shape == 0 then return H end
   return H:expand(self._batch_shape)
@@ -856,15 +864,15 @@ function Independent._props.variance(self) return self.base_dist.variance end
 function Independent._props.stddev(self) return self.base_dist.stddev end
 Independent.has_rsample = nil
 
-function Independent:_check_support(op, value) self.base_dist:_check_support(op, value) end
+function Independent._m._check_support(self, op, value) self.base_dist:_check_support(op, value) end
 
-function Independent:_rsample(shape) return self.base_dist:_rsample(shape) end
+function Independent._m._rsample(self, shape) return self.base_dist:_rsample(shape) end
 
-function Independent:_log_prob(value)
+function Independent._m._log_prob(self, value)
   return sum_rightmost(self.base_dist:_log_prob(value), self.reinterpreted_batch_ndims)
 end
 
-function Independent:_entropy()
+function Independent._m._entropy(self)
   return sum_rightmost(self.base_dist:_entropy(), self.reinterpreted_batch_ndims)
 end
 

@@ -250,6 +250,17 @@ H.instances = {
   ["torch.utils.data.SubsetRandomSampler"] = "torch.utils.data.SubsetRandomSampler({1, 3, 5})",
   ["torch.utils.data.TensorDataset"] = "torch.utils.data.TensorDataset(torch.ones(4, 2), torch.arange(4))",
   ["torch.utils.data.WeightedRandomSampler"] = "torch.utils.data.WeightedRandomSampler({0.5, 1.0, 2.0}, 4)",
+  ["torch.distributions.Normal"] = "torch.distributions.Normal(torch.zeros(2), torch.ones(2))",
+  ["torch.distributions.Uniform"] = "torch.distributions.Uniform(torch.zeros(2), torch.ones(2))",
+  ["torch.distributions.Gamma"] = "torch.distributions.Gamma(torch.ones(2), torch.ones(2))",
+  ["torch.distributions.Beta"] = "torch.distributions.Beta(torch.ones(2), torch.ones(2))",
+  ["torch.distributions.Categorical"] = "torch.distributions.Categorical(torch.ones(2, 3))",
+  ["torch.distributions.Bernoulli"] = "torch.distributions.Bernoulli(torch.full({2}, 0.5))",
+  ["torch.distributions.MultivariateNormal"] =
+    "torch.distributions.MultivariateNormal(torch.zeros(2), {covariance_matrix = torch.eye(2)})",
+  ["torch.distributions.Independent"] =
+    "torch.distributions.Independent(torch.distributions.Normal(torch.zeros(2, 3), torch.ones(2, 3)), 1)",
+  ["torch.distributions.Distribution"] = "torch.distributions.Normal(0.0, 1.0)",
 }
 
 return H
