@@ -142,7 +142,7 @@ local MVN_KINDS = {"covariance_matrix", "precision_matrix", "scale_tril"}
 local function mvn_matrix(kind, b)
   if kind == "scale_tril" then return torch.tril(b) end
   local n = b.shape[b:dim()]
-  return b:matmul(b:transpose(-2, -1)) + torch.eye(n, {dtype = b.dtype})
+  return b:matmul(b:transpose(-2, -1)) + torch.eye(n, {dtype = b.dtype, device = b.device})
 end
 
 local function mvn_cases()
