@@ -213,10 +213,12 @@ local function class(name, parent)
   return setmetatable(cls, {__index = parent, __call = function(_, ...) return cls._new(...) end})
 end
 
-function Distribution.set_default_validate_args(value)
-  if type(value) ~= "boolean" then
-    fail("Distribution.set_default_validate_args", "expected true or false, got %s", describe(value))
-  end
+-- (a static function: it checks its own arity, torch_strict.lua wraps class functions as methods)
+function Distribution.set_default_validate_args(...)
+  local op = "Distribution.set_default_validate_args"
+  if select("#", ...) ~= 1 then fail(op, "expected 1 argument, got %d", select("#", ...)) end
+  local value = ...
+  if type(value) ~= "boolean" then fail(op, "expected true or false, got %s", describe(value)) end
   default_validate_args = value
 end
 
@@ -400,10 +402,7 @@ function StandardGamma.backward(ctx, grad)
   return grad * standard_gamma_grad(alpha, x)
 end
 
-local function rsample_standard_gamma(alpha)
-  local x = StandardGamma.apply(alpha:contiguous())
-  return x
-end
+local function rsample_standard_gamma(alpha) return StandardGamma.apply(alpha:contiguous()) end
 
 ---------------------------------------------------------------------------------------------
 -- Normal(loc, scale)
@@ -862,7 +861,6 @@ function Independent._props.has_rsample(self) return self.base_dist.has_rsample 
 function Independent._props.mean(self) return self.base_dist.mean end
 function Independent._props.variance(self) return self.base_dist.variance end
 function Independent._props.stddev(self) return self.base_dist.stddev end
-Independent.has_rsample = nil
 
 function Independent._m._check_support(self, op, value) self.base_dist:_check_support(op, value) end
 

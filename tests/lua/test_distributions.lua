@@ -189,6 +189,8 @@ T.test("validate_args: parameters outside their constraints are errors naming th
   T.error(function() D.Normal(0.0, -1.0) end, "Normal: expected parameter scale")
   T.error(function() D.Distribution.set_default_validate_args("yes") end,
           "Distribution.set_default_validate_args: expected true or false, got \"yes\"")
+  T.error(function() D.Distribution.set_default_validate_args(true, 1) end,
+          "Distribution.set_default_validate_args: expected 1 argument, got 2")
 end)
 
 T.test("log_prob checks its value: tensor, event shape, broadcasting, support", function()
