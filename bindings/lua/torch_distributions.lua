@@ -63,14 +63,15 @@ local function broadcast_shape(op, shapes)
   return out
 end
 
+local function float_tensor(op, name, v)
+  util.check_tensor(op, name, v)
+  if not v:is_floating_point() then fail(op, "%s must be a floating-point tensor, got dtype %s", name, v.dtype) end
+  return v
+end
+
 -- A parameter as a floating-point tensor (a Lua number: a 0-dim tensor of `dtype`).
 local function as_param(op, name, v, dtype)
-  if torch.is_tensor(v) then
-    if not v:is_floating_point() then
-      fail(op, "%s must be a floating-point tensor, got dtype %s", name, v.dtype)
-    end
-    return v
-  end
+  if torch.is_tensor(v) then return float_tensor(op, name, v) end
   if math.type(v) then return torch.tensor(v + 0.0, {dtype = dtype or torch.get_default_dtype()}) end
   fail(op, "expected a tensor or a number for %s, got %s", name, describe(v))
 end
@@ -374,7 +375,8 @@ local function standard_gamma_grad(alpha, x)
     local term2 = sq / (alpha - x)
     local term3 = (x - alpha - alpha * (x / alpha):log()):pow(-1.5)
     local term23 = torch.where(x:lt(alpha), term2 - term3, term2 + term3)
-    local term1 = (x / alpha):log() * term23 - (alpha:reciprocal() * 2):sqrt() * (alpha + x) / ((alpha - x) * (alpha - x))
+    local term1 = (x / alpha):log() * term23 -
+                  (alpha:reciprocal() * 2):sqrt() * (alpha + x) / ((alpha - x) * (alpha - x))
     local stirling = (alpha * 12):reciprocal() * ((alpha * 24):reciprocal() + 1) + 1
     local far = -stirling * x * term1 / sq
     local large = torch.where(x:ge(alpha * F32.p9):logical_and(x:le(alpha * F32.one1)), near, far)
@@ -614,8 +616,7 @@ function Categorical._new(...)
   probs_or_logits(op, o)
   local self = {}
   local name = o.probs ~= nil and "probs" or "logits"
-  local param = util.check_tensor(op, name, o[name])
-  if not param:is_floating_point() then fail(op, "%s must be a floating-point tensor, got dtype %s", name, param.dtype) end
+  local param = float_tensor(op, name, o[name])
   if param:dim() < 1 then fail(op, "%s must be at least one-dimensional, got a 0-dim tensor", name) end
   if name == "probs" then
     self.probs = param / param:sum(-1, true)
@@ -761,8 +762,7 @@ function MultivariateNormal._new(...)
   if given ~= 1 then
     fail(op, "exactly one of covariance_matrix, precision_matrix or scale_tril must be given, got %d", given)
   end
-  local m = util.check_tensor(op, name, o[name])
-  if not m:is_floating_point() then fail(op, "%s must be a floating-point tensor, got dtype %s", name, m.dtype) end
+  local m = float_tensor(op, name, o[name])
   local n = loc.shape[loc:dim()]
   if m:dim() < 2 or m.shape[m:dim()] ~= n or m.shape[m:dim() - 1] ~= n then
     fail(op, "%s must have shape (..., %d, %d) for a loc of shape %s, got %s", name, n, n, shape_str(loc.shape),

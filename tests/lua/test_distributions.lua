@@ -246,6 +246,10 @@ T.test("constructor arguments: required, keywords, types, shapes", function()
   T.error(function() D.Categorical(torch.tensor(1.0)) end,
           "Categorical: probs must be at least one-dimensional, got a 0-dim tensor")
   T.error(function() D.Categorical({logits = 1.0}) end, "Categorical: expected a tensor for logits, got 1")
+  T.error(function() D.Categorical({logits = torch.ones(3, {dtype = torch.int32})}) end,
+          "Categorical: logits must be a floating-point tensor, got dtype int32")
+  T.error(function() D.MultivariateNormal(torch.zeros(2), {scale_tril = "L"}) end,
+          "MultivariateNormal: expected a tensor for scale_tril, got \"L\"")
   T.error(function() D.Bernoulli({probs = 0.5, logits = 0.0}) end, "Bernoulli: either probs or logits")
   T.error(function() D.Bernoulli({prob = 0.5}) end, "Bernoulli: unknown keyword 'prob' (did you mean 'probs'?")
   T.error(function() D.MultivariateNormal(torch.zeros(2)) end,
