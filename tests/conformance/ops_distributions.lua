@@ -1,5 +1,6 @@
 -- Rows of the conformance table for torch.distributions, checked against PyTorch 1.13's
--- torch.distributions in float64: log_prob, entropy, the moments, kl_divergence for every
+-- torch.distributions in float64 (the families' and Categorical's rows also on float32
+-- inputs): log_prob, entropy, the moments, kl_divergence for every
 -- pair PyTorch registers among the classes, rsample given the same noise (the noise drawn in
 -- the case generator after torch.manual_seed(p.seed), which the call repeats), and the
 -- standard gamma sample's reparameterisation gradient. The parameters of a distribution come
@@ -10,7 +11,7 @@ local G, add = ...
 
 local D = torch.distributions
 local F64 = "float64"
-local TOL = {float64 = {1e-11, 1e-12}}
+local TOL = {float64 = {1e-11, 1e-12}, float32 = {2e-5, 1e-6}}
 
 local function concat(a, b)
   local out = {}
@@ -35,7 +36,7 @@ local FAMILIES = {
   {name = "Uniform", n = 2, make = function(a) return D.Uniform(a[1], a[1] + a[2]) end,
    py = "torch.distributions.Uniform(P[0], P[0] + P[1])", param = pos, dom = "pos",
    value_of = function(a)
-     local u = torch.rand(a[1].shape, {dtype = F64}) * 0.8 + 0.1
+     local u = torch.rand(a[1].shape, {dtype = a.dtype}) * 0.8 + 0.1
      return a[1] + u * a[2]
    end},
   {name = "Gamma", n = 2, make = function(a) return D.Gamma(a[1], a[2]) end,
@@ -51,24 +52,28 @@ local FAMILIES = {
 }
 
 -- A case of a family: stacked parameters of batch shape `batch` (just the parameter for the
--- one-parameter families) and a value of shape sample .. batch.
-local function family_case(fam, batch, sample)
+-- one-parameter families) and a value of shape sample .. batch, in dtype dt (float64 default).
+local function family_case(fam, batch, sample, dt)
   local pshape = fam.unstacked and batch or concat({fam.n}, batch)
-  local a = G.make(pshape, F64, {fn = fam.param})
+  local a = G.make(pshape, dt or F64, {fn = fam.param})
   local vshape = concat(sample, batch)
   local b
   if fam.value_of then
     b = fam.value_of(a):expand(vshape):contiguous()
   else
-    b = G.make(vshape, F64, {fn = fam.value})
+    b = G.make(vshape, dt or F64, {fn = fam.value})
   end
   return {a = a, b = b}
 end
 
+-- The batches in float64, then in float32 (against the float64 reference within float32's
+-- tolerance).
 local function family_cases(fam)
   return function()
     local cs = {}
-    for i, batch in ipairs(BATCHES) do cs[#cs + 1] = family_case(fam, batch, SAMPLES[i]) end
+    for _, dt in ipairs({F64, "float32"}) do
+      for i, batch in ipairs(BATCHES) do cs[#cs + 1] = family_case(fam, batch, SAMPLES[i], dt) end
+    end
     return cs
   end
 end
@@ -99,9 +104,11 @@ end
 local function categorical_cases(param)
   return function()
     local cs = {}
-    for i, batch in ipairs(BATCHES) do
+    for j = 1, 2 * #BATCHES do
+      local i = (j - 1) % #BATCHES + 1
+      local batch = BATCHES[i]
       local k = G.pick({2, 3, 5})
-      local a = G.make(concat(batch, {k}), F64, {fn = param})
+      local a = G.make(concat(batch, {k}), j <= #BATCHES and F64 or "float32", {fn = param})
       local b = G.make(concat(SAMPLES[i], batch), "int64", {fn = function() return G.randint(1, k) end})
       cs[#cs + 1] = {a = a, b = b}
     end
@@ -113,19 +120,19 @@ for _, form in ipairs({{"probs", pos, "pos"}, {"logits", real, "real"}}) do
   local kw, name = form[1], "Categorical(" .. form[1] .. ")"
   local make = function(a) return D.Categorical({[kw] = a}) end
   local pyd = "torch.distributions.Categorical(" .. kw .. "=T(a))"
-  add({name = name .. ".log_prob", out = "float64", tol = TOL, grad = {"a"}, grad_domain = {a = form[3]},
+  add({name = name .. ".log_prob", out = "same", tol = TOL, grad = {"a"}, grad_domain = {a = form[3]},
        cases = categorical_cases(form[2]), ref = "N(" .. pyd .. ".log_prob(T(b) - 1))",
        call = function(a, b) return make(a):log_prob(b) end})
-  add({name = name .. ".entropy", out = "float64", tol = TOL, grad = {"a"}, grad_domain = {a = form[3]},
+  add({name = name .. ".entropy", out = "same", tol = TOL, grad = {"a"}, grad_domain = {a = form[3]},
        cases = categorical_cases(form[2]), ref = "N(" .. pyd .. ".entropy())",
        call = function(a) return make(a):entropy() end})
-  add({name = name .. ".params", out = "float64*", tol = TOL, grad = {"a"}, grad_domain = {a = form[3]},
+  add({name = name .. ".params", out = "same*", tol = TOL, grad = {"a"}, grad_domain = {a = form[3]},
        cases = categorical_cases(form[2]), ref = "(lambda d: [N(d.probs), N(d.logits)])(" .. pyd .. ")",
        call = function(a)
          local d = make(a)
          return d.probs, d.logits
        end})
-  add({name = name .. ".moments", out = "float64*", tol = TOL, cases = categorical_cases(form[2]),
+  add({name = name .. ".moments", out = "same*", tol = TOL, cases = categorical_cases(form[2]),
        ref = "(lambda d: [N(d.mean), N(d.variance)])(" .. pyd .. ")",
        call = function(a)
          local d = make(a)
