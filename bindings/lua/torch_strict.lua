@@ -41,7 +41,7 @@ for _, name in ipairs{"Parameter", "is_module"} do torch.nn[name] = strict(name,
 local function is_class(v)
   return type(v) == "table" and (rawget(v, "_name") ~= nil or (rawget(v, "name") ~= nil and rawget(v, "__index") == v))
 end
-for _, space in ipairs{torch.nn, torch.optim, torch.optim.lr_scheduler, torch.utils.data} do
+for _, space in ipairs{torch.nn, torch.optim, torch.optim.lr_scheduler, torch.utils.data, torch.amp} do
   for _, cls in pairs(space) do
     if is_class(cls) then wrap(cls, (rawget(cls, "_name") or rawget(cls, "name")) .. ":", true) end
   end
