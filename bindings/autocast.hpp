@@ -31,9 +31,10 @@ bool active();
 
 // Casts the tensor arguments at stack indices first..top (and those directly inside a plain
 // table among them: a keyword table, a list for cat) per the rules of op; a table holding
-// one that changes is replaced by a copy, the caller's table is left as it is. out= is never
-// cast. Returns whether a rule applied (autocast on for the op's device, which is that of its
-// first tensor argument, and a rule there). Throws tide::Error for a banned op.
+// one that changes is replaced by a copy, the caller's table is left as it is. A call with
+// out= is left alone, as PyTorch autocasts no out= variant. Returns whether a rule applied
+// (autocast on for the op's device, which is that of its first tensor argument, and a rule
+// there). Throws tide::Error for a banned op.
 bool cast_arguments(lua_State* L, int first, int packed, const char* op);
 
 void register_amp_bindings();

@@ -173,12 +173,8 @@ bool plain_table(lua_State* L, int idx) {
   return false;
 }
 
-bool is_out_key(lua_State* L, int key_idx) {
-  return lua_type(L, key_idx) == LUA_TSTRING && std::string_view(lua_tostring(L, key_idx)) == "out";
-}
-
 // Calls visit(tensor) for every live tensor argument in first..top and directly inside the
-// plain tables among them (out= excepted), until visit returns true.
+// plain tables among them, until visit returns true.
 template <typename Visit>
 void each_tensor(lua_State* L, int first, int top, Visit visit) {
   for (int i = first; i <= top; ++i) {
@@ -187,7 +183,7 @@ void each_tensor(lua_State* L, int first, int top, Visit visit) {
     } else if (plain_table(L, i)) {
       lua_pushnil(L);
       while (lua_next(L, i)) {
-        const Tensor* v = is_out_key(L, -2) ? nullptr : live_tensor(L, -1);
+        const Tensor* v = live_tensor(L, -1);
         lua_pop(L, 1);
         if (v && visit(*v)) {
           lua_pop(L, 1);
@@ -222,12 +218,16 @@ bool cast_arguments(lua_State* L, int first, int packed, const char* op) {
     TIDE_FAIL(op, ": unsafe to autocast: many models apply a sigmoid right before binary_cross_entropy; "
                   "combine the two with binary_cross_entropy_with_logits (or nn.BCEWithLogitsLoss), which is safe "
                   "to autocast");
-  if (rule == Rule::Fp32SetOptDtype && top >= first && plain_table(L, top)) {
-    lua_pushliteral(L, "dtype");
+  // PyTorch autocasts no out= variant; softmax(x, {dtype=}) keeps the dtype it was given.
+  auto keyword_given = [&](const char* key) {
+    if (top < first || !plain_table(L, top)) return false;
+    lua_pushstring(L, key);
     bool given = lua_rawget(L, top) != LUA_TNIL;
     lua_pop(L, 1);
-    if (given) return true;
-  }
+    return given;
+  };
+  if (keyword_given("out")) return false;
+  if (rule == Rule::Fp32SetOptDtype && keyword_given("dtype")) return true;
   DeviceType dev = device->type;
   DType to = rule == Rule::LowerPrecision ? st.dtype : DType::Float32;
   if (rule == Rule::Promote) {
@@ -253,7 +253,7 @@ bool cast_arguments(lua_State* L, int first, int packed, const char* op) {
       int copy = lua_gettop(L);
       lua_pushnil(L);
       while (lua_next(L, i)) {
-        const Tensor* v = is_out_key(L, -2) ? nullptr : live_tensor(L, -1);
+        const Tensor* v = live_tensor(L, -1);
         if (v && needs_cast(*v)) {
           Tensor c = cast_to(*v, to, st);
           lua_pop(L, 1);

@@ -15,20 +15,45 @@ local torch = ...
 
 local function is_binding(f) return torch._binding_doc(f) ~= nil end
 
--- A Lua function stored in t[k] (prefix .. k the op's name) is wrapped when the policy names it.
+-- A Lua function stored in t[k] (prefix .. k the op's name) is wrapped when the policy names it
+-- (after torch._strict, which checks a fixed-arity function's argument count); the wrapper is
+-- a Lua function, so that the docs (torch_doc.lua) and help() treat it as the Lua op it is.
+-- One function stored under one name twice (F.cosine_similarity and torch.cosine_similarity)
+-- gets one wrapper, and a wrapper stored again is not wrapped twice.
+local wrappers = setmetatable({}, {__mode = "k"})  -- wrapper -> true
+local wrapper_of = setmetatable({}, {__mode = "k"})  -- function -> {name -> wrapper}
+local function wrap(name, f)
+  local known = wrapper_of[f]
+  if known and known[name] then return known[name] end
+  local strict = torch._strict(name, f)
+  local wrapped = torch._autocast_wrap(name, strict)
+  if wrapped == strict then return f end
+  local w = function(...) return wrapped(...) end
+  wrappers[w] = true
+  wrapper_of[f] = known or {}
+  wrapper_of[f][name] = w
+  return w
+end
+
 local function watch(t, prefix, sub)
   setmetatable(t, {__newindex = function(tbl, k, v)
-    if type(k) == "string" and type(v) == "function" and not is_binding(v) then
-      local name = prefix .. k
-      local strict = torch._strict(name, v)
-      local wrapped = torch._autocast_wrap(name, strict)
-      if wrapped ~= strict then v = wrapped end
+    if type(tbl) ~= "table" then error("autocast's table hook: expected a table, got a " .. type(tbl), 0) end
+    if type(k) == "string" and type(v) == "function" and not is_binding(v) and not wrappers[v] then
+      v = wrap(prefix .. k, v)
     elseif sub and type(v) == "table" and sub[k] and getmetatable(v) == nil then
       sub[k](v)
     end
     rawset(tbl, k, v)
   end})
 end
+
+-- Lua-written tensor methods (torch._add_method, while the parts load) get the same wrapper
+-- as the torch function of their name.
+local add_method = torch._add_method
+rawset(torch, "_add_method", function(name, fn)
+  if type(name) == "string" and type(fn) == "function" and not is_binding(fn) then fn = wrap(name, fn) end
+  return add_method(name, fn)
+end)
 
 local function watch_functional(F) watch(F, "") end
 watch(torch, "", {nn = function(nn) watch(nn, "", {functional = watch_functional}) end})
@@ -472,17 +497,12 @@ end
 setmetatable(GradScaler, {__call = function(_, ...) return GradScaler.new(...) end})
 
 torch.amp = {GradScaler = GradScaler, autocast = torch.autocast}
+-- torch.cuda.amp.GradScaler({...}): the "cuda" scaler (keywords only, as PyTorch's).
 torch.cuda.amp = {
-  -- torch.cuda.amp.GradScaler({...}): the "cuda" scaler (keywords only, as PyTorch's).
   GradScaler = setmetatable({}, {__call = function(_, kw, ...)
     if select("#", ...) > 0 or (kw ~= nil and (type(kw) ~= "table" or getmetatable(kw) ~= nil)) then
       fail("cuda.amp.GradScaler", "expected only a keyword table")
     end
     return new_scaler("cuda.amp.GradScaler", "cuda", kw)
   end}),
-  autocast = function(kw, ...)
-    if select("#", ...) > 0 then return torch.autocast("cuda", kw, ...) end
-    if kw == nil then return torch.autocast("cuda") end
-    return torch.autocast("cuda", kw)
-  end,
 }
