@@ -39,6 +39,9 @@ constexpr Entry kCpuPolicy[] = {
     {"linalg.vecdot", kLow}, {"baddbmm", kLow}, {"addmm", kLow}, {"addbmm", kLow}, {"linear", kLow},
     {"matmul", kLow}, {"conv_tbc", kLow}, {"conv_transpose1d", kLow}, {"conv_transpose2d", kLow},
     {"conv_transpose3d", kLow}, {"prelu", kLow}, {"scaled_dot_product_attention", kLow},
+    // (PyTorch 2.1+ also lowers mkldnn_rnn_layer, and CUDA's _cudnn_rnn in AutocastRNN.cpp: tide's
+    // counterpart torch._rnn_layer computes in float32/float64 only, so recurrent layers stay
+    // float32 under autocast, as in PyTorch 1.13.)
     // fp32
     {"avg_pool3d", kFp32}, {"binary_cross_entropy", kFp32}, {"grid_sample", kFp32}, {"polar", kFp32},
     {"prod", kFp32}, {"quantile", kFp32}, {"nanquantile", kFp32}, {"stft", kFp32}, {"cdist", kFp32},
