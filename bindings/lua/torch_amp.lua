@@ -165,7 +165,7 @@ local GradScaler = {name = "GradScaler"}
 GradScaler.__index = GradScaler
 GradScaler.__name = "GradScaler"
 
-local SCALER_KEYWORDS = {"init_scale", "growth_factor", "backoff_factor", "growth_interval", "enabled"}
+local SCALER_KEYWORDS = {"device", "init_scale", "growth_factor", "backoff_factor", "growth_interval", "enabled"}
 
 local function check_number(op, name, v)
   if type(v) ~= "number" or v ~= v then fail(op, "%s must be a number, got %s", name, describe(v)) end
@@ -188,14 +188,18 @@ local function check_growth_interval(op, v)
   return v
 end
 
--- GradScaler([device][, {init_scale=65536, growth_factor=2, backoff_factor=0.5,
+-- GradScaler([device][, {device=, init_scale=65536, growth_factor=2, backoff_factor=0.5,
 -- growth_interval=2000, enabled=true}]). device: "cuda" (the default, as PyTorch) or "cpu".
 -- Enabled for "cuda" where CUDA is not available, it disables itself with a warning, as PyTorch.
 local function new_scaler(op, device, kw)
-  if device == nil then device = "cuda" end
-  if device ~= "cpu" and device ~= "cuda" then fail(op, 'device must be "cpu" or "cuda", got %s', describe(device)) end
   kw = kw or {}
   torch._check_keywords(op, kw, SCALER_KEYWORDS)
+  if kw.device ~= nil then
+    if device ~= nil then fail(op, "device given both as an argument and as a keyword") end
+    device = kw.device
+  end
+  if device == nil then device = "cuda" end
+  if device ~= "cpu" and device ~= "cuda" then fail(op, 'device must be "cpu" or "cuda", got %s', describe(device)) end
   local enabled = kw.enabled
   if enabled == nil then enabled = true end
   check_boolean(op, "enabled", enabled)
@@ -503,6 +507,7 @@ torch.cuda.amp = {
     if select("#", ...) > 0 or (kw ~= nil and (type(kw) ~= "table" or getmetatable(kw) ~= nil)) then
       fail("cuda.amp.GradScaler", "expected only a keyword table")
     end
+    if type(kw) == "table" and kw.device ~= nil then fail("cuda.amp.GradScaler", "takes no device (it is \"cuda\")") end
     return new_scaler("cuda.amp.GradScaler", "cuda", kw)
   end}),
 }

@@ -488,7 +488,7 @@ document(torch, {
     "previous state.",
 })
 document(torch.amp, {
-  GradScaler = "amp.GradScaler([device=\"cuda\"][, {init_scale=65536, growth_factor=2, backoff_factor=0.5, " ..
+  GradScaler = "amp.GradScaler([device=\"cuda\"][, {device=, init_scale=65536, growth_factor=2, backoff_factor=0.5, " ..
     "growth_interval=2000, enabled=true}]) -> scaler: dynamic loss scaling; scaler:scale(loss):backward(), " ..
     "scaler:step(optimizer) (skipped when a gradient is inf or NaN), scaler:update() (the scale halves after inf/NaN " ..
     "and doubles after growth_interval clean steps). Disabled for \"cuda\" without CUDA, as PyTorch.",

@@ -444,6 +444,11 @@ T.test("GradScaler's errors are PyTorch's", function()
   T.error_usable(function() torch.amp.GradScaler("cpu", {init_scal = 2}) end,
                  "GradScaler: unknown keyword 'init_scal' (did you mean 'init_scale'?")
   T.error_usable(function() torch.amp.GradScaler("tpu") end, 'GradScaler: device must be "cpu" or "cuda", got "tpu"')
+  T.error_usable(function() torch.amp.GradScaler("cpu", {device = "cpu"}) end,
+                 "GradScaler: device given both as an argument and as a keyword")
+  T.error_usable(function() torch.cuda.amp.GradScaler({device = "cpu"}) end, 'cuda.amp.GradScaler: takes no device (it is "cuda")')
+  T.eq(torch.amp.GradScaler({device = "cpu", init_scale = 2.0}):get_scale(), 2.0)
+  T.eq(torch.amp.GradScaler({device = "cpu"}):is_enabled(), true)
   T.error_usable(function() scaler:set_growth_factor(0.5) end, "GradScaler:set_growth_factor: growth_factor must be > 1.0")
   T.error_usable(function() scaler:get_scale(1) end, "GradScaler:get_scale: takes no further arguments")
 end)
