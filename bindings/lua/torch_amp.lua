@@ -72,6 +72,11 @@ end
 
 local function fail(op, fmt, ...) error(op .. ": " .. string.format(fmt, ...), 0) end
 
+-- PyTorch's UserWarning, on stderr (where the sandbox leaves io).
+local function warn(msg)
+  if io and io.stderr then io.stderr:write("warning: " .. msg .. "\n") end
+end
+
 local function check_device_type(op, device_type)
   if device_type ~= "cpu" and device_type ~= "cuda" then
     fail(op, 'device_type must be "cpu" or "cuda", got %s', describe(device_type))
@@ -108,6 +113,7 @@ scope_mt.__index = {
 -- without, enters the scope and returns a to-be-closed value that leaves it
 -- (`local ac <close> = torch.autocast("cpu")`). dtype defaults to the device's autocast dtype
 -- (bfloat16 on "cpu", float16 on "cuda"), cache_enabled to torch.is_autocast_cache_enabled().
+-- "cuda" without CUDA disables itself with a warning, as PyTorch.
 function torch.autocast(device_type, ...)
   local op = "autocast"
   if type(device_type) ~= "string" then fail(op, 'expected a device_type ("cpu" or "cuda"), got %s', describe(device_type)) end
@@ -133,6 +139,10 @@ function torch.autocast(device_type, ...)
   local cache = kw.cache_enabled
   if cache == nil then cache = torch.is_autocast_cache_enabled() end
   check_boolean(op, "cache_enabled", cache)
+  if enabled and device_type == "cuda" and not torch.cuda.is_available() then
+    warn('autocast: device_type "cuda" given, but CUDA is not available; disabling')
+    enabled = false
+  end
 
   local scope = setmetatable({
     device_type = device_type,
@@ -215,9 +225,7 @@ local function new_scaler(op, device, kw)
     _per_optimizer = setmetatable({}, {__mode = "k"}),
   }, GradScaler)
   if enabled and device == "cuda" and not torch.cuda.is_available() then
-    if io and io.stderr then
-      io.stderr:write("warning: GradScaler is enabled for \"cuda\", but CUDA is not available; disabling\n")
-    end
+    warn('GradScaler is enabled for "cuda", but CUDA is not available; disabling')
     self._enabled = false
   end
   return self

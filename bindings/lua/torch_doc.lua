@@ -485,7 +485,7 @@ document(torch, {
     "autocast dtype, bfloat16 on \"cpu\", float16 on \"cuda\") on tensors of device_type: products and " ..
     "convolutions in dtype, losses (and on CUDA reductions, softmax, exp, log) in float32; `local ac <close> = " ..
     "torch.autocast(\"cpu\")` lasts to the end of the block; nesting, enabled=false and errors restore the " ..
-    "previous state.",
+    "previous state; \"cuda\" without CUDA disables itself with a warning.",
 })
 document(torch.amp, {
   GradScaler = "amp.GradScaler([device=\"cuda\"][, {device=, init_scale=65536, growth_factor=2, backoff_factor=0.5, " ..

@@ -579,9 +579,12 @@ end)
 
 T.test("autocast \"cuda\" on a CUDA device: float16 products, float32 softmax, sums and losses", function()
   if not torch.cuda.is_available() then
+    -- As PyTorch: autocast "cuda" without CUDA disables itself (with a warning).
+    T.eq(torch.autocast("cuda", function() return torch.is_autocast_enabled() end), false)
     print("  skipped: no CUDA device")
     return
   end
+  T.eq(torch.autocast("cuda", function() return torch.is_autocast_enabled() end), true)
   local x, w = input(4, 5):cuda(), input(3, 5):cuda():requires_grad_()
   torch.autocast("cuda", function()
     local h = F.linear(x, w)
