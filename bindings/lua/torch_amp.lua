@@ -314,23 +314,27 @@ local function check_optimizer(op, optimizer)
   end
 end
 
--- Multiplies every gradient of the optimizer by inv_scale; returns 1.0 when one held inf or NaN.
+-- Multiplies every gradient of the optimizer by inv_scale; returns 1.0 when one held inf or
+-- NaN, and whether there was any gradient. The gradients are checked before any is changed.
 local function unscale_grads(op, optimizer, inv_scale)
-  local found_inf, any = 0.0, false
-  torch.no_grad(function()
-    for _, group in ipairs(optimizer.param_groups) do
-      for _, p in ipairs(group.params) do
-        local g = p.grad
-        if g ~= nil then
-          if g.dtype == "float16" then fail(op, "Attempting to unscale FP16 gradients.") end
-          any = true
-          if not g:isfinite():all():item() then found_inf = 1.0 end
-          g:mul_(inv_scale)
-        end
+  local grads = {}
+  for _, group in ipairs(optimizer.param_groups) do
+    for _, p in ipairs(group.params) do
+      local g = p.grad
+      if g ~= nil then
+        if g.dtype == "float16" then fail(op, "Attempting to unscale FP16 gradients.") end
+        grads[#grads + 1] = g
       end
     end
+  end
+  local found_inf = 0.0
+  torch.no_grad(function()
+    for _, g in ipairs(grads) do
+      if not g:isfinite():all():item() then found_inf = 1.0 end
+      g:mul_(inv_scale)
+    end
   end)
-  return found_inf, any
+  return found_inf, #grads > 0
 end
 
 -- unscale_(optimizer): divides the optimizer's gradients by the scale (before clipping them).

@@ -431,10 +431,14 @@ T.test("GradScaler's errors are PyTorch's", function()
           'GradScaler:update: new_scale should be a number or a 1-element float32 tensor with requires_grad=false, got "2"')
   T.error(function() scaler:update(torch.ones(2)) end, "new_scale should be a number or a 1-element float32 tensor")
   T.error(function() scaler:update(torch.ones(1, {dtype = "float64"})) end, "new_scale should be a number")
+  -- An FP16 gradient is refused before any gradient is changed.
+  local f = nn.Parameter(torch.ones(1))
   local h = nn.Parameter(torch.ones(1, {dtype = "float16"}))
-  local hopt = optim.SGD({h}, {lr = 1.0})
+  local hopt = optim.SGD({f, h}, {lr = 1.0})
+  f.grad = torch.full({1}, 8.0)
   h.grad = torch.ones(1, {dtype = "float16"})
   T.error(function() scaler:unscale_(hopt) end, "GradScaler:unscale_: Attempting to unscale FP16 gradients.")
+  T.eq(f.grad:tolist(), {8.0})
   T.error_usable(function() torch.amp.GradScaler("cpu", {growth_factor = 1.0}) end,
                  "GradScaler: growth_factor must be > 1.0, got 1.0")
   T.error_usable(function() torch.amp.GradScaler("cpu", {backoff_factor = 1}) end,
