@@ -13,6 +13,7 @@
 #include "../tensor/parallel.hpp"
 #include "../tensor/backend.hpp"
 #include "lua_api.hpp"
+#include "autocast.hpp"
 #include "complex_value.hpp"
 #include "lua_embedded.hpp"
 
@@ -41,6 +42,7 @@ void ensure_registered() {
     register_tensor_bindings();
     register_complex_bindings();
     register_fft_bindings();
+    autocast::register_amp_bindings();
   });
 }
 

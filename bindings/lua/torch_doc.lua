@@ -519,3 +519,45 @@ document(distributions.Distribution, {
   set_default_validate_args = "Distribution.set_default_validate_args(value): whether distributions made without " ..
     "validate_args check their arguments (true at start).",
 })
+
+-- Mixed precision (bindings/lua/torch_amp.lua; the state's functions are bindings).
+document(torch, {
+  autocast = "autocast(device_type[, {dtype=, enabled=true, cache_enabled=}][, fn, ...]) -> results of fn, or a " ..
+    "to-be-closed scope: ops of PyTorch's autocast lists run in dtype (bfloat16 or float16; default the device's " ..
+    "autocast dtype, bfloat16 on \"cpu\", float16 on \"cuda\") on tensors of device_type: products and " ..
+    "convolutions in dtype, losses (and on CUDA reductions, softmax, exp, log) in float32; `local ac <close> = " ..
+    "torch.autocast(\"cpu\")` lasts to the end of the block; nesting, enabled=false and errors restore the " ..
+    "previous state; \"cuda\" without CUDA disables itself with a warning.",
+})
+document(torch.amp, {
+  GradScaler = "amp.GradScaler([device=\"cuda\"][, {device=, init_scale=65536, growth_factor=2, backoff_factor=0.5, " ..
+    "growth_interval=2000, enabled=true}]) -> scaler: dynamic loss scaling; scaler:scale(loss):backward(), " ..
+    "scaler:step(optimizer) (skipped when a gradient is inf or NaN), scaler:update() (the scale halves after inf/NaN " ..
+    "and doubles after growth_interval clean steps). Disabled for \"cuda\" without CUDA, as PyTorch.",
+})
+document(torch.amp.GradScaler, {
+  new = "GradScaler.new([device][, {...}]) -> scaler: as amp.GradScaler(...).",
+  scale = "scaler:scale(outputs) -> outputs times the scale: a tensor (its shape broadcast with the 1-element " ..
+    "float32 scale) or a table of them, nested; outputs itself when disabled.",
+  unscale_ = "scaler:unscale_(optimizer): divides the optimizer's gradients by the scale and records whether one " ..
+    "is inf or NaN (once per optimizer between updates; before gradient clipping).",
+  step = "scaler:step(optimizer, ...) -> what optimizer:step(...) returns: unscales unless unscale_ was called and " ..
+    "runs the step only when every gradient is finite (nil when skipped).",
+  update = "scaler:update([new_scale]): the next scale: times backoff_factor after a step with inf/NaN, times " ..
+    "growth_factor after growth_interval clean steps in a row, or new_scale (a number or a 1-element float32 tensor).",
+  get_scale = "scaler:get_scale() -> number: the current scale (init_scale before the first scale(), 1.0 when disabled).",
+  is_enabled = "scaler:is_enabled() -> boolean.",
+  get_growth_factor = "scaler:get_growth_factor() -> number.",
+  set_growth_factor = "scaler:set_growth_factor(v): a new growth_factor (> 1).",
+  get_backoff_factor = "scaler:get_backoff_factor() -> number.",
+  set_backoff_factor = "scaler:set_backoff_factor(v): a new backoff_factor (< 1).",
+  get_growth_interval = "scaler:get_growth_interval() -> integer.",
+  set_growth_interval = "scaler:set_growth_interval(n): a new growth_interval (a positive integer).",
+  state_dict = "scaler:state_dict() -> table: PyTorch's keys scale, growth_factor, backoff_factor, growth_interval, " ..
+    "_growth_tracker (empty when disabled).",
+  load_state_dict = "scaler:load_state_dict(sd): restores a state_dict() (an error for an empty one, as PyTorch).",
+})
+document(torch.cuda.amp, {
+  GradScaler = "cuda.amp.GradScaler([{init_scale=, growth_factor=, backoff_factor=, growth_interval=, enabled=}]) " ..
+    "-> scaler: amp.GradScaler(\"cuda\", {...}).",
+})

@@ -233,6 +233,8 @@ H.instances = {
     "return S.SequentialLR(o, {schedulers = {S.ConstantLR(o), S.ExponentialLR(o, {gamma = 0.9})}, milestones = {3}}) end)()",
   ["optim.lr_scheduler.ChainedScheduler"] = "(function() local o = optim.SGD(nn.Linear(3, 2):parameters(), {lr = 0.1, momentum = 0.9}); local S = optim.lr_scheduler; " ..
     "return S.ChainedScheduler({S.ConstantLR(o), S.ExponentialLR(o, {gamma = 0.9})}) end)()",
+  ["torch.amp.GradScaler"] = 'torch.amp.GradScaler("cpu", {init_scale = 4.0, growth_interval = 2})',
+  ["torch.cuda.amp.GradScaler"] = "torch.cuda.amp.GradScaler({init_scale = 4.0})",
   ["torch.utils.data.BatchSampler"] = "torch.utils.data.BatchSampler(torch.utils.data.SequentialSampler(torch.utils.data.TensorDataset(torch.ones(5))), 2, false)",
   ["torch.utils.data.ConcatDataset"] =
     "torch.utils.data.ConcatDataset({torch.utils.data.TensorDataset(torch.ones(2)), torch.utils.data.TensorDataset(torch.zeros(3))})",
