@@ -118,6 +118,12 @@ function F.layer_norm(input, ...)
   if not fits then
     fail(op, "input of shape %s does not end in normalized_shape %s", shape_str(shape), shape_str(normalized))
   end
+  for _, name in ipairs{"weight", "bias"} do
+    local t = o[name]
+    if t ~= nil and not (torch.is_tensor(t) and util.same_shape(t.shape, normalized)) then
+      fail(op, "%s must be a tensor of shape normalized_shape %s, got %s", name, shape_str(normalized), describe(t))
+    end
+  end
   local dims = {}
   for i = 1, k do dims[i] = -i end
   local centered = input - input:mean{dim = dims, keepdim = true}
