@@ -2,8 +2,10 @@
 -- F.group_norm, F.dropout1d, F.dropout2d and the layers BatchNorm1d, BatchNorm2d,
 -- InstanceNorm1d, InstanceNorm2d, GroupNorm, Dropout1d, Dropout2d, with PyTorch's
 -- arguments, parameter and buffer names (running_mean, running_var, num_batches_tracked),
--- so that a PyTorch state_dict loads. Written from differentiable tensor ops: autograd
--- differentiates through the batch statistics. Channels are dim 2 (PyTorch's dim 1).
+-- so that a PyTorch state_dict loads. The batch statistics and their closed-form backward are
+-- the engine's fused torch._batch_norm_train (tensor/autograd/batch_norm.cpp), which instance
+-- and group normalization use too (a sample's channel or group as a channel of a batch of
+-- one). Channels are dim 2 (PyTorch's dim 1).
 local torch = ...
 local nn = torch.nn
 local F, init, util = nn.functional, nn.init, nn._util
@@ -21,12 +23,16 @@ local function channel_shape(C, ndim)
 end
 
 -- An optional per-channel tensor (weight, bias, running_mean, running_var): nil, or a tensor
--- of C elements.
-local function check_channels(op, name, t, C)
+-- of the input's C channels on the input's device.
+local function check_channels(op, name, t, input)
   if t == nil then return nil end
   util.check_tensor(op, name, t)
+  local C = input.shape[2]
   if t:numel() ~= C then
     fail(op, "%s should contain %d elements (the input's channels), got shape %s", name, C, shape_str(t.shape))
+  end
+  if tostring(t.device) ~= tostring(input.device) then
+    fail(op, "%s is on %s but the input is on %s", name, tostring(t.device), tostring(input.device))
   end
   return t
 end
@@ -42,13 +48,6 @@ end
 -- x normalised by mean and var (tensors that broadcast against it), then affine.
 local function normalize(x, mean, var, eps, weight, bias)
   return affine((x - mean) * (var + eps):rsqrt(), weight, bias)
-end
-
--- The per-channel mean and biased variance of x over `dims` (kept, so they broadcast).
-local function moments(x, dims)
-  local mean = x:mean{dim = dims, keepdim = true}
-  local centered = x - mean
-  return mean, (centered * centered):mean{dim = dims, keepdim = true}
 end
 
 -- running = (1 - momentum) * running + momentum * value, in place without recording; value
@@ -85,10 +84,10 @@ local function batch_norm(op, input, o)
     fail(op, "expected an input of at least 2 dims (N, C, ...), got shape %s", shape_str(input.shape))
   end
   local C, nd = input.shape[2], input:dim()
-  local rm = check_channels(op, "running_mean", o.running_mean, C)
-  local rv = check_channels(op, "running_var", o.running_var, C)
-  check_channels(op, "weight", o.weight, C)
-  check_channels(op, "bias", o.bias, C)
+  local rm = check_channels(op, "running_mean", o.running_mean, input)
+  local rv = check_channels(op, "running_var", o.running_var, input)
+  check_channels(op, "weight", o.weight, input)
+  check_channels(op, "bias", o.bias, input)
   if not training and (rm == nil or rv == nil) then
     fail(op, "running_mean and running_var must be given when not training")
   end
@@ -101,12 +100,11 @@ local function batch_norm(op, input, o)
   if n == 1 then
     fail(op, "expected more than 1 value per channel when training, got input size %s", shape_str(input.shape))
   end
-  local dims = {1}
-  for i = 3, nd do dims[#dims + 1] = i end
-  local mean, var = moments(input, dims)
+  local out, mean, var = torch._batch_norm_train(input, o.weight and o.weight:reshape(C), o.bias and o.bias:reshape(C),
+                                                 eps)
   if rm ~= nil then update_running(rm, mean, momentum) end
   if rv ~= nil then update_running(rv, var * (n / (n - 1)), momentum) end
-  return normalize(input, mean, var, eps, o.weight, o.bias)
+  return out
 end
 
 function F.batch_norm(input, ...)
@@ -133,10 +131,10 @@ local function instance_norm(op, input, o)
     fail(op, "expected an input of at least 3 dims (N, C, ...), got shape %s", shape_str(input.shape))
   end
   local C, nd = input.shape[2], input:dim()
-  local rm = check_channels(op, "running_mean", o.running_mean, C)
-  local rv = check_channels(op, "running_var", o.running_var, C)
-  check_channels(op, "weight", o.weight, C)
-  check_channels(op, "bias", o.bias, C)
+  local rm = check_channels(op, "running_mean", o.running_mean, input)
+  local rv = check_channels(op, "running_var", o.running_var, input)
+  check_channels(op, "weight", o.weight, input)
+  check_channels(op, "bias", o.bias, input)
   if not use_input_stats then
     if rm == nil or rv == nil then
       fail(op, "running_mean and running_var must be given when use_input_stats is false")
@@ -149,12 +147,12 @@ local function instance_norm(op, input, o)
     fail(op, "expected more than 1 spatial element when training, got input size %s", shape_str(input.shape))
   end
   if input:numel() == 0 then return affine(input * 1, o.weight, o.bias) end
-  local dims = {}
-  for i = 3, nd do dims[#dims + 1] = i end
-  local mean, var = moments(input, dims)
-  if rm ~= nil then update_running(rm, mean:mean(1), momentum) end
-  if rv ~= nil then update_running(rv, (var * (n / (n - 1))):mean(1), momentum) end
-  return normalize(input, mean, var, eps, o.weight, o.bias)
+  -- Each (sample, channel) pair is a channel of a batch of one.
+  local N = input.shape[1]
+  local out, mean, var = torch._batch_norm_train(input:reshape{1, N * C, -1}, nil, nil, eps)
+  if rm ~= nil then update_running(rm, mean:reshape(N, C):mean(1), momentum) end
+  if rv ~= nil then update_running(rv, (var * (n / (n - 1))):reshape(N, C):mean(1), momentum) end
+  return affine(out:reshape(input.shape), o.weight, o.bias)
 end
 
 function F.instance_norm(input, ...)
@@ -180,16 +178,16 @@ local function group_norm(op, input, o)
   if C % groups ~= 0 then
     fail(op, "the input's %d channels are not divisible by num_groups (%d)", C, groups)
   end
-  check_channels(op, "weight", o.weight, C)
-  check_channels(op, "bias", o.bias, C)
+  check_channels(op, "weight", o.weight, input)
+  check_channels(op, "bias", o.bias, input)
   if input:numel() // math.max(1, N * groups) == 1 then
     fail(op, "expected more than 1 value per group when training, got input size %s and num_groups %d",
          shape_str(shape), groups)
   end
   if input:numel() == 0 then return affine(input * 1, o.weight, o.bias) end
-  local grouped = input:reshape{N, groups, -1}
-  local mean, var = moments(grouped, {3})
-  return affine(((grouped - mean) * (var + eps):rsqrt()):reshape(shape), o.weight, o.bias)
+  -- Each (sample, group) pair is a channel of a batch of one.
+  local out = torch._batch_norm_train(input:reshape{1, N * groups, -1}, nil, nil, eps)
+  return affine(out:reshape(shape), o.weight, o.bias)
 end
 
 function F.group_norm(input, ...)

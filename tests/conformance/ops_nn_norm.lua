@@ -15,8 +15,9 @@ local STEPS_TOL = {float32 = {2e-4, 2e-5}, float64 = {1e-11, 1e-12}}
 local F = torch.nn.functional
 
 -- The running statistics the functional rows start from (the reference builds the same).
-local function running(C, dt)
-  return torch.linspace(-0.5, 0.5, C, {dtype = dt}), torch.linspace(0.5, 2.0, C, {dtype = dt})
+local function running(x)
+  local o = {dtype = x.dtype, device = x.device}
+  return torch.linspace(-0.5, 0.5, x.shape[2], o), torch.linspace(0.5, 2.0, x.shape[2], o)
 end
 local RUNNING_PY = "torch.linspace(-0.5, 0.5, a.shape[1], dtype=torch.float64), "
   .. "torch.linspace(0.5, 2.0, a.shape[1], dtype=torch.float64)"
@@ -39,6 +40,8 @@ local BN_CASES = {
   {{5, 2, 3}, {training = false, momentum = 0.1, eps = 0.1, stats = true, affine = false}},
   {{2, 1}, {training = true, momentum = 0.0, eps = 1e-5, stats = true, affine = true}},
   {{0, 3, 2}, {training = true, momentum = 0.1, eps = 1e-5, stats = true, affine = true}},
+  -- a mean far from 0 against a spread of 1 (the statistics must not cancel)
+  {{16, 2, 3}, {training = true, momentum = 0.1, eps = 1e-5, stats = true, affine = true, offset = 1000}},
 }
 
 local function norm_cases(list)
@@ -46,7 +49,8 @@ local function norm_cases(list)
     local cs = {}
     for _, dt in ipairs(MAIN) do
       for _, e in ipairs(list) do
-        local x, l = G.view(e[1], dt, G.pick(G.LAYOUTS))
+        local opts = e[2].offset and {fn = function() return e[2].offset + G.randn() end} or nil
+        local x, l = G.view(e[1], dt, G.pick(G.LAYOUTS), opts)
         local case = {a = x, layouts = {a = l}, p = G.copy_table(e[2])}
         if e[2].affine then affine_inputs(case, e[3] or e[1][2], dt) end
         cs[#cs + 1] = case
@@ -56,13 +60,13 @@ local function norm_cases(list)
   end
 end
 
-add({name = "F.batch_norm", grad = {"a", "b", "c"}, out = "same", tol = NORM_TOL,
+add({name = "F.batch_norm", grad = {"a", "b", "c"}, gradgrad = true, out = "same", tol = NORM_TOL,
      ref = "N(F.batch_norm(T(a), *((" .. RUNNING_PY .. ") if p.stats else (None, None)), weight=T(b), bias=T(c), "
         .. "training=p.training, momentum=p.momentum, eps=p.eps))",
      cases = norm_cases(BN_CASES),
      call = function(x, w, b, p)
        local rm, rv
-       if p.stats then rm, rv = running(x.shape[2], x.dtype) end
+       if p.stats then rm, rv = running(x) end
        return F.batch_norm(x, rm, rv, w, b, {training = p.training, momentum = p.momentum, eps = p.eps})
      end})
 
@@ -73,7 +77,7 @@ add({name = "F.batch_norm running statistics", out = "same*", tol = NORM_TOL,
      cases = norm_cases({{{6, 3}, {momentum = 0.1, eps = 1e-5}}, {{4, 2, 5}, {momentum = 0.7, eps = 1e-3}},
                          {{3, 4, 3, 2}, {momentum = 1.0, eps = 1e-5}}, {{2, 1}, {momentum = 0.25, eps = 1e-5}}}),
      call = function(x, _, _, p)
-       local rm, rv = running(x.shape[2], x.dtype)
+       local rm, rv = running(x)
        local y = F.batch_norm(x, rm, rv, {training = true, momentum = p.momentum, eps = p.eps})
        return y, rm, rv
      end})
@@ -91,7 +95,7 @@ add({name = "F.instance_norm", grad = {"a", "b", "c"}, out = "same", tol = NORM_
      }),
      call = function(x, w, b, p)
        local rm, rv
-       if p.stats then rm, rv = running(x.shape[2], x.dtype) end
+       if p.stats then rm, rv = running(x) end
        return F.instance_norm(x, rm, rv, w, b, {use_input_stats = p.use_input_stats, momentum = p.momentum,
                                                 eps = p.eps})
      end})
@@ -101,7 +105,7 @@ add({name = "F.instance_norm running statistics", out = "same*", tol = NORM_TOL,
         .. "N(rm), N(rv)])(" .. RUNNING_PY .. ")",
      cases = norm_cases({{{3, 2, 5}, {momentum = 0.1, eps = 1e-5}}, {{2, 3, 3, 4}, {momentum = 0.6, eps = 1e-3}}}),
      call = function(x, _, _, p)
-       local rm, rv = running(x.shape[2], x.dtype)
+       local rm, rv = running(x)
        local y = F.instance_norm(x, rm, rv, {momentum = p.momentum, eps = p.eps})
        return y, rm, rv
      end})

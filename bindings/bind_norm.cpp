@@ -1,0 +1,32 @@
+// Binding of the fused batch normalization (tensor/autograd/batch_norm.hpp), which
+// torch.nn.functional.batch_norm (bindings/lua/torch_nn_norm.lua) calls in training mode.
+#include "../tensor/autograd/batch_norm.hpp"
+#include "lua_api.hpp"
+
+namespace tide::lua {
+
+namespace {
+
+// _batch_norm_train(x, weight, bias, eps) -> out, mean, var: weight and bias may be nil.
+int batch_norm_train_fn(lua_State* L, Args& a) {
+  const Tensor* weight = a.has(2) ? &a.tensor(2) : nullptr;
+  const Tensor* bias = a.has(3) ? &a.tensor(3) : nullptr;
+  ag::BatchNormResult r = ag::batch_norm_train(a.tensor(1), weight, bias, a.number(4));
+  push_tensor(L, std::move(r.out));
+  push_tensor(L, std::move(r.mean));
+  push_tensor(L, std::move(r.var));
+  return 3;
+}
+
+const Binding kNormBindings[] = {
+    {"_batch_norm_train", batch_norm_train_fn, TORCH,
+     "_batch_norm_train(x, weight, bias, eps) -> Tensor, Tensor, Tensor: x (N, C, ...) normalised per channel by "
+     "the batch mean and biased variance, times weight plus bias (nil for none); also the mean and variance {C}. "
+     "F.batch_norm's training step (one fused op on the CPU)."},
+};
+
+}  // namespace
+
+void register_norm_bindings() { register_bindings(kNormBindings, std::size(kNormBindings)); }
+
+}  // namespace tide::lua

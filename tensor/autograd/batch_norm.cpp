@@ -1,0 +1,257 @@
+// Batch normalization in training mode (batch_norm.hpp). On the CPU for float32 and float64
+// the statistics of a channel come from one sweep over its elements (accumulated in double),
+// the output from a second, and the backward is
+// the closed form
+//   dx = w invstd (g - mean(g) - xhat mean(g xhat)),  dw = sum(g xhat),  db = sum(g)
+// in two sweeps; channels run in parallel. Elsewhere, and for the double backward, the same
+// formulas are composed from differentiable ops.
+#include "batch_norm.hpp"
+
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "../parallel.hpp"
+#include "formulas.hpp"
+
+namespace tide::ag {
+
+namespace {
+
+const char* const kOp = "batch_norm";
+
+// x as (N, C, S): S the product of the dims after the channel dim.
+struct Layout {
+  int64_t N, C, S;
+  int64_t per_channel() const { return N * S; }
+};
+
+Layout layout_of(const Tensor& x) {
+  int64_t S = 1;
+  for (int d = 2; d < x.dim(); ++d) S *= x.size(d);
+  return {x.size(0), x.size(1), S};
+}
+
+// The dims the statistics reduce over: all but the channel dim (0-based 1).
+DimList stat_dims(const Tensor& x) {
+  DimList d{0};
+  for (int i = 2; i < x.dim(); ++i) d.push_back(i);
+  return d;
+}
+
+// {1, C, 1, ...}: a per-channel vector broadcast against x.
+Dims channel_shape(const Tensor& x) {
+  Dims s(x.dim(), 1);
+  s[1] = x.size(1);
+  return s;
+}
+
+// The same elements outside autograd (the statistics returned for the running estimates).
+Tensor detached(const Tensor& t) { return Tensor::make_view(t.storage(), t.sizes(), t.strides(), t.offset(), t.dtype()); }
+
+// sum over j < n of f(j), with eight partial sums so that the compiler can vectorise it.
+template <class F>
+inline double partial_sums(int64_t n, F f) {
+  double a[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8)
+    for (int k = 0; k < 8; ++k) a[k] += f(j + k);
+  double tail = 0;
+  for (; j < n; ++j) tail += f(j);
+  return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7])) + tail;
+}
+
+// Parallel over channels, a task covering at least kParallelGrain elements.
+template <class F>
+void for_channels(const Layout& l, F f) {
+  parallel_for(0, l.C, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(l.per_channel(), 1)),
+               [&](int64_t c0, int64_t c1) {
+                 for (int64_t c = c0; c < c1; ++c) f(c);
+               });
+}
+
+// Per channel: mean, biased variance and 1 / sqrt(var + eps); y = (x - mean) invstd w + b.
+// The statistics come from one sweep of sums of x - K and (x - K)^2 with K the channel's first
+// element (the shifted-data algorithm: with K inside the data's range, the difference of the
+// two sums does not cancel the way E[x^2] - E[x]^2 does when the mean is large).
+template <class T>
+void forward_kernel(const T* x, T* y, const T* w, const T* b, const Layout& l, double eps, double* mean, double* var,
+                    double* invstd) {
+  const double n = double(l.per_channel());
+  for_channels(l, [&](int64_t c) {
+    const double K = double(x[c * l.S]);
+    double s = 0, q = 0;
+    for (int64_t i = 0; i < l.N; ++i) {
+      const T* row = x + (i * l.C + c) * l.S;
+      s += partial_sums(l.S, [&](int64_t j) { return double(row[j]) - K; });
+      q += partial_sums(l.S, [&](int64_t j) {
+        double d = double(row[j]) - K;
+        return d * d;
+      });
+    }
+    const double m = K + s / n;
+    q = std::max(0.0, q / n - (s / n) * (s / n)) * n;
+    mean[c] = m;
+    var[c] = q / n;
+    invstd[c] = 1.0 / std::sqrt(q / n + eps);
+    // In double: a float32 mean far from 0 would not be representable closely enough.
+    const double scale = invstd[c] * (w ? double(w[c]) : 1.0), shift = b ? double(b[c]) : 0.0;
+    for (int64_t i = 0; i < l.N; ++i) {
+      const T* row = x + (i * l.C + c) * l.S;
+      T* out = y + (i * l.C + c) * l.S;
+      for (int64_t j = 0; j < l.S; ++j) out[j] = T((double(row[j]) - m) * scale + shift);
+    }
+  });
+}
+
+// The closed-form gradients: dx always, dw and db where wanted (non-null).
+template <class T>
+void backward_kernel(const T* g, const T* x, const T* w, const Layout& l, const double* mean, const double* invstd,
+                     T* dx, T* dw, T* db) {
+  const double n = double(l.per_channel());
+  for_channels(l, [&](int64_t c) {
+    const double m = mean[c];
+    double sum_g = 0, sum_gx = 0;
+    for (int64_t i = 0; i < l.N; ++i) {
+      const int64_t at = (i * l.C + c) * l.S;
+      const T *gr = g + at, *xr = x + at;
+      sum_g += partial_sums(l.S, [&](int64_t j) { return double(gr[j]); });
+      sum_gx += partial_sums(l.S, [&](int64_t j) { return double(gr[j]) * (double(xr[j]) - m); });
+    }
+    const double is = invstd[c], wc = w ? double(w[c]) : 1.0;
+    if (dw) dw[c] = T(sum_gx * is);
+    if (db) db[c] = T(sum_g);
+    // dx = k (g - mean(g)) - k2 (x - mean) with k = w invstd, k2 = k invstd^2 mean(g (x - mean)).
+    const double k = wc * is, mg = sum_g / n, k2 = wc * is * is * is * sum_gx / n;
+    for (int64_t i = 0; i < l.N; ++i) {
+      const int64_t at = (i * l.C + c) * l.S;
+      const T *gr = g + at, *xr = x + at;
+      T* out = dx + at;
+      for (int64_t j = 0; j < l.S; ++j) out[j] = T((double(gr[j]) - mg) * k - (double(xr[j]) - m) * k2);
+    }
+  });
+}
+
+// y = xhat * w + b with xhat already normalised (the composed path).
+Tensor affine(const Tensor& xhat, const Tensor* w, const Tensor* b) {
+  Tensor y = xhat;
+  if (w) y = y * reshape(*w, channel_shape(xhat));
+  if (b) y = y + reshape(*b, channel_shape(xhat));
+  return y;
+}
+
+// x minus each channel's first element (a constant: it does not change the gradients), so
+// that the statistics of a channel whose mean is far from 0 are taken on values near 0, where
+// a float32 mean keeps its digits (the kernel's shifted sums, composed). Also returns the shift.
+std::pair<Tensor, Tensor> shifted(const Tensor& x) {
+  Layout l = layout_of(x);
+  Tensor first = narrow(narrow(reshape(detached(x), {l.N, l.C, l.S}), 0, 0, 1), 2, 0, 1);
+  Tensor k = detached(reshape(contiguous(first), channel_shape(x)));
+  return {x - k, k};
+}
+
+// The forward from differentiable ops (devices other than the CPU, half-precision dtypes).
+BatchNormResult composed_forward(const Tensor& x, const Tensor* w, const Tensor* b, double eps) {
+  DimList dims = stat_dims(x);
+  auto [xs, k] = shifted(x);
+  Tensor mean = ag::mean(xs, dims, true);
+  Tensor xc = xs - mean;
+  Tensor var = ag::mean(xc * xc, dims, true);
+  Tensor out = affine(xc * unary(UnaryOp::Rsqrt, var + eps), w, b);
+  Dims c{x.size(1)};
+  return {out, detached(reshape(detached(mean) + k, c)), detached(reshape(detached(var), c))};
+}
+
+// The backward from differentiable ops, so that it is differentiable again (create_graph).
+Grads composed_backward(const Tensor& g, const Tensor& x, const Tensor* w, bool want_w, bool want_b, double eps) {
+  DimList dims = stat_dims(x);
+  Tensor xs = shifted(x).first;
+  Tensor xc = xs - ag::mean(xs, dims, true);
+  Tensor invstd = unary(UnaryOp::Rsqrt, ag::mean(xc * xc, dims, true) + eps);
+  Tensor xhat = xc * invstd;
+  Tensor gw = w ? g * reshape(*w, channel_shape(x)) : g;
+  Tensor dx = invstd * (gw - ag::mean(gw, dims, true) - xhat * ag::mean(gw * xhat, dims, true));
+  return {dx, want_w ? ag::sum(g * xhat, dims) : Tensor(), want_b ? ag::sum(g, dims) : Tensor()};
+}
+
+void check_args(const Tensor& x, const Tensor* w, const Tensor* b) {
+  TIDE_CHECK(is_floating(x.dtype()), kOp, ": input must be a floating-point tensor, got ", dtype_name(x.dtype()));
+  TIDE_CHECK(x.dim() >= 2, kOp, ": expected an input of at least 2 dims (N, C, ...), got shape ", x.sizes().str());
+  Layout l = layout_of(x);
+  TIDE_CHECK(l.per_channel() > 1, kOp, ": expected more than 1 value per channel when training, got input size ",
+             x.sizes().str());
+  for (auto [t, name] : {std::pair{w, "weight"}, std::pair{b, "bias"}}) {
+    if (!t) continue;
+    TIDE_CHECK(t->dim() == 1 && t->size(0) == l.C, kOp, ": ", name, " must have shape {", l.C, "}, got ",
+               t->sizes().str());
+    TIDE_CHECK(t->dtype() == x.dtype(), kOp, ": ", name, " has dtype ", dtype_name(t->dtype()), " but input has dtype ",
+               dtype_name(x.dtype()));
+    TIDE_CHECK(t->device() == x.device(), kOp, ": ", name, " is on another device than input");
+  }
+}
+
+// The statistics a fused forward keeps for its backward.
+struct Stats {
+  std::vector<double> mean, invstd;
+};
+
+template <class T>
+BatchNormResult fused_forward(const Tensor& x_in, const Tensor* w, const Tensor* b, double eps,
+                              const std::shared_ptr<Stats>& st) {
+  Tensor x = contiguous(x_in);
+  Layout l = layout_of(x);
+  Tensor y = Tensor::empty(x.sizes(), x.dtype(), x.device(), kOp);
+  Tensor wc = w ? contiguous(*w) : Tensor(), bc = b ? contiguous(*b) : Tensor();
+  std::vector<double> var(l.C);
+  st->mean.resize(l.C);
+  st->invstd.resize(l.C);
+  forward_kernel<T>(x.data<T>(), y.data<T>(), w ? wc.data<T>() : nullptr, b ? bc.data<T>() : nullptr, l, eps,
+                    st->mean.data(), var.data(), st->invstd.data());
+  Tensor mean = Tensor::empty({l.C}, x.dtype(), x.device(), kOp), v = Tensor::empty({l.C}, x.dtype(), x.device(), kOp);
+  for (int64_t c = 0; c < l.C; ++c) {
+    mean.data<T>()[c] = T(st->mean[c]);
+    v.data<T>()[c] = T(var[c]);
+  }
+  return {y, mean, v};
+}
+
+template <class T>
+Grads fused_backward(const Tensor& g_in, const Tensor& x_in, const Tensor* w, bool want_w, bool want_b,
+                     const Stats& st) {
+  Tensor g = contiguous(g_in), x = contiguous(x_in);
+  Layout l = layout_of(x);
+  Tensor dx = Tensor::empty(x.sizes(), x.dtype(), x.device(), kOp);
+  Tensor dw = want_w ? Tensor::empty({l.C}, x.dtype(), x.device(), kOp) : Tensor();
+  Tensor db = want_b ? Tensor::empty({l.C}, x.dtype(), x.device(), kOp) : Tensor();
+  Tensor wc = w ? contiguous(*w) : Tensor();
+  backward_kernel<T>(g.data<T>(), x.data<T>(), w ? wc.data<T>() : nullptr, l, st.mean.data(), st.invstd.data(),
+                     dx.data<T>(), want_w ? dw.data<T>() : nullptr, want_b ? db.data<T>() : nullptr);
+  return {dx, dw, db};
+}
+
+}  // namespace
+
+BatchNormResult batch_norm_train(const Tensor& x, const Tensor* weight, const Tensor* bias, double eps) {
+  check_args(x, weight, bias);
+  bool fused = x.device().is_cpu() && (x.dtype() == DType::Float32 || x.dtype() == DType::Float64);
+  if (!fused) return composed_forward(x, weight, bias, eps);
+  auto st = std::make_shared<Stats>();
+  BatchNormResult r = x.dtype() == DType::Float32 ? fused_forward<float>(x, weight, bias, eps, st)
+                                                  : fused_forward<double>(x, weight, bias, eps, st);
+  if (!needs_recording({&x, weight, bias})) return r;
+  SavedTensor sx = SavedTensor::input(x);
+  std::optional<SavedTensor> sw;
+  if (weight) sw = SavedTensor::input(*weight);
+  bool want_w = weight != nullptr, want_b = bias != nullptr;
+  record(kOp, r.out, {&x, weight, bias}, [sx, sw, st, want_w, want_b, eps](const Tensor& g, const Node& n) -> Grads {
+    Tensor xv = sx.unpack(n);
+    Tensor wv = sw ? sw->unpack(n) : Tensor();
+    const Tensor* w = sw ? &wv : nullptr;
+    if (autograd::grad_enabled()) return composed_backward(g, xv, w, want_w, want_b, eps);
+    return xv.dtype() == DType::Float32 ? fused_backward<float>(g, xv, w, want_w, want_b, *st)
+                                        : fused_backward<double>(g, xv, w, want_w, want_b, *st);
+  });
+  return r;
+}
+
+}  // namespace tide::ag

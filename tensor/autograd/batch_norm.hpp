@@ -1,0 +1,24 @@
+// Batch normalization in training mode as one differentiable op (batch_norm.cpp): the
+// per-channel statistics in one sweep over the channel and the closed-form backward, on the
+// CPU for float32 and float64; other devices and dtypes take the same formulas composed
+// from the differentiable ops. torch.nn.functional's batch_norm (torch_nn_norm.lua) uses it.
+#pragma once
+#include "../tensor.hpp"
+
+namespace tide::ag {
+
+// The result of batch_norm_train: the output, and the per-channel batch mean and biased
+// variance (shape {C}, x's dtype, not recorded) for the running statistics.
+struct BatchNormResult {
+  Tensor out;
+  Tensor mean;
+  Tensor var;
+};
+
+// x (N, C, *) normalised per channel (dim 1) by the mean and biased variance over every
+// other dim, then scaled by weight and shifted by bias (both {C}, or nullptr). Differentiable
+// in x, weight and bias, to any order (the double backward goes through the composed
+// formula). x needs more than one value per channel.
+BatchNormResult batch_norm_train(const Tensor& x, const Tensor* weight, const Tensor* bias, double eps);
+
+}  // namespace tide::ag
