@@ -23,8 +23,9 @@ local function channel_shape(C, ndim)
 end
 
 -- An optional per-channel tensor (weight, bias, running_mean, running_var): nil, or a tensor
--- of the input's C channels on the input's device.
-local function check_channels(op, name, t, input)
+-- of the input's C channels on the input's device; weight and bias (`same_dtype`) also of the
+-- input's dtype (the running statistics may be kept in another floating dtype).
+local function check_channels(op, name, t, input, same_dtype)
   if t == nil then return nil end
   util.check_tensor(op, name, t)
   local C = input.shape[2]
@@ -33,6 +34,11 @@ local function check_channels(op, name, t, input)
   end
   if tostring(t.device) ~= tostring(input.device) then
     fail(op, "%s is on %s but the input is on %s", name, tostring(t.device), tostring(input.device))
+  end
+  if same_dtype and t.dtype ~= input.dtype then
+    fail(op, "%s has dtype %s but the input has dtype %s", name, t.dtype, input.dtype)
+  elseif not t:is_floating_point() then
+    fail(op, "%s must be a floating-point tensor, got dtype %s", name, t.dtype)
   end
   return t
 end
@@ -86,8 +92,8 @@ local function batch_norm(op, input, o)
   local C, nd = input.shape[2], input:dim()
   local rm = check_channels(op, "running_mean", o.running_mean, input)
   local rv = check_channels(op, "running_var", o.running_var, input)
-  check_channels(op, "weight", o.weight, input)
-  check_channels(op, "bias", o.bias, input)
+  check_channels(op, "weight", o.weight, input, true)
+  check_channels(op, "bias", o.bias, input, true)
   if not training and (rm == nil or rv == nil) then
     fail(op, "running_mean and running_var must be given when not training")
   end
@@ -133,8 +139,8 @@ local function instance_norm(op, input, o)
   local C, nd = input.shape[2], input:dim()
   local rm = check_channels(op, "running_mean", o.running_mean, input)
   local rv = check_channels(op, "running_var", o.running_var, input)
-  check_channels(op, "weight", o.weight, input)
-  check_channels(op, "bias", o.bias, input)
+  check_channels(op, "weight", o.weight, input, true)
+  check_channels(op, "bias", o.bias, input, true)
   if not use_input_stats then
     if rm == nil or rv == nil then
       fail(op, "running_mean and running_var must be given when use_input_stats is false")
@@ -178,10 +184,12 @@ local function group_norm(op, input, o)
   if C % groups ~= 0 then
     fail(op, "the input's %d channels are not divisible by num_groups (%d)", C, groups)
   end
-  check_channels(op, "weight", o.weight, input)
-  check_channels(op, "bias", o.bias, input)
-  if input:numel() // math.max(1, N * groups) == 1 then
-    fail(op, "expected more than 1 value per group when training, got input size %s and num_groups %d",
+  check_channels(op, "weight", o.weight, input, true)
+  check_channels(op, "bias", o.bias, input, true)
+  -- PyTorch's condition: one sample whose groups are single channels without spatial dims
+  -- (other single-value groups normalise to 0).
+  if N * C // groups * (input:numel() // math.max(1, N * C)) == 1 then
+    fail(op, "expected more than 1 value per channel when training, got input size %s and num_groups %d",
          shape_str(shape), groups)
   end
   if input:numel() == 0 then return affine(input * 1, o.weight, o.bias) end

@@ -178,8 +178,6 @@ void check_args(const Tensor& x, const Tensor* w, const Tensor* b) {
   TIDE_CHECK(is_floating(x.dtype()), kOp, ": input must be a floating-point tensor, got ", dtype_name(x.dtype()));
   TIDE_CHECK(x.dim() >= 2, kOp, ": expected an input of at least 2 dims (N, C, ...), got shape ", x.sizes().str());
   Layout l = layout_of(x);
-  TIDE_CHECK(l.per_channel() > 1, kOp, ": expected more than 1 value per channel when training, got input size ",
-             x.sizes().str());
   for (auto [t, name] : {std::pair{w, "weight"}, std::pair{b, "bias"}}) {
     if (!t) continue;
     TIDE_CHECK(t->dim() == 1 && t->size(0) == l.C, kOp, ": ", name, " must have shape {", l.C, "}, got ",

@@ -18,7 +18,8 @@ struct BatchNormResult {
 // x (N, C, *) normalised per channel (dim 1) by the mean and biased variance over every
 // other dim, then scaled by weight and shifted by bias (both {C}, or nullptr). Differentiable
 // in x, weight and bias, to any order (the double backward goes through the composed
-// formula). x needs more than one value per channel.
+// formula). A channel of one value normalises to 0 (its variance is 0); one of none gives NaN
+// statistics.
 BatchNormResult batch_norm_train(const Tensor& x, const Tensor* weight, const Tensor* bias, double eps);
 
 }  // namespace tide::ag

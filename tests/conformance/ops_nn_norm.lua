@@ -119,6 +119,7 @@ add({name = "F.group_norm", grad = {"a", "b", "c"}, out = "same", tol = NORM_TOL
        {{4, 3}, {groups = 1, eps = 1e-5, affine = true}},
        {{2, 3, 4}, {groups = 3, eps = 0.1, affine = true}},
        {{0, 4, 2}, {groups = 2, eps = 1e-5, affine = true}},
+       {{2, 3}, {groups = 3, eps = 1e-5, affine = true}},  -- groups of one value
      }),
      call = function(x, w, b, p) return F.group_norm(x, p.groups, w, b, p.eps) end})
 

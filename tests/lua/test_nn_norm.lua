@@ -103,7 +103,14 @@ T.test("BatchNorm and friends: errors name the layer and the values", function()
   T.error_usable(function() return F.group_norm(torch.randn(2, 6, 2), 4) end,
                  "group_norm: the input's 6 channels are not divisible by num_groups (4)")
   T.error_usable(function() return F.group_norm(torch.randn(1, 2), 2) end,
-                 "group_norm: expected more than 1 value per group when training, got input size {1,2} and num_groups 2")
+                 "group_norm: expected more than 1 value per channel when training, got input size {1,2} and num_groups 2")
+  T.eq(F.group_norm(torch.randn(2, 2), 2):tolist(), {{0, 0}, {0, 0}}, "groups of one value (PyTorch's result)")
+  T.error_usable(function() return F.batch_norm(torch.randn(4, 3), nil, nil, torch.ones(3, {dtype = "float64"}), nil, true) end,
+                 "batch_norm: weight has dtype float64 but the input has dtype float32")
+  T.error_usable(function() return F.batch_norm(torch.randn(4, 3), torch.zeros(3, {dtype = "int64"}), torch.ones(3)) end,
+                 "batch_norm: running_mean must be a floating-point tensor, got dtype int64")
+  T.error_usable(function() return torch._batch_norm_train(torch.randn(4, 3), torch.ones(2), nil, 1e-5) end,
+                 "batch_norm: weight must have shape {3}, got {2}")
   T.error_usable(function() return F.instance_norm(torch.randn(2, 3)) end,
                  "instance_norm: expected an input of at least 3 dims (N, C, ...), got shape {2,3}")
   T.error_usable(function() return F.layer_norm(torch.randn(2, 3), {3}, torch.ones(1)) end,
