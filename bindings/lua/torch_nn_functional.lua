@@ -106,7 +106,8 @@ function util.padding_index(op, padding_idx, n)
 end
 
 -- Normalises over the trailing dims given by normalized_shape (a number or a table):
--- (x - mean) / sqrt(var + eps) with the biased variance, then * weight + bias.
+-- (x - mean) / sqrt(var + eps) with the biased variance, then * weight + bias. An empty
+-- input is only scaled and shifted.
 function F.layer_norm(input, ...)
   local op = "layer_norm"
   check_float(op, "input", input)
@@ -124,11 +125,15 @@ function F.layer_norm(input, ...)
       fail(op, "%s must be a tensor of shape normalized_shape %s, got %s", name, shape_str(normalized), describe(t))
     end
   end
-  local dims = {}
-  for i = 1, k do dims[i] = -i end
-  local centered = input - input:mean{dim = dims, keepdim = true}
-  local var = (centered * centered):mean{dim = dims, keepdim = true}
-  local out = centered * (var + util.check_number(op, "eps", o.eps)):rsqrt()
+  local eps = util.check_number(op, "eps", o.eps)
+  local out = input * 1
+  if input:numel() > 0 then
+    -- Each normalised block is a channel of a batch of one for the fused batch_norm op
+    -- (torch_nn_norm.lua's engine op: statistics in one sweep, the closed-form backward).
+    local block = 1
+    for i = 1, k do block = block * normalized[i] end
+    out = torch._batch_norm_train(input:reshape{1, input:numel() // block, block}, nil, nil, eps):reshape(shape)
+  end
   if o.weight ~= nil then out = out * o.weight end
   if o.bias ~= nil then out = out + o.bias end
   return out

@@ -51,9 +51,15 @@ local function affine(x, weight, bias)
   return x
 end
 
--- x normalised by mean and var (tensors that broadcast against it), then affine.
+-- x normalised by per-channel mean and var (the running statistics), times weight plus bias:
+-- (x - mean) * (weight / sqrt(var + eps)) + bias, two sweeps over x.
 local function normalize(x, mean, var, eps, weight, bias)
-  return affine((x - mean) * (var + eps):rsqrt(), weight, bias)
+  local cs = channel_shape(x.shape[2], x:dim())
+  local scale = (var:reshape(cs) + eps):rsqrt()
+  if weight ~= nil then scale = scale * weight:reshape(cs) end
+  local out = (x - mean:reshape(cs)) * scale
+  if bias ~= nil then out = out + bias:reshape(cs) end
+  return out
 end
 
 -- running = (1 - momentum) * running + momentum * value, in place without recording; value
@@ -89,7 +95,7 @@ local function batch_norm(op, input, o)
   if input:dim() < 2 then
     fail(op, "expected an input of at least 2 dims (N, C, ...), got shape %s", shape_str(input.shape))
   end
-  local C, nd = input.shape[2], input:dim()
+  local C = input.shape[2]
   local rm = check_channels(op, "running_mean", o.running_mean, input)
   local rv = check_channels(op, "running_var", o.running_var, input)
   check_channels(op, "weight", o.weight, input, true)
@@ -99,8 +105,7 @@ local function batch_norm(op, input, o)
   end
   if input:numel() == 0 then return affine(input * 1, o.weight, o.bias) end
   if not training then
-    local cs = channel_shape(C, nd)
-    return normalize(input, rm:reshape(cs), rv:reshape(cs), eps, o.weight, o.bias)
+    return normalize(input, rm, rv, eps, o.weight, o.bias)
   end
   local n = input:numel() // C
   if n == 1 then
@@ -136,7 +141,7 @@ local function instance_norm(op, input, o)
   if input:dim() < 3 then
     fail(op, "expected an input of at least 3 dims (N, C, ...), got shape %s", shape_str(input.shape))
   end
-  local C, nd = input.shape[2], input:dim()
+  local C = input.shape[2]
   local rm = check_channels(op, "running_mean", o.running_mean, input)
   local rv = check_channels(op, "running_var", o.running_var, input)
   check_channels(op, "weight", o.weight, input, true)
@@ -145,8 +150,7 @@ local function instance_norm(op, input, o)
     if rm == nil or rv == nil then
       fail(op, "running_mean and running_var must be given when use_input_stats is false")
     end
-    local cs = channel_shape(C, nd)
-    return normalize(input, rm:reshape(cs), rv:reshape(cs), eps, o.weight, o.bias)
+    return normalize(input, rm, rv, eps, o.weight, o.bias)
   end
   local n = input:numel() // math.max(1, input.shape[1] * C)
   if n == 1 then
