@@ -1,5 +1,6 @@
-// Binding of the fused batch normalization (tensor/autograd/batch_norm.hpp), which
-// torch.nn.functional.batch_norm (bindings/lua/torch_nn_norm.lua) calls in training mode.
+// Bindings of the fused batch and layer normalization (tensor/autograd/batch_norm.hpp), which
+// torch.nn.functional's batch_norm (training), instance_norm, group_norm
+// (bindings/lua/torch_nn_norm.lua) and layer_norm call.
 #include "../tensor/autograd/batch_norm.hpp"
 #include "lua_api.hpp"
 
@@ -18,11 +19,22 @@ int batch_norm_train_fn(lua_State* L, Args& a) {
   return 3;
 }
 
+// _layer_norm_rows(x, weight, bias, eps) -> out: x (M, K), weight and bias {K} or nil.
+int layer_norm_rows_fn(lua_State* L, Args& a) {
+  const Tensor* weight = a.has(2) ? &a.tensor(2) : nullptr;
+  const Tensor* bias = a.has(3) ? &a.tensor(3) : nullptr;
+  push_tensor(L, ag::layer_norm_rows(a.tensor(1), weight, bias, a.number(4)));
+  return 1;
+}
+
 const Binding kNormBindings[] = {
     {"_batch_norm_train", batch_norm_train_fn, TORCH,
      "_batch_norm_train(x, weight, bias, eps) -> Tensor, Tensor, Tensor: x (N, C, ...) normalised per channel by "
      "the batch mean and biased variance, times weight plus bias (nil for none); also the mean and variance {C}. "
      "F.batch_norm's training step (one fused op on the CPU)."},
+    {"_layer_norm_rows", layer_norm_rows_fn, TORCH,
+     "_layer_norm_rows(x, weight, bias, eps) -> Tensor: each row of x (M, K) normalised by its mean and biased "
+     "variance, times weight plus bias ({K}, or nil). F.layer_norm's work (one fused op on the CPU)."},
 };
 
 }  // namespace

@@ -126,17 +126,17 @@ function F.layer_norm(input, ...)
     end
   end
   local eps = util.check_number(op, "eps", o.eps)
-  local out = input * 1
-  if input:numel() > 0 then
-    -- Each normalised block is a channel of a batch of one for the fused batch_norm op
-    -- (torch_nn_norm.lua's engine op: statistics in one sweep, the closed-form backward).
-    local block = 1
-    for i = 1, k do block = block * normalized[i] end
-    out = torch._batch_norm_train(input:reshape{1, input:numel() // block, block}, nil, nil, eps):reshape(shape)
+  if input:numel() == 0 then
+    local out = input * 1
+    if o.weight ~= nil then out = out * o.weight end
+    if o.bias ~= nil then out = out + o.bias end
+    return out
   end
-  if o.weight ~= nil then out = out * o.weight end
-  if o.bias ~= nil then out = out + o.bias end
-  return out
+  -- The engine's fused op on rows of the normalised block (tensor/autograd/batch_norm.cpp).
+  local block = 1
+  for i = 1, k do block = block * normalized[i] end
+  return torch._layer_norm_rows(input:reshape{-1, block}, o.weight and o.weight:reshape(block),
+                                o.bias and o.bias:reshape(block), eps):reshape(shape)
 end
 
 -- padding="valid" is 0; padding="same" keeps the spatial size (stride 1, and

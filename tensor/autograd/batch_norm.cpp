@@ -19,6 +19,7 @@ namespace tide::ag {
 namespace {
 
 const char* const kOp = "batch_norm";
+const char* const kLayerOp = "layer_norm";
 
 // x as (N, C, S): S the product of the dims after the channel dim.
 struct Layout {
@@ -227,6 +228,122 @@ Grads fused_backward(const Tensor& g_in, const Tensor& x_in, const Tensor* w, bo
   return {dx, dw, db};
 }
 
+// Layer normalization: x as M rows of K elements, each row normalised by its own mean and
+// biased variance, then times weight[j] plus bias[j] (K elements each, or null).
+
+// Per row: the shifted-sum statistics (as forward_kernel's) and the output.
+template <class T>
+void layer_forward_kernel(const T* x, T* y, const T* w, const T* b, int64_t M, int64_t K, double eps, double* mean,
+                          double* invstd) {
+  parallel_for(0, M, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(K, 1)), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* row = x + r * K;
+      const double shift = double(row[0]);
+      double s = partial_sums(K, [&](int64_t j) { return double(row[j]) - shift; });
+      double q = partial_sums(K, [&](int64_t j) {
+        double d = double(row[j]) - shift;
+        return d * d;
+      });
+      const double m = shift + s / double(K), is = 1.0 / std::sqrt(std::max(0.0, q / K - (s / K) * (s / K)) + eps);
+      mean[r] = m;
+      invstd[r] = is;
+      T* out = y + r * K;
+      for (int64_t j = 0; j < K; ++j)
+        out[j] = T((double(row[j]) - m) * is * (w ? double(w[j]) : 1.0) + (b ? double(b[j]) : 0.0));
+    }
+  });
+}
+
+// dx = invstd (gw - mean(gw) - xhat mean(gw xhat)) per row with gw = g w; dw = sum over rows
+// of g xhat and db = sum of g, column by column (blocks of columns in parallel).
+template <class T>
+void layer_backward_kernel(const T* g, const T* x, const T* w, int64_t M, int64_t K, const double* mean,
+                           const double* invstd, T* dx, T* dw, T* db) {
+  parallel_for(0, M, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(K, 1)), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T *gr = g + r * K, *xr = x + r * K;
+      const double m = mean[r], is = invstd[r];
+      auto gw = [&](int64_t j) { return double(gr[j]) * (w ? double(w[j]) : 1.0); };
+      const double mg = partial_sums(K, gw) / double(K);
+      const double mgx = partial_sums(K, [&](int64_t j) { return gw(j) * (double(xr[j]) - m); }) * is / double(K);
+      T* out = dx + r * K;
+      for (int64_t j = 0; j < K; ++j) out[j] = T(is * (gw(j) - mg - (double(xr[j]) - m) * is * mgx));
+    }
+  });
+  if (!dw && !db) return;
+  constexpr int64_t kCols = 64;
+  parallel_for(0, (K + kCols - 1) / kCols, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(M * kCols, 1)),
+               [&](int64_t c0, int64_t c1) {
+                 for (int64_t cb = c0; cb < c1; ++cb) {
+                   const int64_t j0 = cb * kCols, j1 = std::min(K, j0 + kCols);
+                   double sw[kCols] = {}, sb[kCols] = {};
+                   for (int64_t r = 0; r < M; ++r) {
+                     const T *gr = g + r * K, *xr = x + r * K;
+                     const double m = mean[r], is = invstd[r];
+                     for (int64_t j = j0; j < j1; ++j) {
+                       sw[j - j0] += double(gr[j]) * (double(xr[j]) - m) * is;
+                       sb[j - j0] += double(gr[j]);
+                     }
+                   }
+                   for (int64_t j = j0; j < j1; ++j) {
+                     if (dw) dw[j] = T(sw[j - j0]);
+                     if (db) db[j] = T(sb[j - j0]);
+                   }
+                 }
+               });
+}
+
+// Layer normalization from differentiable ops over the last dim of x (M, K) (other devices,
+// half dtypes, and the double backward).
+Tensor layer_composed(const Tensor& x, const Tensor* w, const Tensor* b, double eps) {
+  Tensor k = detached(contiguous(narrow(detached(x), 1, 0, 1)));
+  Tensor xs = x - k;
+  Tensor xc = xs - ag::mean(xs, {1}, true);
+  Tensor y = xc * unary(UnaryOp::Rsqrt, ag::mean(xc * xc, {1}, true) + eps);
+  if (w) y = y * *w;
+  if (b) y = y + *b;
+  return y;
+}
+
+Grads layer_composed_backward(const Tensor& g, const Tensor& x, const Tensor* w, bool want_w, bool want_b,
+                              double eps) {
+  Tensor k = detached(contiguous(narrow(detached(x), 1, 0, 1)));
+  Tensor xs = x - k;
+  Tensor xc = xs - ag::mean(xs, {1}, true);
+  Tensor invstd = unary(UnaryOp::Rsqrt, ag::mean(xc * xc, {1}, true) + eps);
+  Tensor xhat = xc * invstd;
+  Tensor gw = w ? g * *w : g;
+  Tensor dx = invstd * (gw - ag::mean(gw, {1}, true) - xhat * ag::mean(gw * xhat, {1}, true));
+  return {dx, want_w ? ag::sum(g * xhat, {0}) : Tensor(), want_b ? ag::sum(g, {0}) : Tensor()};
+}
+
+template <class T>
+Tensor layer_fused_forward(const Tensor& x, const Tensor* w, const Tensor* b, double eps, Stats& st) {
+  const int64_t M = x.size(0), K = x.size(1);
+  Tensor xc = contiguous(x), y = Tensor::empty(x.sizes(), x.dtype(), x.device(), kLayerOp);
+  Tensor wc = w ? contiguous(*w) : Tensor(), bc = b ? contiguous(*b) : Tensor();
+  st.mean.resize(M);
+  st.invstd.resize(M);
+  layer_forward_kernel<T>(xc.data<T>(), y.data<T>(), w ? wc.data<T>() : nullptr, b ? bc.data<T>() : nullptr, M, K, eps,
+                          st.mean.data(), st.invstd.data());
+  return y;
+}
+
+template <class T>
+Grads layer_fused_backward(const Tensor& g_in, const Tensor& x_in, const Tensor* w, bool want_w, bool want_b,
+                           const Stats& st) {
+  Tensor g = contiguous(g_in), x = contiguous(x_in);
+  const int64_t M = x.size(0), K = x.size(1);
+  Tensor dx = Tensor::empty(x.sizes(), x.dtype(), x.device(), kLayerOp);
+  Tensor dw = want_w ? Tensor::empty({K}, x.dtype(), x.device(), kLayerOp) : Tensor();
+  Tensor db = want_b ? Tensor::empty({K}, x.dtype(), x.device(), kLayerOp) : Tensor();
+  Tensor wc = w ? contiguous(*w) : Tensor();
+  layer_backward_kernel<T>(g.data<T>(), x.data<T>(), w ? wc.data<T>() : nullptr, M, K, st.mean.data(),
+                           st.invstd.data(), dx.data<T>(), want_w ? dw.data<T>() : nullptr,
+                           want_b ? db.data<T>() : nullptr);
+  return {dx, dw, db};
+}
+
 }  // namespace
 
 BatchNormResult batch_norm_train(const Tensor& x, const Tensor* weight, const Tensor* bias, double eps) {
@@ -250,6 +367,38 @@ BatchNormResult batch_norm_train(const Tensor& x, const Tensor* weight, const Te
                                         : fused_backward<double>(g, xv, w, want_w, want_b, *st);
   });
   return r;
+}
+
+Tensor layer_norm_rows(const Tensor& x, const Tensor* weight, const Tensor* bias, double eps) {
+  TIDE_CHECK(is_floating(x.dtype()), kLayerOp, ": input must be a floating-point tensor, got ", dtype_name(x.dtype()));
+  TIDE_CHECK(x.dim() == 2 && x.size(1) > 0, kLayerOp, ": expected rows (M, K) with K > 0, got shape ", x.sizes().str());
+  for (auto [t, name] : {std::pair{weight, "weight"}, std::pair{bias, "bias"}}) {
+    if (!t) continue;
+    TIDE_CHECK(t->dim() == 1 && t->size(0) == x.size(1), kLayerOp, ": ", name, " must have shape {", x.size(1),
+               "}, got ", t->sizes().str());
+    TIDE_CHECK(t->dtype() == x.dtype(), kLayerOp, ": ", name, " has dtype ", dtype_name(t->dtype()),
+               " but input has dtype ", dtype_name(x.dtype()));
+    TIDE_CHECK(t->device() == x.device(), kLayerOp, ": ", name, " is on another device than input");
+  }
+  bool fused = x.device().is_cpu() && (x.dtype() == DType::Float32 || x.dtype() == DType::Float64);
+  if (!fused) return layer_composed(x, weight, bias, eps);
+  auto st = std::make_shared<Stats>();
+  Tensor y = x.dtype() == DType::Float32 ? layer_fused_forward<float>(x, weight, bias, eps, *st)
+                                         : layer_fused_forward<double>(x, weight, bias, eps, *st);
+  if (!needs_recording({&x, weight, bias})) return y;
+  SavedTensor sx = SavedTensor::input(x);
+  std::optional<SavedTensor> sw;
+  if (weight) sw = SavedTensor::input(*weight);
+  bool want_w = weight != nullptr, want_b = bias != nullptr;
+  record(kLayerOp, y, {&x, weight, bias}, [sx, sw, st, want_w, want_b, eps](const Tensor& g, const Node& n) -> Grads {
+    Tensor xv = sx.unpack(n);
+    Tensor wv = sw ? sw->unpack(n) : Tensor();
+    const Tensor* w = sw ? &wv : nullptr;
+    if (autograd::grad_enabled()) return layer_composed_backward(g, xv, w, want_w, want_b, eps);
+    return xv.dtype() == DType::Float32 ? layer_fused_backward<float>(g, xv, w, want_w, want_b, *st)
+                                        : layer_fused_backward<double>(g, xv, w, want_w, want_b, *st);
+  });
+  return y;
 }
 
 }  // namespace tide::ag

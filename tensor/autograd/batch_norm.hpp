@@ -1,7 +1,8 @@
-// Batch normalization in training mode as one differentiable op (batch_norm.cpp): the
-// per-channel statistics in one sweep over the channel and the closed-form backward, on the
-// CPU for float32 and float64; other devices and dtypes take the same formulas composed
-// from the differentiable ops. torch.nn.functional's batch_norm (torch_nn_norm.lua) uses it.
+// Batch normalization in training mode, and layer normalization, each as one differentiable
+// op (batch_norm.cpp): the statistics in one sweep over a channel (or row) and the
+// closed-form backward, on the CPU for float32 and float64; other devices and dtypes take
+// the same formulas composed from the differentiable ops. torch.nn.functional's batch_norm,
+// instance_norm, group_norm (torch_nn_norm.lua) and layer_norm use them.
 #pragma once
 #include "../tensor.hpp"
 
@@ -21,5 +22,10 @@ struct BatchNormResult {
 // formula). A channel of one value normalises to 0 (its variance is 0); one of none gives NaN
 // statistics.
 BatchNormResult batch_norm_train(const Tensor& x, const Tensor* weight, const Tensor* bias, double eps);
+
+// Layer normalization of x (M, K): each row normalised by its mean and biased variance, then
+// times weight plus bias (both {K}, or nullptr), with the same fused CPU kernels and composed
+// fallback; differentiable in x, weight and bias to any order. F.layer_norm uses it.
+Tensor layer_norm_rows(const Tensor& x, const Tensor* weight, const Tensor* bias, double eps);
 
 }  // namespace tide::ag

@@ -124,14 +124,17 @@ add({name = "F.group_norm", grad = {"a", "b", "c"}, out = "same", tol = NORM_TOL
      call = function(x, w, b, p) return F.group_norm(x, p.groups, w, b, p.eps) end})
 
 -- F.layer_norm over one or several trailing dims.
-add({name = "F.layer_norm", grad = {"a", "b", "c"}, out = "same", tol = NORM_TOL,
+add({name = "F.layer_norm", grad = {"a", "b", "c"}, gradgrad = true, out = "same", tol = NORM_TOL,
      ref = "N(F.layer_norm(T(a), p.shape, weight=T(b), bias=T(c), eps=p.eps))",
      cases = function()
        local cs = {}
        for _, dt in ipairs(MAIN) do
+         -- {input shape, normalized_shape, affine, eps, offset of the values (a mean far from 0)}
          for _, e in ipairs({{{3, 5}, {5}, true, 1e-5}, {{2, 4, 3}, {4, 3}, true, 1e-3},
-                             {{2, 3, 2, 2}, {3, 2, 2}, false, 1e-5}, {{6}, {6}, true, 0.1}}) do
-           local x, l = G.view(e[1], dt, G.pick(G.LAYOUTS))
+                             {{2, 3, 2, 2}, {3, 2, 2}, false, 1e-5}, {{6}, {6}, true, 0.1},
+                             {{5, 8}, {8}, true, 1e-5, 1000}, {{3, 1}, {1}, true, 1e-5}}) do
+           local opts = e[5] and {fn = function() return e[5] + G.randn() end} or nil
+           local x, l = G.view(e[1], dt, G.pick(G.LAYOUTS), opts)
            local case = {a = x, layouts = {a = l}, p = {shape = e[2], eps = e[4]}}
            if e[3] then case.b, case.c = G.make(e[2], dt), G.make(e[2], dt) end
            cs[#cs + 1] = case
