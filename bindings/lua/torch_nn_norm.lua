@@ -52,14 +52,11 @@ local function affine(x, weight, bias)
 end
 
 -- x normalised by per-channel mean and var (the running statistics), times weight plus bias:
--- (x - mean) * (weight / sqrt(var + eps)) + bias, two sweeps over x.
+-- the engine's fused op (one sweep over x on the CPU).
 local function normalize(x, mean, var, eps, weight, bias)
-  local cs = channel_shape(x.shape[2], x:dim())
-  local scale = (var:reshape(cs) + eps):rsqrt()
-  if weight ~= nil then scale = scale * weight:reshape(cs) end
-  local out = (x - mean:reshape(cs)) * scale
-  if bias ~= nil then out = out + bias:reshape(cs) end
-  return out
+  local C = x.shape[2]
+  return torch._batch_norm_eval(x, mean:reshape(C), var:reshape(C), weight and weight:reshape(C),
+                                bias and bias:reshape(C), eps)
 end
 
 -- running = (1 - momentum) * running + momentum * value, in place without recording; value

@@ -71,6 +71,17 @@ void for_channels(const Layout& l, F f) {
                });
 }
 
+// Channel c of the output: (x - mean) * scale + shift, in double (a float32 mean far from 0
+// would not be representable closely enough).
+template <class T>
+void write_channel(const T* x, T* y, const Layout& l, int64_t c, double mean, double scale, double shift) {
+  for (int64_t i = 0; i < l.N; ++i) {
+    const T* row = x + (i * l.C + c) * l.S;
+    T* out = y + (i * l.C + c) * l.S;
+    for (int64_t j = 0; j < l.S; ++j) out[j] = T((double(row[j]) - mean) * scale + shift);
+  }
+}
+
 // Per channel: mean, biased variance and 1 / sqrt(var + eps); y = (x - mean) invstd w + b.
 // The statistics come from one sweep of sums of x - K and (x - K)^2 with K the channel's first
 // element (the shifted-data algorithm: with K inside the data's range, the difference of the
@@ -95,13 +106,7 @@ void forward_kernel(const T* x, T* y, const T* w, const T* b, const Layout& l, d
     mean[c] = m;
     var[c] = q / n;
     invstd[c] = 1.0 / std::sqrt(q / n + eps);
-    // In double: a float32 mean far from 0 would not be representable closely enough.
-    const double scale = invstd[c] * (w ? double(w[c]) : 1.0), shift = b ? double(b[c]) : 0.0;
-    for (int64_t i = 0; i < l.N; ++i) {
-      const T* row = x + (i * l.C + c) * l.S;
-      T* out = y + (i * l.C + c) * l.S;
-      for (int64_t j = 0; j < l.S; ++j) out[j] = T((double(row[j]) - m) * scale + shift);
-    }
+    write_channel(x, y, l, c, m, invstd[c] * (w ? double(w[c]) : 1.0), b ? double(b[c]) : 0.0);
   });
 }
 
@@ -226,6 +231,38 @@ Grads fused_backward(const Tensor& g_in, const Tensor& x_in, const Tensor* w, bo
   backward_kernel<T>(g.data<T>(), x.data<T>(), w ? wc.data<T>() : nullptr, l, st.mean.data(), st.invstd.data(),
                      dx.data<T>(), want_w ? dw.data<T>() : nullptr, want_b ? db.data<T>() : nullptr);
   return {dx, dw, db};
+}
+
+// Evaluation: x normalised by given per-channel statistics (the running ones), as composed
+// differentiable ops (devices other than the CPU, mixed dtypes).
+Tensor eval_composed(const Tensor& x, const Tensor& mean, const Tensor& var, const Tensor* w, const Tensor* b,
+                     double eps) {
+  Dims cs = channel_shape(x);
+  Tensor scale = unary(UnaryOp::Rsqrt, reshape(var, cs) + eps);
+  if (w) scale = scale * reshape(*w, cs);
+  Tensor y = (x - reshape(mean, cs)) * scale;
+  return b ? y + reshape(*b, cs) : y;
+}
+
+// The gradients of the fused evaluation (w undefined: none) in differentiable ops, so that
+// they are differentiable again: dx = g w invstd, d mean = -sum(g) w invstd,
+// d var = -sum(g (x - mean)) w invstd^3 / 2, dw = sum(g (x - mean)) invstd, db = sum(g).
+Grads eval_backward(const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& var, const Tensor& w,
+                    bool want_stats, bool want_w, bool want_b, double eps) {
+  DimList dims = stat_dims(x);
+  Tensor invstd = unary(UnaryOp::Rsqrt, var + eps);                 // {C}
+  Tensor scale = w.defined() ? invstd * w : invstd;                 // {C}
+  Tensor dx = g * reshape(scale, channel_shape(x));
+  Tensor sum_g = (want_stats || want_b) ? ag::sum(g, dims) : Tensor();
+  Tensor sum_gx = (want_stats || want_w) ? ag::sum(g * (x - reshape(mean, channel_shape(x))), dims) : Tensor();
+  Grads out{dx, Tensor(), Tensor(), Tensor(), Tensor()};
+  if (want_stats) {
+    out[1] = -(sum_g * scale);
+    out[2] = sum_gx * scale * invstd * invstd * -0.5;
+  }
+  if (want_w) out[3] = sum_gx * invstd;
+  if (want_b) out[4] = sum_g;
+  return out;
 }
 
 // Layer normalization: x as M rows of K elements, each row normalised by its own mean and
@@ -398,6 +435,48 @@ Tensor layer_norm_rows(const Tensor& x, const Tensor* weight, const Tensor* bias
     return xv.dtype() == DType::Float32 ? layer_fused_backward<float>(g, xv, w, want_w, want_b, *st)
                                         : layer_fused_backward<double>(g, xv, w, want_w, want_b, *st);
   });
+  return y;
+}
+
+Tensor batch_norm_eval(const Tensor& x, const Tensor& mean, const Tensor& var, const Tensor* weight,
+                       const Tensor* bias, double eps) {
+  check_args(x, weight, bias);
+  const int64_t C = x.size(1);
+  for (auto [t, name] : {std::pair{&mean, "running_mean"}, std::pair{&var, "running_var"}}) {
+    TIDE_CHECK(t->dim() == 1 && t->size(0) == C, kOp, ": ", name, " must have shape {", C, "}, got ", t->sizes().str());
+    TIDE_CHECK(is_floating(t->dtype()), kOp, ": ", name, " must be a floating-point tensor, got ",
+               dtype_name(t->dtype()));
+    TIDE_CHECK(t->device() == x.device(), kOp, ": ", name, " is on another device than input");
+  }
+  bool fused = x.device().is_cpu() && (x.dtype() == DType::Float32 || x.dtype() == DType::Float64) &&
+               mean.dtype() == x.dtype() && var.dtype() == x.dtype();
+  if (!fused) return eval_composed(x, mean, var, weight, bias, eps);
+  Tensor xc = contiguous(x), y = Tensor::empty(x.sizes(), x.dtype(), x.device(), kOp);
+  Tensor m = contiguous(mean), v = contiguous(var);
+  Tensor wc = weight ? contiguous(*weight) : Tensor(), bc = bias ? contiguous(*bias) : Tensor();
+  Layout l = layout_of(xc);
+  auto run = [&](auto zero) {
+    using T = decltype(zero);
+    const T *xp = xc.data<T>(), *mp = m.data<T>(), *vp = v.data<T>();
+    const T *wp = weight ? wc.data<T>() : nullptr, *bp = bias ? bc.data<T>() : nullptr;
+    T* yp = y.data<T>();
+    for_channels(l, [&](int64_t c) {
+      double scale = 1.0 / std::sqrt(double(vp[c]) + eps) * (wp ? double(wp[c]) : 1.0);
+      write_channel(xp, yp, l, c, double(mp[c]), scale, bp ? double(bp[c]) : 0.0);
+    });
+  };
+  if (x.dtype() == DType::Float32) run(float(0)); else run(double(0));
+  if (!needs_recording({&x, &mean, &var, weight, bias})) return y;
+  SavedTensor sx = SavedTensor::input(x), sm = SavedTensor::input(mean), sv = SavedTensor::input(var);
+  std::optional<SavedTensor> sw;
+  if (weight) sw = SavedTensor::input(*weight);
+  bool want_stats = autograd::is_differentiable(mean) || autograd::is_differentiable(var);
+  bool want_w = weight && autograd::is_differentiable(*weight), want_b = bias && autograd::is_differentiable(*bias);
+  record(kOp, y, {&x, &mean, &var, weight, bias},
+         [sx, sm, sv, sw, want_stats, want_w, want_b, eps](const Tensor& g, const Node& n) -> Grads {
+           return eval_backward(g, sx.unpack(n), sm.unpack(n), sv.unpack(n), sw ? sw->unpack(n) : Tensor(), want_stats,
+                                want_w, want_b, eps);
+         });
   return y;
 }
 

@@ -23,6 +23,12 @@ struct BatchNormResult {
 // statistics.
 BatchNormResult batch_norm_train(const Tensor& x, const Tensor* weight, const Tensor* bias, double eps);
 
+// x (N, C, *) normalised per channel by the given mean and variance ({C} each: the running
+// statistics), then times weight plus bias: one fused sweep on the CPU when all are float32
+// or all float64; differentiable in every tensor argument.
+Tensor batch_norm_eval(const Tensor& x, const Tensor& mean, const Tensor& var, const Tensor* weight,
+                       const Tensor* bias, double eps);
+
 // Layer normalization of x (M, K): each row normalised by its mean and biased variance, then
 // times weight plus bias (both {K}, or nullptr), with the same fused CPU kernels and composed
 // fallback; differentiable in x, weight and bias to any order. F.layer_norm uses it.

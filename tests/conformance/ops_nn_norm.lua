@@ -70,6 +70,23 @@ add({name = "F.batch_norm", grad = {"a", "b", "c"}, gradgrad = true, out = "same
        return F.batch_norm(x, rm, rv, w, b, {training = p.training, momentum = p.momentum, eps = p.eps})
      end})
 
+-- Evaluation by given statistics, differentiable in them too (b: mean, c: a positive variance).
+add({name = "F.batch_norm eval by tensors that require grad", grad = {"a", "b", "c"}, gradgrad = true, out = "same",
+     tol = NORM_TOL, grad_domain = {c = "pos"},
+     ref = "N(F.batch_norm(T(a), T(b), T(c), training=False, eps=p.eps))",
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs(MAIN) do
+         for _, e in ipairs({{{4, 3}, 1e-5}, {{2, 3, 5}, 1e-3}, {{2, 2, 3, 2}, 0.1}}) do
+           local x, l = G.view(e[1], dt, G.pick(G.LAYOUTS))
+           cs[#cs + 1] = {a = x, b = G.make({e[1][2]}, dt), c = G.make({e[1][2]}, dt, {dom = "pos"}), layouts = {a = l},
+                          p = {eps = e[2]}}
+         end
+       end
+       return cs
+     end,
+     call = function(x, m, v, p) return F.batch_norm(x, m, v, {eps = p.eps}) end})
+
 -- The running statistics F.batch_norm and F.instance_norm leave after one training call.
 add({name = "F.batch_norm running statistics", out = "same*", tol = NORM_TOL,
      ref = "(lambda rm, rv: [N(F.batch_norm(T(a), rm, rv, training=True, momentum=p.momentum, eps=p.eps)), "
