@@ -5,7 +5,8 @@
 -- so that a PyTorch state_dict loads. The batch statistics and their closed-form backward are
 -- the engine's fused torch._batch_norm_train (tensor/autograd/batch_norm.cpp), which instance
 -- and group normalization use too (a sample's channel or group as a channel of a batch of
--- one). Channels are dim 2 (PyTorch's dim 1).
+-- one); normalising by the running statistics is torch._batch_norm_eval. Channels are dim 2
+-- (PyTorch's dim 1).
 local torch = ...
 local nn = torch.nn
 local F, init, util = nn.functional, nn.init, nn._util
