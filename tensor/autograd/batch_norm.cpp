@@ -7,6 +7,7 @@
 // formulas are composed from differentiable ops.
 #include "batch_norm.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -90,6 +91,12 @@ template <class T>
 void forward_kernel(const T* x, T* y, const T* w, const T* b, const Layout& l, double eps, double* mean, double* var,
                     double* invstd) {
   const double n = double(l.per_channel());
+  if (n == 0) {  // no values: NaN statistics, an empty output
+    std::fill(mean, mean + l.C, NAN);
+    std::fill(var, var + l.C, NAN);
+    std::fill(invstd, invstd + l.C, NAN);
+    return;
+  }
   for_channels(l, [&](int64_t c) {
     const double K = double(x[c * l.S]);
     double s = 0, q = 0;

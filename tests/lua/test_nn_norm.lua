@@ -111,6 +111,15 @@ T.test("BatchNorm and friends: errors name the layer and the values", function()
                  "batch_norm: running_mean must be a floating-point tensor, got dtype int64")
   T.error_usable(function() return torch._batch_norm_train(torch.randn(4, 3), torch.ones(2), nil, 1e-5) end,
                  "batch_norm: weight must have shape {3}, got {2}")
+  -- the engine ops on empty inputs: empty results (NaN statistics), nothing read
+  local y, mean, var = torch._batch_norm_train(torch.zeros(0, 3, 2), nil, nil, 1e-5)
+  T.eq(y:size(), {0, 3, 2})
+  T.eq(mean:isnan():all():item() and var:isnan():all():item(), true)
+  T.eq(torch._batch_norm_train(torch.zeros(2, 3, 0), nil, nil, 1e-5):size(), {2, 3, 0})
+  T.eq(torch._layer_norm_rows(torch.zeros(0, 4), nil, nil, 1e-5):size(), {0, 4})
+  T.error_usable(function() return torch._layer_norm_rows(torch.zeros(3, 0), nil, nil, 1e-5) end,
+                 "layer_norm: expected rows (M, K) with K > 0, got shape {3,0}")
+  T.eq(torch._batch_norm_eval(torch.zeros(0, 3), torch.zeros(3), torch.ones(3), nil, nil, 1e-5):size(), {0, 3})
   T.error_usable(function() return F.instance_norm(torch.randn(2, 3)) end,
                  "instance_norm: expected an input of at least 3 dims (N, C, ...), got shape {2,3}")
   T.error_usable(function() return F.layer_norm(torch.randn(2, 3), {3}, torch.ones(1)) end,
