@@ -1,10 +1,10 @@
-// Batch normalization in training mode (batch_norm.hpp). On the CPU for float32 and float64
-// the statistics of a channel come from one sweep over its elements (accumulated in double),
-// the output from a second, and the backward is
-// the closed form
+// Batch normalization (training and evaluation) and layer normalization (batch_norm.hpp).
+// On the CPU for float32 and float64 the statistics of a channel (a row for layer norm) come
+// from one sweep over its elements (accumulated in double), the output from a second, and the
+// backward is the closed form
 //   dx = w invstd (g - mean(g) - xhat mean(g xhat)),  dw = sum(g xhat),  db = sum(g)
-// in two sweeps; channels run in parallel. Elsewhere, and for the double backward, the same
-// formulas are composed from differentiable ops.
+// in two sweeps; channels (rows) run in parallel. Elsewhere, and for the double backward, the
+// same formulas are composed from differentiable ops.
 #include "batch_norm.hpp"
 
 #include <algorithm>
