@@ -235,6 +235,18 @@ for name, f in pairs({
   end)
 end
 
+-- Workload 16 (issue 16): nn.BatchNorm2d(64) in training mode, forward and backward (into the
+-- input, weight and bias) of a 32 x 64 x 32 x 32 float32 batch.
+add("w16_batchnorm2d_train_float32", function()
+  torch.manual_seed(0)
+  local x = torch.randn(32, 64, 32, 32):requires_grad_()
+  local g = torch.randn(32, 64, 32, 32)
+  local bn = nn.BatchNorm2d(64)
+  return function()
+    bn(x):backward(g)
+  end, 1
+end)
+
 -- Workload 10: workloads 1, 2 and 7 on the GPU; every call ends with a synchronize.
 local function on_cuda(make)
   return function()

@@ -266,6 +266,21 @@ for _name, _f in {"svd": lambda a, s, b: torch.linalg.svd(a), "eigh": lambda a, 
         a, s, b = la_inputs()
         return (lambda: f(a, s, b)), 1
 
+
+@add("w16_batchnorm2d_train_float32")
+def _():
+    """Workload 16 (issue 16): nn.BatchNorm2d(64) in training mode, forward and backward (into the
+    input, weight and bias) of a 32 x 64 x 32 x 32 float32 batch."""
+    torch.manual_seed(0)
+    x = torch.randn(32, 64, 32, 32).requires_grad_()
+    g = torch.randn(32, 64, 32, 32)
+    bn = nn.BatchNorm2d(64)
+
+    def fn():
+        with torch.enable_grad():
+            bn(x).backward(g)
+    return fn, 1
+
 FFT_N = 1 << 20
 
 

@@ -19,6 +19,8 @@
 
 namespace tide::lua {
 
+void register_norm_bindings();  // bind_norm.cpp (declared here: lua_api.hpp is widely included)
+
 void build_tensor_metatable(lua_State* L);
 
 namespace {
@@ -39,6 +41,7 @@ void ensure_registered() {
     register_autograd_bindings();
     register_function_bindings();
     register_nn_bindings();
+    register_norm_bindings();
     register_tensor_bindings();
     register_complex_bindings();
     register_fft_bindings();

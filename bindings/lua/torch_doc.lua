@@ -141,8 +141,9 @@ document(nn, {
     "bias=true}]) -> Module: 2-D convolution over (N, C, H, W) input; padding may be \"same\" or \"valid\".",
   MaxPool2d = "nn.MaxPool2d(kernel_size[, {stride=kernel_size, padding=0, dilation=1}]) -> Module: the " ..
     "maximum over each window of (N, C, H, W) input.",
-  Embedding = "nn.Embedding(num_embeddings, embedding_dim[, {padding_idx=}]) -> Module: looks rows of a " ..
-    "{num, dim} table up by 1-based integer indices; the padding row stays zero and gets no gradient.",
+  Embedding = "nn.Embedding(num_embeddings, embedding_dim[, {padding_idx=, device=, dtype=}]) -> Module: looks " ..
+    "rows of a {num, dim} table up by 1-based integer indices; the padding row (negative: from the end) starts " ..
+    "zero and gets no gradient. max_norm, norm_type, scale_grad_by_freq and sparse are not supported (errors).",
   LayerNorm = "nn.LayerNorm(normalized_shape[, {eps=1e-5, elementwise_affine=true}]) -> Module: normalises " ..
     "over the trailing dims to mean 0 and variance 1, then scales and shifts.",
   Dropout = "nn.Dropout([p=0.5]) -> Module: in training mode zeroes each element with probability p and " ..
@@ -301,6 +302,41 @@ document(F, {
   logsigmoid = "F.logsigmoid(input) -> Tensor: log(sigmoid(input)), computed stably.",
   glu = "F.glu(input[, dim=-1]) -> Tensor: a * sigmoid(b) for the two halves a, b of dim (1-based).",
   threshold = "F.threshold(input, threshold, value) -> Tensor: input where > threshold, else value.",
+})
+
+-- Normalization and channel dropout (torch_nn_norm.lua).
+document(nn, {
+  BatchNorm1d = "nn.BatchNorm1d(num_features[, {eps=1e-5, momentum=0.1, affine=true, track_running_stats=true, " ..
+    "device=, dtype=}]) -> Module: normalises each channel of (N, C) or (N, C, L) input by the batch's mean and " ..
+    "variance in training (updating running_mean and running_var, momentum=false: cumulative average as " ..
+    "PyTorch's None) and by the running statistics in eval mode; then weight * x + bias.",
+  BatchNorm2d = "nn.BatchNorm2d(num_features[, {eps=1e-5, momentum=0.1, affine=true, track_running_stats=true, " ..
+    "device=, dtype=}]) -> Module: BatchNorm1d for (N, C, H, W) input.",
+  InstanceNorm1d = "nn.InstanceNorm1d(num_features[, {eps=1e-5, momentum=0.1, affine=false, " ..
+    "track_running_stats=false, device=, dtype=}]) -> Module: normalises each channel of each sample of " ..
+    "(N, C, L) or (C, L) input over L.",
+  InstanceNorm2d = "nn.InstanceNorm2d(num_features[, {eps=1e-5, momentum=0.1, affine=false, " ..
+    "track_running_stats=false, device=, dtype=}]) -> Module: normalises each channel of each sample of " ..
+    "(N, C, H, W) or (C, H, W) input over H and W.",
+  GroupNorm = "nn.GroupNorm(num_groups, num_channels[, {eps=1e-5, affine=true, device=, dtype=}]) -> Module: " ..
+    "normalises each group of num_channels / num_groups channels of each sample; weight and bias per channel.",
+  Dropout1d = "nn.Dropout1d([p=0.5][, {inplace=false}]) -> Module: in training mode zeroes whole channels of " ..
+    "(N, C, L) or (C, L) input with probability p and scales the rest by 1/(1-p).",
+  Dropout2d = "nn.Dropout2d([p=0.5][, {inplace=false}]) -> Module: in training mode zeroes whole channels of " ..
+    "(N, C, H, W) (or (N, C, L)) input with probability p and scales the rest by 1/(1-p).",
+})
+document(F, {
+  batch_norm = "F.batch_norm(input, running_mean, running_var[, weight, bias, training=false, momentum=0.1, " ..
+    "eps=1e-5]) -> Tensor: per-channel (dim 2) normalization by the batch statistics when training (moving " ..
+    "the running ones, the variance unbiased), else by running_mean and running_var.",
+  instance_norm = "F.instance_norm(input[, running_mean, running_var, weight, bias, use_input_stats=true, " ..
+    "momentum=0.1, eps=1e-5]) -> Tensor: each channel of each sample normalised over its spatial dims.",
+  group_norm = "F.group_norm(input, num_groups[, weight, bias, eps=1e-5]) -> Tensor: each group of channels " ..
+    "of each sample normalised; weight and bias per channel.",
+  dropout1d = "F.dropout1d(input[, p=0.5, training=true, inplace=false]) -> Tensor: whole channels of (N, C, L) " ..
+    "or (C, L) input zeroed with probability p, the rest scaled by 1/(1-p).",
+  dropout2d = "F.dropout2d(input[, p=0.5, training=true, inplace=false]) -> Tensor: whole channels of " ..
+    "(N, C, H, W) or (N, C, L) input zeroed with probability p, the rest scaled by 1/(1-p).",
 })
 
 -- Losses (torch_nn_loss.lua).
