@@ -55,10 +55,15 @@ local function cell_step(mode, gi, h, c, w_hh, b_hh, w_hr)
   return n + z * (h - n)
 end
 
--- One layer in one direction over a time-major sequence x (T, batch, in) from h0 (and c0):
--- the input projection of the whole sequence as one matrix product, then the steps.
--- Returns the outputs (T, batch, hidden or proj), the last h and (LSTM) the last c.
+-- One layer in one direction over a time-major sequence x (T, batch, in) from h0 (and c0).
+-- Returns the outputs (T, batch, hidden or proj), the last h and (LSTM) the last c. On the
+-- CPU in float32/float64 the engine runs the loop and its backward (torch._rnn_layer, one
+-- autograd node); elsewhere the same steps are composed from tensor ops here: the input
+-- projection of the whole sequence as one matrix product, then one cell_step per step.
 local function run_layer(mode, x, h0, c0, w, reverse)
+  if x.device.type == "cpu" and (x.dtype == "float32" or x.dtype == "float64") then
+    return torch._rnn_layer(mode, x, h0, c0, w.ih, w.hh, w.b_ih, w.b_hh, w.hr, reverse)
+  end
   local T = x:size(1)
   local gi = torch.linear(x, w.ih, w.b_ih)
   local h, c = h0, c0

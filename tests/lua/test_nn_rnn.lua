@@ -160,6 +160,44 @@ T.test("bad inputs and states are errors naming the layer and the shapes", funct
                  "LSTMCell: hx must be a table {h, c}, got a table of 1 values")
 end)
 
+T.test("the engine's loop: a weight changed in place before backward is an error; no second derivative", function()
+  local m = nn.LSTM(2, 3, D)
+  local out = m(torch.randn(4, 2, 2, D))
+  torch.no_grad(function() m.weight_hh_l0:mul_(2) end)
+  T.error_usable(function() out:sum():backward() end,
+                 "backward: a tensor that RnnLayerBackward saved for the gradient was modified by an in-place operation")
+  local gru = nn.GRU(2, 3, D)
+  local x = torch.randn(3, 1, 2, {dtype = "float64", requires_grad = true})
+  local y = gru(x)
+  T.error_usable(function() torch.autograd.grad({y:sum()}, {x}, {create_graph = true}) end,
+                 "rnn_layer: the recurrent layers' fused loop has no second derivative (backward with create_graph=true)")
+end)
+
+T.test("torch._rnn_layer checks its arguments", function()
+  local x, h = torch.randn(3, 2, 4), torch.zeros(2, 5)
+  local w_ih, w_hh = torch.randn(20, 4), torch.randn(20, 5)
+  T.error_usable(function() torch._rnn_layer("LSTMX", x, h, h, w_ih, w_hh) end,
+                 '_rnn_layer: mode must be "RNN_TANH", "RNN_RELU", "LSTM" or "GRU", got "LSTMX"')
+  T.error_usable(function() torch._rnn_layer("LSTM", x, h, nil, w_ih, w_hh) end, "rnn_layer: c0 is required for LSTM")
+  T.error_usable(function() torch._rnn_layer("GRU", x, h, h, torch.randn(15, 4), torch.randn(15, 5)) end,
+                 "rnn_layer: c0 is only for LSTM")
+  T.error_usable(function() torch._rnn_layer("LSTM", x, torch.zeros(2, 4), h, w_ih, w_hh) end,
+                 "rnn_layer: h0 must have shape {2,5}, got {2,4}")
+  T.error_usable(function() torch._rnn_layer("LSTM", x, h, h, w_ih, torch.randn(20, 5, D)) end,
+                 "rnn_layer: w_hh has dtype float64 but x has dtype float32")
+  T.error_usable(function() torch._rnn_layer("RNN_TANH", x:long(), h, nil, w_ih, w_hh) end,
+                 "rnn_layer: x must be float32 or float64, got int64")
+  T.error_usable(function() torch._rnn_layer("GRU", x, h, nil, torch.randn(16, 4), w_hh) end,
+                 "rnn_layer: w_ih has 16 rows, not a positive multiple of 3 gates")
+  T.error_usable(function() torch._rnn_layer("GRU", x, h, nil, torch.randn(15, 4), torch.randn(15, 5), nil, nil,
+                                             torch.randn(5, 5)) end, "rnn_layer: w_hr (a projection) is only for LSTM")
+  T.error_usable(function() torch._rnn_layer("RNN_RELU", torch.randn(0, 2, 4), h, nil, torch.randn(5, 4), w_hh:narrow(1, 1, 5)) end,
+                 "rnn_layer: the sequence must have at least one step, got x of shape {0,2,4}")
+  local y, hn = torch._rnn_layer("RNN_RELU", x, h, nil, torch.randn(5, 4), torch.randn(5, 5), nil, nil, nil, true)
+  T.eq(y.shape, {3, 2, 5})
+  T.eq(y[1]:tolist(), hn:tolist(), "in reverse the last step is time 1")
+end)
+
 T.test("to() and double() carry the parameters; the layers train", function()
   torch.manual_seed(0)
   local m = nn.GRU(2, 3):double()
