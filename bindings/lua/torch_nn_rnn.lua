@@ -154,6 +154,11 @@ local function recurrent_class(name)
 
   cls.reset_parameters = reset_uniform
 
+  -- PyTorch's flatten_parameters packs the weights into one buffer for cuDNN (a no-op on the
+  -- CPU); the engine's loop reads the parameters as they are, so there is nothing to do. Kept
+  -- so that ported scripts (the word language model) run unchanged.
+  function cls:flatten_parameters() end
+
   -- forward(input[, hx]): input (T, N, input_size) (N first with batch_first) or unbatched
   -- (T, input_size); hx h0 (or {h0, c0} for LSTM) of (num_layers * dirs, N, size), 2-D for
   -- an unbatched input; zeros when nil.

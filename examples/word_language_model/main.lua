@@ -205,6 +205,8 @@ end
 
 -- Load the best saved model.
 model:load_state_dict(torch.load(args.save))
+-- A no-op here, kept as in main.py (PyTorch packs the weights for cuDNN).
+if not transformer then model.rnn:flatten_parameters() end
 
 -- Run on test data.
 local test_loss = evaluate(test_data)
