@@ -15,6 +15,7 @@
 #include "../cpu/vec_math.hpp"
 #include "../interrupt.hpp"
 #include "autograd.hpp"
+#include "formulas.hpp"
 #include "functions.hpp"
 
 namespace tide::ag {
@@ -316,6 +317,47 @@ void backward_loop(RnnMode mode, const Sizes& z, const Order& ord, const T* x, c
   if (out.w_hr.defined()) gemm<T>(true, false, P, H, TB, dproj_t.data<T>(), hp_t.data<T>(), T(0), out.w_hr.data<T>());
 }
 
+// The layer composed from differentiable ops, step by step as torch_nn_rnn.lua composes it
+// for other devices; the result packed as the node's output is (outputs, h_n[, c_n]).
+// Backward with create_graph=true differentiates this, so that second derivatives exist.
+Tensor composed_layer(RnnMode mode, const Order& ord, int64_t H, const Tensor& x, const Tensor& h0, const Tensor& c0,
+                      const Tensor& w_ih, const Tensor& w_hh, const Tensor& b_ih, const Tensor& b_hh,
+                      const Tensor& w_hr) {
+  auto opt = [](const Tensor& t) { return t.defined() ? &t : nullptr; };
+  auto gate = [H](const Tensor& g, int64_t k) { return narrow(g, 1, k * H, H); };
+  auto act = [](UnaryOp op, const Tensor& v) { return unary(op, v); };
+  const Tensor gi = linear(x, w_ih, opt(b_ih));
+  Tensor h = h0, c = c0;
+  std::vector<Tensor> outs(size_t(ord.T));
+  for (int64_t s = 0; s < ord.T; ++s) {
+    const int64_t t = ord.time(s);
+    const Tensor a = select(gi, 0, t), b = linear(h, w_hh, opt(b_hh));
+    switch (mode) {
+      case RnnMode::Tanh: h = act(UnaryOp::Tanh, a + b); break;
+      case RnnMode::Relu: h = act(UnaryOp::Relu, a + b); break;
+      case RnnMode::Lstm: {
+        const Tensor g = a + b;
+        c = act(UnaryOp::Sigmoid, gate(g, 1)) * c + act(UnaryOp::Sigmoid, gate(g, 0)) * act(UnaryOp::Tanh, gate(g, 2));
+        h = act(UnaryOp::Sigmoid, gate(g, 3)) * act(UnaryOp::Tanh, c);
+        if (w_hr.defined()) h = linear(h, w_hr, nullptr);
+        break;
+      }
+      case RnnMode::Gru: {
+        const Tensor r = act(UnaryOp::Sigmoid, gate(a, 0) + gate(b, 0));
+        const Tensor z = act(UnaryOp::Sigmoid, gate(a, 1) + gate(b, 1));
+        const Tensor n = act(UnaryOp::Tanh, gate(a, 2) + r * gate(b, 2));
+        h = n + z * (h - n);
+        break;
+      }
+    }
+    outs[size_t(t)] = h;
+  }
+  const Tensor y = stack(outs, 0);
+  std::vector<Tensor> parts{reshape(y, {y.numel()}), reshape(h, {h.numel()})};
+  if (mode == RnnMode::Lstm) parts.push_back(reshape(c, {c.numel()}));
+  return cat(parts, 0);
+}
+
 // Checks a tensor argument: defined, on the CPU, of x's dtype and of the expected shape.
 void check_arg(const Tensor& t, const char* what, const Tensor& x, const Dims& shape) {
   TIDE_CHECK(t.device().is_cpu(), kOp, ": ", what, " must be on the CPU, got a tensor on ", t.device().str());
@@ -408,12 +450,30 @@ RnnLayerResult rnn_layer(RnnMode mode, const Tensor& x, const Tensor& h0, const 
          SavedTensor::input(w_ih), SavedTensor::input(w_hh), b_ih ? SavedTensor::input(*b_ih) : SavedTensor(),
          b_hh ? SavedTensor::input(*b_hh) : SavedTensor(), w_hr ? SavedTensor::input(*w_hr) : SavedTensor()};
     auto fn = [mode, z, ord, sv, ws, n_y, n_h](const Tensor& grad, const Node& node) -> std::vector<Tensor> {
-      TIDE_CHECK(!autograd::grad_enabled(), kOp, ": the recurrent layers' fused loop has no second derivative ",
-                 "(backward with create_graph=true)");
-      auto un = [&](const SavedTensor& s) { return s.defined() ? s.unpack(node).contiguous() : Tensor(); };
+      auto un = [&](const SavedTensor& s) { return s.defined() ? s.unpack(node) : Tensor(); };
       // Unpacked also when unused, so that an in-place change of any of them is reported.
-      const Tensor xs = un(sv.x), h0s = un(sv.h0), c0s = un(sv.c0), wih = un(sv.w_ih), whh = un(sv.w_hh);
-      const Tensor bih = un(sv.b_ih), bhh = un(sv.b_hh), whr = un(sv.w_hr);
+      const std::vector<Tensor> saved{un(sv.x),    un(sv.h0),   un(sv.c0),   un(sv.w_ih),
+                                      un(sv.w_hh), un(sv.b_ih), un(sv.b_hh), un(sv.w_hr)};
+      if (autograd::grad_enabled()) {
+        // create_graph=true: the gradients of the same layer composed from differentiable ops.
+        const Tensor packed = composed_layer(mode, ord, z.H, saved[0], saved[1], saved[2], saved[3], saved[4],
+                                             saved[5], saved[6], saved[7]);
+        std::vector<Tensor> wrt;
+        std::vector<size_t> which;
+        for (size_t i = 0; i < saved.size(); ++i) {
+          if (saved[i].defined() && node.needs_grad(i)) wrt.push_back(saved[i]), which.push_back(i);
+        }
+        std::vector<Tensor> gs = autograd::grad({packed}, {grad}, wrt, true, true, true, kOp);
+        std::vector<Tensor> out(saved.size());
+        for (size_t k = 0; k < which.size(); ++k) out[which[k]] = gs[k];
+        return out;
+      }
+      const Tensor xs = saved[0].contiguous(), h0s = saved[1].contiguous();
+      const Tensor c0s = saved[2].defined() ? saved[2].contiguous() : Tensor();
+      const Tensor wih = saved[3].contiguous(), whh = saved[4].contiguous();
+      const Tensor bih = saved[5].defined() ? saved[5].contiguous() : Tensor();
+      const Tensor bhh = saved[6].defined() ? saved[6].contiguous() : Tensor();
+      const Tensor whr = saved[7].defined() ? saved[7].contiguous() : Tensor();
       const Tensor g = grad.contiguous();
       const DType dt = g.dtype();
       auto grad_for = [&](size_t i, const Tensor& like) {

@@ -2,7 +2,8 @@
 -- cells), checked against PyTorch 1.13 through ref_rnn.py: the module is built with the same
 -- keywords, gets the case's weights (b, a list in named_parameters order) and runs on the
 -- case's input and initial states (a = {x[, h0[, c0]]}), in training or eval mode. One row per
--- module gives the outputs (with a gradient column: finite differences in float64); a second
+-- module gives the outputs (with a gradient column: first and second derivatives against
+-- finite differences in float64, the second through the engine loop's create_graph path); a second
 -- gives the gradients of a fixed loss, compared with PyTorch's. Dropout is checked as p = 0 in
 -- training or p > 0 in eval (its random draws are tide's own; tests/lua/test_nn_rnn.lua checks
 -- that it is applied).
@@ -110,7 +111,7 @@ local function run(m, p, a)
 end
 
 for _, cls in ipairs({"RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"}) do
-  add({name = "nn." .. cls, grad = {"a", "b"}, out = "same*", tol = TOL,
+  add({name = "nn." .. cls, grad = {"a", "b"}, gradgrad = true, out = "same*", tol = TOL,
        ref = "__import__('ref_rnn').forward(a, b, p)", cases = cases(cls),
        call = function(a, b, _, p) return table.unpack(run(module_of(b, p), p, a)) end})
 
