@@ -1,5 +1,5 @@
-// Binding of the recurrent layers' fused time loop (tensor/autograd/rnn.hpp), which
-// bindings/lua/torch_nn_rnn.lua calls once per layer and direction.
+// Binding of the recurrent layers' time loop (tensor/autograd/rnn.hpp), which
+// bindings/lua/torch_nn_rnn.lua calls once per layer and direction (and once per cell step).
 #include "../tensor/autograd/rnn.hpp"
 #include "lua_api.hpp"
 
@@ -33,7 +33,8 @@ const Binding kRnnBindings[] = {
      "_rnn_layer(mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, reverse) -> output, h_n[, c_n]: one "
      "recurrent layer in one direction over x (T, B, in) from h0 (B, out) and, for mode \"LSTM\", c0 (B, hidden); "
      "c0, the biases and w_hr (the LSTM projection) may be nil; mode \"RNN_TANH\", \"RNN_RELU\", \"LSTM\" or \"GRU\"; the time loop and its backward run in the engine "
-     "(CPU float32/float64; nn.RNN, nn.LSTM and nn.GRU call it)."},
+     "(CPU float32/float64; composed from tensor ops on other devices and dtypes); nn.RNN, nn.LSTM, nn.GRU and the "
+     "cells call it."},
 };
 
 }  // namespace

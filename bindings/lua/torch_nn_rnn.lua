@@ -4,7 +4,8 @@
 -- 1/sqrt(hidden)), so that a PyTorch state_dict loads and gives the same outputs.
 -- Results as PyTorch's tuples, flattened at the top level: `output, h_n = rnn(x, h0)`,
 -- `output, hc = lstm(x, {h0, c0})` with hc = {h_n, c_n}; `h = gru_cell(x, h)`,
--- `h, c = lstm_cell(x, {h, c})`.
+-- `h, c = lstm_cell(x, {h, c})`. Each layer and direction runs as torch._rnn_layer
+-- (tensor/autograd/rnn.cpp: the time loop in the engine), a cell as one step of it.
 local torch = ...
 local nn = torch.nn
 local F, init, util = nn.functional, nn.init, nn._util
@@ -29,51 +30,6 @@ end
 local function reset_uniform(self)
   local stdv = 1 / math.sqrt(self.hidden_size)
   for _, p in ipairs(self:parameters()) do init.uniform_(p, -stdv, stdv) end
-end
-
----------------------------------------------------------------------------------------------
--- One step of a cell. gi: the input projection x W_ih^T + b_ih of this step (batch, gates *
--- hidden); h, c: the state; w_hh, b_hh (b_hh may be nil), w_hr (LSTM projection, or nil).
--- Returns the new h (and c for LSTM).
-
-local function cell_step(mode, gi, h, c, w_hh, b_hh, w_hr)
-  local gh = torch.linear(h, w_hh, b_hh)
-  if mode == "RNN_TANH" then return (gi + gh):tanh() end
-  if mode == "RNN_RELU" then return (gi + gh):relu() end
-  if mode == "LSTM" then
-    local g = (gi + gh):chunk(4, -1)
-    local c1 = g[2]:sigmoid() * c + g[1]:sigmoid() * g[3]:tanh()
-    local h1 = g[4]:sigmoid() * c1:tanh()
-    if w_hr ~= nil then h1 = torch.linear(h1, w_hr) end
-    return h1, c1
-  end
-  -- GRU: n = tanh(x W_in + b_in + r * (h W_hn + b_hn)); h' = (1 - z) n + z h.
-  local a, b = gi:chunk(3, -1), gh:chunk(3, -1)
-  local r = (a[1] + b[1]):sigmoid()
-  local z = (a[2] + b[2]):sigmoid()
-  local n = (a[3] + r * b[3]):tanh()
-  return n + z * (h - n)
-end
-
--- One layer in one direction over a time-major sequence x (T, batch, in) from h0 (and c0).
--- Returns the outputs (T, batch, hidden or proj), the last h and (LSTM) the last c. On the
--- CPU in float32/float64 the engine runs the loop and its backward (torch._rnn_layer, one
--- autograd node); elsewhere the same steps are composed from tensor ops here: the input
--- projection of the whole sequence as one matrix product, then one cell_step per step.
-local function run_layer(mode, x, h0, c0, w, reverse)
-  if x.device.type == "cpu" and (x.dtype == "float32" or x.dtype == "float64") then
-    return torch._rnn_layer(mode, x, h0, c0, w.ih, w.hh, w.b_ih, w.b_hh, w.hr, reverse)
-  end
-  local T = x:size(1)
-  local gi = torch.linear(x, w.ih, w.b_ih)
-  local h, c = h0, c0
-  local outs = {}
-  for s = 1, T do
-    local t = reverse and T - s + 1 or s
-    h, c = cell_step(mode, gi[t], h, c, w.hh, w.b_hh, w.hr)
-    outs[t] = h
-  end
-  return torch.stack(outs, 1), h, c
 end
 
 ---------------------------------------------------------------------------------------------
@@ -215,8 +171,8 @@ local function recurrent_class(name)
       local outs = {}
       for d = 1, dirs do
         local i = k * dirs + d
-        local out, h, c = run_layer(self.mode, x, h0[i], c0 and c0[i], layer_weights(self, k, d == 2 and "_reverse" or ""),
-                                    d == 2)
+        local w = layer_weights(self, k, d == 2 and "_reverse" or "")
+        local out, h, c = torch._rnn_layer(self.mode, x, h0[i], c0 and c0[i], w.ih, w.hh, w.b_ih, w.b_hh, w.hr, d == 2)
         outs[d], hn[i], cn[i] = out, h, c
       end
       x = dirs == 2 and torch.cat(outs, 3) or outs[1]
@@ -322,8 +278,9 @@ local function cell_class(name, gates)
     else
       h = state(hx, "hx")
     end
-    local gi = torch.linear(x, self.weight_ih, self.bias_ih)
-    local h1, c1 = cell_step(self.mode, gi, h, c, self.weight_hh, self.bias_hh)
+    -- One step of the layer's loop.
+    local _, h1, c1 = torch._rnn_layer(self.mode, x:unsqueeze(1), h, c, self.weight_ih, self.weight_hh, self.bias_ih,
+                                       self.bias_hh, nil, false)
     if not batched then
       h1 = h1:squeeze(1)
       if c1 then c1 = c1:squeeze(1) end

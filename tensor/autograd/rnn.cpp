@@ -358,9 +358,9 @@ Tensor composed_layer(RnnMode mode, const Order& ord, int64_t H, const Tensor& x
   return cat(parts, 0);
 }
 
-// Checks a tensor argument: defined, on the CPU, of x's dtype and of the expected shape.
+// Checks a tensor argument: on x's device, of x's dtype and of the expected shape.
 void check_arg(const Tensor& t, const char* what, const Tensor& x, const Dims& shape) {
-  TIDE_CHECK(t.device().is_cpu(), kOp, ": ", what, " must be on the CPU, got a tensor on ", t.device().str());
+  TIDE_CHECK(t.device() == x.device(), kOp, ": ", what, " is on ", t.device().str(), " but x is on ", x.device().str());
   TIDE_CHECK(t.dtype() == x.dtype(), kOp, ": ", what, " has dtype ", dtype_name(t.dtype()), " but x has dtype ",
              dtype_name(x.dtype()));
   TIDE_CHECK(t.sizes() == shape, kOp, ": ", what, " must have shape ", shape.str(), ", got ", t.sizes().str());
@@ -385,9 +385,7 @@ int rnn_gates(RnnMode mode) {
 RnnLayerResult rnn_layer(RnnMode mode, const Tensor& x, const Tensor& h0, const Tensor* c0, const Tensor& w_ih,
                          const Tensor& w_hh, const Tensor* b_ih, const Tensor* b_hh, const Tensor* w_hr, bool reverse) {
   const bool lstm = mode == RnnMode::Lstm;
-  TIDE_CHECK(x.dtype() == DType::Float32 || x.dtype() == DType::Float64, kOp,
-             ": x must be float32 or float64, got ", dtype_name(x.dtype()));
-  TIDE_CHECK(x.device().is_cpu(), kOp, ": x must be on the CPU, got a tensor on ", x.device().str());
+  TIDE_CHECK(is_floating(x.dtype()), kOp, ": x must be a floating-point tensor, got dtype ", dtype_name(x.dtype()));
   TIDE_CHECK(x.dim() == 3, kOp, ": x must be 3-D (T, B, input_size), got shape ", x.sizes().str());
   TIDE_CHECK(w_ih.dim() == 2 && w_hh.dim() == 2, kOp, ": w_ih and w_hh must be 2-D, got shapes ", w_ih.sizes().str(),
              " and ", w_hh.sizes().str());
@@ -411,26 +409,40 @@ RnnLayerResult rnn_layer(RnnMode mode, const Tensor& x, const Tensor& h0, const 
   TIDE_CHECK(z.T * z.B <= INT_MAX && z.gh() <= INT_MAX && z.I <= INT_MAX && z.P <= INT_MAX, kOp, ": sizes too large (T * B = ",
              z.T * z.B, ", gates * hidden = ", z.gh(), ")");
 
+  const Order ord{z.T, reverse};
+  const int64_t n_y = z.T * z.B * z.P, n_h = z.B * z.P, n_c = lstm ? z.B * z.H : 0;
+  // The results: views of the one packed output (outputs, h_n, c_n).
+  auto unpack = [&](const Tensor& packed) {
+    RnnLayerResult r;
+    r.output = reshape(narrow(packed, 0, 0, n_y), {z.T, z.B, z.P});
+    r.h_n = reshape(narrow(packed, 0, n_y, n_h), {z.B, z.P});
+    if (lstm) r.c_n = reshape(narrow(packed, 0, n_y + n_h, n_c), {z.B, z.H});
+    return r;
+  };
+  const DType dt = x.dtype();
+  if (!x.device().is_cpu() || (dt != DType::Float32 && dt != DType::Float64)) {
+    // Other devices and dtypes: the steps composed from tensor ops (and their gradients).
+    auto def = [](const Tensor* t) { return t ? *t : Tensor(); };
+    return unpack(composed_layer(mode, ord, z.H, x, h0, def(c0), w_ih, w_hh, def(b_ih), def(b_hh), def(w_hr)));
+  }
+
   const Tensor xc = x.contiguous(), h0c = h0.contiguous(), c0c = c0 ? c0->contiguous() : Tensor();
   const Tensor wih = w_ih.contiguous(), whh = w_hh.contiguous();
   const Tensor bih = b_ih ? b_ih->contiguous() : Tensor(), bhh = b_hh ? b_hh->contiguous() : Tensor();
   const Tensor whr = w_hr ? w_hr->contiguous() : Tensor();
   auto ptr = [](const Tensor& t) -> const void* { return t.defined() ? t.data_ptr() : nullptr; };
   const Weights w{ptr(wih), ptr(whh), ptr(bih), ptr(bhh), ptr(whr)};
-  const DType dt = x.dtype();
   Workspace ws;
   ws.gates = Tensor::empty({z.T, z.B, z.gh()}, dt);
   ws.ys = Tensor::empty({z.T, z.B, z.P}, dt);
   if (lstm) ws.cs = Tensor::empty({z.T, z.B, z.H}, dt);
   if (mode == RnnMode::Gru) ws.ghn = Tensor::empty({z.T, z.B, z.H}, dt);
-  const Order ord{z.T, reverse};
   dispatch(dt, [&](auto tag) {
     using T = decltype(tag);
     forward_loop<T>(mode, z, ord, xc.data<T>(), h0c.data<T>(), lstm ? c0c.data<T>() : nullptr, w, ws);
   });
 
   // One output for the node: the outputs, h_n and (LSTM) c_n, one after the other.
-  const int64_t n_y = z.T * z.B * z.P, n_h = z.B * z.P, n_c = lstm ? z.B * z.H : 0;
   Tensor packed = Tensor::empty({n_y + n_h + n_c}, dt);
   const int64_t last = ord.time(z.T - 1);
   dispatch(dt, [&](auto tag) {
@@ -494,11 +506,7 @@ RnnLayerResult rnn_layer(RnnMode mode, const Tensor& x, const Tensor& h0, const 
     };
     autograd::record(kOp, packed, {&x, &h0, c0, &w_ih, &w_hh, b_ih, b_hh, w_hr}, std::move(fn));
   }
-  RnnLayerResult r;
-  r.output = reshape(narrow(packed, 0, 0, n_y), {z.T, z.B, z.P});
-  r.h_n = reshape(narrow(packed, 0, n_y, n_h), {z.B, z.P});
-  if (lstm) r.c_n = reshape(narrow(packed, 0, n_y + n_h, n_c), {z.B, z.H});
-  return r;
+  return unpack(packed);
 }
 
 }  // namespace tide::ag

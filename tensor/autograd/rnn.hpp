@@ -2,8 +2,8 @@
 // one direction over a whole sequence, as one autograd node. The input projection of every
 // step is one matrix product; each step adds h W_hh^T (one product) and applies the gates in
 // one pass; backward runs back through time in C++ and forms the weight gradients of all
-// steps as one product each. CPU float32 and float64; bindings/lua/torch_nn_rnn.lua composes
-// the same step from tensor ops for the other devices and dtypes.
+// steps as one product each. That for CPU float32 and float64; on other devices and dtypes
+// the same steps are composed from tensor ops (as backward with create_graph=true does).
 #pragma once
 #include "../tensor.hpp"
 
@@ -25,7 +25,8 @@ struct RnnLayerResult {
 // Runs x (T, B, in) from h0 (B, out) (and c0 (B, hidden) for LSTM) through the steps
 // t = 1..T, or T..1 when `reverse`. w_ih (gates * hidden, in), w_hh (gates * hidden, out),
 // the biases (gates * hidden) or null, w_hr (out, hidden) the LSTM projection or null.
-// Records one node when autograd records (the results are views of its one output).
+// On the CPU in float32/float64 records one node when autograd records (the results are
+// views of its one output).
 RnnLayerResult rnn_layer(RnnMode mode, const Tensor& x, const Tensor& h0, const Tensor* c0, const Tensor& w_ih,
                          const Tensor& w_hh, const Tensor* b_ih, const Tensor* b_hh, const Tensor* w_hr, bool reverse);
 

@@ -114,6 +114,24 @@ T.test("dropout is applied between layers in training and not in eval", function
   T.truthy((t1 - e1):abs():max():item() > 1e-6, "training mode drops")
 end)
 
+T.test("float16 and bfloat16 (the composed steps) follow the float64 result", function()
+  torch.manual_seed(5)
+  local ref = nn.LSTM(3, 4, 2, {bidirectional = true, proj_size = 2, dtype = "float64"})
+  local x = torch.randn(5, 2, 3, D)
+  local want = ref(x)
+  for _, dt in ipairs({"float16", "bfloat16"}) do
+    local m = nn.LSTM(3, 4, 2, {bidirectional = true, proj_size = 2, dtype = dt})
+    m:load_state_dict(ref:state_dict())
+    local y = m(x:to(dt))
+    T.eq(y.dtype, dt)
+    T.near(y:double(), want, 0.05, dt)
+    y:sum():backward()
+    T.eq(m.weight_hh_l1_reverse.grad.dtype, dt)
+    local h = nn.GRUCell(3, 4, {dtype = dt})(x[1]:to(dt))
+    T.eq(h.dtype, dt)
+  end
+end)
+
 T.test("bad options are errors naming the layer and the value", function()
   T.error_usable(function() nn.RNN(3, 4, {nonlinearity = "sigmoid"}) end,
                  'RNN: nonlinearity must be "tanh" or "relu", got "sigmoid"')
@@ -203,7 +221,7 @@ T.test("torch._rnn_layer checks its arguments", function()
   T.error_usable(function() torch._rnn_layer("LSTM", x, h, h, w_ih, torch.randn(20, 5, D)) end,
                  "rnn_layer: w_hh has dtype float64 but x has dtype float32")
   T.error_usable(function() torch._rnn_layer("RNN_TANH", x:long(), h, nil, w_ih, w_hh) end,
-                 "rnn_layer: x must be float32 or float64, got int64")
+                 "rnn_layer: x must be a floating-point tensor, got dtype int64")
   T.error_usable(function() torch._rnn_layer("GRU", x, h, nil, torch.randn(16, 4), w_hh) end,
                  "rnn_layer: w_ih has 16 rows, not a positive multiple of 3 gates")
   T.error_usable(function() torch._rnn_layer("GRU", x, h, nil, torch.randn(15, 4), torch.randn(15, 5), nil, nil,
