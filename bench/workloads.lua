@@ -195,6 +195,21 @@ add("w8_digits_epoch", function()
   end, 1
 end)
 
+-- Issue 16: an LSTM (2 layers, input and hidden 128, sequence 35, batch 20; float32) forward
+-- and backward, as the word-level language model trains it.
+add("w16_lstm_2x128_seq35_batch20", function()
+  torch.manual_seed(0)
+  local lstm = nn.LSTM(128, 128, 2)
+  local x = torch.randn(35, 20, 128)
+  local h0 = {torch.zeros(2, 20, 128), torch.zeros(2, 20, 128)}
+  return function()
+    lstm:zero_grad()
+    local out, hc = lstm(x, h0)
+    local loss = out:sum() + hc[1]:sum() + hc[2]:sum()
+    loss:backward()
+  end, 1
+end)
+
 -- Workload 11: LAPACK decompositions of a 500 x 500 float64 matrix (symmetric positive
 -- definite for eigh and cholesky; lstsq with 10 right-hand sides).
 local LA_N = 500

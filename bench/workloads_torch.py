@@ -222,6 +222,23 @@ def _():
     return fn, 1
 
 
+@add("w16_lstm_2x128_seq35_batch20")
+def _():
+    """An LSTM (2 layers, input and hidden 128, sequence 35, batch 20; float32) forward and backward."""
+    torch.manual_seed(0)
+    lstm = nn.LSTM(128, 128, 2)
+    x = torch.randn(35, 20, 128)
+    h0 = (torch.zeros(2, 20, 128), torch.zeros(2, 20, 128))
+
+    def fn():
+        with torch.enable_grad():
+            lstm.zero_grad()
+            out, (h, c) = lstm(x, h0)
+            loss = out.sum() + h.sum() + c.sum()
+            loss.backward()
+    return fn, 1
+
+
 def on_cuda(make):
     """Workload 10: a workload on the GPU, every call ending with a synchronize."""
     def setup():

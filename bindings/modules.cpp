@@ -23,6 +23,10 @@ void register_norm_bindings();  // bind_norm.cpp (declared here: lua_api.hpp is 
 
 void build_tensor_metatable(lua_State* L);
 
+// The recurrent layers' binding (bind_rnn.cpp), declared here rather than in the widely
+// included lua_api.hpp.
+void register_rnn_bindings();
+
 namespace {
 
 // Registers every family once per process (the registry is process-wide and immutable after).
@@ -42,6 +46,7 @@ void ensure_registered() {
     register_function_bindings();
     register_nn_bindings();
     register_norm_bindings();
+    register_rnn_bindings();
     register_tensor_bindings();
     register_complex_bindings();
     register_fft_bindings();

@@ -421,6 +421,25 @@ document(nn.utils.rnn, {
     "sequences of shapes (L_i, *) stacked into (T, B, *) (batch_first: (B, T, *)), padded to the longest.",
 })
 
+-- The recurrent layers (torch_nn_rnn.lua).
+document(nn, {
+  RNN = "nn.RNN(input_size, hidden_size[, num_layers=1][, {nonlinearity=\"tanh\", bias=true, batch_first=false, " ..
+    "dropout=0, bidirectional=false, dtype=, device=}]) -> Module: h_t = act(x_t W_ih^T + b_ih + h_{t-1} W_hh^T " ..
+    "+ b_hh) (act tanh or relu) over (T, N, input_size) input ((N, T, .) with batch_first, (T, .) unbatched); " ..
+    "`output, h_n = rnn(x[, h0])`; dropout between layers in training; parameters weight_ih_l0 ... as in PyTorch.",
+  LSTM = "nn.LSTM(input_size, hidden_size[, num_layers=1][, {bias=true, batch_first=false, dropout=0, " ..
+    "bidirectional=false, proj_size=0, dtype=, device=}]) -> Module: long short-term memory (gates i, f, g, o as " ..
+    "in PyTorch); `output, hc = lstm(x[, {h0, c0}])` with hc = {h_n, c_n}; proj_size projects h by weight_hr_l0.",
+  GRU = "nn.GRU(input_size, hidden_size[, num_layers=1][, {bias=true, batch_first=false, dropout=0, " ..
+    "bidirectional=false, dtype=, device=}]) -> Module: gated recurrent unit (gates r, z, n as in PyTorch); " ..
+    "`output, h_n = gru(x[, h0])`.",
+  RNNCell = "nn.RNNCell(input_size, hidden_size[, bias=true][, nonlinearity=\"tanh\"]) -> Module: one step " ..
+    "h' = act(x W_ih^T + b_ih + h W_hh^T + b_hh) of (N, input_size) or (input_size) input: `h = cell(x[, h])`.",
+  LSTMCell = "nn.LSTMCell(input_size, hidden_size[, bias=true]) -> Module: one LSTM step: " ..
+    "`h, c = cell(x[, {h, c}])`.",
+  GRUCell = "nn.GRUCell(input_size, hidden_size[, bias=true]) -> Module: one GRU step: `h = cell(x[, h])`.",
+})
+
 document(optim, {
   Optimizer = "optim.Optimizer: the base class of optimizers (param_groups, state, step, zero_grad, " ..
     "state_dict); Optimizer:extend(\"Name\") makes a new one with its own defaults and update.",

@@ -2014,6 +2014,8 @@ assert(loadfile(here .. "ops_nn.lua"))(G, add)
 -- torch.distributions against PyTorch: ops_distributions.lua.
 assert(loadfile(here .. "ops_distributions.lua"))(G, add)
 assert(loadfile(here .. "ops_nn_norm.lua"))(G, add)
+-- The recurrent layers against PyTorch: ops_nn_rnn.lua.
+assert(loadfile(here .. "ops_nn_rnn.lua"))(G, add)
 assert(loadfile(here .. "ops_stats.lua"))(G, add)
 assert(loadfile(here .. "ops_dtypes.lua"))(G, add)
 assert(loadfile(here .. "ops_sets_shape.lua"))(G, add)
