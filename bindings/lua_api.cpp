@@ -84,7 +84,8 @@ void remember_tensor_metatable(lua_State* L) {
   lua_pushvalue(L, -1);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &kMetaKey);
   // Also in the thread's extra space (copied to coroutines), for a pointer compare in
-  // to_tensor; left alone if a host already uses that space.
+  // to_tensor; left alone if a host already uses that space (tide's own states zero it at
+  // creation; a host that loads tide as a module into its state should do the same).
   auto** slot = static_cast<const void**>(lua_getextraspace(L));
   if (*slot == nullptr) *slot = lua_topointer(L, -1);
 }
