@@ -48,10 +48,11 @@ end
 -- softmax(q k^T * scale + mask) v for q (..., L, E), k (..., S, E), v (..., S, Ev): the
 -- product over batch dims that broadcast (bmm when they are one dim already). The mask is
 -- added to the scores viewed as `group` when given (MultiheadAttention's (N, H, L, S) over
--- its N*H products). Returns the output and the attention weights (after dropout).
+-- its N*H products). q comes scaled already when scale is nil. Returns the output and the
+-- attention weights (after dropout).
 local function attend(q, k, v, mask, dropout_p, scale, group)
   local matmul = (q:dim() == 3 and k:dim() == 3 and v:dim() == 3) and torch.bmm or torch.matmul
-  local s = matmul(q * scale, k:transpose(-2, -1))
+  local s = matmul(scale and q * scale or q, k:transpose(-2, -1))
   if mask ~= nil then
     if group then s = (s:view(group) + mask):view(s.shape) else s = s + mask end
   end
@@ -314,9 +315,10 @@ function MultiheadAttention:forward(...)
     end
   end
   if self.bias_k ~= nil then add_column(self.bias_k:expand(1, N, E), self.bias_v:expand(1, N, E)) end
-  -- (L, N, E) -> (N*H, L, hd), head h of batch n at n*H + h as in PyTorch.
+  -- (L, N, E) -> (N*H, L, hd), head h of batch n at n*H + h as in PyTorch. q is scaled first:
+  -- the product is contiguous, so its reshape is a view (a strided q would be copied as well).
   local function heads(t) return t:reshape(t.shape[1], N * H, hd):transpose(1, 2) end
-  q, k, v = heads(q), heads(k), heads(v)
+  q, k, v = heads(q * (1 / math.sqrt(hd))), heads(k), heads(v)
   if self.add_zero_attn then
     local zeros = torch.zeros({N * H, 1, hd}, {dtype = dtype, device = q.device})
     k, v = torch.cat({k, zeros}, 2), torch.cat({v, zeros}, 2)
@@ -328,7 +330,7 @@ function MultiheadAttention:forward(...)
   end
   local S2 = k.shape[2]
   local p = self.training and self.dropout or 0
-  local out, weights = attend(q, k, v, mask, p, 1 / math.sqrt(hd), {N, H, L, S2})
+  local out, weights = attend(q, k, v, mask, p, nil, {N, H, L, S2})
   out = torch.linear(out:transpose(1, 2):reshape(L, N, E), self.out_proj.weight, self.out_proj.bias)
   if not batched then out = out:squeeze(2)
   elseif self.batch_first then out = out:transpose(1, 2) end
