@@ -46,16 +46,12 @@ end
 -- scaled_dot_product_attention
 
 -- softmax(q k^T * scale + mask) v for q (..., L, E), k (..., S, E), v (..., S, Ev): the
--- product over batch dims that broadcast (bmm when they are one dim already). The mask is
--- added to the scores viewed as `group` when given (MultiheadAttention's (N, H, L, S) over
--- its N*H products). q comes scaled already when scale is nil. Returns the output and the
--- attention weights (after dropout).
-local function attend(q, k, v, mask, dropout_p, scale, group)
+-- product over batch dims that broadcast (bmm when they are one dim already); q comes scaled
+-- already when scale is nil. Returns the output and the attention weights (after dropout).
+local function attend(q, k, v, mask, dropout_p, scale)
   local matmul = (q:dim() == 3 and k:dim() == 3 and v:dim() == 3) and torch.bmm or torch.matmul
   local s = matmul(scale and q * scale or q, k:transpose(-2, -1))
-  if mask ~= nil then
-    if group then s = (s:view(group) + mask):view(s.shape) else s = s + mask end
-  end
+  if mask ~= nil then s = s + mask end
   local a = torch.softmax(s, -1)
   if dropout_p > 0 then a = F.dropout(a, dropout_p, true) end
   return matmul(a, v), a
@@ -186,26 +182,16 @@ function MultiheadAttention:_reset_parameters()
   end
 end
 
--- The three input projections; one product for self-attention (query, key and value the same
--- tensor) and one for key and value when those are the same, as PyTorch's packed projection.
+-- The three input projections, each its own product with its rows of the packed weight
+-- (whose gradient rows land in one in_proj_weight.grad); q comes scaled by 1/sqrt(head_dim).
 function MultiheadAttention:_project(query, key, value)
   local E, b = self.embed_dim, self.in_proj_bias
-  local function bias(i) return b and b:narrow(1, (i - 1) * E + 1, E) end
-  if not self._qkv_same_embed_dim then
-    return torch.linear(query, self.q_proj_weight, bias(1)), torch.linear(key, self.k_proj_weight, bias(2)),
-           torch.linear(value, self.v_proj_weight, bias(3))
+  local function part(x, i, separate)
+    local w = separate or self.in_proj_weight:narrow(1, (i - 1) * E + 1, E)
+    return torch.linear(x, w, b and b:narrow(1, (i - 1) * E + 1, E))
   end
-  local w = self.in_proj_weight
-  if rawequal(query, key) and rawequal(key, value) then
-    return table.unpack(torch.linear(query, w, b):chunk(3, -1))
-  end
-  local q = torch.linear(query, w:narrow(1, 1, E), bias(1))
-  if rawequal(key, value) then
-    local kv = torch.linear(key, w:narrow(1, E + 1, 2 * E), b and b:narrow(1, E + 1, 2 * E))
-    local k, v = table.unpack(kv:chunk(2, -1))
-    return q, k, v
-  end
-  return q, torch.linear(key, w:narrow(1, E + 1, E), bias(2)), torch.linear(value, w:narrow(1, 2 * E + 1, E), bias(3))
+  local q = part(query, 1, self.q_proj_weight) * (1 / math.sqrt(self.head_dim))
+  return q, part(key, 2, self.k_proj_weight), part(value, 3, self.v_proj_weight)
 end
 
 local function dims_text(t) return string.format("%d-D (shape %s)", t:dim(), shape_str(t.shape)) end
@@ -291,7 +277,7 @@ function MultiheadAttention:forward(...)
     if is_causal and not mask:eq(causal_mask(L, S, dtype, mask.device)):all():item() then
       fail(op, "is_causal is set but attn_mask is not the causal mask (use nn.Transformer.generate_square_subsequent_mask)")
     end
-    mask = attn_mask:dim() == 2 and mask:view(1, 1, L, S) or mask:view(N, H, L, S)
+    mask = attn_mask:dim() == 2 and mask:reshape(1, 1, L, S) or mask:reshape(N, H, L, S)
   elseif is_causal then
     fail(op, "is_causal needs attn_mask (the causal mask, as nn.Transformer.generate_square_subsequent_mask makes)")
   end
@@ -300,7 +286,7 @@ function MultiheadAttention:forward(...)
       fail(op, "key_padding_mask of shape %s should have shape %s", shape_str(o.key_padding_mask.shape),
            shape_str(batched and {N, S} or {S}))
     end
-    local pad = additive(kpm, dtype, true):view(N, 1, 1, S)
+    local pad = additive(kpm, dtype, true):reshape(N, 1, 1, S)
     mask = mask and mask + pad or pad
   end
 
@@ -315,27 +301,24 @@ function MultiheadAttention:forward(...)
     end
   end
   if self.bias_k ~= nil then add_column(self.bias_k:expand(1, N, E), self.bias_v:expand(1, N, E)) end
-  -- (L, N, E) -> (N*H, L, hd), head h of batch n at n*H + h as in PyTorch. q is scaled first:
-  -- the product is contiguous, so its reshape is a view (a strided q would be copied as well).
-  local function heads(t) return t:reshape(t.shape[1], N * H, hd):transpose(1, 2) end
-  q, k, v = heads(q * (1 / math.sqrt(hd))), heads(k), heads(v)
+  -- (L, N, E) -> (N, H, L, hd) as a view: the products read each head's rows in place.
+  local function heads(t) return t:reshape(t.shape[1], N, H, hd):permute(2, 3, 1, 4) end
+  q, k, v = heads(q), heads(k), heads(v)
   if self.add_zero_attn then
-    local zeros = torch.zeros({N * H, 1, hd}, {dtype = dtype, device = q.device})
-    k, v = torch.cat({k, zeros}, 2), torch.cat({v, zeros}, 2)
+    local zeros = torch.zeros({N, H, 1, hd}, {dtype = dtype, device = q.device})
+    k, v = torch.cat({k, zeros}, 3), torch.cat({v, zeros}, 3)
     if mask ~= nil then
       local shape = mask.shape
       shape[4] = 1
       mask = torch.cat({mask, torch.zeros(shape, {dtype = dtype, device = mask.device})}, 4)
     end
   end
-  local S2 = k.shape[2]
   local p = self.training and self.dropout or 0
-  local out, weights = attend(q, k, v, mask, p, nil, {N, H, L, S2})
-  out = torch.linear(out:transpose(1, 2):reshape(L, N, E), self.out_proj.weight, self.out_proj.bias)
+  local out, weights = attend(q, k, v, mask, p, nil)
+  out = torch.linear(out:permute(3, 1, 2, 4):reshape(L, N, E), self.out_proj.weight, self.out_proj.bias)
   if not batched then out = out:squeeze(2)
   elseif self.batch_first then out = out:transpose(1, 2) end
   if not need_weights then return out, nil end
-  weights = weights:view(N, H, L, S2)
   if average then weights = weights:sum(2) / H end
   if not batched then weights = weights:squeeze(1) end
   return out, weights

@@ -112,6 +112,10 @@ T.test("masks: bool and float masks, is_causal as PyTorch's hint", function()
   local a, wa = m(x, x, x, {attn_mask = causal})
   local b, wb = m(x, x, x, {attn_mask = causal:isinf(), is_causal = true})
   T.near(a, b, 1e-12, "a bool mask blocks where true, as -inf does")
+  local strided = causal:t():contiguous():t()  -- the same values in a transposed layout
+  T.near(m(x, x, x, {attn_mask = strided}), a, 1e-12, "a non-contiguous mask")
+  local kpm_t = torch.zeros(4, 2, {dtype = "float64"}):t()
+  T.near(m(x, x, x, {key_padding_mask = kpm_t}), m(x, x, x), 1e-12, "a non-contiguous key padding mask")
   T.near(wa, wb, 1e-12)
   T.eq(wa[{1, 1, {2, 4}}]:tolist(), {0, 0, 0}, "the first query sees only the first key")
   -- a key padding mask blocks those keys for every query
