@@ -184,7 +184,7 @@ end
 
 -- The three input projections, each its own product with its rows of the packed weight
 -- (whose gradient rows land in one in_proj_weight.grad); q comes scaled by 1/sqrt(head_dim).
-function MultiheadAttention:_project(query, key, value)
+local function project(self, query, key, value)
   local E, b = self.embed_dim, self.in_proj_bias
   local function part(x, i, separate)
     local w = separate or self.in_proj_weight:narrow(1, (i - 1) * E + 1, E)
@@ -198,7 +198,7 @@ local function dims_text(t) return string.format("%d-D (shape %s)", t:dim(), sha
 
 -- Checks the shapes of a forward's inputs (PyTorch's _mha_shape_check and the size checks of
 -- multi_head_attention_forward); returns whether the input is batched.
-function MultiheadAttention:_check_inputs(op, query, key, value, key_padding_mask, attn_mask)
+local function check_inputs(self, op, query, key, value, key_padding_mask, attn_mask)
   local batched = query:dim() == 3
   if query:dim() ~= 2 and not batched then
     fail(op, "query must be 2-D (unbatched) or 3-D (batched), got %s", dims_text(query))
@@ -251,7 +251,7 @@ function MultiheadAttention:forward(...)
   local need_weights = util.check_bool(op, "need_weights", o.need_weights)
   local average = util.check_bool(op, "average_attn_weights", o.average_attn_weights)
   local is_causal = util.check_bool(op, "is_causal", o.is_causal)
-  local batched = self:_check_inputs(op, query, key, value, kpm, attn_mask)
+  local batched = check_inputs(self, op, query, key, value, kpm, attn_mask)
 
   -- To (L, N, E): unbatched inputs get a batch of one, batch_first ones are transposed; the
   -- same tensor passed twice stays one (for the packed projection).
@@ -290,7 +290,7 @@ function MultiheadAttention:forward(...)
     mask = mask and mask + pad or pad
   end
 
-  local q, k, v = self:_project(q_in, k_in, v_in)
+  local q, k, v = project(self, q_in, k_in, v_in)
   -- A key and value column more: the learnt bias_k/bias_v, then zeros; the masks let it in.
   local function add_column(kcol, vcol)
     k, v = torch.cat({k, kcol}, 1), torch.cat({v, vcol}, 1)
