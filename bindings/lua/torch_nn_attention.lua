@@ -253,15 +253,12 @@ function MultiheadAttention:forward(...)
   local is_causal = util.check_bool(op, "is_causal", o.is_causal)
   local batched = check_inputs(self, op, query, key, value, kpm, attn_mask)
 
-  -- To (L, N, E): unbatched inputs get a batch of one, batch_first ones are transposed; the
-  -- same tensor passed twice stays one (for the packed projection).
+  -- To (L, N, E): unbatched inputs get a batch of one, batch_first ones are transposed.
   local function seq_first(t)
     if not batched then return t:unsqueeze(2) end
     return self.batch_first and t:transpose(1, 2) or t
   end
-  local q_in = seq_first(query)
-  local k_in = rawequal(key, query) and q_in or seq_first(key)
-  local v_in = rawequal(value, key) and k_in or seq_first(value)
+  local q_in, k_in, v_in = seq_first(query), seq_first(key), seq_first(value)
   if kpm ~= nil and not batched then kpm = kpm:unsqueeze(1) end
   local E, H, hd = self.embed_dim, self.num_heads, self.head_dim
   local L, N, S = q_in.shape[1], q_in.shape[2], k_in.shape[1]
@@ -290,28 +287,27 @@ function MultiheadAttention:forward(...)
     mask = mask and mask + pad or pad
   end
 
-  local q, k, v = project(self, q_in, k_in, v_in)
-  -- A key and value column more: the learnt bias_k/bias_v, then zeros; the masks let it in.
-  local function add_column(kcol, vcol)
-    k, v = torch.cat({k, kcol}, 1), torch.cat({v, vcol}, 1)
-    if mask ~= nil then
-      local shape = mask.shape
-      shape[4] = 1
-      mask = torch.cat({mask, torch.zeros(shape, {dtype = dtype, device = mask.device})}, 4)
-    end
+  -- A key and value added (bias_k/bias_v, then zeros) are open to every query: the mask gets
+  -- a column of zeros.
+  local function open_added_key()
+    if mask == nil then return end
+    local shape = mask.shape
+    shape[4] = 1
+    mask = torch.cat({mask, torch.zeros(shape, {dtype = dtype, device = mask.device})}, 4)
   end
-  if self.bias_k ~= nil then add_column(self.bias_k:expand(1, N, E), self.bias_v:expand(1, N, E)) end
+
+  local q, k, v = project(self, q_in, k_in, v_in)
+  if self.bias_k ~= nil then
+    k, v = torch.cat({k, self.bias_k:expand(1, N, E)}, 1), torch.cat({v, self.bias_v:expand(1, N, E)}, 1)
+    open_added_key()
+  end
   -- (L, N, E) -> (N, H, L, hd) as a view: the products read each head's rows in place.
   local function heads(t) return t:reshape(t.shape[1], N, H, hd):permute(2, 3, 1, 4) end
   q, k, v = heads(q), heads(k), heads(v)
   if self.add_zero_attn then
     local zeros = torch.zeros({N, H, 1, hd}, {dtype = dtype, device = q.device})
     k, v = torch.cat({k, zeros}, 3), torch.cat({v, zeros}, 3)
-    if mask ~= nil then
-      local shape = mask.shape
-      shape[4] = 1
-      mask = torch.cat({mask, torch.zeros(shape, {dtype = dtype, device = mask.device})}, 4)
-    end
+    open_added_key()
   end
   local p = self.training and self.dropout or 0
   local out, weights = attend(q, k, v, mask, p, nil)
