@@ -206,6 +206,8 @@ module_row("TransformerDecoderLayer", {
   {p = dec({batch_first = true}, {act = "tanh"}), inputs = {{2, 3, 8}, {2, 4, 8}},
    masks = {{"memory_mask", "bool", {3, 4}}, {"memory_key_padding_mask", "bool", {2, 4}}}},
   {p = dec({norm_first = true}), inputs = {{3, 8}, {4, 8}}, masks = {{"tgt_mask", "bool", {3, 3}}}},
+  {p = dec(nil, {fwd = {memory_is_causal = true}}), inputs = {{4, 2, 8}, {4, 2, 8}},
+   masks = {{"memory_mask", "causal", 4}}},
 })
 
 module_row("TransformerEncoder", {
@@ -240,5 +242,8 @@ module_row("Transformer", {
   {p = transformer({batch_first = true, norm_first = true, activation = "gelu", layer_norm_eps = 1e-4,
                     num_decoder_layers = 2}),
    inputs = {{2, 4, 8}, {2, 3, 8}}, masks = {{"tgt_mask", "causal", 3}}, dtypes = {"float64", "float32"}},
+  {p = transformer(nil, {fwd = {src_is_causal = true, tgt_is_causal = true, memory_is_causal = true}}),
+   inputs = {{4, 2, 8}, {4, 2, 8}},
+   masks = {{"src_mask", "causal", 4}, {"tgt_mask", "causal", 4}, {"memory_mask", "causal", 4}}},
   {p = transformer({num_encoder_layers = 1}, {act = "tanh"}), inputs = {{4, 8}, {3, 8}}},
 }, true)

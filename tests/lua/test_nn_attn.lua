@@ -36,6 +36,7 @@ T.test("MultiheadAttention's parameters: PyTorch's names, order and initialisati
   T.eq(tostring(nn.MultiheadAttention(4, 1)),
        "MultiheadAttention(\n  (out_proj): NonDynamicallyQuantizableLinear(in_features=4, out_features=4, bias=true)\n)")
   T.eq(nn.MultiheadAttention(4, 2, {dtype = "float64"}).in_proj_weight.dtype, "float64")
+  T.eq(tostring(nn.MultiheadAttention(4, 2, {device = "cpu"}).out_proj.weight.device), "cpu")
 end)
 
 T.test("the transformers' parameters: PyTorch's names, Xavier initialisation in nn.Transformer", function()
@@ -80,6 +81,17 @@ T.test("TransformerEncoder and TransformerDecoder hold independent copies of the
   T.eq(#dec:parameters(), 2 * 18)
   local y = dec(torch.randn(3, 2, 8), torch.randn(4, 2, 8))
   T.eq(y.shape, {3, 2, 8})
+end)
+
+T.test("nn.Transformer with custom_encoder and custom_decoder runs them", function()
+  torch.manual_seed(6)
+  local enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, {dim_feedforward = 16}), 1):double():eval()
+  local dec = nn.TransformerDecoder(nn.TransformerDecoderLayer(8, 2, {dim_feedforward = 16}), 1):double():eval()
+  local t = nn.Transformer{d_model = 8, nhead = 2, custom_encoder = enc, custom_decoder = dec}:eval()
+  T.truthy(rawequal(t.encoder, enc) and rawequal(t.decoder, dec))
+  local src, tgt = torch.randn(4, 2, 8, {dtype = "float64"}), torch.randn(3, 2, 8, {dtype = "float64"})
+  T.near(t(src, tgt), dec(tgt, enc(src)), 0)
+  T.error(function() return nn.Transformer{custom_encoder = 3} end, "Transformer: custom_encoder must be a module, got 3")
 end)
 
 T.test("MultiheadAttention: shapes of batched, batch_first and unbatched inputs and weights", function()
