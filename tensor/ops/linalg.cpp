@@ -387,10 +387,11 @@ void blas_batched(const GemmProblem& P, const Scalar& alpha, const Scalar& beta,
   };
   // A batch of small products (attention's per-head ones) would run one after another on one
   // thread, as OpenBLAS keeps each to one: the engine's threads share the batch instead, each
-  // product still on one thread, so the results do not depend on the thread count.
+  // product still on one thread, so the results do not depend on the thread count. Only
+  // matrix-matrix products: OpenBLAS threads a matrix-vector product from a lower size.
   int64_t work = 0;
   const bool huge = __builtin_mul_overflow(P.m * P.n, std::max<int64_t>(P.k, 1), &work);
-  if (P.batch > 1 && !huge && work <= kBlasOneThreadWork) {
+  if (P.batch > 1 && P.m > 1 && P.n > 1 && !huge && work <= kBlasOneThreadWork) {
     parallel_for(0, P.batch, std::max<int64_t>(1, kBlasOneThreadWork / work), products);
     return;
   }
