@@ -210,6 +210,18 @@ add("w16_lstm_2x128_seq35_batch20", function()
   end, 1
 end)
 
+-- Workload 16: nn.MultiheadAttention forward and backward, self-attention over a batch of 32
+-- sequences of 64 with embed_dim 256 and 8 heads (float32), the weights returned as by default.
+add("w16_mha_fwd_bwd_float32", function()
+  torch.manual_seed(0)
+  local m = nn.MultiheadAttention(256, 8)
+  local x = torch.randn(64, 32, 256):requires_grad_()
+  return function()
+    local out = m(x, x, x)
+    out:sum():backward()
+  end, 1
+end)
+
 -- Workload 11: LAPACK decompositions of a 500 x 500 float64 matrix (symmetric positive
 -- definite for eigh and cholesky; lstsq with 10 right-hand sides).
 local LA_N = 500

@@ -265,6 +265,21 @@ for dt in ("float32", "float64"):
         add("w10_matmul_%d_cuda_%s" % (n, dt))(on_cuda(matmul))
 
 
+@add("w16_mha_fwd_bwd_float32")
+def _():
+    """Workload 16: nn.MultiheadAttention forward and backward (batch 32, sequence 64, embed 256,
+    8 heads, float32; self-attention, the weights returned as by default)."""
+    torch.manual_seed(0)
+    m = nn.MultiheadAttention(256, 8)
+    x = torch.randn(64, 32, 256, requires_grad=True)
+
+    def fn():
+        with torch.enable_grad():
+            out, _ = m(x, x, x)
+            out.sum().backward()
+    return fn, 1
+
+
 LA_N = 500
 
 

@@ -616,3 +616,49 @@ document(torch.cuda.amp, {
   GradScaler = "cuda.amp.GradScaler([{init_scale=, growth_factor=, backoff_factor=, growth_interval=, enabled=}]) " ..
     "-> scaler: amp.GradScaler(\"cuda\", {...}).",
 })
+
+-- Attention and transformers (torch_nn_attention.lua).
+document(F, {
+  scaled_dot_product_attention = "F.scaled_dot_product_attention(query, key, value[, {attn_mask=, dropout_p=0, " ..
+    "is_causal=false, scale=1/sqrt(E)}]) -> Tensor: softmax(query key^T * scale + mask) value over (..., L, E), " ..
+    "(..., S, E), (..., S, Ev) with broadcasting batch dims; a bool attn_mask is true where a query may attend, " ..
+    "a float one is added; is_causal masks keys after each query (not with attn_mask); dropout_p drops weights.",
+})
+
+document(nn, {
+  MultiheadAttention = "nn.MultiheadAttention(embed_dim, num_heads[, {dropout=0, bias=true, add_bias_kv=false, " ..
+    "add_zero_attn=false, kdim=, vdim=, batch_first=false, dtype=, device=}]) -> Module: m(query, key, value[, " ..
+    "{key_padding_mask=, need_weights=true, attn_mask=, average_attn_weights=true, is_causal=false}]) returns " ..
+    "the output (L, N, E) (batch_first: (N, L, E); unbatched: (L, E)) and the attention weights (nil unless " ..
+    "need_weights); bool masks are true where attending is NOT allowed, float masks are added; is_causal says " ..
+    "attn_mask is the causal mask (checked). Parameters as PyTorch's: in_proj_weight (or q/k/v_proj_weight), " ..
+    "in_proj_bias, bias_k, bias_v, out_proj.",
+  TransformerEncoderLayer = "nn.TransformerEncoderLayer(d_model, nhead[, {dim_feedforward=2048, dropout=0.1, " ..
+    "activation=\"relu\", layer_norm_eps=1e-5, batch_first=false, norm_first=false, dtype=, device=}]) -> Module: " ..
+    "self-attention and a feed-forward block, each with a residual and a LayerNorm (before: norm_first); " ..
+    "activation \"relu\", \"gelu\" or a function or module; forward(src[, {src_mask=, src_key_padding_mask=, " ..
+    "is_causal=}]).",
+  TransformerDecoderLayer = "nn.TransformerDecoderLayer(d_model, nhead[, {dim_feedforward=2048, dropout=0.1, " ..
+    "activation=\"relu\", layer_norm_eps=1e-5, batch_first=false, norm_first=false, dtype=, device=}]) -> Module: " ..
+    "self-attention, attention over memory and a feed-forward block; forward(tgt, memory[, {tgt_mask=, " ..
+    "memory_mask=, tgt_key_padding_mask=, memory_key_padding_mask=, tgt_is_causal=, memory_is_causal=}]).",
+  TransformerEncoder = "nn.TransformerEncoder(encoder_layer, num_layers[, norm]) -> Module: num_layers copies " ..
+    "of encoder_layer (layers.0, layers.1, ...) and an optional final norm; forward(src[, {mask=, " ..
+    "src_key_padding_mask=, is_causal=}]).",
+  TransformerDecoder = "nn.TransformerDecoder(decoder_layer, num_layers[, norm]) -> Module: num_layers copies " ..
+    "of decoder_layer and an optional final norm; forward(tgt, memory[, {tgt_mask=, memory_mask=, " ..
+    "tgt_key_padding_mask=, memory_key_padding_mask=, tgt_is_causal=, memory_is_causal=}]).",
+  Transformer = "nn.Transformer([{d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6, " ..
+    "dim_feedforward=2048, dropout=0.1, activation=\"relu\", custom_encoder=, custom_decoder=, layer_norm_eps=1e-5, " ..
+    "batch_first=false, norm_first=false, dtype=, device=}]) -> Module: encoder and decoder stacks with final " ..
+    "LayerNorms, Xavier-initialised; forward(src, tgt[, {src_mask=, tgt_mask=, memory_mask=, " ..
+    "src_key_padding_mask=, tgt_key_padding_mask=, memory_key_padding_mask=, src_is_causal=, tgt_is_causal=, " ..
+    "memory_is_causal=}]). nn.Transformer.generate_square_subsequent_mask(sz[, {dtype=, device=}]) gives the " ..
+    "causal float mask (-inf above the diagonal).",
+})
+
+document(nn.Transformer, {
+  generate_square_subsequent_mask = "nn.Transformer.generate_square_subsequent_mask(sz[, {dtype=, device=}]) -> " ..
+    "Tensor: the (sz, sz) float mask with -inf above the diagonal and 0 elsewhere (each position sees itself and " ..
+    "the ones before it).",
+})
