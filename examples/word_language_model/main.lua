@@ -18,7 +18,8 @@ local args = {data = here .. "../../data/tides", model = "LSTM", emsize = 200, n
               clip = 0.25, epochs = 40, batch_size = 20, bptt = 35, dropout = 0.2, tied = false, seed = 1111,
               log_interval = 200, save = "model.pt", nhead = 2, dry_run = false}
 local NUMBERS = {emsize = true, nhid = true, nlayers = true, lr = true, clip = true, epochs = true, batch_size = true,
-                 bptt = true, dropout = true, seed = true, log_interval = true, nhead = true}
+                 bptt = true, dropout = true, seed = true, log_interval = true, nhead = true,
+                 encoder_dropout = true}
 local STRINGS = {data = true, model = true, save = true, init = true}
 local i = 1
 while i <= #arg do
@@ -87,6 +88,16 @@ if transformer then
   model = transformer_model()(ntokens, args.emsize, args.nhead, args.nhid, args.nlayers, args.dropout)
 else
   model = dofile(here .. "model.lua")(args.model, ntokens, args.emsize, args.nhid, args.nlayers, args.dropout, args.tied)
+end
+-- (This port's --encoder-dropout, as main.py's: the dropout inside the encoder layers.)
+if transformer and args.encoder_dropout then
+  for _, m in ipairs(model.encoder:modules()) do
+    if m:isinstance(nn.Dropout) then
+      m.p = args.encoder_dropout
+    elseif m:isinstance(nn.MultiheadAttention) then
+      m.dropout = args.encoder_dropout
+    end
+  end
 end
 if args.init then model:load_state_dict(torch.load(args.init)) end
 

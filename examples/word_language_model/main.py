@@ -51,6 +51,9 @@ parser.add_argument('--nhead', type=int, default=2,
                     help='the number of heads in the encoder/decoder of the transformer model')
 parser.add_argument('--dry-run', action='store_true',
                     help='verify the code and the model')
+parser.add_argument('--encoder-dropout', type=float, default=None,
+                    help='(this port) dropout inside the Transformer encoder layers instead of '
+                         'nn.Transformer\'s 0.1 (0: runs in two frameworks compare)')
 parser.add_argument('--save-init', type=str, default=None,
                     help='write the initial weights (state_dict) here')
 args = parser.parse_args()
@@ -101,6 +104,12 @@ if args.model == 'Transformer':
     model = model.TransformerModel(ntokens, args.emsize, args.nhead, args.nhid, args.nlayers, args.dropout).to(device)
 else:
     model = model.RNNModel(args.model, ntokens, args.emsize, args.nhid, args.nlayers, args.dropout, args.tied).to(device)
+if args.model == 'Transformer' and args.encoder_dropout is not None:
+    for m in model.encoder.modules():
+        if isinstance(m, nn.Dropout):
+            m.p = args.encoder_dropout
+        elif isinstance(m, nn.MultiheadAttention):
+            m.dropout = args.encoder_dropout
 if args.save_init:
     torch.save(model.state_dict(), args.save_init)
 
