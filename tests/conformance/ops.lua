@@ -2011,6 +2011,7 @@ err_row("view of non-contiguous", "view", function(a) return a:view(6) end,
 -- The nn layers, activations and losses checked against PyTorch: ops_nn.lua adds their rows.
 local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
 assert(loadfile(here .. "ops_nn.lua"))(G, add)
+assert(loadfile(here .. "ops_nn_conv.lua"))(G, add)
 assert(loadfile(here .. "ops_stats.lua"))(G, add)
 assert(loadfile(here .. "ops_dtypes.lua"))(G, add)
 assert(loadfile(here .. "ops_sets_shape.lua"))(G, add)
