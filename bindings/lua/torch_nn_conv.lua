@@ -44,23 +44,52 @@ end
 ---------------------------------------------------------------------------------------------
 -- 1-D convolution and transposed convolution: the 2-D ops with a height-1 image.
 
--- The input (N, C, L) or (C, L) and a 3-D weight as height-1 images.
-local function as_2d(op, input, weight)
+-- The input (N, C, L) or (C, L) and a 3-D weight as height-1 images. The shapes are checked
+-- here, so that errors name the 1-D op and its shapes rather than the 2-D op's.
+local function as_2d(op, input, weight, bias, groups, transposed)
   check_input(op, input, 1, "(N, C, L) or (C, L)")
   util.check_tensor(op, "weight", weight)
   if weight:dim() ~= 3 then fail(op, "expected a 3-D weight, got shape %s", shape_str(weight.shape)) end
+  local g = util.check_int(op, "groups", groups, 1)
+  local C, ws = input.shape[input:dim() - 1], weight.shape
+  local expects = transposed and ws[1] or ws[2] * g
+  if C % g ~= 0 or C ~= expects then
+    fail(op, "weight of shape %s with groups %d expects %d input channels, but the input of shape %s has %d",
+         shape_str(ws), g, expects, shape_str(input.shape), C)
+  end
+  local out = transposed and ws[2] * g or ws[1]
+  if out % g ~= 0 then fail(op, "groups %d must divide the %d output channels", g, out) end
+  if bias ~= nil and not (torch.is_tensor(bias) and bias:dim() == 1 and bias.shape[1] == out) then
+    fail(op, "bias must be a tensor of shape {%d}, got %s", out, torch.is_tensor(bias) and shape_str(bias.shape)
+         or describe(bias))
+  end
   return input:unsqueeze(-2), weight:unsqueeze(3)
+end
+
+-- The length of a window of k taps spaced by dilation must fit the padded input.
+local function check_extent(op, length, k, padding, dilation)
+  local extent = dilation * (k - 1) + 1
+  if length + 2 * padding < extent then
+    fail(op, "the input's length %d (padded by %d on each side) is smaller than the kernel's extent %d", length,
+         padding, extent)
+  end
 end
 
 function F.conv1d(input, weight, ...)
   local op = "conv1d"
   local o = util.args(op, {"bias", "stride", "padding", "dilation", "groups"}, 0,
                       {stride = 1, padding = 0, dilation = 1, groups = 1}, ...)
-  local x, w = as_2d(op, input, weight)
+  local x, w = as_2d(op, input, weight, o.bias, o.groups, false)
+  local stride, dilation = check_single(op, "stride", o.stride, 1), check_single(op, "dilation", o.dilation, 1)
   local padding = o.padding
-  if type(padding) ~= "string" then padding = {0, check_single(op, "padding", padding, 0)} end
-  local y = F.conv2d(x, w, o.bias, {stride = {1, check_single(op, "stride", o.stride, 1)}, padding = padding,
-                                    dilation = {1, check_single(op, "dilation", o.dilation, 1)}, groups = o.groups})
+  if type(padding) ~= "string" then
+    padding = check_single(op, "padding", padding, 0)
+    check_extent(op, input.shape[input:dim()], weight.shape[3], padding, dilation)
+    padding = {0, padding}
+  elseif padding == "valid" then
+    check_extent(op, input.shape[input:dim()], weight.shape[3], 0, dilation)
+  end
+  local y = F.conv2d(x, w, o.bias, {stride = {1, stride}, padding = padding, dilation = {1, dilation}, groups = o.groups})
   return y:squeeze(-2)
 end
 
@@ -105,11 +134,23 @@ function F.conv_transpose1d(input, weight, ...)
   local op = "conv_transpose1d"
   local o = util.args(op, {"bias", "stride", "padding", "output_padding", "groups", "dilation"}, 0,
                       {stride = 1, padding = 0, output_padding = 0, groups = 1, dilation = 1}, ...)
-  local x, w = as_2d(op, input, weight)
-  local y = torch.conv_transpose2d(x, w, o.bias, {
-    stride = {1, check_single(op, "stride", o.stride, 1)}, padding = {0, check_single(op, "padding", o.padding, 0)},
-    output_padding = {0, check_single(op, "output_padding", o.output_padding, 0)}, groups = o.groups,
-    dilation = {1, check_single(op, "dilation", o.dilation, 1)}})
+  local x, w = as_2d(op, input, weight, o.bias, o.groups, true)
+  local stride, padding = check_single(op, "stride", o.stride, 1), check_single(op, "padding", o.padding, 0)
+  local dilation = check_single(op, "dilation", o.dilation, 1)
+  local output_padding = check_single(op, "output_padding", o.output_padding, 0)
+  if output_padding >= stride and output_padding >= dilation then
+    fail(op, "output_padding %d must be smaller than either stride %d or dilation %d", output_padding, stride, dilation)
+  end
+  local length = (input.shape[input:dim()] - 1) * stride - 2 * padding + dilation * (weight.shape[3] - 1)
+                 + output_padding + 1
+  if length < 1 then
+    fail(op, "the output length %d is not positive (input length %d, kernel %d, stride %d, padding %d, dilation %d, " ..
+         "output_padding %d)", length, input.shape[input:dim()], weight.shape[3], stride, padding, dilation,
+         output_padding)
+  end
+  local y = torch.conv_transpose2d(x, w, o.bias, {stride = {1, stride}, padding = {0, padding},
+                                                  output_padding = {0, output_padding}, groups = o.groups,
+                                                  dilation = {1, dilation}})
   return y:squeeze(-2)
 end
 
@@ -252,9 +293,11 @@ function F.max_pool1d(input, ...)
   check_input(op, input, 1, "(N, C, L) or (C, L)")
   local k = check_single(op, "kernel_size", o.kernel_size, 1)
   local stride = o.stride == nil and k or check_single(op, "stride", o.stride, 1)
+  local padding, dilation = check_single(op, "padding", o.padding, 0), check_single(op, "dilation", o.dilation, 1)
+  if padding > k // 2 then fail(op, "padding %d must be at most half the kernel size %d", padding, k) end
+  check_extent(op, input.shape[input:dim()], k, padding, dilation)
   local y, idx = torch.max_pool2d(input:unsqueeze(-2), {1, k}, {
-    stride = {1, stride}, padding = {0, check_single(op, "padding", o.padding, 0)},
-    dilation = {1, check_single(op, "dilation", o.dilation, 1)}, ceil_mode = o.ceil_mode,
+    stride = {1, stride}, padding = {0, padding}, dilation = {1, dilation}, ceil_mode = o.ceil_mode,
     return_indices = o.return_indices})
   if idx then return y:squeeze(-2), idx:squeeze(-2) end
   return y:squeeze(-2)
