@@ -88,6 +88,8 @@ conv_row("conv2d", "Conv2d", {
   {{1, 2, 7, 6}, {padding = "same", dilation = {1, 3}}, {w = {4, 2, 3, 2}, bias = true}},
   {{2, 6, 5, 5}, {groups = 3, stride = {2, 1}, padding = "valid"}, {w = {3, 2, 2, 2}}},
   {{1, 3, 8, 8}, {groups = 3, stride = 2, padding = {2, 1}, dilation = 2}, {w = {6, 1, 3, 3}, bias = true}},
+  -- Padding wider than the kernel's extent: whole rows and columns of patches in the padding.
+  {{2, 2, 3, 2}, {padding = {4, 5}, stride = {3, 2}, dilation = {2, 3}}, {w = {2, 2, 2, 2}, bias = true}},
 })
 conv_row("conv_transpose1d", "ConvTranspose1d", {
   {{2, 4, 5}, {stride = 2, padding = 1, output_padding = 1}, {w = {4, 3, 3}, bias = true}},
