@@ -157,6 +157,8 @@ def targets(best):
             0.95 * r if r else None, 1.0)
     for w in sorted(k for k in best["tide"] if k.startswith("w12_")):
         add("12: %s, tide / NumPy" % w[4:], ratio(best, w, "numpy"), 1.05)
+    for w in sorted(k for k in best["tide"] if k.startswith("w15_")):
+        add("15: %s forward+backward, tide / PyTorch" % w[4:], ratio(best, w, "torch"), 1.0)
     add("9: start-up wall time, tide / PyTorch", ratio(best, "w9_startup_wall", "torch"), 0.05)
     add("9: start-up peak memory, tide / PyTorch", ratio(best, "w9_startup_memory", "torch"), 0.1)
     return rows

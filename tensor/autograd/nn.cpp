@@ -236,6 +236,34 @@ Tensor unfold(const Tensor& x, const ops::Window2d& w, double pad) {
   return y;
 }
 
+// The filters of each group times the image patches: Wg (G, Co, K) @ cols (N, G, K, L) ->
+// (N, G, Co, L), one batched product. Its weight gradient sums g_n cols_n^T over the images:
+// with few positions per image (L < Co) as one product over all N * L positions (the
+// operands regrouped by a copy), else per image and then summed, so that the per-image
+// products' (N, G, Co, K) results never outweigh the work. Both forms are differentiable.
+Tensor patch_product(const Tensor& Wg, const Tensor& cols) {
+  Tensor y = ops::matmul(Wg, cols);
+  if (!needs_recording({&Wg, &cols})) return y;
+  SavedTensor sw = SavedTensor::input(Wg), sc = SavedTensor::input(cols);
+  record("conv2d", y, {&Wg, &cols}, [sw, sc](const Tensor& g, const Node& n) -> Grads {
+    Tensor gw, gc;
+    if (n.needs_grad(0)) {
+      Tensor c = sc.unpack(n);
+      int64_t N = c.size(0), G = c.size(1), K = c.size(2), L = c.size(3), Co = g.size(2);
+      if (L < Co) {
+        Tensor gp = reshape(permute(g, {1, 2, 0, 3}), {G, Co, N * L});
+        Tensor cp = reshape(permute(c, {1, 0, 3, 2}), {G, N * L, K});
+        gw = matmul(gp, cp);
+      } else {
+        gw = sum(matmul(g, transpose(c, 2, 3)), {0});
+      }
+    }
+    if (n.needs_grad(1)) gc = matmul(transpose(sw.unpack(n), 1, 2), g);
+    return {gw, gc};
+  });
+  return y;
+}
+
 ops::Window2d window(const int64_t kernel[2], const Conv2dOptions& o) {
   ops::Window2d w;
   for (int i = 0; i < 2; ++i) {
@@ -276,8 +304,7 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor* bias, const C
   int64_t L = w.positions(x4.size(2), x4.size(3), op);
   int64_t K = Cin / G * kernel[0] * kernel[1];
   Tensor cols = unfold(x4, w, 0);  // (N, Cin*kh*kw, L)
-  Tensor y = G == 1 ? matmul(reshape(weight, {Cout, K}), cols)
-                    : reshape(matmul(reshape(weight, {G, Cout / G, K}), reshape(cols, {N, G, K, L})), {N, Cout, L});
+  Tensor y = reshape(patch_product(reshape(weight, {G, Cout / G, K}), reshape(cols, {N, G, K, L})), {N, Cout, L});
   if (bias) y = y + reshape(*bias, {1, Cout, 1});
   y = reshape(y, {N, Cout, Ho, Wo});
   return x.dim() == 4 ? y : squeeze(y, {0});

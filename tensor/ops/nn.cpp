@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "../parallel.hpp"
 #include "creation.hpp"
@@ -55,14 +56,18 @@ struct ColumnRun {
   int64_t lo, hi, first;  // first: the input column of ox = lo
 };
 
-ColumnRun column_run(const Window2d& w, int64_t j, int64_t W, int64_t Wo) {
+// The runs of every kernel column j, computed once per call.
+std::vector<ColumnRun> column_runs(const Window2d& w, int64_t W, int64_t Wo) {
   auto ceil_div = [](int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); };
-  const int64_t shift = j * w.dilation[1] - w.padding[1];  // input column of ox = 0
-  ColumnRun r;
-  r.lo = std::clamp<int64_t>(ceil_div(-shift, w.stride[1]), 0, Wo);
-  r.hi = std::clamp<int64_t>(ceil_div(W - shift, w.stride[1]), r.lo, Wo);
-  r.first = r.lo * w.stride[1] + shift;
-  return r;
+  std::vector<ColumnRun> runs(size_t(w.kernel[1]));
+  for (int64_t j = 0; j < w.kernel[1]; ++j) {
+    const int64_t shift = j * w.dilation[1] - w.padding[1];  // input column of ox = 0
+    ColumnRun& r = runs[size_t(j)];
+    r.lo = std::clamp<int64_t>(ceil_div(-shift, w.stride[1]), 0, Wo);
+    r.hi = std::clamp<int64_t>(ceil_div(W - shift, w.stride[1]), r.lo, Wo);
+    r.first = r.lo * w.stride[1] + shift;
+  }
+  return runs;
 }
 
 }  // namespace
@@ -86,12 +91,13 @@ Tensor unfold2d(const Tensor& x_, const Window2d& w, double pad, const char* op)
     scalar_t* dst = cols.data<scalar_t>();
     scalar_t fill = scalar_t(pad);
     const int64_t sx = w.stride[1];
+    const std::vector<ColumnRun> runs = column_runs(w, W, Wo);
     for_planes(N * C, kh * kw * L, [&](int64_t plane) {
       const scalar_t* img = src + plane * H * W;
       scalar_t* out = dst + plane * kh * kw * L;
       for (int64_t i = 0; i < kh; ++i)
         for (int64_t j = 0; j < kw; ++j, out += L) {
-          const ColumnRun run = column_run(w, j, W, Wo);
+          const ColumnRun& run = runs[size_t(j)];
           for (int64_t oy = 0; oy < Ho; ++oy) {
             int64_t y = oy * w.stride[0] - w.padding[0] + i * w.dilation[0];
             scalar_t* row = out + oy * Wo;
@@ -136,13 +142,14 @@ Tensor fold2d(const Tensor& cols_, int64_t H, int64_t W, const Window2d& w, cons
     const scalar_t* src = cols.data<scalar_t>();
     scalar_t* dst = x.data<scalar_t>();
     const int64_t sx = w.stride[1];
+    const std::vector<ColumnRun> runs = column_runs(w, W, Wo);
     for_planes(N * C, kh * kw * L, [&](int64_t plane) {
       scalar_t* img = dst + plane * H * W;
       std::fill(img, img + H * W, scalar_t(0));
       const scalar_t* in = src + plane * kh * kw * L;
       for (int64_t i = 0; i < kh; ++i)
         for (int64_t j = 0; j < kw; ++j, in += L) {
-          const ColumnRun run = column_run(w, j, W, Wo);
+          const ColumnRun& run = runs[size_t(j)];
           for (int64_t oy = 0; oy < Ho; ++oy) {
             int64_t y = oy * w.stride[0] - w.padding[0] + i * w.dilation[0];
             if (y < 0 || y >= H || run.hi == run.lo) continue;

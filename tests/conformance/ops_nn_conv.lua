@@ -55,7 +55,7 @@ local function conv_row(fname, lname, list)
     e.cout = transposed and e.w[2] * groups or e.w[1]
     e.cin = transposed and e.w[1] or e.w[2] * groups
   end
-  add({name = "F." .. fname, grad = {"a", "b", "c"}, out = "same", tol = CONV_TOL,
+  add({name = "F." .. fname, grad = {"a", "b", "c"}, gradgrad = true, out = "same", tol = CONV_TOL,
        ref = "N(F." .. fname .. "(T(a), T(b), T(c), " .. PYKW .. "))",
        cases = cases_of(list, conv_make),
        call = function(x, w, bias, p)
@@ -90,6 +90,9 @@ conv_row("conv2d", "Conv2d", {
   {{1, 3, 8, 8}, {groups = 3, stride = 2, padding = {2, 1}, dilation = 2}, {w = {6, 1, 3, 3}, bias = true}},
   -- Padding wider than the kernel's extent: whole rows and columns of patches in the padding.
   {{2, 2, 3, 2}, {padding = {4, 5}, stride = {3, 2}, dilation = {2, 3}}, {w = {2, 2, 2, 2}, bias = true}},
+  -- Fewer positions per image than filters: the weight gradient as one product over the batch.
+  {{3, 4, 3, 3}, {groups = 2}, {w = {10, 2, 2, 2}, bias = true}},
+  {{2, 3, 3}, nil, {w = {6, 2, 2, 2}}},
 })
 conv_row("conv_transpose1d", "ConvTranspose1d", {
   {{2, 4, 5}, {stride = 2, padding = 1, output_padding = 1}, {w = {4, 3, 3}, bias = true}},
