@@ -66,12 +66,13 @@ local function as_2d(op, input, weight, bias, groups, transposed)
   return input:unsqueeze(-2), weight:unsqueeze(3)
 end
 
--- The length of a window of k taps spaced by dilation must fit the padded input.
+-- The length of a window of k taps spaced by dilation must fit the padded input (compared
+-- in floating point, so that huge sizes cannot wrap around).
 local function check_extent(op, length, k, padding, dilation)
-  local extent = dilation * (k - 1) + 1
-  if length + 2 * padding < extent then
-    fail(op, "the input's length %d (padded by %d on each side) is smaller than the kernel's extent %d", length,
-         padding, extent)
+  local extent = dilation * (k - 1.0) + 1
+  if length + 2.0 * padding < extent then
+    fail(op, "the input's length %d (padded by %d on each side) is smaller than the kernel's extent %.0f (kernel " ..
+         "%d, dilation %d)", length, padding, extent, k, dilation)
   end
 end
 
@@ -110,13 +111,13 @@ local function output_padding_for(op, output_size, input, kernel, stride, paddin
   for i = 1, ndim do
     local size = util.check_int(op, "output_size", output_size[n - ndim + i], 0)
     local in_size = shape[#shape - ndim + i]
-    local min = (in_size - 1) * stride[i] - 2 * padding[i] + dilation[i] * (kernel[i] - 1) + 1
+    local min = (in_size - 1.0) * stride[i] - 2.0 * padding[i] + dilation[i] * (kernel[i] - 1.0) + 1
     local max = min + stride[i] - 1
     if size < min or size > max then
-      fail(op, "requested an output size of %s, but the valid sizes along spatial dim %d are %d to %d (input of " ..
-           "shape %s)", shape_str(output_size), i, min, max, shape_str(shape))
+      fail(op, "requested an output size of %s, but the valid sizes along spatial dim %d are %.0f to %.0f (input " ..
+           "of shape %s)", shape_str(output_size), i, min, max, shape_str(shape))
     end
-    out[i] = size - min
+    out[i] = size - math.tointeger(min)
   end
   return out
 end
@@ -141,11 +142,11 @@ function F.conv_transpose1d(input, weight, ...)
   if output_padding >= stride and output_padding >= dilation then
     fail(op, "output_padding %d must be smaller than either stride %d or dilation %d", output_padding, stride, dilation)
   end
-  local length = (input.shape[input:dim()] - 1) * stride - 2 * padding + dilation * (weight.shape[3] - 1)
+  local length = (input.shape[input:dim()] - 1.0) * stride - 2.0 * padding + dilation * (weight.shape[3] - 1.0)
                  + output_padding + 1
   if length < 1 then
-    fail(op, "the output length %d is not positive (input length %d, kernel %d, stride %d, padding %d, dilation %d, " ..
-         "output_padding %d)", length, input.shape[input:dim()], weight.shape[3], stride, padding, dilation,
+    fail(op, "the output length %.0f is not positive (input length %d, kernel %d, stride %d, padding %d, dilation " ..
+         "%d, output_padding %d)", length, input.shape[input:dim()], weight.shape[3], stride, padding, dilation,
          output_padding)
   end
   local y = torch.conv_transpose2d(x, w, o.bias, {stride = {1, stride}, padding = {0, padding},
@@ -357,27 +358,20 @@ end
 
 -- The windows of an adaptive pool of `n` positions into `out`: window i covers
 -- floor(i n / out) .. ceil((i + 1) n / out) - 1 (0-based). Returns the 1-based positions as an
--- (out, width) int64 table padded with each window's first position, the mask of the real
+-- (out, width) int64 tensor padded with each window's first position, the mask of the real
 -- ones, and the window lengths.
-local function adaptive_windows(n, out, device)
-  local width = 0
-  local starts, lens = {}, {}
-  for i = 0, out - 1 do
-    local s, e = (i * n) // out, -((-(i + 1) * n) // out)
-    starts[i + 1], lens[i + 1] = s, e - s
-    width = math.max(width, e - s)
+local function adaptive_windows(op, n, out, device)
+  if out > math.maxinteger // math.max(n, 1) then
+    fail(op, "output_size %d is too large for an input size of %d", out, n)
   end
-  local idx, mask = {}, {}
-  for i = 1, out do
-    idx[i], mask[i] = {}, {}
-    for j = 1, width do
-      local real = j <= lens[i]
-      idx[i][j] = starts[i] + (real and j or 1)
-      mask[i][j] = real
-    end
-  end
-  return torch.tensor(idx, {dtype = "int64", device = device}), torch.tensor(mask, {dtype = "bool", device = device}),
-         torch.tensor(lens, {device = device, dtype = "float64"})
+  local i = torch.arange(0, out, {dtype = "int64", device = device})
+  local starts = (i * n):floor_divide(out)
+  local lens = -((-(i + 1) * n):floor_divide(out)) - starts
+  local width = out > 0 and lens:max():item() or 0
+  local j = torch.arange(0, width, {dtype = "int64", device = device}):reshape(1, width)
+  local mask = j:lt(lens:reshape(out, 1))
+  local idx = torch.where(mask, starts:reshape(out, 1) + j, starts:reshape(out, 1)) + 1
+  return idx, mask, lens:to("float64")
 end
 
 -- The output size of an adaptive pool: an integer or a pair of integers.
@@ -395,9 +389,9 @@ end
 
 -- The windows of dim `dim` (negative: from the end) of x gathered into a new dim after it:
 -- (..., n, ...) -> (..., out, width, ...), with `fill` where a window is shorter.
-local function gather_windows(x, dim, out, fill)
+local function gather_windows(op, x, dim, out, fill)
   local n = x.shape[x:dim() + 1 + dim]
-  local idx, mask, lens = adaptive_windows(n, out, x.device)
+  local idx, mask, lens = adaptive_windows(op, n, out, x.device)
   local width = idx.shape[2]
   local picked = x:index_select(dim, idx:reshape(-1))
   local shape = x.shape
@@ -418,7 +412,7 @@ function F.adaptive_avg_pool2d(input, ...)
   local size = adaptive_size(op, o.output_size)
   local y = input
   for i, dim in ipairs{-1, -2} do
-    local win, at, _, lens = gather_windows(y, dim, size[3 - i], 0)
+    local win, at, _, lens = gather_windows(op, y, dim, size[3 - i], 0)
     local lshape = {}
     for j = 1, win:dim() - 1 do lshape[j] = 1 end
     lshape[at] = size[3 - i]
@@ -446,9 +440,9 @@ function F.adaptive_max_pool2d(input, ...)
   check_input(op, input, 2, "(N, C, H, W) or (C, H, W)")
   local size = adaptive_size(op, o.output_size)
   local with_indices = util.check_bool(op, "return_indices", o.return_indices)
-  local rows, rat, ridx = gather_windows(input, -2, size[1], -math.huge)
+  local rows, rat, ridx = gather_windows(op, input, -2, size[1], -math.huge)
   local rmax, rarg = rows:max(rat + 1)
-  local cols, cat, cidx = gather_windows(rmax, -1, size[2], -math.huge)
+  local cols, cat, cidx = gather_windows(op, rmax, -1, size[2], -math.huge)
   local cmax, carg = cols:max(cat + 1)
   if not with_indices then return cmax end
   local row = window_positions(ridx, rarg, rat)  -- (..., Ho, W): the row of each column's maximum
@@ -471,8 +465,8 @@ function F.pixel_shuffle(input, upscale_factor)
   local n = #shape
   if n < 3 then fail(op, "expected an input of at least 3 dims (*, C, H, W), got shape %s", shape_str(shape)) end
   local C, H, W = shape[n - 2], shape[n - 1], shape[n]
-  if C % (r * r) ~= 0 then
-    fail(op, "the channel count %d is not divisible by upscale_factor^2 = %d", C, r * r)
+  if 1.0 * r * r > C or C % (r * r) ~= 0 then
+    fail(op, "the channel count %d is not divisible by upscale_factor^2 = %.0f", C, 1.0 * r * r)
   end
   local lead = {table.unpack(shape, 1, n - 3)}
   local b = #lead
@@ -532,6 +526,7 @@ local function resample_sizes(op, o, spatial)
     return t
   end
   if o.size ~= nil then
+    if o.recompute_scale_factor then fail(op, "recompute_scale_factor is not meaningful with an explicit size") end
     for i, s in ipairs(per_dim(o.size, "size")) do sizes[i] = util.check_int(op, "size", s, 1) end
   else
     local recompute = o.recompute_scale_factor ~= nil and util.check_bool(op, "recompute_scale_factor",
@@ -539,7 +534,10 @@ local function resample_sizes(op, o, spatial)
     for i, s in ipairs(per_dim(o.scale_factor, "scale_factor")) do
       util.check_number(op, "scale_factor", s)
       if not (s > 0 and s < math.huge) then fail(op, "scale_factor must be positive and finite, got %s", describe(s)) end
-      sizes[i] = math.floor(spatial[i] * s)
+      sizes[i] = math.tointeger(math.floor(spatial[i] * s))
+      if sizes[i] == nil then
+        fail(op, "scale_factor %s gives an output size beyond 2^63 for an input size of %d", describe(s), spatial[i])
+      end
       if sizes[i] < 1 then
         fail(op, "scale_factor %s gives an empty output for an input size of %d", describe(s), spatial[i])
       end
@@ -549,30 +547,26 @@ local function resample_sizes(op, o, spatial)
   return sizes, scales
 end
 
--- Nearest: output i reads input min(floor(i * scale), n - 1), in float32 as PyTorch.
-local function nearest_index(n, out, scale)
-  local idx = {}
-  local s = f32(scale or n / out)
-  for i = 0, out - 1 do
-    local src = out == n and i or (out == 2 * n and i // 2 or math.min(math.floor(f32(f32(i) * s)), n - 1))
-    idx[i + 1] = src + 1
-  end
-  return idx
+-- Nearest: output i reads input min(floor(i * scale), n - 1), in float32 as PyTorch. Returns
+-- the 1-based positions (int64).
+local function nearest_index(n, out, scale, device)
+  local i = torch.arange(0, out, {dtype = "int64", device = device})
+  if out == n then return i + 1 end
+  if out == 2 * n then return i:floor_divide(2) + 1 end
+  local src = (i:to("float32") * f32(scale or n / out)):floor():to("int64")
+  return src:clamp({max = n - 1}) + 1
 end
 
--- Linear: output i reads inputs i0 and i1 with weights l0, l1 (1-based positions).
-local function linear_weights(n, out, scale, align_corners)
+-- Linear: output i reads inputs i0 and i1 (1-based, int64) with weights l0, l1 (float64).
+local function linear_weights(n, out, scale, align_corners, device)
   local s
   if align_corners then s = out > 1 and (n - 1) / (out - 1) or 0 else s = scale or n / out end
-  local i0, i1, l0, l1 = {}, {}, {}, {}
-  for i = 0, out - 1 do
-    local src = align_corners and s * i or math.max(s * (i + 0.5) - 0.5, 0)
-    local h = math.floor(src)
-    i0[i + 1], i1[i + 1] = h + 1, h + (h < n - 1 and 1 or 0) + 1
-    l1[i + 1] = src - h
-    l0[i + 1] = 1 - l1[i + 1]
-  end
-  return i0, i1, l0, l1
+  local i = torch.arange(0, out, {dtype = "float64", device = device})
+  local src = align_corners and i * s or ((i + 0.5) * s - 0.5):clamp({min = 0})
+  local h = src:floor()
+  local l1 = src - h
+  local h0 = h:to("int64")
+  return h0 + 1, h0 + h0:lt(n - 1):to("int64") + 1, 1 - l1, l1
 end
 
 local LINEAR_MODES = {linear = 1, bilinear = 2}
@@ -600,20 +594,21 @@ function F.interpolate(input, ...)
   local shape = input.shape
   local spatial = {table.unpack(shape, 3)}
   local sizes, scales = resample_sizes(op, o, spatial)
+  local count = 1.0 * shape[1] * shape[2]
+  for _, n in ipairs(sizes) do count = count * n end
+  if count >= 2.0 ^ 62 then fail(op, "an output of spatial size %s is too large", shape_str(sizes)) end
   local y = input
   for i = spatial_dims, 1, -1 do
     local dim, n = 2 + i, spatial[i]
-    local dev = {dtype = "int64", device = input.device}
     if mode == "nearest" then
-      y = y:index_select(dim, torch.tensor(nearest_index(n, sizes[i], scales[i]), dev))
+      y = y:index_select(dim, nearest_index(n, sizes[i], scales[i], input.device))
     else
-      local i0, i1, l0, l1 = linear_weights(n, sizes[i], scales[i], align)
+      local i0, i1, l0, l1 = linear_weights(n, sizes[i], scales[i], align, input.device)
       local wshape = {}
       for d = 1, y:dim() do wshape[d] = 1 end
       wshape[dim] = sizes[i]
-      local w = {dtype = input.dtype, device = input.device}
-      y = y:index_select(dim, torch.tensor(i0, dev)) * torch.tensor(l0, w):reshape(wshape)
-          + y:index_select(dim, torch.tensor(i1, dev)) * torch.tensor(l1, w):reshape(wshape)
+      y = y:index_select(dim, i0) * l0:to(input.dtype):reshape(wshape)
+          + y:index_select(dim, i1) * l1:to(input.dtype):reshape(wshape)
     end
   end
   return y

@@ -363,7 +363,8 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor* bia
     // (in - 1) * stride - 2 * padding + dilation * (kernel - 1) + output_padding + 1
     int64_t size = checked_add(op, checked_mul(op, in[i] - 1, w.stride[i], "the output size"),
                                checked_mul(op, w.dilation[i], w.kernel[i] - 1, "the kernel's extent"), "the output size");
-    size = size + o.output_padding[i] + 1 - 2 * w.padding[i];
+    size = checked_add(op, size, o.output_padding[i] + 1, "the output size");
+    size -= checked_mul(op, w.padding[i], int64_t(2), "the padding");  // both non-negative: no overflow
     TIDE_CHECK(size >= 1, op, ": the output size ", size, " along spatial dim ", i + 1, " is not positive (input ", in[i],
                ", kernel ", w.kernel[i], ", stride ", w.stride[i], ", padding ", w.padding[i], ", dilation ",
                w.dilation[i], ", output_padding ", o.output_padding[i], ")");
@@ -400,14 +401,16 @@ PoolWindows pool_windows(const char* op, const Tensor& x4, const Pool2dOptions& 
     p.w.dilation[i] = o.dilation[i];
     TIDE_CHECK(o.kernel[i] > 0 && o.padding[i] <= o.kernel[i] / 2, op, ": padding ", o.padding[i],
                " must be at most half the kernel size ", o.kernel[i]);
-    int64_t n = x4.size(2 + i), size = p.w.out_size(i, n, op);  // checks the window fits
-    int64_t span = o.dilation[i] * (o.kernel[i] - 1) + 1;
-    if (o.ceil_mode) {
-      size = (n + 2 * o.padding[i] - span + o.stride[i] - 1) / o.stride[i] + 1;
-      if ((size - 1) * o.stride[i] >= n + o.padding[i]) --size;
-    }
+    // out_size checks that the window fits the padded input without overflow, so span and
+    // room below are in range; the ceil_mode window past them starts inside the padded input.
+    int64_t n = x4.size(2 + i), size = p.w.out_size(i, n, op);
+    int64_t span = o.dilation[i] * (o.kernel[i] - 1) + 1, room = n + 2 * o.padding[i] - span;
+    int64_t next_start = 0;  // where a window after the last whole one starts
+    if (o.ceil_mode && room % o.stride[i] != 0 && !__builtin_mul_overflow(size, o.stride[i], &next_start) &&
+        next_start < n + o.padding[i])
+      ++size;
     p.out[i] = size;
-    p.extra[i] = std::max<int64_t>(0, (size - 1) * o.stride[i] + span - (n + 2 * o.padding[i]));
+    p.extra[i] = std::max<int64_t>(0, (size - 1) * o.stride[i] - room);
   }
   return p;
 }

@@ -125,6 +125,28 @@ T.test("interpolate and the pixel shuffles: errors name the op and the values", 
   T.error_usable(function() nn.PixelShuffle(0) end, "PixelShuffle: upscale_factor must be an integer >= 1, got 0")
 end)
 
+T.test("huge sizes are clear errors, never a wrap-around or a hang", function()
+  local big = math.maxinteger
+  local w = torch.randn(4, 2, 3, 3)
+  T.error_usable(function() F.conv_transpose2d(x4, w, nil, {stride = big}) end,
+    "conv_transpose2d: the output size is too large (more than 2^63-1)")
+  T.error_usable(function() F.conv_transpose2d(x4, w, nil, {padding = big}) end,
+    "conv_transpose2d: the padding is too large (more than 2^63-1)")
+  T.eq(F.avg_pool2d(x4, 2, {stride = big, ceil_mode = true}).shape, {1, 4, 1, 1})
+  T.eq(F.max_pool2d(x4, 2, {stride = big, ceil_mode = true}).shape, {1, 4, 1, 1})
+  T.error_usable(function() F.conv1d(torch.randn(1, 2, 5), torch.randn(2, 2, 3), nil, {dilation = big}) end,
+    "conv1d: the input's length 5 (padded by 0 on each side) is smaller than the kernel's extent 18446744073709551616 " ..
+    "(kernel 3, dilation 9223372036854775807)")
+  T.error_usable(function() F.interpolate(x4, {scale_factor = 1e300}) end,
+    "interpolate: scale_factor 1e+300 gives an output size beyond 2^63 for an input size of 5")
+  T.error_usable(function() F.interpolate(x4, {size = big}) end, "interpolate: an output of spatial size")
+  T.error_usable(function() F.adaptive_avg_pool2d(x4, big) end,
+    "adaptive_avg_pool2d: output_size 9223372036854775807 is too large for an input size of 5")
+  T.error_usable(function() F.pixel_shuffle(x4, big) end, "pixel_shuffle: the channel count 4 is not divisible")
+  T.error_usable(function() F.interpolate(x4, {size = 3, recompute_scale_factor = true}) end,
+    "interpolate: recompute_scale_factor is not meaningful with an explicit size")
+end)
+
 T.test("parameters: PyTorch's names, shapes and kaiming_uniform(a = sqrt(5)) bounds", function()
   local cases = {
     {nn.Conv1d(4, 6, 3, {groups = 2}), {6, 2, 3}, 2 * 3},
