@@ -399,7 +399,8 @@ PoolWindows pool_windows(const char* op, const Tensor& x4, const Pool2dOptions& 
   for (int i = 0; i < 2; ++i) {
     p.w.kernel[i] = o.kernel[i], p.w.stride[i] = o.stride[i], p.w.padding[i] = o.padding[i];
     p.w.dilation[i] = o.dilation[i];
-    TIDE_CHECK(o.kernel[i] > 0 && o.padding[i] <= o.kernel[i] / 2, op, ": padding ", o.padding[i],
+    // (a non-positive kernel is out_size's error)
+    TIDE_CHECK(o.kernel[i] <= 0 || o.padding[i] <= o.kernel[i] / 2, op, ": padding ", o.padding[i],
                " must be at most half the kernel size ", o.kernel[i]);
     // out_size checks that the window fits the padded input without overflow, so span and
     // room below are in range; the ceil_mode window past them starts inside the padded input.

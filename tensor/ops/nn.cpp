@@ -58,7 +58,8 @@ struct ColumnRun {
 
 // The runs of every kernel column j, computed once per call.
 std::vector<ColumnRun> column_runs(const Window2d& w, int64_t W, int64_t Wo) {
-  auto ceil_div = [](int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); };
+  // ceil(a / b) for b > 0, without forming a + b - 1 (a stride may be near 2^63).
+  auto ceil_div = [](int64_t a, int64_t b) { return a >= 0 ? a / b + (a % b != 0) : -((-a) / b); };
   std::vector<ColumnRun> runs(size_t(w.kernel[1]));
   for (int64_t j = 0; j < w.kernel[1]; ++j) {
     const int64_t shift = j * w.dilation[1] - w.padding[1];  // input column of ox = 0
@@ -111,7 +112,7 @@ Tensor unfold2d(const Tensor& x_, const Window2d& w, double pad, const char* op)
               if (sx == 1)
                 std::copy(in, in + (run.hi - run.lo), row + run.lo);
               else
-                for (int64_t ox = run.lo; ox < run.hi; ++ox, in += sx) row[ox] = *in;
+                for (int64_t k = 0; k < run.hi - run.lo; ++k) row[run.lo + k] = in[k * sx];
             }
             std::fill(row + run.hi, row + Wo, fill);
           }
@@ -155,7 +156,7 @@ Tensor fold2d(const Tensor& cols_, int64_t H, int64_t W, const Window2d& w, cons
             if (y < 0 || y >= H || run.hi == run.lo) continue;
             const scalar_t* row = in + oy * Wo;
             scalar_t* out = img + y * W + run.first;
-            for (int64_t ox = run.lo; ox < run.hi; ++ox, out += sx) *out = scalar_t(*out + row[ox]);
+            for (int64_t k = 0; k < run.hi - run.lo; ++k) out[k * sx] = scalar_t(out[k * sx] + row[run.lo + k]);
           }
         }
     });
