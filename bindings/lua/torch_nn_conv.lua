@@ -374,6 +374,16 @@ local function adaptive_windows(op, n, out, device)
   return idx, mask, lens:to("float64")
 end
 
+-- An adaptive pool's input (N, C, H, W) or (C, H, W) with H, W > 0 (every window holds at
+-- least one element).
+local function check_adaptive_input(op, input)
+  check_input(op, input, 2, "(N, C, H, W) or (C, H, W)")
+  local shape = input.shape
+  if shape[#shape] == 0 or shape[#shape - 1] == 0 then
+    fail(op, "expected an input with non-empty spatial dims, got shape %s", shape_str(shape))
+  end
+end
+
 -- The output size of an adaptive pool: an integer or a pair of integers.
 local function adaptive_size(op, output_size)
   local pair = type(output_size) == "table" and getmetatable(output_size) == nil
@@ -408,7 +418,7 @@ end
 function F.adaptive_avg_pool2d(input, ...)
   local op = "adaptive_avg_pool2d"
   local o = util.args(op, {"output_size"}, 1, {}, ...)
-  check_input(op, input, 2, "(N, C, H, W) or (C, H, W)")
+  check_adaptive_input(op, input)
   local size = adaptive_size(op, o.output_size)
   local y = input
   for i, dim in ipairs{-1, -2} do
@@ -437,16 +447,16 @@ end
 function F.adaptive_max_pool2d(input, ...)
   local op = "adaptive_max_pool2d"
   local o = util.args(op, {"output_size", "return_indices"}, 1, {return_indices = false}, ...)
-  check_input(op, input, 2, "(N, C, H, W) or (C, H, W)")
+  check_adaptive_input(op, input)
   local size = adaptive_size(op, o.output_size)
   local with_indices = util.check_bool(op, "return_indices", o.return_indices)
   local rows, rat, ridx = gather_windows(op, input, -2, size[1], -math.huge)
   local rmax, rarg = rows:max(rat + 1)
-  local cols, cat, cidx = gather_windows(op, rmax, -1, size[2], -math.huge)
-  local cmax, carg = cols:max(cat + 1)
+  local cols, cat_, cidx = gather_windows(op, rmax, -1, size[2], -math.huge)
+  local cmax, carg = cols:max(cat_ + 1)
   if not with_indices then return cmax end
   local row = window_positions(ridx, rarg, rat)  -- (..., Ho, W): the row of each column's maximum
-  local col = window_positions(cidx, carg, cat)  -- (..., Ho, Wo)
+  local col = window_positions(cidx, carg, cat_)  -- (..., Ho, Wo)
   local W = input.shape[input:dim()]
   return cmax, (torch.gather(row, -1, col) - 1) * W + col
 end

@@ -93,6 +93,8 @@ T.test("pooling: errors name the op and the values", function()
     "adaptive_max_pool2d: output_size must be an integer or a table of 2 entries, got 3 entries")
   T.error_usable(function() F.adaptive_avg_pool2d(torch.randn(5, 5), 2) end,
     "adaptive_avg_pool2d: expected input of shape (N, C, H, W) or (C, H, W), got {5,5}")
+  T.error_usable(function() F.adaptive_max_pool2d(torch.randn(2, 3, 0, 4), 2) end,
+    "adaptive_max_pool2d: expected an input with non-empty spatial dims, got shape {2,3,0,4}")
   T.error_usable(function() nn.AdaptiveMaxPool2d(2, {return_indices = 1}) end, "AdaptiveMaxPool2d: return_indices must be true or false, got 1")
 end)
 
