@@ -162,6 +162,8 @@ def targets(best):
     add("16: LSTM 2x128, sequence 35, batch 20, forward and backward, tide / PyTorch",
         ratio(best, "w16_lstm_2x128_seq35_batch20", "torch"), 1.0)
     add("16: MultiheadAttention forward+backward, tide / PyTorch", ratio(best, "w16_mha_fwd_bwd_float32", "torch"), 1.0)
+    for w in sorted(k for k in best["tide"] if k.startswith("w15_")):
+        add("15: %s forward+backward, tide / PyTorch" % w[4:], ratio(best, w, "torch"), 1.0)
     add("9: start-up wall time, tide / PyTorch", ratio(best, "w9_startup_wall", "torch"), 0.05)
     add("9: start-up peak memory, tide / PyTorch", ratio(best, "w9_startup_memory", "torch"), 0.1)
     return rows

@@ -273,6 +273,23 @@ add("w16_batchnorm2d_train_float32", function()
     bn(x):backward(g)
   end, 1
 end)
+-- Workload 15: two Conv2d layers forward and backward (loss = sum of the second's output),
+-- 10 steps per call: the digits CNN's (batch 64 of 1x8x8, 1->32->64 channels, 3x3) and a
+-- CIFAR-sized batch (64 of 3x32x32, 3->32->64 channels, 3x3, padding 1).
+local CONV_SHAPES = {digits = {64, 1, 8, 0}, cifar = {64, 3, 32, 1}}
+for name, s in pairs(CONV_SHAPES) do
+  add("w15_conv2d_" .. name .. "_float32", function()
+    torch.manual_seed(0)
+    local n, c, hw, pad = s[1], s[2], s[3], s[4]
+    local conv1, conv2 = nn.Conv2d(c, 32, 3, {padding = pad}), nn.Conv2d(32, 64, 3, {padding = pad})
+    local x = torch.randn(n, c, hw, hw)
+    return function()
+      for _ = 1, 10 do
+        conv2(conv1(x):relu()):sum():backward()
+      end
+    end, 10
+  end)
+end
 
 -- Workload 10: workloads 1, 2 and 7 on the GPU; every call ends with a synchronize.
 local function on_cuda(make)

@@ -239,6 +239,21 @@ def _():
     return fn, 1
 
 
+# Workload 15: two Conv2d layers forward and backward, 10 steps per call (as workloads.lua).
+for _name, (_n, _c, _hw, _pad) in {"digits": (64, 1, 8, 0), "cifar": (64, 3, 32, 1)}.items():
+    @add("w15_conv2d_%s_float32" % _name)
+    def _(n=_n, c=_c, hw=_hw, pad=_pad):
+        torch.manual_seed(0)
+        conv1, conv2 = nn.Conv2d(c, 32, 3, padding=pad), nn.Conv2d(32, 64, 3, padding=pad)
+        x = torch.randn(n, c, hw, hw)
+
+        def fn():
+            with torch.enable_grad():
+                for _ in range(10):
+                    conv2(conv1(x).relu()).sum().backward()
+        return fn, 10
+
+
 def on_cuda(make):
     """Workload 10: a workload on the GPU, every call ending with a synchronize."""
     def setup():

@@ -1,6 +1,8 @@
 // Bindings of the fused neural-network functions (tensor/autograd/nn.cpp): linear,
-// softmax, log_softmax, cross_entropy, nll_loss, conv2d, max_pool2d. torch.nn.functional
+// softmax, log_softmax, cross_entropy, nll_loss, conv2d, conv_transpose2d, max_pool2d,
+// avg_pool2d. torch.nn.functional
 // (bindings/lua/torch_nn.lua) builds on these.
+#include "../tensor/autograd/conv.hpp"
 #include "../tensor/autograd/functions.hpp"
 #include "lua_api.hpp"
 
@@ -90,16 +92,51 @@ int conv2d_fn(lua_State* L, Args& a) {
   return ret(L, ag::conv2d(a.tensor(1), a.tensor(2), bias, o));
 }
 
-// max_pool2d(x, kernel_size[, stride, padding, dilation]) or with a keyword table; the
-// stride defaults to the kernel size.
-int max_pool2d_fn(lua_State* L, Args& a) {
-  ag::Conv2dOptions o;
-  int64_t kernel[2];
-  if (!pair_arg(a, 2, "kernel_size", kernel)) a.error("kernel_size is required");
-  if (!pair_arg(a, 3, "stride", o.stride)) o.stride[0] = kernel[0], o.stride[1] = kernel[1];
+// conv_transpose2d(x, weight[, bias][, stride, padding, output_padding, groups, dilation])
+// (PyTorch's positional order) or with a keyword table.
+int conv_transpose2d_fn(lua_State* L, Args& a) {
+  ag::ConvTranspose2dOptions o;
+  pair_arg(a, 4, "stride", o.stride);
+  pair_arg(a, 5, "padding", o.padding);
+  pair_arg(a, 6, "output_padding", o.output_padding);
+  o.groups = a.has(7) ? a.integer(7) : a.kw_integer("groups").value_or(1);
+  pair_arg(a, 8, "dilation", o.dilation);
+  const Tensor* bias = optional_tensor(a, 3);
+  if (!bias) bias = a.kw_tensor("bias");
+  return ret(L, ag::conv_transpose2d(a.tensor(1), a.tensor(2), bias, o));
+}
+
+// A boolean option from positional i or keyword `name`, false when absent.
+bool bool_arg(Args& a, int i, const char* name) { return a.has(i) ? a.boolean(i) : a.kw_bool(name).value_or(false); }
+
+// The window of a pooling: kernel_size (required), stride (default: the kernel size), padding.
+ag::Pool2dOptions pool_window(Args& a) {
+  ag::Pool2dOptions o;
+  if (!pair_arg(a, 2, "kernel_size", o.kernel)) a.error("kernel_size is required");
+  if (!pair_arg(a, 3, "stride", o.stride)) o.stride[0] = o.kernel[0], o.stride[1] = o.kernel[1];
   pair_arg(a, 4, "padding", o.padding);
+  return o;
+}
+
+// max_pool2d(x, kernel_size[, stride, padding, dilation, ceil_mode, return_indices]) or with
+// a keyword table; with return_indices, also the 1-based flat (H*W) positions of the maxima.
+int max_pool2d_fn(lua_State* L, Args& a) {
+  ag::Pool2dOptions o = pool_window(a);
   pair_arg(a, 5, "dilation", o.dilation);
-  return ret(L, ag::max_pool2d(a.tensor(1), kernel, o));
+  o.ceil_mode = bool_arg(a, 6, "ceil_mode");
+  std::vector<Tensor> r = ag::max_pool2d_ex(a.tensor(1), o, bool_arg(a, 7, "return_indices"));
+  for (Tensor& t : r) push_tensor(L, std::move(t));
+  return int(r.size());
+}
+
+// avg_pool2d(x, kernel_size[, stride, padding, ceil_mode, count_include_pad, divisor_override]).
+int avg_pool2d_fn(lua_State* L, Args& a) {
+  ag::Pool2dOptions o = pool_window(a);
+  o.ceil_mode = bool_arg(a, 5, "ceil_mode");
+  bool include = a.has(6) ? a.boolean(6) : a.kw_bool("count_include_pad").value_or(true);
+  std::optional<int64_t> divisor = a.has(7) ? std::optional<int64_t>(a.integer(7)) : a.kw_integer("divisor_override");
+  if (divisor && *divisor <= 0) a.error("divisor_override must be positive, got " + std::to_string(*divisor));
+  return ret(L, ag::avg_pool2d(a.tensor(1), o, include, divisor.value_or(0)));
 }
 
 const Binding kNNBindings[] = {
@@ -114,8 +151,17 @@ const Binding kNNBindings[] = {
     {"conv2d", conv2d_fn, TORCH,
      "conv2d(x, weight[, bias][, stride, padding, dilation, groups][, {bias=, stride=, padding=, dilation=, groups=}]) -> Tensor: 2-D convolution "
      "(cross-correlation) of (N, C, H, W) input."},
+    {"conv_transpose2d", conv_transpose2d_fn, TORCH,
+     "conv_transpose2d(x, weight[, bias][, stride, padding, output_padding, groups, dilation][, {bias=, stride=, padding=, "
+     "output_padding=, groups=, dilation=}]) -> Tensor: transposed 2-D convolution (the input-gradient of conv2d); "
+     "weight is (in_channels, out_channels/groups, kH, kW)."},
     {"max_pool2d", max_pool2d_fn, TORCH,
-     "max_pool2d(x, kernel_size[, stride, padding, dilation][, {kernel_size=, stride=, padding=, dilation=}]) -> Tensor: the maximum of each window."},
+     "max_pool2d(x, kernel_size[, stride, padding, dilation, ceil_mode, return_indices][, {kernel_size=, stride=, "
+     "padding=, dilation=, ceil_mode=, return_indices=}]) -> Tensor[, Tensor]: the maximum of each window; with "
+     "return_indices also its 1-based position in the flattened (H, W) plane."},
+    {"avg_pool2d", avg_pool2d_fn, TORCH,
+     "avg_pool2d(x, kernel_size[, stride, padding, ceil_mode, count_include_pad, divisor_override][, {kernel_size=, "
+     "stride=, padding=, ceil_mode=, count_include_pad=, divisor_override=}]) -> Tensor: the mean of each window."},
 };
 
 }  // namespace

@@ -144,6 +144,13 @@ document(nn, {
   Embedding = "nn.Embedding(num_embeddings, embedding_dim[, {padding_idx=, device=, dtype=}]) -> Module: looks " ..
     "rows of a {num, dim} table up by 1-based integer indices; the padding row (negative: from the end) starts " ..
     "zero and gets no gradient. max_norm, norm_type, scale_grad_by_freq and sparse are not supported (errors).",
+    "bias=true, padding_mode=\"zeros\"}]) -> Module: 2-D convolution over (N, C, H, W) input; padding may be " ..
+    "\"same\" or \"valid\"; only padding_mode \"zeros\" is implemented.",
+  MaxPool2d = "nn.MaxPool2d(kernel_size[, {stride=kernel_size, padding=0, dilation=1, return_indices=false, " ..
+    "ceil_mode=false}]) -> Module: the maximum over each window of (N, C, H, W) input (with return_indices " ..
+    "also the 1-based flat (H, W) positions of the maxima).",
+  Embedding = "nn.Embedding(num_embeddings, embedding_dim[, {padding_idx=}]) -> Module: looks rows of a " ..
+    "{num, dim} table up by 1-based integer indices; the padding row stays zero and gets no gradient.",
   LayerNorm = "nn.LayerNorm(normalized_shape[, {eps=1e-5, elementwise_affine=true}]) -> Module: normalises " ..
     "over the trailing dims to mean 0 and variance 1, then scales and shifts.",
   Dropout = "nn.Dropout([p=0.5]) -> Module: in training mode zeroes each element with probability p and " ..
@@ -233,7 +240,8 @@ document(F, {
     "the trailing dims, then scaled and shifted.",
   conv2d = "F.conv2d(input, weight[, bias, stride=1, padding=0, dilation=1, groups=1]) -> Tensor: 2-D " ..
     "convolution of (N, C, H, W) input with (O, C/groups, kh, kw) weights.",
-  max_pool2d = "F.max_pool2d(input, kernel_size[, stride, padding=0, dilation=1]) -> Tensor: window maxima.",
+  max_pool2d = "F.max_pool2d(input, kernel_size[, stride, padding=0, dilation=1, ceil_mode=false, " ..
+    "return_indices=false]) -> Tensor[, Tensor]: window maxima (and their 1-based flat (H, W) positions).",
   flatten = "F.flatten(input[, start_dim=1, end_dim=-1]) -> Tensor: dims start_dim..end_dim merged into one.",
   mse_loss = "F.mse_loss(input, target[, {reduction=\"mean\"}]) -> Tensor: mean (or sum, or none) of " ..
     "(input - target)^2.",
@@ -259,6 +267,56 @@ document(nn, {
     "parameters) named \"0\", \"1\", ... as in PyTorch; pl[i] (1-based), append, extend, #pl.",
   ParameterDict = "nn.ParameterDict([{name = t, ...} | {{name, t}, ...}]) -> Module: parameters by name " ..
     "(tensors are made parameters); pd.name, pd:keys(), values(), items(), update(), pop(), clear(), #pd.",
+})
+
+-- Convolution variants, pooling and resampling (torch_nn_conv.lua).
+document(nn, {
+  Conv1d = "nn.Conv1d(in_channels, out_channels, kernel_size[, {stride=1, padding=0, dilation=1, groups=1, " ..
+    "bias=true, padding_mode=\"zeros\", dtype=, device=}]) -> Module: 1-D convolution over (N, C, L) or (C, L) " ..
+    "input with weight (out, in/groups, k); padding may be \"same\" or \"valid\".",
+  ConvTranspose1d = "nn.ConvTranspose1d(in_channels, out_channels, kernel_size[, {stride=1, padding=0, " ..
+    "output_padding=0, groups=1, bias=true, dilation=1, padding_mode=\"zeros\", dtype=, device=}]) -> Module: " ..
+    "transposed 1-D convolution, weight (in, out/groups, k); forward(x[, output_size]).",
+  ConvTranspose2d = "nn.ConvTranspose2d(in_channels, out_channels, kernel_size[, {stride=1, padding=0, " ..
+    "output_padding=0, groups=1, bias=true, dilation=1, padding_mode=\"zeros\", dtype=, device=}]) -> Module: " ..
+    "transposed 2-D convolution, weight (in, out/groups, kh, kw); forward(x[, output_size]) picks " ..
+    "output_padding to reach output_size.",
+  AvgPool2d = "nn.AvgPool2d(kernel_size[, {stride=kernel_size, padding=0, ceil_mode=false, " ..
+    "count_include_pad=true, divisor_override=}]) -> Module: the mean over each window.",
+  MaxPool1d = "nn.MaxPool1d(kernel_size[, {stride=kernel_size, padding=0, dilation=1, return_indices=false, " ..
+    "ceil_mode=false}]) -> Module: the maximum over each window of (N, C, L) or (C, L) input.",
+  AdaptiveAvgPool2d = "nn.AdaptiveAvgPool2d(output_size) -> Module: means over the windows that split " ..
+    "(H, W) into output_size (an integer or a pair).",
+  AdaptiveMaxPool2d = "nn.AdaptiveMaxPool2d(output_size[, {return_indices=false}]) -> Module: maxima over the " ..
+    "windows that split (H, W) into output_size.",
+  Upsample = "nn.Upsample([{size=, scale_factor=, mode=\"nearest\", align_corners=, recompute_scale_factor=}]) " ..
+    "-> Module: F.interpolate with these options.",
+  PixelShuffle = "nn.PixelShuffle(upscale_factor) -> Module: (*, C r^2, H, W) -> (*, C, H r, W r).",
+  PixelUnshuffle = "nn.PixelUnshuffle(downscale_factor) -> Module: (*, C, H r, W r) -> (*, C r^2, H, W).",
+})
+
+document(F, {
+  conv1d = "F.conv1d(input, weight[, bias, stride=1, padding=0, dilation=1, groups=1]) -> Tensor: 1-D " ..
+    "convolution of (N, C, L) or (C, L) input with (O, C/groups, k) weights; padding may be \"same\" or \"valid\".",
+  conv_transpose1d = "F.conv_transpose1d(input, weight[, bias, stride=1, padding=0, output_padding=0, " ..
+    "groups=1, dilation=1]) -> Tensor: transposed 1-D convolution, weight (C, O/groups, k).",
+  conv_transpose2d = "F.conv_transpose2d(input, weight[, bias, stride=1, padding=0, output_padding=0, " ..
+    "groups=1, dilation=1]) -> Tensor: transposed 2-D convolution (the input-gradient of conv2d), weight " ..
+    "(C, O/groups, kh, kw).",
+  avg_pool2d = "F.avg_pool2d(input, kernel_size[, stride, padding=0, ceil_mode=false, count_include_pad=true, " ..
+    "divisor_override]) -> Tensor: window means.",
+  max_pool1d = "F.max_pool1d(input, kernel_size[, stride, padding=0, dilation=1, ceil_mode=false, " ..
+    "return_indices=false]) -> Tensor[, Tensor]: window maxima of (N, C, L) or (C, L) input (and their " ..
+    "1-based positions).",
+  adaptive_avg_pool2d = "F.adaptive_avg_pool2d(input, output_size) -> Tensor: means over windows " ..
+    "floor(i H / out) .. ceil((i + 1) H / out) per dim.",
+  adaptive_max_pool2d = "F.adaptive_max_pool2d(input, output_size[, return_indices=false]) -> Tensor[, Tensor]: " ..
+    "maxima over the adaptive windows (and their 1-based flat (H, W) positions).",
+  interpolate = "F.interpolate(input[, size, scale_factor, mode=\"nearest\", align_corners, " ..
+    "recompute_scale_factor, antialias=false]) -> Tensor: resamples (N, C, L) or (N, C, H, W) input; modes " ..
+    "\"nearest\", \"linear\" (3-D) and \"bilinear\" (4-D) with PyTorch's source positions.",
+  pixel_shuffle = "F.pixel_shuffle(input, upscale_factor) -> Tensor: (*, C r^2, H, W) -> (*, C, H r, W r).",
+  pixel_unshuffle = "F.pixel_unshuffle(input, downscale_factor) -> Tensor: (*, C, H r, W r) -> (*, C r^2, H, W).",
 })
 
 -- Activations (torch_nn_activation.lua).

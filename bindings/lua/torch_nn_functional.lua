@@ -139,23 +139,22 @@ function F.layer_norm(input, ...)
                                 o.bias and o.bias:reshape(block), eps):reshape(shape)
 end
 
--- padding="valid" is 0; padding="same" keeps the spatial size (stride 1, and
--- dilation * (kernel - 1) even in each dim, so both sides get the same padding).
--- kernel, stride and dilation are pairs; returns the padding pair.
+-- padding="valid" is 0; padding="same" keeps the spatial size (stride 1): dilation *
+-- (kernel - 1) split over both sides, an odd one left over at the end (bottom, right) as
+-- PyTorch. kernel, stride and dilation are pairs; returns the padding pair and the extra pair.
 function util.conv_padding(op, padding, kernel, stride, dilation)
-  if padding == "valid" then return {0, 0} end
-  if padding ~= "same" then return util.check_pair(op, "padding", padding, 0) end
+  if padding == "valid" then return {0, 0}, {0, 0} end
+  if padding ~= "same" then
+    if type(padding) == "string" then fail(op, "padding must be \"same\", \"valid\" or sizes, got %s", describe(padding)) end
+    return util.check_pair(op, "padding", padding, 0), {0, 0}
+  end
   if stride[1] ~= 1 or stride[2] ~= 1 then fail(op, "padding=\"same\" needs stride 1, got stride %s", shape_str(stride)) end
-  local pad = {}
+  local pad, extra = {}, {}
   for i = 1, 2 do
     local total = dilation[i] * (kernel[i] - 1)
-    if total % 2 ~= 0 then
-      fail(op, "padding=\"same\" needs dilation * (kernel_size - 1) even, got kernel_size %s and dilation %s",
-           shape_str(kernel), shape_str(dilation))
-    end
-    pad[i] = total // 2
+    pad[i], extra[i] = total // 2, total % 2
   end
-  return pad
+  return pad, extra
 end
 
 function F.conv2d(input, weight, ...)
@@ -166,14 +165,28 @@ function F.conv2d(input, weight, ...)
   local stride = util.check_pair(op, "stride", o.stride, 1)
   local dilation = util.check_pair(op, "dilation", o.dilation, 1)
   if weight:dim() ~= 4 then fail(op, "expected a 4-D weight, got shape %s", shape_str(weight.shape)) end
-  local padding = util.conv_padding(op, o.padding, {weight.shape[3], weight.shape[4]}, stride, dilation)
+  local padding, extra = util.conv_padding(op, o.padding, {weight.shape[3], weight.shape[4]}, stride, dilation)
+  if extra[1] + extra[2] > 0 then
+    util.check_tensor(op, "input", input)
+    for i = 1, 2 do  -- the odd padding of "same": zeros appended to the input's end
+      if extra[i] > 0 then
+        local shape = input.shape
+        shape[#shape - 2 + i] = extra[i]
+        input = torch.cat({input, torch.zeros(shape, {dtype = input.dtype, device = input.device})}, #shape - 2 + i)
+      end
+    end
+  end
   return torch.conv2d(input, weight, o.bias, {stride = stride, padding = padding, dilation = dilation, groups = o.groups})
 end
 
+-- Window maxima; with return_indices also each maximum's 1-based position in the (H, W) plane.
 function F.max_pool2d(input, ...)
   local op = "max_pool2d"
-  local o = util.args(op, {"kernel_size", "stride", "padding", "dilation"}, 1, {padding = 0, dilation = 1}, ...)
-  return torch.max_pool2d(input, o.kernel_size, {stride = o.stride or o.kernel_size, padding = o.padding, dilation = o.dilation})
+  local o = util.args(op, {"kernel_size", "stride", "padding", "dilation", "ceil_mode", "return_indices"}, 1,
+                      {padding = 0, dilation = 1, ceil_mode = false, return_indices = false}, ...)
+  return torch.max_pool2d(input, o.kernel_size, {stride = o.stride or o.kernel_size, padding = o.padding,
+                                                 dilation = o.dilation, ceil_mode = o.ceil_mode,
+                                                 return_indices = o.return_indices})
 end
 
 function F.flatten(input, ...)

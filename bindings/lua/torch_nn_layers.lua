@@ -57,14 +57,15 @@ local Conv2d = util.module_class("Conv2d")
 function Conv2d:init(...)
   local op = "Conv2d"
   local o = util.args(op, {"in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups",
-                           "bias", "device", "dtype"}, 3,
-                      {stride = 1, padding = 0, dilation = 1, groups = 1, bias = true}, ...)
+                           "bias", "padding_mode", "device", "dtype"}, 3,
+                      {stride = 1, padding = 0, dilation = 1, groups = 1, bias = true, padding_mode = "zeros"}, ...)
   self.in_channels = util.check_int(op, "in_channels", o.in_channels, 1)
   self.out_channels = util.check_int(op, "out_channels", o.out_channels, 1)
   self.kernel_size = util.check_pair(op, "kernel_size", o.kernel_size, 1)
   self.stride = util.check_pair(op, "stride", o.stride, 1)
   self.dilation = util.check_pair(op, "dilation", o.dilation, 1)
   self.groups = util.check_int(op, "groups", o.groups, 1)
+  self.padding_mode = util.check_padding_mode(op, o.padding_mode)
   -- Checked now; a "same" or "valid" string is kept as given and resolved by F.conv2d.
   local padding = util.conv_padding(op, o.padding, self.kernel_size, self.stride, self.dilation)
   self.padding = type(o.padding) == "string" and o.padding or padding
@@ -110,22 +111,26 @@ local MaxPool2d = util.module_class("MaxPool2d")
 -- Sizes are kept as given (a number or a pair) for printing; stride defaults to kernel_size.
 function MaxPool2d:init(...)
   local op = "MaxPool2d"
-  local o = util.args(op, {"kernel_size", "stride", "padding", "dilation"}, 1, {padding = 0, dilation = 1}, ...)
+  local o = util.args(op, {"kernel_size", "stride", "padding", "dilation", "return_indices", "ceil_mode"}, 1,
+                      {padding = 0, dilation = 1, return_indices = false, ceil_mode = false}, ...)
   util.check_pair(op, "kernel_size", o.kernel_size, 1)
   if o.stride ~= nil then util.check_pair(op, "stride", o.stride, 1) end
   util.check_pair(op, "padding", o.padding, 0)
   util.check_pair(op, "dilation", o.dilation, 1)
   self.kernel_size, self.stride = o.kernel_size, o.stride or o.kernel_size
   self.padding, self.dilation = o.padding, o.dilation
+  self.return_indices = util.check_bool(op, "return_indices", o.return_indices)
+  self.ceil_mode = util.check_bool(op, "ceil_mode", o.ceil_mode)
 end
 
 function MaxPool2d:forward(x)
-  return F.max_pool2d(x, self.kernel_size, {stride = self.stride, padding = self.padding, dilation = self.dilation})
+  return F.max_pool2d(x, self.kernel_size, {stride = self.stride, padding = self.padding, dilation = self.dilation,
+                                            ceil_mode = self.ceil_mode, return_indices = self.return_indices})
 end
 
 function MaxPool2d:extra_repr()
-  return string.format("kernel_size=%s, stride=%s, padding=%s, dilation=%s", repr(self.kernel_size),
-                       repr(self.stride), repr(self.padding), repr(self.dilation))
+  return string.format("kernel_size=%s, stride=%s, padding=%s, dilation=%s, ceil_mode=%s", repr(self.kernel_size),
+                       repr(self.stride), repr(self.padding), repr(self.dilation), tostring(self.ceil_mode))
 end
 
 ---------------------------------------------------------------------------------------------

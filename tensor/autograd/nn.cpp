@@ -3,8 +3,11 @@
 // through image patches (unfold2d), whose adjoint (fold2d) is their gradient.
 #include <cmath>
 
-#include "../ops/nn.hpp"
+#include "conv.hpp"
+
+#include "../ops/creation.hpp"
 #include "../ops/index.hpp"
+#include "../ops/nn.hpp"
 #include "../ops/shape.hpp"
 #include "../ops/softmax.hpp"
 #include "formulas.hpp"
@@ -245,6 +248,34 @@ Tensor unfold(const Tensor& x, const ops::Window2d& w, double pad) {
   return y;
 }
 
+// The filters of each group times the image patches: Wg (G, Co, K) @ cols (N, G, K, L) ->
+// (N, G, Co, L), one batched product. Its weight gradient sums g_n cols_n^T over the images:
+// with few positions per image (L < Co) as one product over all N * L positions (the
+// operands regrouped by a copy), else per image and then summed, so that the per-image
+// products' (N, G, Co, K) results never outweigh the work. Both forms are differentiable.
+Tensor patch_product(const Tensor& Wg, const Tensor& cols) {
+  Tensor y = ops::matmul(Wg, cols);
+  if (!needs_recording({&Wg, &cols})) return y;
+  SavedTensor sw = SavedTensor::input(Wg), sc = SavedTensor::input(cols);
+  record("conv2d", y, {&Wg, &cols}, [sw, sc](const Tensor& g, const Node& n) -> Grads {
+    Tensor gw, gc;
+    if (n.needs_grad(0)) {
+      Tensor c = sc.unpack(n);
+      int64_t N = c.size(0), G = c.size(1), K = c.size(2), L = c.size(3), Co = g.size(2);
+      if (L < Co) {
+        Tensor gp = reshape(permute(g, {1, 2, 0, 3}), {G, Co, N * L});
+        Tensor cp = reshape(permute(c, {1, 0, 3, 2}), {G, N * L, K});
+        gw = matmul(gp, cp);
+      } else {
+        gw = sum(matmul(g, transpose(c, 2, 3)), {0});
+      }
+    }
+    if (n.needs_grad(1)) gc = matmul(transpose(sw.unpack(n), 1, 2), g);
+    return {gw, gc};
+  });
+  return y;
+}
+
 ops::Window2d window(const int64_t kernel[2], const Conv2dOptions& o) {
   ops::Window2d w;
   for (int i = 0; i < 2; ++i) {
@@ -285,29 +316,173 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor* bias, const C
   int64_t L = w.positions(x4.size(2), x4.size(3), op);
   int64_t K = Cin / G * kernel[0] * kernel[1];
   Tensor cols = unfold(x4, w, 0);  // (N, Cin*kh*kw, L)
-  Tensor y = G == 1 ? matmul(reshape(weight, {Cout, K}), cols)
-                    : reshape(matmul(reshape(weight, {G, Cout / G, K}), reshape(cols, {N, G, K, L})), {N, Cout, L});
+  Tensor y = reshape(patch_product(reshape(weight, {G, Cout / G, K}), reshape(cols, {N, G, K, L})), {N, Cout, L});
   if (bias) y = y + reshape(*bias, {1, Cout, 1});
   y = reshape(y, {N, Cout, Ho, Wo});
   return x.dim() == 4 ? y : squeeze(y, {0});
 }
 
-Tensor max_pool2d(const Tensor& x, const int64_t kernel[2], const Conv2dOptions& o) {
-  const char* op = "max_pool2d";
+// A 4-D view of a (N, C, H, W) or unbatched (C, H, W) input, and back.
+static Tensor batched(const Tensor& x) { return x.dim() == 4 ? x : unsqueeze(x, 0); }
+static Tensor unbatched_like(const Tensor& y, const Tensor& x) { return x.dim() == 4 ? y : squeeze(y, {0}); }
+
+static void check_image(const Tensor& x, const char* op) {
   TIDE_CHECK(x.dim() == 3 || x.dim() == 4, op, ": expected input of shape (N, C, H, W) or (C, H, W), got ",
              x.sizes().str());
   check_float(x, op, "input");
-  ops::Window2d w = window(kernel, o);
+}
+
+// x4 with `extra[0]` rows and `extra[1]` columns of `value` appended (bottom, right).
+static Tensor append_border(const Tensor& x4, const int64_t extra[2], const Scalar& value) {
+  Tensor y = x4;
+  for (int i = 0; i < 2; ++i) {
+    if (extra[i] == 0) continue;
+    Dims shape = y.sizes();
+    shape[2 + i] = extra[i];
+    y = cat({y, ops::full(shape, value, y.dtype(), y.device())}, 2 + i);
+  }
+  return y;
+}
+
+Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor* bias, const ConvTranspose2dOptions& o) {
+  const char* op = "conv_transpose2d";
+  check_image(x, op);
+  TIDE_CHECK(weight.dim() == 4, op, ": weight must have shape (in_channels, out_channels/groups, kH, kW), got ",
+             weight.sizes().str());
+  check_same_dtype(x, weight, op, "input", "weight");
+  Tensor x4 = batched(x);
+  int64_t G = o.groups, N = x4.size(0), Cin = x4.size(1), H = x4.size(2), W = x4.size(3);
+  TIDE_CHECK(G >= 1 && Cin % G == 0, op, ": groups ", G, " must be positive and divide in_channels ", Cin);
+  TIDE_CHECK(weight.size(0) == Cin, op, ": weight of shape ", weight.sizes().str(), " expects ", weight.size(0),
+             " input channels, but the input of shape ", x.sizes().str(), " has ", Cin);
+  int64_t Cout = checked_mul(op, weight.size(1), G, "out_channels");
+  if (bias) {
+    TIDE_CHECK(bias->dim() == 1 && bias->size(0) == Cout, op, ": bias must have shape {", Cout, "}, got ",
+               bias->sizes().str());
+    check_same_dtype(*bias, weight, op, "bias", "weight");
+  }
+  ops::Window2d w;
+  int64_t out[2], extra[2], in[2] = {H, W};
+  for (int i = 0; i < 2; ++i) {
+    w.kernel[i] = weight.size(2 + i), w.stride[i] = o.stride[i], w.padding[i] = o.padding[i];
+    w.dilation[i] = o.dilation[i];
+    TIDE_CHECK(w.stride[i] > 0 && w.dilation[i] > 0 && w.padding[i] >= 0, op,
+               ": stride and dilation must be positive and padding non-negative, got stride ", w.stride[i],
+               ", dilation ", w.dilation[i], ", padding ", w.padding[i]);
+    TIDE_CHECK(o.output_padding[i] >= 0 && (o.output_padding[i] < w.stride[i] || o.output_padding[i] < w.dilation[i]),
+               op, ": output_padding ", o.output_padding[i], " must be non-negative and smaller than either stride ",
+               w.stride[i], " or dilation ", w.dilation[i]);
+    // (in - 1) * stride - 2 * padding + dilation * (kernel - 1) + output_padding + 1
+    int64_t size = checked_add(op, checked_mul(op, in[i] - 1, w.stride[i], "the output size"),
+                               checked_mul(op, w.dilation[i], w.kernel[i] - 1, "the kernel's extent"), "the output size");
+    size = checked_add(op, size, o.output_padding[i] + 1, "the output size");
+    size -= checked_mul(op, w.padding[i], int64_t(2), "the padding");  // both non-negative: no overflow
+    TIDE_CHECK(size >= 1, op, ": the output size ", size, " along spatial dim ", i + 1, " is not positive (input ", in[i],
+               ", kernel ", w.kernel[i], ", stride ", w.stride[i], ", padding ", w.padding[i], ", dilation ",
+               w.dilation[i], ", output_padding ", o.output_padding[i], ")");
+    out[i] = size;
+    // An output_padding of a stride or more (below the dilation) gives windows past the
+    // input's last row: they read zeros, appended to the input.
+    extra[i] = (in[i] == 0 ? 0 : w.out_size(i, out[i], op) - in[i]);
+  }
+  Tensor xp = append_border(x4, extra, Scalar(0.0));
+  int64_t L = xp.size(2) * xp.size(3), K = Cout / G * w.kernel[0] * w.kernel[1];
+  // Each image's patches: weight^T (per group) times its pixels, then summed onto the output.
+  Tensor cols = G == 1 ? matmul(t(reshape(weight, {Cin, K})), reshape(xp, {N, Cin, L}))
+                       : reshape(matmul(transpose(reshape(weight, {G, Cin / G, K}), 1, 2), reshape(xp, {N, G, Cin / G, L})),
+                                 {N, G * K, L});
+  Tensor y = fold(cols, out[0], out[1], w);
+  if (bias) y = y + reshape(*bias, {1, Cout, 1, 1});
+  return unbatched_like(y, x);
+}
+
+namespace {
+
+// The windows of a pooling over x4 (N, C, H, W): the window, the output size and, for
+// ceil_mode, the rows/columns past the padded input that the last windows read. As
+// PyTorch, a ceil_mode window must start inside the input or its left padding.
+struct PoolWindows {
+  ops::Window2d w;
+  int64_t out[2], extra[2];
+};
+
+PoolWindows pool_windows(const char* op, const Tensor& x4, const Pool2dOptions& o) {
+  PoolWindows p;
+  for (int i = 0; i < 2; ++i) {
+    p.w.kernel[i] = o.kernel[i], p.w.stride[i] = o.stride[i], p.w.padding[i] = o.padding[i];
+    p.w.dilation[i] = o.dilation[i];
+    // (a non-positive kernel is out_size's error)
+    TIDE_CHECK(o.kernel[i] <= 0 || o.padding[i] <= o.kernel[i] / 2, op, ": padding ", o.padding[i],
+               " must be at most half the kernel size ", o.kernel[i]);
+    // out_size checks that the window fits the padded input without overflow, so span and
+    // room below are in range; the ceil_mode window past them starts inside the padded input.
+    int64_t n = x4.size(2 + i), size = p.w.out_size(i, n, op);
+    int64_t span = o.dilation[i] * (o.kernel[i] - 1) + 1, room = n + 2 * o.padding[i] - span;
+    int64_t next_start = 0;  // where a window after the last whole one starts
+    if (o.ceil_mode && room % o.stride[i] != 0 && !__builtin_mul_overflow(size, o.stride[i], &next_start) &&
+        next_start < n + o.padding[i])
+      ++size;
+    p.out[i] = size;
+    p.extra[i] = std::max<int64_t>(0, (size - 1) * o.stride[i] - room);
+  }
+  return p;
+}
+
+}  // namespace
+
+std::vector<Tensor> max_pool2d_ex(const Tensor& x, const Pool2dOptions& o, bool with_indices) {
+  const char* op = "max_pool2d";
+  check_image(x, op);
+  Tensor x4 = batched(x);
+  int64_t N = x4.size(0), C = x4.size(1), H = x4.size(2), W = x4.size(3);
+  PoolWindows p = pool_windows(op, x4, o);
+  int64_t kk = o.kernel[0] * o.kernel[1], L = p.out[0] * p.out[1];
+  Tensor cols = unfold(append_border(x4, p.extra, Scalar(-INFINITY)), p.w, -INFINITY);  // padding never wins
+  ops::ValuesIndices m = max(reshape(cols, {N, C, kk, L}), 2);
+  std::vector<Tensor> r{unbatched_like(reshape(m.values, {N, C, p.out[0], p.out[1]}), x)};
+  if (with_indices) {
+    // Each window's input positions (1-based, 0 in the padding), picked at its maximum.
+    Tensor pos = ops::reshape(ops::arange(Scalar(int64_t(1)), Scalar(H * W + 1), Scalar(int64_t(1)), DType::Int64),
+                              {1, 1, H, W});
+    pos = ops::unfold2d(append_border(pos, p.extra, Scalar(int64_t(0))), p.w, 0, op);
+    pos = ops::expand(ops::reshape(pos, {1, 1, kk, L}), {N, C, kk, L}).to_device(x.device());
+    Tensor idx = ops::squeeze(ops::gather(pos, 2, ops::unsqueeze(m.indices, 2)), {2});
+    r.push_back(unbatched_like(ops::reshape(idx, {N, C, p.out[0], p.out[1]}), x));
+  }
+  return r;
+}
+
+Tensor max_pool2d(const Tensor& x, const int64_t kernel[2], const Conv2dOptions& o) {
+  Pool2dOptions po;
   for (int i = 0; i < 2; ++i)
-    TIDE_CHECK(w.padding[i] <= w.kernel[i] / 2, op, ": padding ", w.padding[i], " must be at most half the kernel size ",
-               w.kernel[i]);
-  Tensor x4 = x.dim() == 4 ? x : unsqueeze(x, 0);
-  int64_t N = x4.size(0), C = x4.size(1);
-  int64_t Ho = w.out_size(0, x4.size(2), op), Wo = w.out_size(1, x4.size(3), op);
-  Tensor cols = unfold(x4, w, -INFINITY);  // padding never wins
-  Tensor y = max(reshape(cols, {N, C, kernel[0] * kernel[1], Ho * Wo}), 2).values;
-  y = reshape(y, {N, C, Ho, Wo});
-  return x.dim() == 4 ? y : squeeze(y, {0});
+    po.kernel[i] = kernel[i], po.stride[i] = o.stride[i], po.padding[i] = o.padding[i], po.dilation[i] = o.dilation[i];
+  return max_pool2d_ex(x, po, false)[0];
+}
+
+Tensor avg_pool2d(const Tensor& x, const Pool2dOptions& o, bool count_include_pad, int64_t divisor_override) {
+  const char* op = "avg_pool2d";
+  check_image(x, op);
+  TIDE_CHECK(divisor_override >= 0, op, ": divisor_override must be positive, got ", divisor_override);
+  Tensor x4 = batched(x);
+  int64_t N = x4.size(0), C = x4.size(1), H = x4.size(2), W = x4.size(3);
+  PoolWindows p = pool_windows(op, x4, o);
+  int64_t kk = o.kernel[0] * o.kernel[1], L = p.out[0] * p.out[1];
+  Tensor cols = unfold(append_border(x4, p.extra, Scalar(0.0)), p.w, 0);
+  Tensor sums = sum(reshape(cols, {N, C, kk, L}), {2});
+  // PyTorch's divisor per window: its extent clipped to the padded input (count_include_pad)
+  // or to the input itself.
+  Tensor div = Tensor::empty({L}, DType::Float64);
+  double* d = div.data<double>();
+  for (int64_t oy = 0; oy < p.out[0]; ++oy)
+    for (int64_t ox = 0; ox < p.out[1]; ++ox) {
+      int64_t y0 = oy * o.stride[0] - o.padding[0], x0 = ox * o.stride[1] - o.padding[1];
+      int64_t y1 = std::min(y0 + o.kernel[0], H + o.padding[0]), x1 = std::min(x0 + o.kernel[1], W + o.padding[1]);
+      int64_t padded = (y1 - y0) * (x1 - x0);
+      int64_t inside = (std::min(y1, H) - std::max<int64_t>(y0, 0)) * (std::min(x1, W) - std::max<int64_t>(x0, 0));
+      d[oy * p.out[1] + ox] = double(divisor_override > 0 ? divisor_override : count_include_pad ? padded : inside);
+    }
+  Tensor y = sums / ops::cast(div, x.dtype()).to_device(x.device());
+  return unbatched_like(reshape(y, {N, C, p.out[0], p.out[1]}), x);
 }
 
 }  // namespace tide::ag

@@ -2,7 +2,9 @@
 // over (image, channel) planes or rows, so results do not depend on the thread count.
 #include "nn.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "../parallel.hpp"
 #include "creation.hpp"
@@ -47,6 +49,28 @@ void for_planes(int64_t planes, int64_t work_per_plane, F f) {
   });
 }
 
+// The output columns ox in [lo, hi) whose input column ox * stride - padding + j * dilation
+// lies inside a row of W: the rest read the padding. Lets the patch loops copy and add whole
+// runs without a bounds check per element.
+struct ColumnRun {
+  int64_t lo, hi, first;  // first: the input column of ox = lo
+};
+
+// The runs of every kernel column j, computed once per call.
+std::vector<ColumnRun> column_runs(const Window2d& w, int64_t W, int64_t Wo) {
+  // ceil(a / b) for b > 0, without forming a + b - 1 (a stride may be near 2^63).
+  auto ceil_div = [](int64_t a, int64_t b) { return a >= 0 ? a / b + (a % b != 0) : -((-a) / b); };
+  std::vector<ColumnRun> runs(size_t(w.kernel[1]));
+  for (int64_t j = 0; j < w.kernel[1]; ++j) {
+    const int64_t shift = j * w.dilation[1] - w.padding[1];  // input column of ox = 0
+    ColumnRun& r = runs[size_t(j)];
+    r.lo = std::clamp<int64_t>(ceil_div(-shift, w.stride[1]), 0, Wo);
+    r.hi = std::clamp<int64_t>(ceil_div(W - shift, w.stride[1]), r.lo, Wo);
+    r.first = r.lo * w.stride[1] + shift;
+  }
+  return runs;
+}
+
 }  // namespace
 
 Tensor unfold2d(const Tensor& x_, const Window2d& w, double pad, const char* op) {
@@ -67,18 +91,32 @@ Tensor unfold2d(const Tensor& x_, const Window2d& w, double pad, const char* op)
     const scalar_t* src = x.data<scalar_t>();
     scalar_t* dst = cols.data<scalar_t>();
     scalar_t fill = scalar_t(pad);
+    const int64_t sx = w.stride[1];
+    const std::vector<ColumnRun> runs = column_runs(w, W, Wo);
     for_planes(N * C, kh * kw * L, [&](int64_t plane) {
       const scalar_t* img = src + plane * H * W;
       scalar_t* out = dst + plane * kh * kw * L;
       for (int64_t i = 0; i < kh; ++i)
-        for (int64_t j = 0; j < kw; ++j, out += L)
+        for (int64_t j = 0; j < kw; ++j, out += L) {
+          const ColumnRun& run = runs[size_t(j)];
           for (int64_t oy = 0; oy < Ho; ++oy) {
             int64_t y = oy * w.stride[0] - w.padding[0] + i * w.dilation[0];
-            for (int64_t ox = 0; ox < Wo; ++ox) {
-              int64_t xx = ox * w.stride[1] - w.padding[1] + j * w.dilation[1];
-              out[oy * Wo + ox] = (y >= 0 && y < H && xx >= 0 && xx < W) ? img[y * W + xx] : fill;
+            scalar_t* row = out + oy * Wo;
+            if (y < 0 || y >= H) {
+              std::fill(row, row + Wo, fill);
+              continue;
             }
+            std::fill(row, row + run.lo, fill);
+            if (run.hi > run.lo) {
+              const scalar_t* in = img + y * W + run.first;
+              if (sx == 1)
+                std::copy(in, in + (run.hi - run.lo), row + run.lo);
+              else
+                for (int64_t k = 0; k < run.hi - run.lo; ++k) row[run.lo + k] = in[k * sx];
+            }
+            std::fill(row + run.hi, row + Wo, fill);
           }
+        }
     });
   });
   return cols;
@@ -104,20 +142,23 @@ Tensor fold2d(const Tensor& cols_, int64_t H, int64_t W, const Window2d& w, cons
   TIDE_DISPATCH_ALL(cols.dtype(), op, [&] {
     const scalar_t* src = cols.data<scalar_t>();
     scalar_t* dst = x.data<scalar_t>();
+    const int64_t sx = w.stride[1];
+    const std::vector<ColumnRun> runs = column_runs(w, W, Wo);
     for_planes(N * C, kh * kw * L, [&](int64_t plane) {
       scalar_t* img = dst + plane * H * W;
-      for (int64_t k = 0; k < H * W; ++k) img[k] = scalar_t(0);
+      std::fill(img, img + H * W, scalar_t(0));
       const scalar_t* in = src + plane * kh * kw * L;
       for (int64_t i = 0; i < kh; ++i)
-        for (int64_t j = 0; j < kw; ++j, in += L)
+        for (int64_t j = 0; j < kw; ++j, in += L) {
+          const ColumnRun& run = runs[size_t(j)];
           for (int64_t oy = 0; oy < Ho; ++oy) {
             int64_t y = oy * w.stride[0] - w.padding[0] + i * w.dilation[0];
-            if (y < 0 || y >= H) continue;
-            for (int64_t ox = 0; ox < Wo; ++ox) {
-              int64_t xx = ox * w.stride[1] - w.padding[1] + j * w.dilation[1];
-              if (xx >= 0 && xx < W) img[y * W + xx] = scalar_t(img[y * W + xx] + in[oy * Wo + ox]);
-            }
+            if (y < 0 || y >= H || run.hi == run.lo) continue;
+            const scalar_t* row = in + oy * Wo;
+            scalar_t* out = img + y * W + run.first;
+            for (int64_t k = 0; k < run.hi - run.lo; ++k) out[k * sx] = scalar_t(out[k * sx] + row[run.lo + k]);
           }
+        }
     });
   });
   return x;

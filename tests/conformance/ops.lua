@@ -2017,6 +2017,7 @@ assert(loadfile(here .. "ops_nn_norm.lua"))(G, add)
 -- The recurrent layers against PyTorch: ops_nn_rnn.lua.
 assert(loadfile(here .. "ops_nn_rnn.lua"))(G, add)
 assert(loadfile(here .. "ops_nn_attn.lua"))(G, add)
+assert(loadfile(here .. "ops_nn_conv.lua"))(G, add)
 assert(loadfile(here .. "ops_stats.lua"))(G, add)
 assert(loadfile(here .. "ops_dtypes.lua"))(G, add)
 assert(loadfile(here .. "ops_sets_shape.lua"))(G, add)

@@ -129,7 +129,7 @@ T.test("tostring prints the tree as PyTorch does", function()
     "  )",
     "  (seq): Sequential(",
     "    (0): Conv2d(1, 8, kernel_size={3, 3}, stride={1, 1}, padding={1, 1})",
-    "    (1): MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1)",
+    "    (1): MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=false)",
     "    (2): Flatten(start_dim=2, end_dim=-1)",
     "    (3): Dropout(p=0.25)",
     "  )",
@@ -146,7 +146,7 @@ T.test("every layer's one-line repr", function()
   T.eq(tostring(nn.Conv2d(2, 4, {3, 5}, {stride = 2, dilation = 2, groups = 2, bias = false})),
        "Conv2d(2, 4, kernel_size={3, 5}, stride={2, 2}, dilation={2, 2}, groups=2, bias=false)")
   T.eq(tostring(nn.Conv2d(1, 1, 3, {padding = "same"})), 'Conv2d(1, 1, kernel_size={3, 3}, stride={1, 1}, padding="same")')
-  T.eq(tostring(nn.MaxPool2d({2, 3}, {stride = 1, padding = 1})), "MaxPool2d(kernel_size={2, 3}, stride=1, padding=1, dilation=1)")
+  T.eq(tostring(nn.MaxPool2d({2, 3}, {stride = 1, padding = 1})), "MaxPool2d(kernel_size={2, 3}, stride=1, padding=1, dilation=1, ceil_mode=false)")
   T.eq(tostring(nn.Embedding(10, 3, {padding_idx = 1})), "Embedding(10, 3, padding_idx=1)")
   T.eq(tostring(nn.Embedding(10, 3)), "Embedding(10, 3)")
   T.eq(tostring(nn.LayerNorm({2, 3}, {eps = 1e-6, elementwise_affine = false})),
@@ -393,8 +393,8 @@ T.test("constructor arguments: keywords, positionals, and their errors", functio
   T.error_usable(function() nn.Conv2d(1, 4, {3, 3, 3}) end,
     "Conv2d: kernel_size must be a number or a table of 2 numbers, got 3 numbers")
   T.error_usable(function() nn.Conv2d(1, 4, 3, {stride = 0}) end, "Conv2d: stride must be an integer >= 1, got 0")
-  T.error_usable(function() nn.Conv2d(1, 4, 2, {padding = "same"}) end,
-    'Conv2d: padding="same" needs dilation * (kernel_size - 1) even, got kernel_size {2,2} and dilation {1,1}')
+  T.error_usable(function() nn.Conv2d(1, 4, 2, {padding = "full"}) end,
+    'Conv2d: padding must be "same", "valid" or sizes, got "full"')
   T.error_usable(function() nn.Conv2d(1, 4, 3, {padding = "same", stride = 2}) end,
     'Conv2d: padding="same" needs stride 1, got stride {2,2}')
   T.error_usable(function() nn.MaxPool2d(0) end, "MaxPool2d: kernel_size must be an integer >= 1, got 0")

@@ -1,0 +1,125 @@
+-- PyTorch's official DCGAN example (pytorch/examples, dcgan/main.py), ported line by line
+-- from main.py beside it, which adapts it to the 8x8 digits of data/digits.csv.gz scaled to
+-- [-1, 1]: a ConvTranspose2d generator (noise 16x1x1 -> 2x2 -> 4x4 -> 8x8, tanh) against a
+-- Conv2d discriminator (8x8 -> 4x4 -> 2x2 -> 1x1, sigmoid), BCELoss, Adam with betas
+-- (0.5, 0.999); each step trains D on a real and a fake batch, then G. No BatchNorm2d
+-- (not yet in tide on this branch), as in main.py.
+--
+--   tide examples/dcgan_digits/main.lua [--epochs 2] [--init F.pt] [--noise F.npz]
+--        (main.py's --save-init / --save-noise, to compare)
+--
+-- Without --init the weights are drawn here (N(0, 0.02), the example's weights_init);
+-- without --noise the order and the noise come from the seeded torch generator.
+local torch = torch or require("torch")
+local np = np or require("numpy")
+local nn, optim = torch.nn, torch.optim
+local data = torch.utils.data
+
+local opts = {epochs = 2, lr = 0.0002, beta1 = 0.5, seed = 1}
+local i = 1
+while i <= #arg do
+  local a = arg[i]
+  if a == "--epochs" or a == "--lr" or a == "--beta1" or a == "--seed" then
+    opts[a:sub(3)] = assert(tonumber(arg[i + 1]), a .. " takes a number"); i = i + 2
+  elseif a == "--init" or a == "--noise" then opts[a:sub(3)] = assert(arg[i + 1], a .. " takes a file"); i = i + 2
+  else error("main.lua: unknown option " .. a) end
+end
+local nz, ngf, ndf = 16, 16, 16
+
+-- The example's initialisation: N(0, 0.02) convolution weights.
+local function weights_init(m)
+  if m:isinstance(nn.Conv2d) or m:isinstance(nn.ConvTranspose2d) then nn.init.normal_(m.weight, 0.0, 0.02) end
+end
+
+local Generator = nn.Module:extend("Generator")
+function Generator:init()
+  self.main = nn.Sequential(
+    nn.ConvTranspose2d(nz, ngf * 2, 2, 1, 0, {bias = false}),  -- 2x2
+    nn.ReLU(),
+    nn.ConvTranspose2d(ngf * 2, ngf, 4, 2, 1, {bias = false}),  -- 4x4
+    nn.ReLU(),
+    nn.ConvTranspose2d(ngf, 1, 4, 2, 1, {bias = false}),  -- 8x8
+    nn.Tanh())
+end
+function Generator:forward(x) return self.main(x) end
+
+local Discriminator = nn.Module:extend("Discriminator")
+function Discriminator:init()
+  self.main = nn.Sequential(
+    nn.Conv2d(1, ndf, 4, 2, 1, {bias = false}),  -- 4x4
+    nn.LeakyReLU(0.2),
+    nn.Conv2d(ndf, ndf * 2, 4, 2, 1, {bias = false}),  -- 2x2
+    nn.LeakyReLU(0.2),
+    nn.Conv2d(ndf * 2, 1, 2, 1, 0, {bias = false}),  -- 1x1
+    nn.Sigmoid())
+end
+function Discriminator:forward(x) return self.main(x):reshape(-1) end
+
+local function load_digits()
+  local dir = arg[0]:match("(.*/)") or "./"
+  local d = np.loadtxt(dir .. "../../data/digits.csv.gz", {delimiter = ","}):float()
+  return data.TensorDataset((d[{":", {1, 64}}] / 16 * 2 - 1):reshape(-1, 1, 8, 8))
+end
+
+torch.manual_seed(opts.seed)
+local dataset = load_digits()
+local netG, netD = Generator(), Discriminator()
+netG:apply(weights_init)
+netD:apply(weights_init)
+if opts.init then
+  local init = torch.load(opts.init)
+  netG:load_state_dict(init.netG)
+  netD:load_state_dict(init.netD)
+end
+local n = #dataset
+local saved = opts.noise and np.load(opts.noise)
+local orders, noises = {}, {}
+for epoch = 1, opts.epochs do
+  if saved then  -- main.py's 0-based order and noise of this epoch
+    orders[epoch] = (saved["order" .. epoch] + 1):tolist()
+    noises[epoch] = saved["noise" .. epoch]:float()
+  else
+    orders[epoch] = torch.randperm(n):tolist()  -- 1-based
+    noises[epoch] = torch.randn(n, nz, 1, 1)
+  end
+end
+local criterion = nn.BCELoss()
+local optimizerD = optim.Adam(netD:parameters(), {lr = opts.lr, betas = {opts.beta1, 0.999}})
+local optimizerG = optim.Adam(netG:parameters(), {lr = opts.lr, betas = {opts.beta1, 0.999}})
+local real_label, fake_label = 1.0, 0.0
+local errD, errG
+for epoch = 1, opts.epochs do
+  local loader = data.DataLoader(dataset, {batch_size = 64, sampler = orders[epoch]})
+  local batch = 0
+  for real in loader:iter() do
+    -- (1) Update D: maximize log(D(x)) + log(1 - D(G(z)))
+    netD:zero_grad()
+    local batch_size = real:size(1)
+    local label = torch.full({batch_size}, real_label)
+    local output = netD(real)
+    local errD_real = criterion(output, label)
+    errD_real:backward()
+    local D_x = output:mean():item()
+    local noise = noises[epoch][{{batch * 64 + 1, batch * 64 + batch_size}}]
+    local fake = netG(noise)
+    label:fill_(fake_label)
+    output = netD(fake:detach())
+    local errD_fake = criterion(output, label)
+    errD_fake:backward()
+    local D_G_z1 = output:mean():item()
+    errD = errD_real + errD_fake
+    optimizerD:step()
+    -- (2) Update G: maximize log(D(G(z)))
+    netG:zero_grad()
+    label:fill_(real_label)
+    output = netD(fake)
+    errG = criterion(output, label)
+    errG:backward()
+    local D_G_z2 = output:mean():item()
+    optimizerG:step()
+    print(string.format("[%d/%d][%d/%d] Loss_D %.8f Loss_G %.8f D(x) %.8f D(G(z)) %.8f / %.8f", epoch - 1,
+                        opts.epochs, batch, #loader, errD:item(), errG:item(), D_x, D_G_z1, D_G_z2))
+    batch = batch + 1
+  end
+end
+return errD:item(), errG:item()
