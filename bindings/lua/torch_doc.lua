@@ -138,19 +138,14 @@ document(nn, {
   Linear = "nn.Linear(in_features, out_features[, {bias=true, dtype=, device=}]) -> Module: y = x W^T + b " ..
     "with W of shape {out, in}, initialised U(-1/sqrt(in), 1/sqrt(in)) as in PyTorch.",
   Conv2d = "nn.Conv2d(in_channels, out_channels, kernel_size[, {stride=1, padding=0, dilation=1, groups=1, " ..
-    "bias=true}]) -> Module: 2-D convolution over (N, C, H, W) input; padding may be \"same\" or \"valid\".",
-  MaxPool2d = "nn.MaxPool2d(kernel_size[, {stride=kernel_size, padding=0, dilation=1}]) -> Module: the " ..
-    "maximum over each window of (N, C, H, W) input.",
-  Embedding = "nn.Embedding(num_embeddings, embedding_dim[, {padding_idx=, device=, dtype=}]) -> Module: looks " ..
-    "rows of a {num, dim} table up by 1-based integer indices; the padding row (negative: from the end) starts " ..
-    "zero and gets no gradient. max_norm, norm_type, scale_grad_by_freq and sparse are not supported (errors).",
     "bias=true, padding_mode=\"zeros\"}]) -> Module: 2-D convolution over (N, C, H, W) input; padding may be " ..
     "\"same\" or \"valid\"; only padding_mode \"zeros\" is implemented.",
   MaxPool2d = "nn.MaxPool2d(kernel_size[, {stride=kernel_size, padding=0, dilation=1, return_indices=false, " ..
     "ceil_mode=false}]) -> Module: the maximum over each window of (N, C, H, W) input (with return_indices " ..
     "also the 1-based flat (H, W) positions of the maxima).",
-  Embedding = "nn.Embedding(num_embeddings, embedding_dim[, {padding_idx=}]) -> Module: looks rows of a " ..
-    "{num, dim} table up by 1-based integer indices; the padding row stays zero and gets no gradient.",
+  Embedding = "nn.Embedding(num_embeddings, embedding_dim[, {padding_idx=, device=, dtype=}]) -> Module: looks " ..
+    "rows of a {num, dim} table up by 1-based integer indices; the padding row (negative: from the end) starts " ..
+    "zero and gets no gradient. max_norm, norm_type, scale_grad_by_freq and sparse are not supported (errors).",
   LayerNorm = "nn.LayerNorm(normalized_shape[, {eps=1e-5, elementwise_affine=true}]) -> Module: normalises " ..
     "over the trailing dims to mean 0 and variance 1, then scales and shifts.",
   Dropout = "nn.Dropout([p=0.5]) -> Module: in training mode zeroes each element with probability p and " ..
