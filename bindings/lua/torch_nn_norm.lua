@@ -23,10 +23,11 @@ local function channel_shape(C, ndim)
   return s
 end
 
--- An optional per-channel tensor (weight, bias, running_mean, running_var): nil, or a tensor
--- of the input's C channels on the input's device; weight and bias (`same_dtype`) also of the
--- input's dtype (the running statistics may be kept in another floating dtype).
-local function check_channels(op, name, t, input, same_dtype)
+-- An optional per-channel tensor (weight, bias, running_mean, running_var): nil, or a
+-- floating tensor of the input's C channels on the input's device; weight and bias are
+-- checked for dtype by check_affine (the running statistics may be kept in another floating
+-- dtype).
+local function check_channels(op, name, t, input)
   if t == nil then return nil end
   util.check_tensor(op, name, t)
   local C = input.shape[2]
@@ -36,12 +37,30 @@ local function check_channels(op, name, t, input, same_dtype)
   if tostring(t.device) ~= tostring(input.device) then
     fail(op, "%s is on %s but the input is on %s", name, tostring(t.device), tostring(input.device))
   end
-  if same_dtype and t.dtype ~= input.dtype then
-    fail(op, "%s has dtype %s but the input has dtype %s", name, t.dtype, input.dtype)
-  elseif not t:is_floating_point() then
+  if not t:is_floating_point() then
     fail(op, "%s must be a floating-point tensor, got dtype %s", name, t.dtype)
   end
   return t
+end
+
+-- Checks the optional weight and bias: of the input's dtype, or both float32 (where given)
+-- for a bfloat16 input. The latter is PyTorch's CPU mixed precision for batch and instance
+-- norm (a float32 layer after an op that autocast ran in bfloat16): true is returned and the
+-- caller normalises in float32 and rounds the result to bfloat16 once.
+local function check_affine(op, input, weight, bias, mixed_ok)
+  check_channels(op, "weight", weight, input)
+  check_channels(op, "bias", bias, input)
+  local wd, bd = weight and weight.dtype, bias and bias.dtype
+  if mixed_ok and input.dtype == "bfloat16" and (wd == "float32" or bd == "float32") then
+    if wd and bd and wd ~= bd then
+      fail(op, "weight has dtype %s but bias has dtype %s (a bfloat16 input takes both bfloat16 or both float32)",
+           wd, bd)
+    end
+    return true
+  end
+  if wd and wd ~= input.dtype then fail(op, "weight has dtype %s but the input has dtype %s", wd, input.dtype) end
+  if bd and bd ~= input.dtype then fail(op, "bias has dtype %s but the input has dtype %s", bd, input.dtype) end
+  return false
 end
 
 -- x (N, C, *) scaled by weight and shifted by bias (per channel, or nil).
@@ -96,8 +115,7 @@ local function batch_norm(op, input, o)
   local C = input.shape[2]
   local rm = check_channels(op, "running_mean", o.running_mean, input)
   local rv = check_channels(op, "running_var", o.running_var, input)
-  check_channels(op, "weight", o.weight, input, true)
-  check_channels(op, "bias", o.bias, input, true)
+  if check_affine(op, input, o.weight, o.bias, true) then return batch_norm(op, input:float(), o):bfloat16() end
   if not training and (rm == nil or rv == nil) then
     fail(op, "running_mean and running_var must be given when not training")
   end
@@ -142,8 +160,7 @@ local function instance_norm(op, input, o)
   local C = input.shape[2]
   local rm = check_channels(op, "running_mean", o.running_mean, input)
   local rv = check_channels(op, "running_var", o.running_var, input)
-  check_channels(op, "weight", o.weight, input, true)
-  check_channels(op, "bias", o.bias, input, true)
+  if check_affine(op, input, o.weight, o.bias, true) then return instance_norm(op, input:float(), o):bfloat16() end
   if not use_input_stats then
     if rm == nil or rv == nil then
       fail(op, "running_mean and running_var must be given when use_input_stats is false")
@@ -186,8 +203,7 @@ local function group_norm(op, input, o)
   if C % groups ~= 0 then
     fail(op, "the input's %d channels are not divisible by num_groups (%d)", C, groups)
   end
-  check_channels(op, "weight", o.weight, input, true)
-  check_channels(op, "bias", o.bias, input, true)
+  check_affine(op, input, o.weight, o.bias, false)  -- PyTorch 1.13: no mixed dtypes here
   -- PyTorch's condition: one sample whose groups are single channels without spatial dims
   -- (other single-value groups normalise to 0).
   if N * C // groups * (input:numel() // math.max(1, N * C)) == 1 then

@@ -2,13 +2,15 @@
 -- from main.py beside it, which adapts it to the 8x8 digits of data/digits.csv.gz scaled to
 -- [-1, 1]: a ConvTranspose2d generator (noise 16x1x1 -> 2x2 -> 4x4 -> 8x8, tanh) against a
 -- Conv2d discriminator (8x8 -> 4x4 -> 2x2 -> 1x1, sigmoid), BCELoss, Adam with betas
--- (0.5, 0.999); each step trains D on a real and a fake batch, then G. No BatchNorm2d
--- (not yet in tide on this branch), as in main.py.
+-- (0.5, 0.999); each step trains D on a real and a fake batch, then G. BatchNorm2d where the
+-- original has it (after every generator layer but the last, after every discriminator layer
+-- but the first and the last), in training mode throughout (batch statistics). At the end it
+-- prints the running statistics of the discriminator's BatchNorm2d, as main.py does.
 --
 --   tide examples/dcgan_digits/main.lua [--epochs 2] [--init F.pt] [--noise F.npz]
 --        (main.py's --save-init / --save-noise, to compare)
 --
--- Without --init the weights are drawn here (N(0, 0.02), the example's weights_init);
+-- Without --init the weights are drawn here (the example's weights_init below);
 -- without --noise the order and the noise come from the seeded torch generator.
 local torch = torch or require("torch")
 local np = np or require("numpy")
@@ -26,17 +28,25 @@ while i <= #arg do
 end
 local nz, ngf, ndf = 16, 16, 16
 
--- The example's initialisation: N(0, 0.02) convolution weights.
+-- The example's initialisation: N(0, 0.02) convolution weights, N(1, 0.02) BatchNorm weights
+-- and zero BatchNorm biases.
 local function weights_init(m)
-  if m:isinstance(nn.Conv2d) or m:isinstance(nn.ConvTranspose2d) then nn.init.normal_(m.weight, 0.0, 0.02) end
+  if m:isinstance(nn.Conv2d) or m:isinstance(nn.ConvTranspose2d) then
+    nn.init.normal_(m.weight, 0.0, 0.02)
+  elseif m:isinstance(nn.BatchNorm2d) then
+    nn.init.normal_(m.weight, 1.0, 0.02)
+    nn.init.zeros_(m.bias)
+  end
 end
 
 local Generator = nn.Module:extend("Generator")
 function Generator:init()
   self.main = nn.Sequential(
     nn.ConvTranspose2d(nz, ngf * 2, 2, 1, 0, {bias = false}),  -- 2x2
+    nn.BatchNorm2d(ngf * 2),
     nn.ReLU(),
     nn.ConvTranspose2d(ngf * 2, ngf, 4, 2, 1, {bias = false}),  -- 4x4
+    nn.BatchNorm2d(ngf),
     nn.ReLU(),
     nn.ConvTranspose2d(ngf, 1, 4, 2, 1, {bias = false}),  -- 8x8
     nn.Tanh())
@@ -49,6 +59,7 @@ function Discriminator:init()
     nn.Conv2d(1, ndf, 4, 2, 1, {bias = false}),  -- 4x4
     nn.LeakyReLU(0.2),
     nn.Conv2d(ndf, ndf * 2, 4, 2, 1, {bias = false}),  -- 2x2
+    nn.BatchNorm2d(ndf * 2),
     nn.LeakyReLU(0.2),
     nn.Conv2d(ndf * 2, 1, 2, 1, 0, {bias = false}),  -- 1x1
     nn.Sigmoid())
@@ -122,4 +133,14 @@ for epoch = 1, opts.epochs do
     batch = batch + 1
   end
 end
+-- The running statistics of the discriminator's BatchNorm2d (PyTorch's main.3) after all its batches
+local bn = netD.main[4]
+local function join(t)
+  local parts = {}
+  for k, v in ipairs(t:tolist()) do parts[k] = string.format("%.8e", v) end
+  return table.concat(parts, " ")
+end
+print(string.format("netD.main.3 num_batches_tracked %d", bn.num_batches_tracked:item()))
+print("netD.main.3 running_mean " .. join(bn.running_mean))
+print("netD.main.3 running_var " .. join(bn.running_var))
 return errD:item(), errG:item()

@@ -2,8 +2,9 @@
 generator against a Conv2d discriminator, BCELoss, Adam with betas (0.5, 0.999), the same
 training step: D on real then fake, then G), adapted to the 8x8 handwritten digits of
 data/digits.csv.gz scaled to [-1, 1]: nz = ngf = ndf = 16 and three layers each
-(1x1 -> 2x2 -> 4x4 -> 8x8 and back). Unlike the original, the layers have no BatchNorm2d
-(not yet in tide on this branch).
+(1x1 -> 2x2 -> 4x4 -> 8x8 and back), with BatchNorm2d where the original has it (after
+every generator layer but the last, after every discriminator layer but the first and the
+last), in training mode throughout (batch statistics).
 
 For the comparison with main.lua (tests/lua/test_example_dcgan.sh) the noise of every epoch
 is drawn up front from the seeded generator; --save-init writes the initial weights of both
@@ -25,9 +26,14 @@ nz, ngf, ndf = 16, 16, 16
 
 
 def weights_init(m):
-    """The example's initialisation: N(0, 0.02) convolution weights."""
-    if m.__class__.__name__.find("Conv") != -1:
+    """The example's initialisation: N(0, 0.02) convolution weights, N(1, 0.02) BatchNorm
+    weights and zero BatchNorm biases."""
+    classname = m.__class__.__name__
+    if classname.find("Conv") != -1:
         torch.nn.init.normal_(m.weight, 0.0, 0.02)
+    elif classname.find("BatchNorm") != -1:
+        torch.nn.init.normal_(m.weight, 1.0, 0.02)
+        torch.nn.init.zeros_(m.bias)
 
 
 class Generator(nn.Module):
@@ -35,8 +41,10 @@ class Generator(nn.Module):
         super().__init__()
         self.main = nn.Sequential(
             nn.ConvTranspose2d(nz, ngf * 2, 2, 1, 0, bias=False),  # 2x2
+            nn.BatchNorm2d(ngf * 2),
             nn.ReLU(True),
             nn.ConvTranspose2d(ngf * 2, ngf, 4, 2, 1, bias=False),  # 4x4
+            nn.BatchNorm2d(ngf),
             nn.ReLU(True),
             nn.ConvTranspose2d(ngf, 1, 4, 2, 1, bias=False),  # 8x8
             nn.Tanh())
@@ -52,6 +60,7 @@ class Discriminator(nn.Module):
             nn.Conv2d(1, ndf, 4, 2, 1, bias=False),  # 4x4
             nn.LeakyReLU(0.2, inplace=True),
             nn.Conv2d(ndf, ndf * 2, 4, 2, 1, bias=False),  # 2x2
+            nn.BatchNorm2d(ndf * 2),
             nn.LeakyReLU(0.2, inplace=True),
             nn.Conv2d(ndf * 2, 1, 2, 1, 0, bias=False),  # 1x1
             nn.Sigmoid())
@@ -123,6 +132,11 @@ def main():
             optimizerG.step()
             print("[%d/%d][%d/%d] Loss_D %.8f Loss_G %.8f D(x) %.8f D(G(z)) %.8f / %.8f"
                   % (epoch, args.epochs, i, len(loader), errD.item(), errG.item(), D_x, D_G_z1, D_G_z2))
+    # The running statistics of the discriminator's BatchNorm2d after all its batches
+    bn = netD.main[3]
+    print("netD.main.3 num_batches_tracked %d" % bn.num_batches_tracked.item())
+    print("netD.main.3 running_mean " + " ".join("%.8e" % v for v in bn.running_mean.tolist()))
+    print("netD.main.3 running_var " + " ".join("%.8e" % v for v in bn.running_var.tolist()))
 
 
 if __name__ == "__main__":

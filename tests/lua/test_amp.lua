@@ -38,6 +38,20 @@ local CASES = {
   {"linear_layer_keyword_bias", "F.linear(x, w, b)", function(x, w, b) return torch.linear(x, w, {bias = b}) end},
   {"conv2d", "F.conv2d(input(1, 2, 5, 5), input(3, 2, 3, 3), b)",
    function(_, _, b) return F.conv2d(input(1, 2, 5, 5), input(3, 2, 3, 3), b) end},
+  {"conv1d", "F.conv1d(input(1, 2, 7), input(3, 2, 3), b)",
+   function(_, _, b) return F.conv1d(input(1, 2, 7), input(3, 2, 3), b) end},
+  -- Not in PyTorch's CPU lists: the normalizations run in their input's dtype, a bfloat16
+  -- input with float32 weight and bias (batch and instance norm) giving bfloat16.
+  {"batch_norm_lp", "F.batch_norm(F.linear(x, w), None, None, 1 + b, b, training=True)",
+   function(x, w, b) return F.batch_norm(F.linear(x, w), nil, nil, 1 + b, b, true) end},
+  {"batch_norm_eval_lp", "F.batch_norm(F.linear(x, w), b, 1 + b.abs(), 1 + b, b)",
+   function(x, w, b) return F.batch_norm(F.linear(x, w), b, 1 + b:abs(), 1 + b, b) end},
+  {"instance_norm_lp", "F.instance_norm(F.linear(x, w).t()[None], weight=1 + b, bias=b)",
+   function(x, w, b) return F.instance_norm(F.linear(x, w):t():unsqueeze(1), {weight = 1 + b, bias = b}) end},
+  {"group_norm_lp", "F.group_norm(F.linear(x, w).t()[None], 1)",
+   function(x, w) return F.group_norm(F.linear(x, w):t():unsqueeze(1), 1) end},
+  {"batch_norm", "F.batch_norm(x, None, None, training=True)",
+   function(x) return F.batch_norm(x, nil, nil, {training = true}) end},
   {"softmax", "torch.softmax(x, 1)", function(x) return torch.softmax(x, 2) end},
   {"softmax_lp", "torch.softmax(F.linear(x, w), 1)", function(x, w) return torch.softmax(F.linear(x, w), 2) end},
   {"log_softmax_lp", "torch.log_softmax(F.linear(x, w), 1)", function(x, w) return F.log_softmax(F.linear(x, w), {dim = 2}) end},
@@ -124,6 +138,112 @@ T.test("a bfloat16 product is its float64 value for the bfloat16 inputs, rounded
   local x, w = input(4, 5), input(3, 5)
   T.near(torch.autocast("cpu", function() return torch.mm(x, w:t()) end),
          torch.mm(x:bfloat16():double(), w:bfloat16():double():t()), 2 ^ -8)
+end)
+
+-- A Conv2d + BatchNorm2d + ReLU + Conv2d model in training mode, the same weights on both
+-- sides (from input()): under bfloat16 autocast the convolutions give bfloat16, BatchNorm2d
+-- takes the bfloat16 input with its float32 weight, bias and running statistics (bfloat16
+-- out, statistics kept and updated in float32) and the float32 parameters get float32
+-- gradients, as in PyTorch 1.13.
+T.test("a Conv2d + BatchNorm2d model under CPU autocast: PyTorch 1.13's dtypes and values", function()
+  local out, ok = T.python(PY_INPUT .. [[
+m = torch.nn.Sequential(torch.nn.Conv2d(2, 3, 3), torch.nn.BatchNorm2d(3), torch.nn.ReLU(), torch.nn.Conv2d(3, 2, 2))
+with torch.no_grad():
+    m[0].weight.copy_(input(3, 2, 3, 3) * 0.5); m[0].bias.copy_(input(3) * 0.1)
+    m[1].weight.copy_(1 + input(3) * 0.1); m[1].bias.copy_(input(3) * 0.2)
+    m[3].weight.copy_(input(2, 3, 2, 2) * 0.5); m[3].bias.copy_(input(2) * 0.1)
+with torch.autocast("cpu", dtype=torch.bfloat16):
+    h = input(2, 2, 6, 6)
+    for layer in m:
+        h = layer(h)
+        print("dtype", str(h.dtype)[6:])
+    loss = (h.float() ** 2).mean()
+loss.backward()
+bn = m[1]
+print("stats", str(bn.running_mean.dtype)[6:], str(bn.running_var.dtype)[6:])
+print("grads", *(str(p.grad.dtype)[6:] for p in m.parameters()))
+print("out", *h.double().flatten().tolist())
+print("running", *bn.running_mean.tolist(), *bn.running_var.tolist())
+print("grad", *bn.weight.grad.tolist(), *bn.bias.grad.tolist())
+]])
+  T.truthy(ok, out)
+  local ref = {}
+  for line in out:gmatch("[^\n]+") do
+    local key, rest = line:match("^(%a+) (.*)$")
+    if key then
+      ref[key] = ref[key] or {}
+      for w in rest:gmatch("%S+") do table.insert(ref[key], tonumber(w) or w) end
+    end
+  end
+  local m = nn.Sequential(nn.Conv2d(2, 3, 3), nn.BatchNorm2d(3), nn.ReLU(), nn.Conv2d(3, 2, 2))
+  torch.no_grad(function()
+    m[1].weight:copy_(input(3, 2, 3, 3) * 0.5); m[1].bias:copy_(input(3) * 0.1)
+    m[2].weight:copy_(1 + input(3) * 0.1); m[2].bias:copy_(input(3) * 0.2)
+    m[4].weight:copy_(input(2, 3, 2, 2) * 0.5); m[4].bias:copy_(input(2) * 0.1)
+  end)
+  local dtypes, h = {}, input(2, 2, 6, 6)
+  local loss = torch.autocast("cpu", {dtype = "bfloat16"}, function()
+    for i = 1, 4 do
+      h = m[i](h)
+      dtypes[i] = h.dtype
+    end
+    return (h:float() ^ 2):mean()
+  end)
+  loss:backward()
+  T.eq(dtypes, ref.dtype)
+  local bn = m[2]
+  T.eq({bn.running_mean.dtype, bn.running_var.dtype}, ref.stats)
+  local grads = {}
+  for _, p in ipairs(m:parameters()) do grads[#grads + 1] = p.grad.dtype end
+  T.eq(grads, ref.grads)
+  -- PyTorch 1.13's bfloat16 convolution rounds along the way (see above): the outputs agree
+  -- to two bfloat16 roundings, the float32 statistics and gradients more closely.
+  T.near(h:flatten(), ref.out, 2 ^ -6, "output")
+  T.near(torch.cat({bn.running_mean, bn.running_var}), ref.running, 2 ^ -9, "running statistics")
+  T.near(torch.cat({bn.weight.grad, bn.bias.grad}), ref.grad, 2 ^ -8, "BatchNorm2d gradients")
+end)
+
+T.test("mixed dtypes in the normalizations: PyTorch 1.13's CPU rule", function()
+  local xb = input(2, 3, 4):bfloat16()
+  local one, zero = torch.ones(3), torch.zeros(3)
+  -- batch and instance norm: float32 weight and bias together with a bfloat16 input, the
+  -- result in bfloat16, equal to the float32 computation rounded once
+  local r = F.batch_norm(xb, nil, nil, one * 2, zero + 0.5, true)
+  T.eq(r.dtype, "bfloat16")
+  T.eq(r:float():tolist(), F.batch_norm(xb:float(), nil, nil, one * 2, zero + 0.5, true):bfloat16():float():tolist())
+  T.eq(F.instance_norm(xb, {weight = one, bias = zero}).dtype, "bfloat16")
+  -- the gradient of the bfloat16 input is bfloat16, those of the float32 weights float32
+  local x, w = xb:clone():requires_grad_(), one:clone():requires_grad_()
+  F.batch_norm(x, nil, nil, w, nil, true):float():sum():backward()
+  T.eq({x.grad.dtype, w.grad.dtype}, {"bfloat16", "float32"})
+  -- weight and bias of different dtypes, a float32 input with bfloat16 weights, group norm
+  -- with float32 weights on a bfloat16 input: errors, as in PyTorch 1.13
+  T.error_usable(function() F.batch_norm(xb, nil, nil, one, zero:bfloat16(), true) end,
+                 "batch_norm: weight has dtype float32 but bias has dtype bfloat16 (a bfloat16 input takes both bfloat16 or both float32)")
+  T.error_usable(function() F.instance_norm(xb, {weight = one:bfloat16(), bias = zero}) end,
+                 "instance_norm: weight has dtype bfloat16 but bias has dtype float32")
+  T.error_usable(function() F.batch_norm(xb:float(), nil, nil, one:bfloat16(), nil, true) end,
+                 "batch_norm: weight has dtype bfloat16 but the input has dtype float32")
+  T.error_usable(function() F.batch_norm(xb:half(), nil, nil, one, nil, true) end,
+                 "batch_norm: weight has dtype float32 but the input has dtype float16")
+  T.error_usable(function() F.group_norm(xb, 3, one) end, "group_norm: weight has dtype float32 but the input has dtype bfloat16")
+  T.error_usable(function() F.group_norm(xb, 3, nil, zero) end, "group_norm: bias has dtype float32 but the input has dtype bfloat16")
+end)
+
+-- PyTorch's CPU lists (autocast_mode.cpp, 2.0 on) run conv_transpose1d/2d/3d in the low
+-- dtype, as tide does; PyTorch 1.13 still listed them as float32 (its result dtype differs).
+T.test("conv_transpose1d/2d and scaled_dot_product_attention run in bfloat16: the float64 value rounded once", function()
+  local a1, k1 = input(1, 2, 5), input(2, 3, 2)
+  local a2, k2, b = input(1, 2, 4, 4), input(2, 3, 3, 3), input(3) * 0.1
+  local q = input(1, 2, 3, 4)
+  local t1, t2, att = torch.autocast("cpu", function()
+    return F.conv_transpose1d(a1, k1), F.conv_transpose2d(a2, k2, b, {stride = 2}), F.scaled_dot_product_attention(q, q, q)
+  end)
+  local function low(t) return t:bfloat16():double() end
+  T.eq({t1.dtype, t2.dtype, att.dtype}, {"bfloat16", "bfloat16", "bfloat16"})
+  T.near(t1, F.conv_transpose1d(low(a1), low(k1)), 2 ^ -8)
+  T.near(t2, F.conv_transpose2d(low(a2), low(k2), low(b), {stride = 2}), 2 ^ -8)
+  T.near(att, F.scaled_dot_product_attention(low(q), low(q), low(q)), 2 ^ -7)
 end)
 
 T.test("outside autocast the same ops stay float32", function()

@@ -3,9 +3,10 @@
 # against main.py run by /usr/bin/python3 from the same initial weights (PyTorch's .pt file,
 # read by tide's torch.load), the same order and the same noise (main.py's .npz, since the two
 # frameworks draw different random numbers): every printed loss and discriminator output of
-# 2 epochs (ConvTranspose2d, Conv2d, ReLU, LeakyReLU, Tanh, Sigmoid, BCELoss, Adam, detach,
-# DataLoader) agree within a relative 1e-5. Then main.lua on its own (its own weights, order
-# and noise) must run its 2 epochs to finite losses.
+# 2 epochs (ConvTranspose2d, Conv2d, BatchNorm2d in training mode, ReLU, LeakyReLU, Tanh,
+# Sigmoid, BCELoss, Adam, detach, DataLoader) and the final num_batches_tracked, running_mean
+# and running_var of the discriminator's BatchNorm2d agree within a relative 1e-5. Then
+# main.lua on its own (its own weights, order and noise) must run its 2 epochs to finite losses.
 # Skipped without torch. Ends with "N passed, M failed".
 #   bash tests/lua/test_example_dcgan.sh build/tide
 set -uo pipefail
@@ -28,16 +29,26 @@ if "$python" - "$tmp/ref.txt" "$tmp/got.txt" <<'PY'; then pass=$((pass + 1)); el
 import sys
 ref, got = (open(p).read().split("\n") for p in sys.argv[1:3])
 ref, got = [l for l in ref if l], [l for l in got if l]
-ok = len(ref) == len(got) and len(ref) == 58
+def number(w):
+    try:
+        return float(w)
+    except ValueError:
+        return None
+# 58 loss lines (2 epochs of 29 batches), then num_batches_tracked, running_mean (32 values)
+# and running_var (32 values) of netD.main.3
+ok = len(ref) == len(got) and len(ref) == 61 and [len(l.split()) for l in ref[-3:]] == [3, 34, 34]
 for a, b in zip(ref, got):
     wa, wb = a.split(), b.split()
-    if [w for w in wa if not w[0].isdigit()] != [w for w in wb if not w[0].isdigit()]:
+    if len(wa) != len(wb) or [w for w in wa if number(w) is None] != [w for w in wb if number(w) is None]:
         ok = False
         print("FAIL: PyTorch printed %r, tide %r" % (a, b))
+        continue
     for x, y in zip(wa, wb):
-        if x[0].isdigit() and abs(float(x) - float(y)) > 1e-5 * abs(float(x)) + 1e-8:
+        x, y = number(x), number(y)
+        if x is not None and (y is None or abs(x - y) > 1e-5 * abs(x) + 1e-8):
             ok = False
             print("FAIL: PyTorch printed %r, tide %r" % (a, b))
+            break
 print("%d lines compared" % len(ref) if ok else "FAIL: %d lines from PyTorch, %d from tide" % (len(ref), len(got)))
 sys.exit(0 if ok else 1)
 PY
@@ -45,8 +56,14 @@ PY
 if "$python" - "$tmp/own.txt" <<'PY'; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 import math, sys
 lines = [l for l in open(sys.argv[1]).read().split("\n") if l]
-ok = len(lines) == 58 and all(l.startswith("[") for l in lines)
-ok = ok and all(math.isfinite(float(w)) for l in lines for w in l.split() if w[0].isdigit())
+ok = len(lines) == 61 and all(l.startswith("[") for l in lines[:58])
+ok = ok and all(l.startswith("netD.main.3 ") for l in lines[58:])
+def finite(w):
+    try:
+        return math.isfinite(float(w))
+    except ValueError:
+        return True  # not a number
+ok = ok and all(finite(w) for l in lines for w in l.split())
 print("main.lua alone: %d lines" % len(lines) if ok else "FAIL: main.lua alone printed:\n" + "\n".join(lines[-5:]))
 sys.exit(0 if ok else 1)
 PY
