@@ -203,5 +203,7 @@ void register_optim_bindings();
 void register_autograd_bindings();
 void register_nn_bindings();
 void register_tensor_bindings();  // conversions, properties, misc methods
+void register_multiprocessing_bindings();
+void register_distributed_bindings();
 
 }  // namespace tide::lua

@@ -36,6 +36,8 @@ void ensure_registered() {
     register_autograd_bindings();
     register_nn_bindings();
     register_tensor_bindings();
+    register_multiprocessing_bindings();
+    register_distributed_bindings();
   });
 }
 

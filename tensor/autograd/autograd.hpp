@@ -24,6 +24,9 @@ struct Edge {
   std::shared_ptr<Node> node;
 };
 
+// Called after a backward pass has accumulated a leaf's gradient into its grad.
+using PostAccumulateHook = std::function<void(const Tensor& leaf)>;
+
 struct AutogradMeta {
   bool requires_grad = false;
   Tensor grad;                        // leaves: the accumulated gradient
@@ -34,6 +37,7 @@ struct AutogradMeta {
   std::shared_ptr<AutogradMeta> view_base;
   uint32_t base_generation = 0;
   uint32_t generation = 0;            // bumped when an in-place op rewrites this tensor's history
+  std::vector<std::pair<int, PostAccumulateHook>> post_accumulate_hooks;  // leaves: by handle
 };
 
 // Shape and dtype of an op's input, so that the engine can reduce a broadcast gradient to
@@ -139,6 +143,15 @@ class InPlace {
   Tensor input_;
   Tensor base_, base_input_;  // for a view: its base, and the stand-in for the base's old value
 };
+
+// Hooks on a leaf that run, in the order added, each time backward has accumulated its
+// gradient (PyTorch's register_post_accumulate_grad_hook); the DDP reducer starts its
+// all-reduces from them. Returns a handle for remove_post_accumulate_hook.
+int add_post_accumulate_hook(const Tensor& leaf, PostAccumulateHook hook);
+void remove_post_accumulate_hook(const Tensor& leaf, int handle);
+// Queues fn to run once the backward pass now running has finished its walk (PyTorch's
+// queue_callback); called from a hook. Not run when the pass fails.
+void queue_callback(std::function<void()> fn);
 
 // Runs backward from `roots` with gradients `grads` (undefined: ones for a one-element root).
 // Gradients accumulate into leaves' grad. Without retain_graph the graph's saved tensors are
