@@ -9,9 +9,11 @@ cd "$(dirname "$0")"
 
 # Debian packages: the build (meson, ninja, g++, pkg-config), the libraries tide links
 # (Lua 5.4, OpenBLAS with LAPACKE, zlib, doctest for the C++ tests, libedit for the REPL's
-# line editing) and, for the tests and benchmarks, NumPy (and PyTorch for benchmarks only).
+# line editing), FFTW for the FFT module libtide_fft.so (np.fft, torch.fft) and, for the tests
+# and benchmarks, NumPy and PyTorch (the references: the
+# DLPack exchange test hands tensors to PyTorch, and bench/ times both).
 packages=(g++ meson ninja-build pkg-config liblua5.4-dev lua5.4 libopenblas-dev liblapacke-dev
-          zlib1g-dev doctest-dev libdlpack-dev libedit-dev python3 python3-numpy)
+          zlib1g-dev doctest-dev libdlpack-dev libedit-dev libfftw3-dev python3 python3-numpy python3-torch)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -29,7 +31,9 @@ fi
 if [ ! -f build/build.ninja ]; then
   meson setup build --buildtype=release >/dev/null
 fi
+build_start=$SECONDS
 ninja -C build
+echo "setup: build took $((SECONDS - build_start)) s"
 
 case "${1:-demo}" in
   demo) exec build/tide scripts/demo.lua ;;

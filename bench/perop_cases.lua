@@ -13,6 +13,10 @@ return {
     local a, b = rand(10, f64), rand(10, f64)
     return function() return a + b end
   end,
+  add_inplace_10 = function()
+    local a, b = rand(10), rand(10)
+    return function() return a:add_(b) end
+  end,
   add_scalar_10 = function()
     local a = rand(10, f64)
     return function() return a * 2.0 end

@@ -195,6 +195,46 @@ add("w8_digits_epoch", function()
   end, 1
 end)
 
+-- Workload 11: LAPACK decompositions of a 500 x 500 float64 matrix (symmetric positive
+-- definite for eigh and cholesky; lstsq with 10 right-hand sides).
+local LA_N = 500
+local function la_inputs()
+  torch.manual_seed(0)
+  local a = torch.rand(LA_N, LA_N, {dtype = "float64"})
+  local spd = a:mm(a:t()) + torch.eye(LA_N, {dtype = "float64"}) * LA_N
+  return a, spd, torch.rand(LA_N, 10, {dtype = "float64"})
+end
+for name, f in pairs({
+  svd = function(a) return torch.linalg.svd(a) end,
+  eigh = function(_, spd) return torch.linalg.eigh(spd) end,
+  qr = function(a) return torch.linalg.qr(a) end,
+  cholesky = function(_, spd) return torch.linalg.cholesky(spd) end,
+  lstsq = function(a, _, b) return torch.linalg.lstsq(a, b) end,
+}) do
+  add("w11_" .. name .. "_500_float64", function()
+    local a, spd, b = la_inputs()
+    return function() return f(a, spd, b) end, 1
+  end)
+end
+
+-- Workload 12: FFTs of 2^20 float64 points in NumPy spelling (complex128 results): fft of a
+-- complex128 and of a float64 signal, rfft of the float64 one.
+local FFT_N = 1 << 20
+local function fft_inputs()
+  local re = np.random.default_rng(0):random(FFT_N)
+  return re, np.fft.fft(re)
+end
+for name, f in pairs({
+  fft_complex128 = function(_, c) return np.fft.fft(c) end,
+  fft_float64 = function(re) return np.fft.fft(re) end,
+  rfft_float64 = function(re) return np.fft.rfft(re) end,
+}) do
+  add("w12_" .. name .. "_2p20", function()
+    local re, c = fft_inputs()
+    return function() return f(re, c) end, 1
+  end)
+end
+
 -- Workload 10: workloads 1, 2 and 7 on the GPU; every call ends with a synchronize.
 local function on_cuda(make)
   return function()

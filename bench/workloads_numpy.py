@@ -221,4 +221,40 @@ def _():
     return fn, 1
 
 
+
+LA_N = 500
+
+
+def la_inputs():
+    """Workload 11's inputs: a 500 x 500 float64 matrix, a symmetric positive definite one,
+    10 right-hand sides."""
+    rng = np.random.default_rng(0)
+    a = rng.random((LA_N, LA_N))
+    return a, a @ a.T + LA_N * np.eye(LA_N), rng.random((LA_N, 10))
+
+
+for _name, _f in {"svd": lambda a, s, b: np.linalg.svd(a), "eigh": lambda a, s, b: np.linalg.eigh(s),
+                  "qr": lambda a, s, b: np.linalg.qr(a), "cholesky": lambda a, s, b: np.linalg.cholesky(s),
+                  "lstsq": lambda a, s, b: np.linalg.lstsq(a, b, rcond=None)}.items():
+    @add("w11_%s_500_float64" % _name)
+    def _(f=_f):
+        a, s, b = la_inputs()
+        return (lambda: f(a, s, b)), 1
+
+FFT_N = 1 << 20
+
+
+def fft_inputs():
+    """Workload 12's signals: 2^20 float64 values and their complex128 transform."""
+    re = np.random.default_rng(0).random(FFT_N)
+    return re, np.fft.fft(re)
+
+
+for _name, _f in {"fft_complex128": lambda re, c: np.fft.fft(c), "fft_float64": lambda re, c: np.fft.fft(re),
+                  "rfft_float64": lambda re, c: np.fft.rfft(re)}.items():
+    @add("w12_%s_2p20" % _name)
+    def _(f=_f):
+        re, c = fft_inputs()
+        return (lambda: f(re, c)), 1
+
 run()

@@ -247,4 +247,40 @@ for dt in ("float32", "float64"):
             return (lambda: a.mm(b)), 1
         add("w10_matmul_%d_cuda_%s" % (n, dt))(on_cuda(matmul))
 
+
+LA_N = 500
+
+
+def la_inputs():
+    """Workload 11's inputs (as in workloads.lua)."""
+    torch.manual_seed(0)
+    a = torch.rand(LA_N, LA_N, dtype=torch.float64)
+    return a, a @ a.T + LA_N * torch.eye(LA_N, dtype=torch.float64), torch.rand(LA_N, 10, dtype=torch.float64)
+
+
+for _name, _f in {"svd": lambda a, s, b: torch.linalg.svd(a), "eigh": lambda a, s, b: torch.linalg.eigh(s),
+                  "qr": lambda a, s, b: torch.linalg.qr(a), "cholesky": lambda a, s, b: torch.linalg.cholesky(s),
+                  "lstsq": lambda a, s, b: torch.linalg.lstsq(a, b, driver="gelsd")}.items():
+    @add("w11_%s_500_float64" % _name)
+    def _(f=_f):
+        a, s, b = la_inputs()
+        return (lambda: f(a, s, b)), 1
+
+FFT_N = 1 << 20
+
+
+def fft_inputs():
+    """Workload 12's signals (as in workloads.lua): 2^20 float64 values and their transform."""
+    torch.manual_seed(0)
+    re = torch.rand(FFT_N, dtype=torch.float64)
+    return re, torch.fft.fft(re)
+
+
+for _name, _f in {"fft_complex128": lambda re, c: torch.fft.fft(c), "fft_float64": lambda re, c: torch.fft.fft(re),
+                  "rfft_float64": lambda re, c: torch.fft.rfft(re)}.items():
+    @add("w12_%s_2p20" % _name)
+    def _(f=_f):
+        re, c = fft_inputs()
+        return (lambda: f(re, c)), 1
+
 run()

@@ -64,7 +64,8 @@ std::vector<Tensor> kw_tensor_list(Args& a, const char* name) {
 }
 
 // loss:backward([grad][, {retain_graph=, create_graph=}])
-int backward_fn(lua_State*, Args& a) {
+int backward_fn(lua_State* L, Args& a) {
+  LuaCallbackScope callbacks(L);  // hooks and Function backwards run on this thread
   const Tensor& x = a.tensor(1);
   Tensor g = a.has(2) ? a.tensor(2) : Tensor();
   if (!g.defined())
@@ -75,7 +76,8 @@ int backward_fn(lua_State*, Args& a) {
 }
 
 // torch.autograd.backward(tensors[, grads][, {retain_graph=, create_graph=}])
-int autograd_backward_fn(lua_State*, Args& a) {
+int autograd_backward_fn(lua_State* L, Args& a) {
+  LuaCallbackScope callbacks(L);  // hooks and Function backwards run on this thread
   std::vector<Tensor> roots = tensor_list(a, 1, "tensors");
   std::vector<Tensor> grads = a.has(2) ? tensor_list(a, 2, "grad_tensors", true) : kw_tensor_list(a, "grad_tensors");
   bool create = a.kw_bool("create_graph").value_or(false);
@@ -86,6 +88,7 @@ int autograd_backward_fn(lua_State*, Args& a) {
 // torch.autograd.grad(outputs, inputs[, {grad_outputs=, retain_graph=, create_graph=, allow_unused=}])
 // -> a list with one gradient per input (nil for unused inputs with allow_unused).
 int autograd_grad_fn(lua_State* L, Args& a) {
+  LuaCallbackScope callbacks(L);  // hooks and Function backwards run on this thread
   std::vector<Tensor> outputs = tensor_list(a, 1, "outputs");
   std::vector<Tensor> inputs = tensor_list(a, 2, "inputs");
   if (inputs.empty()) a.error("inputs is an empty list (grad needs at least one tensor to differentiate with respect to)");

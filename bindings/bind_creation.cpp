@@ -1,5 +1,5 @@
 // Bindings of the creation ops: torch.tensor / np.array, zeros ones empty full arange
-// linspace eye, the random ops (torch.rand ..., np.random.*), the *_like forms, the seed
+// linspace eye, the random ops of torch (torch.rand ..., torch.Generator; np.random is bind_random.cpp), the *_like forms, the seed
 // functions, and the in-place fills uniform_ normal_ zero_ fill_.
 //
 // Shapes are varargs or one table (torch.zeros(2, 3) = torch.zeros{2, 3}); NumPy spellings
@@ -13,11 +13,12 @@
 #include "../tensor/autograd/functions.hpp"
 #include "../tensor/ops/creation.hpp"
 #include "../tensor/random.hpp"
+#include "creation_args.hpp"
 #include "lua_api.hpp"
 
 namespace tide::lua {
 
-namespace {
+// ---- argument helpers shared with bind_random.cpp (creation_args.hpp)
 
 std::string num_str(double v) {
   if (std::isnan(v)) return "nan";
@@ -32,22 +33,9 @@ const char* type_name(lua_State* L, int idx) {
   return lua_typename(L, lua_type(L, idx));
 }
 
-// An integer value at a stack index (a Lua integer or an integral float).
-bool integral_at(lua_State* L, int idx, int64_t& out) {
-  if (lua_type(L, idx) != LUA_TNUMBER) return false;
-  if (lua_isinteger(L, idx)) {
-    out = lua_tointeger(L, idx);
-    return true;
-  }
-  double d = lua_tonumber(L, idx);
-  if (!(std::fabs(d) < 9.2e18) || std::floor(d) != d) return false;
-  out = int64_t(d);
-  return true;
-}
-
 void add_size(const Args& a, Dims& shape, int idx, int pos) {
   int64_t v;
-  if (!integral_at(a.L, idx, v)) {
+  if (!integral_value(a.L, idx, v)) {
     if (lua_type(a.L, idx) == LUA_TNUMBER && std::isfinite(lua_tonumber(a.L, idx)) &&
         std::floor(lua_tonumber(a.L, idx)) == lua_tonumber(a.L, idx))
       a.error("size " + num_str(lua_tonumber(a.L, idx)) + " at position " + std::to_string(pos) + " is too large");
@@ -113,15 +101,7 @@ int strip_dtype_string(const Args& a, std::optional<DType>& dtype, int min_last)
   return last;
 }
 
-Device device_kw(const Args& a) {
-  try {
-    return a.kw_device().value_or(Device{});
-  } catch (const OutOfMemory&) {
-    throw;
-  } catch (const Error& e) {
-    a.error(e.what());
-  }
-}
+Device device_kw(const Args& a) { return a.kw_device().value_or(Device{}); }
 
 std::optional<Device> device_kw_opt(const Args& a) {
   if (!a.has_kw("device")) return std::nullopt;
@@ -147,7 +127,7 @@ int arg_or_kw(const Args& a, int pos, const char* kw, bool& pushed) {
 }
 
 // An optional shape from positional pos or the `size` keyword (np.random's size=).
-std::optional<Dims> size_arg(const Args& a, int pos, const char* kw = "size") {
+std::optional<Dims> size_arg(const Args& a, int pos, const char* kw) {
   bool pushed;
   int idx = arg_or_kw(a, pos, kw, pushed);
   if (!idx) return std::nullopt;
@@ -166,10 +146,11 @@ std::optional<Dims> size_arg(const Args& a, int pos, const char* kw = "size") {
 std::optional<double> number_arg(const Args& a, int pos, const char* kw) {
   if (a.has(pos)) {
     if (a.has_kw(kw)) a.error(std::string("'") + kw + "' given both as an argument and as a keyword");
-    if (!a.is_number(pos))
+    double v;
+    if (!number_value(a.L, pos, v))
       a.error(std::string("expected a number for '") + kw + "' (argument " + std::to_string(pos) +
               "), got a " + type_name(a.L, pos));
-    return lua_tonumber(a.L, pos);
+    return v;
   }
   return a.kw_number(kw);
 }
@@ -178,7 +159,7 @@ std::optional<int64_t> integer_arg(const Args& a, int pos, const char* kw) {
   if (a.has(pos)) {
     if (a.has_kw(kw)) a.error(std::string("'") + kw + "' given both as an argument and as a keyword");
     int64_t v;
-    if (!integral_at(a.L, pos, v)) {
+    if (!integral_value(a.L, pos, v)) {
       if (a.is_number(pos))
         a.error(std::string("'") + kw + "' must be an integer, got " + num_str(lua_tonumber(a.L, pos)));
       a.error(std::string("'") + kw + "' must be an integer, got a " + type_name(a.L, pos));
@@ -194,6 +175,8 @@ int push_result(lua_State* L, const Tensor& t, bool scalar) {
   else push_tensor(L, t);
   return 1;
 }
+
+namespace {
 
 // ---- torch.tensor / np.array
 
@@ -263,7 +246,8 @@ int full_fn(lua_State* L, Args& a) {
 // ---- ranges
 
 Scalar number_scalar(const Args& a, int i, const char* what) {
-  if (!a.is_number(i))
+  double v;
+  if (!a.has(i) || !number_value(a.L, i, v))
     a.error(std::string("expected a number for ") + what + " (argument " + std::to_string(i) + "), got " +
             (a.has(i) ? type_name(a.L, i) : "nil"));
   return a.scalar(i);
@@ -340,7 +324,164 @@ int identity_fn(lua_State* L, Args& a) {
   if (last != 1) a.error("expected identity(n)");
   int64_t n = a.integer(1);
   if (n < 0) a.error("n must be non-negative, got " + std::to_string(n));
-  push_created(L, a, ops::eye(n, n, dtype.value_or(a.default_float()), device_kw(a)));
+  const Device device = device_kw(a);
+  ops::check_creation_device(a.op, device);  // names identity, not the eye it calls
+  push_created(L, a, ops::eye(n, n, dtype.value_or(a.default_float()), device));
+  return 1;
+}
+
+// ---- torch.Generator: a random stream of its own, for the random ops' generator= keyword
+
+constexpr const char* kGeneratorMeta = "tide.Generator";
+
+// The userdata of a torch.Generator: its own Philox stream, or (torch.default_generator) the
+// default stream of the running interpreter, looked up at each use.
+struct GeneratorBox {
+  std::shared_ptr<Generator> own;
+  bool is_default = false;
+};
+
+Generator& generator_of(const Args& a, const GeneratorBox& box) {
+  if (box.is_default) return default_generator();
+  if (!box.own) a.error("this Generator was finalized and cannot be used");
+  return *box.own;
+}
+
+GeneratorBox* generator_box(lua_State* L, int idx) {
+  return static_cast<GeneratorBox*>(luaL_testudata(L, idx, kGeneratorMeta));
+}
+
+Generator& generator_arg(const Args& a, int i) {
+  a.consumed(i);
+  GeneratorBox* box = generator_box(a.L, i);
+  if (!box) a.error(std::string("expected a torch.Generator, got a ") + type_name(a.L, i));
+  return generator_of(a, *box);
+}
+
+// The generator= keyword: the stream a random op draws from (nullptr: the default one).
+Generator* generator_kw(const Args& a) {
+  if (a.push_kw("generator") == LUA_TNIL) {
+    lua_pop(a.L, 1);
+    return nullptr;
+  }
+  GeneratorBox* box = generator_box(a.L, -1);
+  const char* got = type_name(a.L, -1);
+  lua_pop(a.L, 1);  // the keyword table keeps the userdata alive during the call
+  if (!box) a.error(std::string("keyword 'generator' must be a torch.Generator, got a ") + got);
+  return &generator_of(a, *box);
+}
+
+int generator_gc(lua_State* L) {
+  if (GeneratorBox* box = generator_box(L, 1)) box->own.reset();  // a second call finds it empty
+  return 0;
+}
+
+int generator_manual_seed(lua_State* L, Args& a);
+int generator_initial_seed(lua_State* L, Args& a);
+int generator_seed(lua_State* L, Args& a);
+int generator_get_state(lua_State* L, Args& a);
+int generator_set_state(lua_State* L, Args& a);
+int generator_tostring(lua_State* L, Args& a);
+
+const Binding kGeneratorMethods[] = {
+    {"Generator:manual_seed", generator_manual_seed, METHOD,
+     "manual_seed(seed) -> Generator: restarts the generator's stream from seed."},
+    {"Generator:initial_seed", generator_initial_seed, METHOD, "initial_seed() -> integer: the generator's seed."},
+    {"Generator:seed", generator_seed, METHOD,
+     "seed() -> integer: reseeds the generator from the operating system's entropy and returns the seed."},
+    {"Generator:get_state", generator_get_state, METHOD,
+     "get_state() -> Tensor: the generator's position, an int64 tensor {seed, offset} for set_state."},
+    {"Generator:set_state", generator_set_state, METHOD,
+     "set_state(state) -> Generator: returns the generator to a position from get_state."},
+};
+
+// Pushes a new Generator userdata (the metatable is made on first use).
+void push_generator(lua_State* L, GeneratorBox box) {
+  void* ud = lua_newuserdatauv(L, sizeof(GeneratorBox), 0);
+  new (ud) GeneratorBox(std::move(box));
+  if (luaL_newmetatable(L, kGeneratorMeta)) {
+    lua_createtable(L, 0, int(std::size(kGeneratorMethods)));
+    for (const Binding& b : kGeneratorMethods) {
+      push_binding(L, b, Style::Torch);
+      lua_setfield(L, -2, std::strchr(b.name, ':') + 1);
+    }
+    lua_setfield(L, -2, "__index");
+    static const Binding tostring_binding{"Generator:__tostring", generator_tostring, METHOD,
+                                          "__tostring() -> string"};
+    push_binding(L, tostring_binding, Style::Torch);
+    lua_setfield(L, -2, "__tostring");
+    lua_pushcfunction(L, generator_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pushliteral(L, "Generator");
+    lua_setfield(L, -2, "__name");
+  }
+  lua_setmetatable(L, -2);
+}
+
+// torch.Generator(): a new stream with the default seed (manual_seed sets another).
+int generator_new(lua_State* L, Args&) {
+  push_generator(L, GeneratorBox{std::make_shared<Generator>(), false});
+  return 1;
+}
+
+int default_generator_fn(lua_State* L, Args&) {
+  push_generator(L, GeneratorBox{nullptr, true});
+  return 1;
+}
+
+uint64_t seed_value(const Args& a, int i);
+
+int generator_manual_seed(lua_State* L, Args& a) {
+  generator_arg(a, 1).manual_seed(seed_value(a, 2));
+  lua_pushvalue(L, 1);
+  return 1;
+}
+
+int generator_initial_seed(lua_State* L, Args& a) {
+  lua_pushinteger(L, lua_Integer(generator_arg(a, 1).seed()));
+  return 1;
+}
+
+int generator_seed(lua_State* L, Args& a) {
+  Generator& g = generator_arg(a, 1);
+  std::random_device rd;
+  uint64_t seed = ((uint64_t(rd()) << 32) | rd()) >> 1;  // non-negative as a Lua integer
+  g.manual_seed(seed);
+  lua_pushinteger(L, lua_Integer(seed));
+  return 1;
+}
+
+int generator_get_state(lua_State* L, Args& a) {
+  Generator& g = generator_arg(a, 1);
+  Tensor state = Tensor::empty(Dims{2}, DType::Int64);
+  state.data<int64_t>()[0] = int64_t(g.seed());
+  state.data<int64_t>()[1] = int64_t(g.offset());
+  push_tensor(L, state);
+  return 1;
+}
+
+int generator_set_state(lua_State* L, Args& a) {
+  Generator& g = generator_arg(a, 1);
+  const Tensor& state = a.tensor(2);
+  if (state.dtype() != DType::Int64 || state.dim() != 1 || state.numel() != 2 || !state.device().is_cpu())
+    a.error("expected the int64 tensor {seed, offset} that get_state returns, got a " +
+            std::string(dtype_name(state.dtype())) + " tensor of shape " + state.sizes().str());
+  Tensor c = state.contiguous();
+  g.set_state(uint64_t(c.data<int64_t>()[0]), uint64_t(c.data<int64_t>()[1]));
+  lua_pushvalue(L, 1);
+  return 1;
+}
+
+int generator_tostring(lua_State* L, Args& a) {
+  GeneratorBox* box = generator_box(L, 1);
+  a.consumed(1);
+  std::string s = "Generator(<finalized>)";
+  if (box && (box->is_default || box->own)) {
+    Generator& g = generator_of(a, *box);
+    s = std::string(box->is_default ? "Generator(default, seed=" : "Generator(seed=") + std::to_string(g.seed()) +
+        ", offset=" + std::to_string(g.offset()) + ")";
+  }
+  lua_pushstring(L, s.c_str());
   return 1;
 }
 
@@ -352,7 +493,8 @@ int rand_fn(lua_State* L, Args& a) {
   Dims shape = shape_args(a, 1, a.count());
   DType dt = dtype.value_or(a.default_float());
   Device dev = device_kw(a);
-  push_created(L, a, Normal ? ops::randn(shape, dt, dev) : ops::rand(shape, dt, dev));
+  Generator* gen = generator_kw(a);
+  push_created(L, a, Normal ? ops::randn(shape, dt, dev, gen) : ops::rand(shape, dt, dev, gen));
   return 1;
 }
 
@@ -372,7 +514,7 @@ int randint_fn(lua_State* L, Args& a) {
   if (low >= high)
     a.error("expected low < high, got low=" + std::to_string(low) + ", high=" + std::to_string(high));
   Dims shape = shape_value(a, n);
-  push_created(L, a, ops::randint(low, high, shape, dtype_kw(a).value_or(DType::Int64), device_kw(a)));
+  push_created(L, a, ops::randint(low, high, shape, dtype_kw(a).value_or(DType::Int64), device_kw(a), generator_kw(a)));
   return 1;
 }
 
@@ -380,13 +522,28 @@ int randperm_fn(lua_State* L, Args& a) {
   if (a.count() != 1) a.error("expected randperm(n)");
   int64_t n = a.integer(1);
   if (n < 0) a.error("n must be non-negative, got " + std::to_string(n));
-  push_created(L, a, ops::randperm(n, dtype_kw(a).value_or(DType::Int64), device_kw(a)));
+  push_created(L, a, ops::randperm(n, dtype_kw(a).value_or(DType::Int64), device_kw(a), generator_kw(a)));
+  return 1;
+}
+
+// torch.multinomial(weights, n[, replacement][, {replacement=, generator=}]): 1-based
+// categories drawn from each row of weights.
+int multinomial_fn(lua_State* L, Args& a) {
+  const Tensor& w = a.tensor(1);
+  std::optional<int64_t> n = a.kw_integer("num_samples");
+  std::optional<bool> replacement = a.kw_bool("replacement");
+  if (a.has(2) && n) a.error("num_samples given both as argument 2 and as a keyword");
+  if (a.has(3) && replacement) a.error("replacement given both as argument 3 and as a keyword");
+  if (a.has(2)) n = a.integer(2);
+  if (a.has(3)) replacement = a.boolean(3);
+  if (!n) a.error("expected multinomial(weights, num_samples[, replacement])");
+  push_tensor(L, ops::multinomial(w, *n, replacement.value_or(false), generator_kw(a)));
   return 1;
 }
 
 uint64_t seed_value(const Args& a, int i) {
   int64_t v;
-  if (!a.has(i) || !integral_at(a.L, i, v)) {
+  if (!a.has(i) || !integral_value(a.L, i, v)) {
     if (a.is_number(i)) a.error("the seed must be an integer, got " + num_str(lua_tonumber(a.L, i)));
     a.error(std::string("the seed must be an integer, got ") + (a.has(i) ? type_name(a.L, i) : "nothing"));
   }
@@ -401,121 +558,6 @@ int manual_seed_fn(lua_State*, Args& a) {
 int initial_seed_fn(lua_State* L, Args&) {
   lua_pushinteger(L, lua_Integer(default_generator().seed()));
   return 1;
-}
-
-// np.random.seed([seed]): no seed draws one from the operating system, as NumPy does.
-int np_seed_fn(lua_State*, Args& a) {
-  if (!a.has(1)) {
-    std::random_device rd;
-    manual_seed((uint64_t(rd()) << 32) | rd());
-    return 0;
-  }
-  int64_t v;
-  if (integral_at(a.L, 1, v) && v < 0) a.error("the seed must be non-negative, got " + std::to_string(v));
-  manual_seed(seed_value(a, 1));
-  return 0;
-}
-
-// np.random.rand(d0, d1, ...) / randn: float64; no arguments gives a number.
-template <bool Normal>
-int np_rand_fn(lua_State* L, Args& a) {
-  Dims shape = shape_args(a, 1, a.count());
-  Tensor t = Normal ? ops::randn(shape, DType::Float64) : ops::rand(shape, DType::Float64);
-  return push_result(L, t, a.count() == 0);
-}
-
-// np.random.random(size=None) / random_sample: uniform [0, 1) with a size argument.
-int np_random_fn(lua_State* L, Args& a) {
-  std::optional<Dims> size = size_arg(a, 1);
-  Tensor t = ops::rand(size.value_or(Dims{}), DType::Float64);
-  return push_result(L, t, !size);
-}
-
-// np.random.randint(low, high=None, size=None, dtype="int64"): [low, high), or [0, low).
-int np_randint_fn(lua_State* L, Args& a) {
-  std::optional<DType> dtype = dtype_kw(a);
-  int last = strip_dtype_string(a, dtype, 3);
-  if (last > 3) a.error("expected randint(low[, high[, size]])");
-  std::optional<int64_t> low = integer_arg(a, 1, "low");
-  if (!low) a.error("expected low as argument 1");
-  std::optional<int64_t> high = integer_arg(a, 2, "high");
-  if (!high) {
-    high = low;
-    low = 0;
-  }
-  if (*low >= *high)
-    a.error("expected low < high, got low=" + std::to_string(*low) + ", high=" + std::to_string(*high));
-  std::optional<Dims> size = size_arg(a, 3);
-  Tensor t = ops::randint(*low, *high, size.value_or(Dims{}), dtype.value_or(DType::Int64));
-  return push_result(L, t, !size);
-}
-
-// np.random.uniform(low=0, high=1, size=None) and np.random.normal(loc=0, scale=1, size=None).
-template <bool Normal>
-int np_dist_fn(lua_State* L, Args& a) {
-  if (a.count() > 3) a.error(Normal ? "expected normal([loc[, scale[, size]]])" : "expected uniform([low[, high[, size]]])");
-  double p1 = number_arg(a, 1, Normal ? "loc" : "low").value_or(0.0);
-  double p2 = number_arg(a, 2, Normal ? "scale" : "high").value_or(1.0);
-  std::optional<Dims> size = size_arg(a, 3);
-  Tensor t = ops::empty(size.value_or(Dims{}), DType::Float64);
-  if (Normal) {
-    if (!(p2 >= 0)) a.error("scale must be non-negative, got " + num_str(p2));
-    ops::normal_(t, p1, p2);
-  } else {
-    // NumPy allows high < low (the interval is then (high, low]); uniform_ needs a <= b.
-    if (!std::isfinite(p1) || !std::isfinite(p2))
-      a.error("low and high must be finite, got low=" + num_str(p1) + ", high=" + num_str(p2));
-    if (p1 <= p2) {
-      ops::uniform_(t, p1, p2);
-    } else {
-      ops::uniform_(t, 0.0, 1.0);
-      TIDE_DISPATCH_FLOAT(t.dtype(), "uniform", [&] {
-        scalar_t* p = t.data<scalar_t>();
-        for (int64_t i = 0; i < t.numel(); ++i) p[i] = scalar_t(p1 + (p2 - p1) * double(p[i]));
-      });
-    }
-  }
-  return push_result(L, t, !size);
-}
-
-// Rows of x (along dim 1) in the order of the 1-based permutation perm.
-Tensor permute_rows(const Tensor& x, const Tensor& perm) {
-  Tensor src = x.contiguous();
-  Tensor out = Tensor::empty(x.sizes(), x.dtype());
-  const int64_t n = x.size(0);
-  const size_t row_bytes = n ? out.nbytes() / size_t(n) : 0;
-  const int64_t* p = perm.data<int64_t>();
-  const char* s = static_cast<const char*>(src.data_ptr());
-  char* d = static_cast<char*>(out.data_ptr());
-  for (int64_t i = 0; i < n; ++i) std::memcpy(d + size_t(i) * row_bytes, s + size_t(p[i] - 1) * row_bytes, row_bytes);
-  return out;
-}
-
-// np.random.permutation(n) -> a permutation of 1..n (1-based, as randperm);
-// np.random.permutation(x) -> a copy of x with its rows (dim 1) shuffled.
-int np_permutation_fn(lua_State* L, Args& a) {
-  if (a.count() != 1) a.error("expected permutation(n) or permutation(x)");
-  if (a.is_tensor(1)) {
-    Tensor& x = a.tensor(1);
-    check_cpu(x, a.op);
-    if (x.dim() == 0) a.error("x must have at least one dim");
-    push_tensor(L, permute_rows(x, ops::randperm(x.size(0))));
-    return 1;
-  }
-  int64_t n = a.integer(1);
-  if (n < 0) a.error("n must be non-negative, got " + std::to_string(n));
-  push_tensor(L, ops::randperm(n));
-  return 1;
-}
-
-// np.random.shuffle(x): shuffles the rows of x in place; returns nothing, as NumPy.
-int np_shuffle_fn(lua_State*, Args& a) {
-  Tensor& x = a.tensor(1);
-  check_cpu(x, a.op);
-  if (x.dim() == 0) a.error("x must have at least one dim");
-  Tensor shuffled = permute_rows(x, ops::randperm(x.size(0)));
-  ops::copy_(x, shuffled);
-  return 0;
 }
 
 // ---- *_like
@@ -563,7 +605,7 @@ int uniform_inplace(lua_State* L, Args& a) {
   double hi = number_arg(a, 3, "to").value_or(1.0);
   if (!(lo <= hi)) a.error("expects from <= to, got from=" + num_str(lo) + ", to=" + num_str(hi));
   check_refillable(a, x);
-  ops::uniform_(x, lo, hi);
+  ops::uniform_(x, lo, hi, generator_kw(a));
   lua_pushvalue(L, 1);
   return 1;
 }
@@ -574,7 +616,7 @@ int normal_inplace(lua_State* L, Args& a) {
   double std = number_arg(a, 3, "std").value_or(1.0);
   if (!(std >= 0)) a.error("expects std >= 0, got std=" + num_str(std));
   check_refillable(a, x);
-  ops::normal_(x, mean, std);
+  ops::normal_(x, mean, std, generator_kw(a));
   lua_pushvalue(L, 1);
   return 1;
 }
@@ -599,7 +641,7 @@ const Binding kCreationBindings[] = {
      "or a tensor (copied). Lua integers give int64, floats the default float dtype, booleans bool."},
     {"array", tensor_fn, NUMPY,
      "array(data[, dtype][, {dtype=, device=, requires_grad=}]) -> array: a new array from nested tables or an array (copied); floats give float64."},
-    {"empty", const_fn<0>, TORCH | NUMPY, "empty(size...[, {dtype=, device=, requires_grad=}]) -> Tensor: uninitialised values."},
+    {"empty", const_fn<0>, TORCH | NUMPY, "empty(size...[, {dtype=, device=, requires_grad=}]) -> Tensor: uninitialised values (bool: all false)."},
     {"zeros", const_fn<1>, TORCH | NUMPY, "zeros(size...[, {dtype=, device=, requires_grad=}]) -> Tensor of zeros."},
     {"ones", const_fn<2>, TORCH | NUMPY, "ones(size...[, {dtype=, device=, requires_grad=}]) -> Tensor of ones."},
     {"full", full_fn, TORCH | NUMPY,
@@ -612,36 +654,33 @@ const Binding kCreationBindings[] = {
      "(np: num defaults to 50, {endpoint=false})."},
     {"eye", eye_fn, TORCH | NUMPY, "eye(n[, m][, {m=, M=, k=, dtype=, device=, requires_grad=}]) -> n x m Tensor with ones on the diagonal (np: eye(N, M, k); M= and k= are NumPy's)."},
     {"identity", identity_fn, NUMPY, "identity(n[, dtype][, {dtype=, device=, requires_grad=}]) -> n x n identity array."},
-    {"rand", rand_fn<false>, TORCH, "rand(size...[, {dtype=, device=, requires_grad=}]) -> Tensor uniform in [0, 1)."},
-    {"randn", rand_fn<true>, TORCH, "randn(size...[, {dtype=, device=, requires_grad=}]) -> Tensor of standard normal values."},
+    {"rand", rand_fn<false>, TORCH, "rand(size...[, {dtype=, device=, requires_grad=, generator=}]) -> Tensor uniform in [0, 1) (drawn from generator, a torch.Generator, when given)."},
+    {"randn", rand_fn<true>, TORCH, "randn(size...[, {dtype=, device=, requires_grad=, generator=}]) -> Tensor of standard normal values."},
     {"randint", randint_fn, TORCH,
-     "randint([low,] high, size[, {dtype=, device=, requires_grad=}]) -> int64 Tensor uniform over [low, high); size is a table."},
-    {"randperm", randperm_fn, TORCH, "randperm(n[, {dtype=, device=, requires_grad=}]) -> int64 Tensor: a random permutation of 1..n."},
+     "randint([low,] high, size[, {dtype=, device=, requires_grad=, generator=}]) -> int64 Tensor uniform over [low, high); size is a table."},
+    {"randperm", randperm_fn, TORCH, "randperm(n[, {dtype=, device=, requires_grad=, generator=}]) -> int64 Tensor: a random permutation of 1..n."},
+    {"multinomial", multinomial_fn, METHOD | TORCH,
+     "multinomial(weights, num_samples[, replacement=false][, {num_samples=, replacement=, generator=}]) -> int64 Tensor: "
+     "num_samples 1-based category indices drawn from each row of the non-negative weights (1-D or 2-D); without "
+     "replacement no category is drawn twice."},
+    {"Generator", generator_new, TORCH,
+     "Generator() -> Generator: a random stream of its own for the generator= keyword of rand, randn, randint, "
+     "randperm, multinomial, uniform_ and normal_ (g:manual_seed(s), g:initial_seed(), g:seed(), g:get_state(), "
+     "g:set_state(state))."},
+    {"_default_generator", default_generator_fn, TORCH,
+     "_default_generator() -> Generator: the global stream as a Generator (torch.default_generator)."},
     {"manual_seed", manual_seed_fn, TORCH, "manual_seed(seed): reseeds the global generator (same seed, same numbers)."},
     {"initial_seed", initial_seed_fn, TORCH, "initial_seed() -> integer: the seed of the global generator."},
-    {"empty_like", like_fn<0>, TORCH | NUMPY, "empty_like(x[, {dtype=, device=, requires_grad=}]) -> Tensor shaped like x, uninitialised."},
+    {"empty_like", like_fn<0>, TORCH | NUMPY, "empty_like(x[, {dtype=, device=, requires_grad=}]) -> Tensor shaped like x, uninitialised (bool: all false)."},
     {"zeros_like", like_fn<1>, TORCH | NUMPY, "zeros_like(x[, {dtype=, device=, requires_grad=}]) -> zeros shaped like x."},
     {"ones_like", like_fn<2>, TORCH | NUMPY, "ones_like(x[, {dtype=, device=, requires_grad=}]) -> ones shaped like x."},
     {"full_like", full_like_fn, TORCH | NUMPY, "full_like(x, value[, {dtype=, device=, requires_grad=}]) -> x's shape filled with value."},
     {"rand_like", like_fn<3>, TORCH, "rand_like(x[, {dtype=, device=, requires_grad=}]) -> uniform [0, 1) values shaped like x."},
     {"randn_like", like_fn<4>, TORCH, "randn_like(x[, {dtype=, device=, requires_grad=}]) -> standard normal values shaped like x."},
-    {"random.seed", np_seed_fn, NUMPY, "random.seed([seed]): reseeds the global generator (shared with torch)."},
-    {"random.rand", np_rand_fn<false>, NUMPY, "random.rand(d0, d1, ...) -> float64 array uniform in [0, 1) (a number without args)."},
-    {"random.randn", np_rand_fn<true>, NUMPY, "random.randn(d0, d1, ...) -> float64 array of standard normal values."},
-    {"random.random", np_random_fn, NUMPY, "random.random([size][, {size=}]) -> float64 array uniform in [0, 1) (a number without size)."},
-    {"random.random_sample", np_random_fn, NUMPY, "random.random_sample([size][, {size=}]): same as random.random."},
-    {"random.randint", np_randint_fn, NUMPY,
-     "random.randint(low[, high[, size]][, {low=, high=, size=, dtype=}]) -> int64 array in [low, high), or [0, low) without high; "
-     "a number without size."},
-    {"random.uniform", np_dist_fn<false>, NUMPY, "random.uniform([low[, high[, size]]][, {low=, high=, size=}]) -> float64 uniform values in [low, high)."},
-    {"random.normal", np_dist_fn<true>, NUMPY, "random.normal([loc[, scale[, size]]][, {loc=, scale=, size=}]) -> float64 normal values."},
-    {"random.permutation", np_permutation_fn, NUMPY,
-     "random.permutation(n | x) -> a permutation of 1..n (1-based), or a copy of x with shuffled rows."},
-    {"random.shuffle", np_shuffle_fn, NUMPY, "random.shuffle(x): shuffles the rows of x in place."},
-    {"uniform_", uniform_inplace, METHOD, "uniform_([from[, to]][, {from=, to=}]) -> x: fills x with uniform values in [from, to)."},
-    {"normal_", normal_inplace, METHOD, "normal_([mean[, std]][, {mean=, std=}]) -> x: fills x with normal values."},
-    {"zero_", zero_inplace, METHOD, "zero_() -> x: fills x with zeros."},
-    {"fill_", fill_inplace, METHOD, "fill_(value) -> x: fills x with value."},
+    {"uniform_", uniform_inplace, METHOD, "x:uniform_([from[, to]][, {from=, to=, generator=}]) -> x: fills x with uniform values in [from, to)."},
+    {"normal_", normal_inplace, METHOD, "x:normal_([mean[, std]][, {mean=, std=, generator=}]) -> x: fills x with normal values."},
+    {"zero_", zero_inplace, METHOD, "x:zero_() -> x: fills x with zeros."},
+    {"fill_", fill_inplace, METHOD, "x:fill_(value) -> x: fills x with value."},
 };
 
 }  // namespace

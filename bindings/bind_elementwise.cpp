@@ -28,12 +28,20 @@ int64_t decimals_arg(Args& a) {
   return a.kw_integer("decimals").value_or(0);
 }
 
-// Pushes the result: with an out tensor, that same Lua value (np.add(a, b, out) returns out).
-int push_result(lua_State* L, Args& a, int out_pos, Tensor r) {
-  if (a.style == Style::Numpy && a.has(out_pos)) lua_pushvalue(L, out_pos);
-  else if (a.out()) a.push_kw("out");
+// Pushes r, or with {out=} the out tensor's own Lua value (the same object, as in PyTorch).
+int push_or_out(lua_State* L, Args& a, Tensor r) {
+  if (a.out()) a.push_kw("out");
   else push_tensor(L, std::move(r));
   return 1;
+}
+
+// Pushes the result: with an out tensor, that same Lua value (np.add(a, b, out) returns out).
+int push_result(lua_State* L, Args& a, int out_pos, Tensor r) {
+  if (a.style == Style::Numpy && a.has(out_pos)) {
+    lua_pushvalue(L, out_pos);
+    return 1;
+  }
+  return push_or_out(L, a, std::move(r));
 }
 
 // x:op() / torch.op(x) / np.op(x[, out]) / np.op(x, {out=}); round also takes decimals
@@ -80,13 +88,23 @@ TensorOrScalar scaled_by_alpha(Args& a, const TensorOrScalar& x, const TensorOrS
   }
   if (!alpha || (alpha->kind == Scalar::Int && alpha->i == 1)) return y;
   DType result = ops::result_type(x, y);
-  if (alpha->kind == Scalar::Float && !is_floating(result))
+  if (alpha->kind == Scalar::Float && !is_floating(result) && !is_complex(result))
     a.error("alpha must be an integer for " + std::string(dtype_name(result)) + " operands, got " +
             std::to_string(alpha->f));
   if (alpha->kind == Scalar::Bool && result != DType::Bool) a.error("a boolean alpha needs bool operands");
+  if (alpha->is_complex() && !is_complex(result))
+    a.error("a complex alpha needs complex operands, got " + std::string(dtype_name(result)));
   if (y.is_tensor()) return TensorOrScalar(ag::binary(BinaryOp::Mul, y, *alpha));
   const Scalar& b = y.scalar;
-  if (b.kind != Scalar::Float && alpha->kind != Scalar::Float) return TensorOrScalar(Scalar(int64_t(b.i * alpha->i)));
+  if (b.is_complex() || alpha->is_complex()) {
+    const auto p = b.to<std::complex<double>>() * alpha->to<std::complex<double>>();
+    return TensorOrScalar(Scalar::complex(p.real(), p.imag()));
+  }
+  if (b.kind != Scalar::Float && alpha->kind != Scalar::Float) {
+    int64_t product;
+    __builtin_mul_overflow(b.i, alpha->i, &product);  // wraps, as int64 tensors (and PyTorch) do
+    return TensorOrScalar(Scalar(product));
+  }
   return TensorOrScalar(Scalar(b.to_double() * alpha->to_double()));
 }
 
@@ -117,8 +135,7 @@ std::optional<TensorOrScalar> bound(Args& a, int i, const char* kw, const char* 
 }
 
 int clamp_fn(lua_State* L, Args& a) {
-  push_tensor(L, ag::clamp(a.tensor(1), bound(a, 2, "min", "a_min"), bound(a, 3, "max", "a_max"), a.out()));
-  return 1;
+  return push_or_out(L, a, ag::clamp(a.tensor(1), bound(a, 2, "min", "a_min"), bound(a, 3, "max", "a_max"), a.out()));
 }
 
 int clamp_inplace(lua_State* L, Args& a) {
@@ -132,13 +149,11 @@ int clamp_inplace(lua_State* L, Args& a) {
 int where_fn(lua_State* L, Args& a) {
   if (a.count() == 1) return where_nonzero(L, a);
   if (a.count() != 3) a.error("expected where(cond) or where(cond, a, b), got " + std::to_string(a.count()) + " arguments");
-  push_tensor(L, ag::where(a.tensor(1), a.tensor_or_scalar(2), a.tensor_or_scalar(3), a.out()));
-  return 1;
+  return push_or_out(L, a, ag::where(a.tensor(1), a.tensor_or_scalar(2), a.tensor_or_scalar(3), a.out()));
 }
 
 int lerp_fn(lua_State* L, Args& a) {
-  push_tensor(L, ag::lerp(a.tensor(1), a.tensor(2), a.tensor_or_scalar(3), a.out()));
-  return 1;
+  return push_or_out(L, a, ag::lerp(a.tensor(1), a.tensor(2), a.tensor_or_scalar(3), a.out()));
 }
 
 int lerp_inplace(lua_State* L, Args& a) {
@@ -158,7 +173,8 @@ const char* numpy_name(const char* name) {
                {"eq", "equal"},          {"ne", "not_equal"},     {"lt", "less"},
                {"le", "less_equal"},     {"gt", "greater"},       {"ge", "greater_equal"},
                {"bitwise_not", "invert"}, {"abs", "absolute"},    {"atan2", "arctan2"},
-               {"asin", "arcsin"},       {"acos", "arccos"},      {"atan", "arctan"}};
+               {"asin", "arcsin"},       {"acos", "arccos"},      {"atan", "arctan"},
+               {"bitwise_left_shift", "left_shift"}, {"bitwise_right_shift", "right_shift"}};
   for (auto& n : names)
     if (std::string_view(n.torch) == name) return n.np;
   return nullptr;
@@ -191,19 +207,25 @@ const char* special_doc(std::string_view name, const char* doc) {
 std::vector<Binding> make_table() {
   std::vector<Binding> t;
 #define TIDE_UNARY_ROW(name, F, kind)                                                      \
-  t.push_back({#name, unary_fn<UnaryOp::F>, METHOD | TORCH | NUMPY,                        \
-               special_doc(#name, #name "(x[, out][, {out=}]) -> Tensor: elementwise " #name " (np: out positional too).")}); \
-  if (const char* np = numpy_name(#name))                                                  \
-    t.push_back({np, unary_fn<UnaryOp::F>, NUMPY, special_doc(#name, #name "(x[, out][, {out=}]) -> Tensor: NumPy's name for " #name ".")}); \
-  t.push_back({#name "_", unary_inplace<UnaryOp::F>, METHOD, special_doc(#name, #name "_(x) -> x: in-place " #name ".")});
+  if (#name[0] != '_') { /* not the internal ops */                                        \
+    t.push_back({#name, unary_fn<UnaryOp::F>, METHOD | TORCH | NUMPY,                      \
+                 special_doc(#name, #name "(x[, out][, {out=}]) -> Tensor: elementwise " #name " (np: out positional too).")}); \
+    if (const char* np = numpy_name(#name))                                                \
+      t.push_back({np, unary_fn<UnaryOp::F>, NUMPY, special_doc(#name, #name "(x[, out][, {out=}]) -> Tensor: NumPy's name for " #name ".")}); \
+    t.push_back({#name "_", unary_inplace<UnaryOp::F>, METHOD, special_doc(#name, #name "_(x) -> x: in-place " #name ".")}); \
+  }
   TIDE_UNARY_OPS(TIDE_UNARY_ROW)
 #undef TIDE_UNARY_ROW
 #define TIDE_BINARY_ROW(name, F, kind)                                                         \
-  t.push_back({#name, binary_fn<BinaryOp::F>, METHOD | TORCH | NUMPY,                          \
-               special_doc(#name, #name "(a, b[, out][, {out=}]) -> Tensor: elementwise " #name " with broadcasting (np: out positional too).")}); \
-  if (const char* np = numpy_name(#name))                                                      \
-    t.push_back({np, binary_fn<BinaryOp::F>, NUMPY, special_doc(#name, #name "(a, b[, out][, {out=}]) -> Tensor: NumPy's name for " #name ".")}); \
-  t.push_back({#name "_", binary_inplace<BinaryOp::F>, METHOD, special_doc(#name, #name "_(x, y) -> x: in-place " #name ".")});
+  if (#name[0] == '_') { /* an internal op: torch._name only, for the Lua-written wrapper */    \
+    t.push_back({#name, binary_fn<BinaryOp::F>, TORCH, #name "(a, b[, {out=}]) -> Tensor: internal elementwise " #name "."}); \
+  } else {                                                                                     \
+    t.push_back({#name, binary_fn<BinaryOp::F>, METHOD | TORCH | NUMPY,                        \
+                 special_doc(#name, #name "(a, b[, out][, {out=}]) -> Tensor: elementwise " #name " with broadcasting (np: out positional too).")}); \
+    if (const char* np = numpy_name(#name))                                                    \
+      t.push_back({np, binary_fn<BinaryOp::F>, NUMPY, special_doc(#name, #name "(a, b[, out][, {out=}]) -> Tensor: NumPy's name for " #name ".")}); \
+    t.push_back({#name "_", binary_inplace<BinaryOp::F>, METHOD, special_doc(#name, #name "_(x, y) -> x: in-place " #name ".")}); \
+  }
   TIDE_BINARY_OPS(TIDE_BINARY_ROW)
 #undef TIDE_BINARY_ROW
   t.push_back({"clamp", clamp_fn, METHOD | TORCH | NUMPY,

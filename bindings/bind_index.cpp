@@ -1,7 +1,7 @@
 // Indexing from Lua (x[key] and x[key] = value, called by the Tensor metatable) and the
 // bindings of the index ops (tensor/ops/index.hpp).
 //
-// A key is a number, ":" / "...", a tensor (bool mask or integer indices) or a table of
+// A key is a number, ":" / "..." / np.newaxis (the string "newaxis"), a tensor (bool mask or integer indices) or a table of
 // those per dim, where a table entry may also be a range {first, last[, step]} (inclusive,
 // 1-based, negative from the end). Numbers and ranges give views (numbers remove their
 // dim); tensors select copies, with PyTorch's advanced-indexing rules. Assignment writes
@@ -10,13 +10,16 @@
 #include <string>
 
 #include "../tensor/autograd/functions.hpp"
+#include "../tensor/ops/elementwise.hpp"
 #include "../tensor/ops/index.hpp"
+#include "../tensor/ops/reduce.hpp"
 #include "../tensor/ops/shape.hpp"
+#include "../tensor/overlap.hpp"
 #include "indexing.hpp"
 
 namespace tide::lua {
 
-void push_tensor_list(lua_State* L, const std::vector<Tensor>& ts);  // bind_shape.cpp
+void push_tensor_list(lua_State* L, const char* op, const std::vector<Tensor>& ts);  // bind_shape.cpp
 
 namespace {
 
@@ -26,12 +29,12 @@ constexpr const char* kOp = "index";
 // Parsing a key
 
 struct Entry {
-  enum Kind { Int, Range, All, Ellipsis, TensorIdx } kind = All;
+  enum Kind { Int, Range, All, Ellipsis, NewAxis, TensorIdx } kind = All;
   int64_t i = 0;                        // Int
   int64_t first = 0, last = 0, step = 1;  // Range (as written)
   Tensor t;                             // TensorIdx
   // Dims of x this entry consumes.
-  int dims() const { return kind == Ellipsis ? 0 : kind == TensorIdx && is_bool(t.dtype()) ? t.dim() : 1; }
+  int dims() const { return kind == Ellipsis || kind == NewAxis ? 0 : kind == TensorIdx && is_bool(t.dtype()) ? t.dim() : 1; }
 };
 
 std::string number_text(lua_State* L, int idx) {
@@ -93,7 +96,12 @@ Entry parse_entry(lua_State* L, int idx, bool in_table) {
         e.kind = Entry::Ellipsis;
         return e;
       }
-      TIDE_FAIL(kOp, ": unknown index '", s, "' (use \":\" for a whole dim or \"...\" for the remaining dims)");
+      if (s == "newaxis") {  // np.newaxis, NumPy's None in an index
+        e.kind = Entry::NewAxis;
+        return e;
+      }
+      TIDE_FAIL(kOp, ": unknown index '", quote_user(s),
+                "' (use \":\" for a whole dim, \"...\" for the remaining dims or np.newaxis for a new dim of size 1)");
     }
     case LUA_TTABLE:
       if (in_table) return parse_range(L, idx);
@@ -150,21 +158,34 @@ struct Applied {
   int n_adv = 0;
 };
 
-// [start, end) of a range written {first, last, step} on dim `ud` (0-based) of size n.
-void resolve_range(const Entry& e, int ud, int64_t n, int64_t& start, int64_t& end) {
+// [start, end) of a range written {first, last, step} on dim `ud` (0-based) of size n, with
+// a positive step. A negative step (NumPy's a[::-1]) runs from first down to last: the same
+// elements ascending are returned, and `reversed` set (the caller views that dim reversed).
+void resolve_range(const Entry& e, int ud, int64_t n, int64_t& start, int64_t& end, int64_t& step, bool& reversed) {
   auto bound_error = [&](const char* which, int64_t v) {
     TIDE_FAIL(kOp, ": range ", which, " ", v, " is out of range for dim ", ud + 1, " of size ", n, " (valid 1..", n,
               " or -", n, "..-1)");
   };
   int64_t f = e.first < 0 ? e.first + n + 1 : e.first;
   int64_t l = e.last < 0 ? e.last + n + 1 : e.last;
-  TIDE_CHECK(e.step >= 1, kOp, ": range step must be positive, got ", e.step, " (for dim ", ud + 1, ")");
-  if (f < 1 || f > n + 1) bound_error("start", e.first);
-  if (l < 0 || l > n) bound_error("end", e.last);
-  TIDE_CHECK(l >= f - 1, kOp, ": range {", e.first, ",", e.last, "} runs backwards on dim ", ud + 1, " of size ", n,
-             " (first must be at most last + 1)");
-  start = f - 1;
-  end = l;
+  TIDE_CHECK(e.step != 0, kOp, ": range step must be nonzero, got 0 (for dim ", ud + 1, ")");
+  reversed = e.step < 0;
+  if (!reversed) {
+    if (f < 1 || f > n + 1) bound_error("start", e.first);
+    if (l < 0 || l > n) bound_error("end", e.last);
+    TIDE_CHECK(l >= f - 1, kOp, ": range {", e.first, ",", e.last, "} runs backwards on dim ", ud + 1, " of size ", n,
+               " (first must be at most last + 1; a negative step runs backwards)");
+    start = f - 1, end = l, step = e.step;
+    return;
+  }
+  if (f < 0 || f > n) bound_error("start", e.first);
+  if (l < 1 || l > n + 1) bound_error("end", e.last);
+  TIDE_CHECK(l <= f + 1, kOp, ": range {", e.first, ",", e.last, ",", e.step, "} runs forwards on dim ", ud + 1,
+             " of size ", n, " (with a negative step first must be at least last - 1)");
+  step = e.step == INT64_MIN ? INT64_MAX : -e.step;  // |step| beyond the dim selects one element either way
+  int64_t count = f >= l ? (f - l) / step + 1 : 0;
+  start = count ? f - 1 - (count - 1) * step : 0;
+  end = count ? f : 0;
 }
 
 Applied apply_key(const Tensor& x, const std::vector<Entry>& entries) {
@@ -187,9 +208,11 @@ Applied apply_key(const Tensor& x, const std::vector<Entry>& entries) {
         ++ud;
         break;
       case Entry::Range: {
-        int64_t s, en;
-        resolve_range(e, ud, r.size(rd), s, en);
-        r = ag::slice(r, rd, s, en, e.step);
+        int64_t s, en, step;
+        bool reversed;
+        resolve_range(e, ud, r.size(rd), s, en, step, reversed);
+        r = ag::slice(r, rd, s, en, step);
+        if (reversed) r = ag::flip_view(r, {rd});
         viewed = true;
         a.labels.push_back(ud);
         ++rd, ++ud;
@@ -198,6 +221,12 @@ Applied apply_key(const Tensor& x, const std::vector<Entry>& entries) {
       case Entry::All:
         a.labels.push_back(ud);
         ++rd, ++ud;
+        break;
+      case Entry::NewAxis:
+        r = ag::unsqueeze(r, rd);
+        viewed = true;
+        a.labels.push_back(ud);
+        ++rd;
         break;
       case Entry::Ellipsis:
         for (int k = 0; k < x.dim() - consumed; ++k) a.labels.push_back(ud + k);
@@ -255,14 +284,17 @@ Tensor index_get(const Tensor& x, const std::vector<Entry>& entries) {
 }
 
 // x[entries] = value (a number s, or a tensor v), written into x's memory without autograd.
+// One number into a plain view is a fill, which may go into an expanded view (as in
+// PyTorch); anything else refuses a target with elements sharing one address.
 void index_set(Tensor& x, const std::vector<Entry>& entries, const std::optional<Scalar>& s, Tensor v) {
   Applied a = apply_key(x, entries);
+  if (a.n_adv == 0 && s) {
+    ops::fill_(a.r, *s);
+    return;
+  }
+  check_no_internal_overlap(kOp, a.r);
   if (a.n_adv == 0) {
     Tensor& r = a.r;
-    if (s) {
-      ops::fill_(r, *s);
-      return;
-    }
     Tensor src = v;
     while (src.dim() > r.dim() && src.size(0) == 1) src = ops::select(src, 0, 0);
     bool fits = src.dim() <= r.dim();
@@ -270,9 +302,8 @@ void index_set(Tensor& x, const std::vector<Entry>& entries, const std::optional
       fits = src.size(src.dim() - i) == r.size(r.dim() - i) || src.size(src.dim() - i) == 1;
     TIDE_CHECK(fits, kOp, ": cannot assign a tensor of shape ", v.sizes().str(), " to elements of shape ",
                r.sizes().str(), " (it must broadcast)");
-    if (src.storage() == r.storage()) src = src.clone();  // overlapping reads and writes
     src = ops::expand(src, r.sizes());
-    ops::copy_(r, src);
+    ops::copy_(r, src);  // reads a source overlapping r from a copy
     return;
   }
   if (const Tensor* m = whole_mask(a)) {
@@ -497,7 +528,7 @@ int masked_select_fn(lua_State* L, Args& a) { return ret(L, ag::masked_select(a.
 int nonzero_fn(lua_State* L, Args& a) {
   Tensor x = a.tensor_like(1);
   if (a.style == Style::Numpy || a.kw_bool("as_tuple").value_or(false)) {
-    push_tensor_list(L, ops::nonzero_tuple(x));
+    push_tensor_list(L, a.op, ops::nonzero_tuple(x));
     return 1;
   }
   return ret(L, ops::nonzero(x));
@@ -505,9 +536,15 @@ int nonzero_fn(lua_State* L, Args& a) {
 
 int argwhere_fn(lua_State* L, Args& a) { return ret(L, ops::nonzero(a.tensor_like(1))); }
 
+// count_nonzero(x): the count as a number (np) or an int64 0-dim tensor (torch); along dims
+// (positional 2, dim= or axis=): an int64 tensor of the counts, as both NumPy and PyTorch.
 int count_nonzero_fn(lua_State* L, Args& a) {
   Tensor x = a.tensor_like(1);
-  if (a.has(2) || a.has_kw("dim") || a.has_kw("axis")) a.error("counting along dims is not supported; use x:ne(0):sum(dim)");
+  std::vector<int> dims = a.dims_arg(2, x.dim());
+  if (a.has(2) || a.has_kw("dim") || a.has_kw("axis")) {
+    Tensor nz = ops::binary(BinaryOp::Ne, x, Scalar(0));
+    return ret(L, ops::sum(nz, ops::DimList(dims.begin(), dims.end()), false, DType::Int64));
+  }
   int64_t n = ops::count_nonzero(x);
   if (a.style == Style::Numpy) {
     lua_pushinteger(L, n);
@@ -555,7 +592,7 @@ const Binding kIndexBindings[] = {
     {"nonzero", nonzero_fn, METHOD | TORCH | NUMPY,
      "nonzero(x[, {as_tuple=true}]) -> Tensor (n, ndim) of 1-based positions, or a table of one tensor per dim."},
     {"argwhere", argwhere_fn, METHOD | TORCH | NUMPY, "argwhere(x) -> Tensor: (n, ndim) 1-based positions of nonzero elements."},
-    {"count_nonzero", count_nonzero_fn, METHOD | TORCH | NUMPY, "count_nonzero(x[, {dim=, axis=}]) -> number of nonzero elements (not along dims)."},
+    {"count_nonzero", count_nonzero_fn, METHOD | TORCH | NUMPY, "count_nonzero(x[, dim][, {dim=, axis=}]) -> number of nonzero elements (np: a number; torch: an int64 0-dim tensor); along dims: an int64 tensor of counts."},
     {"take", take_fn, METHOD | TORCH | NUMPY, "take(x, index[, axis][, {axis=}]) -> Tensor: x flattened at the 1-based indices."},
 };
 
@@ -564,7 +601,7 @@ const Binding kIndexBindings[] = {
 // where(cond) with one argument: the positions of the true elements, one 1-D tensor per dim
 // (torch.where(cond) / np.where(cond)). For the elementwise `where` binding to call.
 int where_nonzero(lua_State* L, Args& a) {
-  push_tensor_list(L, ops::nonzero_tuple(a.tensor_like(1)));
+  push_tensor_list(L, a.op, ops::nonzero_tuple(a.tensor_like(1)));
   return 1;
 }
 

@@ -1,13 +1,19 @@
 // The file functions: NumPy's np.save, np.load (.npy -> tensor, .npz -> table of tensors),
 // np.savez, np.savez_compressed, np.loadtxt and np.savetxt, and PyTorch's torch.save and
-// torch.load (safetensors checkpoints). The formats live in tensor/io/; this file only turns
+// torch.load (PyTorch's checkpoints and safetensors). The formats live in tensor/io/; this file only turns
 // Lua arguments into their options, and Lua tables into key paths and back.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include <unordered_set>
+
+#include "../tensor/autograd/autograd.hpp"
+#include "../tensor/io/file_io.hpp"
 #include "../tensor/io/npy.hpp"
+#include "../tensor/io/pt.hpp"
 #include "../tensor/io/safetensors.hpp"
 #include "../tensor/io/text.hpp"
 #include "../tensor/ops/creation.hpp"
@@ -67,9 +73,23 @@ int save_fn(lua_State* L, Args& a) {
   return 0;
 }
 
-// np.load(path): a tensor for a .npy file, a table name -> tensor for a .npz archive.
+// np.load(path[, {mmap_mode=}]): a tensor for a .npy file, a table name -> tensor for a .npz
+// archive; mmap_mode "r" / "c" / "r+" maps a .npy file instead of reading it.
 int load_fn(lua_State* L, Args& a) {
   std::string path = path_arg(a, "np.load");
+  if (auto m = a.kw_string("mmap_mode")) {
+    io::MmapMode mode;
+    if (*m == "r") mode = io::MmapMode::ReadOnly;
+    else if (*m == "c") mode = io::MmapMode::CopyOnWrite;
+    else if (*m == "r+") mode = io::MmapMode::ReadWrite;
+    else if (*m == "w+")
+      TIDE_FAIL("np.load: mmap_mode \"w+\" creates a new file, which np.load cannot (it has no shape or dtype to "
+                "give it); save an array with np.save first, then map it with \"r+\"");
+    else
+      TIDE_FAIL("np.load: mmap_mode must be \"r\", \"c\" or \"r+\", got '", quote_user(*m), "'");
+    push_tensor(L, io::load_npy_mmap(path, mode, "np.load"));
+    return 1;
+  }
   io::Loaded l = io::load(path, "np.load");
   if (!l.is_npz) {
     push_tensor(L, std::move(l.tensor));
@@ -115,12 +135,12 @@ std::vector<io::NamedTensor> savez_members(lua_State* L, Args& a, const char* op
       size_t n;
       const char* k = lua_tolstring(L, -2, &n);
       std::string name(k, n);
-      Tensor t = array_at(L, lua_gettop(L), op, "array '" + name + "'");
+      Tensor t = array_at(L, lua_gettop(L), op, "array '" + quote_user(name) + "'");
       lua_pop(L, 1);
       for (size_t j = 0; j < positional; ++j)
         if (out[j].first == name) {
           lua_pop(L, 1);
-          TIDE_FAIL(op, ": the name '", name, "' is also given to an unnamed array");
+          TIDE_FAIL(op, ": the name '", quote_user(name), "' is also given to an unnamed array");
         }
       out.emplace_back(std::move(name), std::move(t));
     }
@@ -179,56 +199,60 @@ std::vector<std::string> kw_strings(lua_State* L, Args& a, const char* name, con
   return out;
 }
 
-// np.loadtxt(path, {delimiter=, comments=, skiprows=, usecols=, max_rows=, dtype=, ndmin=, unpack=})
-int loadtxt_fn(lua_State* L, Args& a) {
-  const char* op = "np.loadtxt";
-  std::string path = path_arg(a, op);
-  io::LoadtxtOptions o;
+// The options np.loadtxt and np.genfromtxt share: delimiter, comments, the lines skipped
+// first (keyword `skip_kw`), max_rows, dtype and usecols (1-based here, 0-based in o).
+void text_options(lua_State* L, Args& a, const char* op, const char* skip_kw, io::LoadtxtOptions& o) {
   if (auto d = a.kw_string("delimiter")) {
-    TIDE_CHECK(d->size() <= 1, op, ": delimiter must be a single character, got '", *d, "'");
+    TIDE_CHECK(d->size() <= 1, op, ": delimiter must be a single character, got '", quote_user(*d), "'");
     if (d->size() == 1) o.delimiter = (*d)[0];
   }
   bool present, is_false;
   std::vector<std::string> comments = kw_strings(L, a, "comments", op, present, is_false);
   if (present) o.comments = comments;  // comments=false: none
-  if (auto v = a.kw_integer("skiprows")) {
-    TIDE_CHECK(*v >= 0, op, ": skiprows must be >= 0, got ", *v);
+  if (auto v = a.kw_integer(skip_kw)) {
+    TIDE_CHECK(*v >= 0, op, ": ", skip_kw, " must be >= 0, got ", *v);
     o.skiprows = *v;
   }
   if (auto v = a.kw_integer("max_rows")) {
     TIDE_CHECK(*v >= 0, op, ": max_rows must be >= 0, got ", *v);
     o.max_rows = *v;
   }
+  if (auto dt = a.kw_dtype("dtype")) o.dtype = *dt;
+  int t = a.push_kw("usecols");
+  std::vector<int64_t> cols;
+  bool ok = true;
+  if (t == LUA_TNUMBER) {
+    ok = lua_isinteger(L, -1);
+    cols.push_back(lua_tointeger(L, -1));
+  } else if (t == LUA_TTABLE) {
+    lua_Integer n = lua_Integer(lua_rawlen(L, -1));
+    for (lua_Integer k = 1; k <= n && ok; ++k) {
+      lua_rawgeti(L, -1, k);
+      ok = lua_isinteger(L, -1);
+      cols.push_back(lua_tointeger(L, -1));
+      lua_pop(L, 1);
+    }
+    ok = ok && n > 0;
+  } else {
+    ok = t == LUA_TNIL;
+  }
+  lua_pop(L, 1);
+  TIDE_CHECK(ok, op, ": usecols must be a column number or a non-empty list of them (1-based)");
+  for (int64_t c : cols) {
+    TIDE_CHECK(c != 0, op, ": usecols are 1-based (1 is the first column, -1 the last); 0 is not a column");
+    o.usecols.push_back(c > 0 ? c - 1 : c);
+  }
+}
+
+// np.loadtxt(path, {delimiter=, comments=, skiprows=, usecols=, max_rows=, dtype=, ndmin=, unpack=})
+int loadtxt_fn(lua_State* L, Args& a) {
+  const char* op = "np.loadtxt";
+  std::string path = path_arg(a, op);
+  io::LoadtxtOptions o;
+  text_options(L, a, op, "skiprows", o);
   if (auto v = a.kw_integer("ndmin")) {
     TIDE_CHECK(*v >= 0 && *v <= 2, op, ": ndmin must be 0, 1 or 2, got ", *v);
     o.ndmin = int(*v);
-  }
-  if (auto dt = a.kw_dtype("dtype")) o.dtype = *dt;
-  {
-    int t = a.push_kw("usecols");
-    std::vector<int64_t> cols;
-    bool ok = true;
-    if (t == LUA_TNUMBER) {
-      ok = lua_isinteger(L, -1);
-      cols.push_back(lua_tointeger(L, -1));
-    } else if (t == LUA_TTABLE) {
-      lua_Integer n = lua_Integer(lua_rawlen(L, -1));
-      for (lua_Integer k = 1; k <= n && ok; ++k) {
-        lua_rawgeti(L, -1, k);
-        ok = lua_isinteger(L, -1);
-        cols.push_back(lua_tointeger(L, -1));
-        lua_pop(L, 1);
-      }
-      ok = ok && n > 0;
-    } else {
-      ok = t == LUA_TNIL;
-    }
-    lua_pop(L, 1);
-    TIDE_CHECK(ok, op, ": usecols must be a column number or a non-empty list of them (1-based)");
-    for (int64_t c : cols) {
-      TIDE_CHECK(c != 0, op, ": usecols are 1-based (1 is the first column, -1 the last); 0 is not a column");
-      o.usecols.push_back(c > 0 ? c - 1 : c);
-    }
   }
   bool unpack = a.kw_bool("unpack").value_or(false);
   Tensor t = io::loadtxt(path, o, op);
@@ -242,6 +266,75 @@ int loadtxt_fn(lua_State* L, Args& a) {
   for (int64_t c = 0; c < cols; ++c)
     push_tensor(L, Tensor::make_view(t.storage(), Dims{t.size(0)}, Dims{t.stride(0)}, t.offset() + c, t.dtype()));
   return int(cols);
+}
+
+// np.genfromtxt(path, {delimiter=, skip_header=, skip_footer=, usecols=, dtype=, names=,
+// missing_values=, filling_values=, comments=, max_rows=}): a tensor, or with names=true a
+// table name -> 1-D column whose array part lists the names in file order (tide has no
+// structured dtype).
+int genfromtxt_fn(lua_State* L, Args& a) {
+  const char* op = "np.genfromtxt";
+  std::string path = path_arg(a, op);
+  io::GenfromtxtOptions o;
+  text_options(L, a, op, "skip_header", o);
+  if (auto v = a.kw_integer("skip_footer")) {
+    TIDE_CHECK(*v >= 0, op, ": skip_footer must be >= 0, got ", *v);
+    o.skip_footer = *v;
+  }
+  o.names = a.kw_bool("names").value_or(false);
+  bool present, is_false;
+  o.missing_values = kw_strings(L, a, "missing_values", op, present, is_false);
+  TIDE_CHECK(!is_false, op, ": missing_values must be a string or a list of strings");
+  if (a.push_kw("filling_values") != LUA_TNIL) {
+    TIDE_CHECK(lua_type(L, -1) == LUA_TNUMBER, op, ": filling_values must be a number, got a ", type_of(L, -1));
+    o.filling = lua_tonumber(L, -1);
+  }
+  lua_pop(L, 1);
+  io::Genfromtxt r = io::genfromtxt(path, o, op);
+  if (!o.names) {
+    push_tensor(L, std::move(r.table));
+    return 1;
+  }
+  const int n = int(std::min<size_t>(r.names.size(), 1 << 20));
+  lua_createtable(L, n, n);
+  for (size_t c = 0; c < r.names.size(); ++c) {
+    const std::string& name = r.names[c];
+    lua_pushlstring(L, name.data(), name.size());
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, lua_Integer(c + 1));
+    TIDE_CHECK(lua_rawget(L, -2) == LUA_TNIL, op, ": the column name '", quote_user(name), "' appears twice");
+    lua_pop(L, 1);
+    lua_pushlstring(L, name.data(), name.size());
+    push_tensor(L, Tensor::make_view(r.table.storage(), Dims{r.table.size(0)}, Dims{r.table.stride(0)},
+                                     r.table.offset() + int64_t(c), r.table.dtype()));
+    lua_rawset(L, -3);
+  }
+  return 1;
+}
+
+// x:tofile(path[, {sep=, format=}]): raw bytes (sep "") or text.
+int tofile_fn(lua_State*, Args& a) {
+  const char* op = "tofile";
+  Tensor x = a.tensor(1);
+  std::string path = path_arg(a, op, 2);
+  io::TofileOptions o;
+  if (auto v = a.kw_string("sep")) o.sep = *v;
+  if (auto v = a.kw_string("format")) o.format = *v;
+  io::tofile(path, x, o, op);
+  return 0;
+}
+
+// np.fromfile(path[, {dtype=, count=, sep=, offset=}]) -> 1-D tensor.
+int fromfile_fn(lua_State* L, Args& a) {
+  const char* op = "np.fromfile";
+  std::string path = path_arg(a, op);
+  io::FromfileOptions o;
+  if (auto dt = a.kw_dtype("dtype")) o.dtype = *dt;
+  if (auto v = a.kw_integer("count")) o.count = *v;
+  if (auto v = a.kw_string("sep")) o.sep = *v;
+  if (auto v = a.kw_integer("offset")) o.offset = *v;
+  push_tensor(L, io::fromfile(path, o, op));
+  return 1;
 }
 
 // np.savetxt(path, x, {fmt=, delimiter=, newline=, header=, footer=, comments=})
@@ -321,12 +414,265 @@ void collect_tensors(lua_State* L, int idx, io::KeyPath& path, std::vector<const
   open.pop_back();
 }
 
-// torch.save(obj, path): a tensor or a (nested) table of tensors as a safetensors file.
+// Pushes torch._key_order, the weak table {[t] = {key, ...}} that gives the key order of the
+// tables made by module:state_dict() and of the OrderedDicts torch.load reads (a Lua table has
+// none), or nothing when torch is not loaded; returns whether it pushed it.
+bool push_key_orders(lua_State* L) {
+  const int top = lua_gettop(L);
+  lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_pushstring(L, "torch");
+  if (lua_rawget(L, -2) == LUA_TTABLE) {
+    lua_pushstring(L, "_key_order");
+    if (lua_rawget(L, -2) == LUA_TTABLE) {
+      lua_replace(L, top + 1);
+      lua_settop(L, top + 1);
+      return true;
+    }
+  }
+  lua_settop(L, top);
+  return false;
+}
+
+// A Lua value as a PtValue for torch.save's PyTorch format. Tables become lists (keys 1..n,
+// at least half of them present: the missing ones are None) or dicts (string, number and
+// boolean keys; in the order torch._key_order records for the table, then sorted: numbers
+// before strings); a table or tensor reached twice is one value (PyTorch loads one object). A
+// tensor that requires grad and is a leaf (what nn.Parameter makes) is saved as a parameter.
+class PtBuilder {
+ public:
+  PtBuilder(lua_State* L, const char* op) : L_(L), op_(op) {
+    luaL_checkstack(L, 8, op);
+    orders_ = push_key_orders(L) ? lua_gettop(L) : 0;
+  }
+
+  std::shared_ptr<io::PtValue> convert(int idx) {
+    using K = io::PtValue::Kind;
+    idx = lua_absindex(L_, idx);
+    auto v = std::make_shared<io::PtValue>();
+    switch (lua_type(L_, idx)) {
+      case LUA_TNIL: return v;
+      case LUA_TBOOLEAN:
+        v->kind = K::Bool;
+        v->boolean = lua_toboolean(L_, idx);
+        return v;
+      case LUA_TNUMBER:
+        if (lua_isinteger(L_, idx)) {
+          v->kind = K::Int;
+          v->integer = lua_tointeger(L_, idx);
+        } else {
+          v->kind = K::Float;
+          v->number = lua_tonumber(L_, idx);
+        }
+        return v;
+      case LUA_TSTRING: {
+        size_t n;
+        const char* p = lua_tolstring(L_, idx, &n);
+        v->kind = K::String;
+        v->string.assign(p, n);
+        return v;
+      }
+      case LUA_TTABLE:
+      case LUA_TUSERDATA: break;
+      default: fail("is a ", type_of(L_, idx), " (a checkpoint holds tensors, tables, numbers, strings and booleans)");
+    }
+    const void* self = lua_topointer(L_, idx);
+    if (auto seen = done_.find(self); seen != done_.end()) return seen->second;
+    if (lua_type(L_, idx) == LUA_TUSERDATA) {
+      Tensor* t = tensor_slot(L_, idx);
+      if (!t) fail("is a userdata that is not a tensor (a checkpoint holds tensors, tables, numbers, strings and booleans)");
+      TIDE_CHECK(t->defined(), op_, ": the tensor at ", io::key_path_text(path_), " was freed (x:free() or <close>)");
+      v->kind = K::Tensor;
+      v->tensor = *t;
+      v->requires_grad = autograd::requires_grad(*t);
+      v->parameter = v->requires_grad && autograd::is_leaf(*t);
+    } else {
+      table(idx, *v);
+    }
+    done_.emplace(self, v);
+    return v;
+  }
+
+ private:
+  template <typename... A>
+  [[noreturn]] void fail(const A&... args) {
+    TIDE_FAIL(op_, ": ", path_.empty() ? "the value to save" : "the value at " + io::key_path_text(path_), " ", args...);
+  }
+
+  void table(int idx, io::PtValue& v) {
+    using K = io::PtValue::Kind;
+    if (lua_getmetatable(L_, idx)) {
+      lua_pop(L_, 1);
+      fail("is a table with a metatable, an object a checkpoint cannot hold (for a module, save model:state_dict())");
+    }
+    const void* self = lua_topointer(L_, idx);
+    TIDE_CHECK(std::find(open_.begin(), open_.end(), self) == open_.end(), op_, ": ", table_at(path_),
+               " is the table itself or one holding it (a cycle)");
+    TIDE_CHECK(open_.size() < 200 && lua_checkstack(L_, 8), op_, ": tables nested more than 200 deep");
+    open_.push_back(self);
+    // The keys: a list when they are 1..n with at most half missing.
+    int64_t count = 0, max_index = 0;
+    bool all_positive = true;
+    lua_pushnil(L_);
+    while (lua_next(L_, idx)) {
+      lua_pop(L_, 1);
+      ++count;
+      if (lua_isinteger(L_, -1) && lua_tointeger(L_, -1) >= 1) max_index = std::max<int64_t>(max_index, lua_tointeger(L_, -1));
+      else all_positive = false;
+    }
+    if (count > 0 && all_positive && max_index <= 2 * count) {
+      v.kind = K::List;
+      for (int64_t i = 1; i <= max_index; ++i) {
+        lua_rawgeti(L_, idx, lua_Integer(i));
+        path_.emplace_back(i);
+        v.items.push_back(convert(-1));
+        path_.pop_back();
+        lua_pop(L_, 1);
+      }
+      open_.pop_back();
+      return;
+    }
+    v.kind = K::Dict;
+    // The recorded order first (keys still present), then the others sorted.
+    lua_newtable(L_);  // the keys already taken
+    const int taken = lua_gettop(L_);
+    if (orders_) {
+      lua_pushvalue(L_, idx);
+      if (lua_rawget(L_, orders_) == LUA_TTABLE) {
+        v.ordered = true;
+        const int order = lua_gettop(L_);
+        for (lua_Integer i = 1;; ++i) {
+          const int base = lua_gettop(L_);
+          if (lua_rawgeti(L_, order, i) == LUA_TNIL) {
+            lua_settop(L_, base);
+            break;
+          }
+          lua_pushvalue(L_, base + 1);
+          const bool taken_already = lua_rawget(L_, taken) != LUA_TNIL;
+          lua_pushvalue(L_, base + 1);
+          const bool present = lua_rawget(L_, idx) != LUA_TNIL;
+          if (present && !taken_already) entry(base + 1, taken, v);
+          lua_settop(L_, base);
+        }
+      }
+      lua_pop(L_, 1);
+    }
+    struct SortKey {
+      int rank;  // numbers, strings, false, true
+      double number;
+      std::string text;
+      int ref;  // the key's slot in `keys`
+    };
+    std::vector<SortKey> rest;
+    lua_newtable(L_);
+    const int keys = lua_gettop(L_);
+    lua_pushnil(L_);
+    while (lua_next(L_, idx)) {
+      lua_pop(L_, 1);
+      lua_pushvalue(L_, -1);
+      if (lua_rawget(L_, taken) != LUA_TNIL) {
+        lua_pop(L_, 1);
+        continue;
+      }
+      lua_pop(L_, 1);
+      SortKey k{0, 0, "", int(rest.size() + 1)};
+      switch (lua_type(L_, -1)) {
+        case LUA_TNUMBER: k.number = lua_tonumber(L_, -1); break;
+        case LUA_TSTRING: {
+          size_t n;
+          const char* p = lua_tolstring(L_, -1, &n);
+          k.rank = 1;
+          k.text.assign(p, n);
+          break;
+        }
+        case LUA_TBOOLEAN: k.rank = 2 + lua_toboolean(L_, -1); break;
+        default:
+          TIDE_FAIL(op_, ": the key ", key_repr(L_, -1), " in ", table_at(path_),
+                    " is not a string, a number or a boolean");
+      }
+      lua_pushvalue(L_, -1);
+      lua_rawseti(L_, keys, k.ref);
+      rest.push_back(std::move(k));
+    }
+    std::sort(rest.begin(), rest.end(), [](const SortKey& a, const SortKey& b) {
+      if (a.rank != b.rank) return a.rank < b.rank;
+      return a.rank == 0 ? a.number < b.number : a.text < b.text;
+    });
+    for (const SortKey& k : rest) {
+      lua_rawgeti(L_, keys, k.ref);
+      lua_pushvalue(L_, -1);
+      lua_rawget(L_, idx);
+      entry(lua_gettop(L_) - 1, taken, v);
+      lua_pop(L_, 2);
+    }
+    lua_pop(L_, 2);
+    open_.pop_back();
+  }
+
+  // Adds the entry whose key is at `key` and value at the top of the stack; marks the key taken.
+  void entry(int key, int taken, io::PtValue& v) {
+    using K = io::PtValue::Kind;
+    auto k = std::make_shared<io::PtValue>();
+    switch (lua_type(L_, key)) {
+      case LUA_TSTRING: {
+        size_t n;
+        const char* p = lua_tolstring(L_, key, &n);
+        k->kind = K::String;
+        k->string.assign(p, n);
+        path_.emplace_back(k->string);
+        break;
+      }
+      case LUA_TNUMBER:
+        if (lua_isinteger(L_, key)) {
+          k->kind = K::Int;
+          k->integer = lua_tointeger(L_, key);
+          path_.emplace_back(k->integer);
+        } else {
+          k->kind = K::Float;
+          k->number = lua_tonumber(L_, key);
+          path_.emplace_back(key_repr(L_, key));
+        }
+        break;
+      case LUA_TBOOLEAN:
+        k->kind = K::Bool;
+        k->boolean = lua_toboolean(L_, key);
+        path_.emplace_back(std::string(k->boolean ? "true" : "false"));
+        break;
+      default:
+        TIDE_FAIL(op_, ": the key ", key_repr(L_, key), " in ", table_at(path_), " is not a string, a number or a boolean");
+    }
+    v.entries.emplace_back(k, convert(-1));
+    path_.pop_back();
+    lua_pushvalue(L_, key);
+    lua_pushboolean(L_, 1);
+    lua_rawset(L_, taken);
+  }
+
+  lua_State* L_;
+  const char* op_;
+  int orders_ = 0;
+  io::KeyPath path_;
+  std::vector<const void*> open_;
+  std::unordered_map<const void*, std::shared_ptr<io::PtValue>> done_;
+};
+
+// torch.save(obj, path): PyTorch's checkpoint format (see PtBuilder for what a Lua value
+// becomes), or a safetensors file when path ends in ".safetensors" (a tensor or a nested
+// table of tensors). torch.load tells the two apart by their contents.
 int torch_save_fn(lua_State* L, Args& a) {
   const char* op = "torch.save";
   std::string path = path_arg(a, op, 2);
-  io::Checkpoint ck;
   a.consumed(1);
+  if (!ends_with(path, ".safetensors")) {
+    TIDE_CHECK(!lua_isnoneornil(L, 1), op, ": expected the value to save as argument 1, got ",
+               lua_isnone(L, 1) ? "nothing" : "nil");
+    const int top = lua_gettop(L);
+    PtBuilder b(L, op);
+    std::shared_ptr<io::PtValue> root = b.convert(1);
+    lua_settop(L, top);
+    io::save_pt(path, *root, op);
+    return 0;
+  }
+  io::Checkpoint ck;
   if (Tensor* t = to_tensor(L, 1)) {
     ck.single = true;
     ck.entries.emplace_back(io::KeyPath{}, *t);
@@ -346,14 +692,110 @@ void push_key(lua_State* L, const io::Key& k) {
   else lua_pushlstring(L, std::get<std::string>(k).data(), std::get<std::string>(k).size());
 }
 
-// torch.load(path[, {map_location=}]): the tensor, the nested table, or (a file written
-// elsewhere) the flat table name -> tensor that a safetensors file holds; map_location
-// ("cpu", "cuda", "cuda:N") moves every tensor there.
+// Pushes the values of a PyTorch checkpoint: dicts and lists (and tuples) as tables (lists
+// 1-based), None as nil (so a dict entry holding None is absent), tensors moved to `device` when
+// given. A value the pickle refers to twice is one Lua value; an OrderedDict's key order is
+// recorded in torch._key_order (so torch.save writes it back in that order). A structure that
+// contains itself, or nests deeper than 200 levels, is an error.
+class PtPusher {
+ public:
+  PtPusher(lua_State* L, const std::optional<Device>& device, std::string where)
+      : L_(L), device_(device), where_(std::move(where)) {
+    luaL_checkstack(L, 8, "torch.load");
+    lua_newtable(L);  // PtValue address -> the Lua value made for it
+    cache_ = lua_gettop(L);
+    orders_ = push_key_orders(L) ? lua_gettop(L) : 0;
+  }
+
+  void push(const io::PtValue& v) {
+    using K = io::PtValue::Kind;
+    switch (v.kind) {
+      case K::None: lua_pushnil(L_); return;
+      case K::Bool: lua_pushboolean(L_, v.boolean); return;
+      case K::Int: lua_pushinteger(L_, v.integer); return;
+      case K::Float: lua_pushnumber(L_, v.number); return;
+      case K::String: lua_pushlstring(L_, v.string.data(), v.string.size()); return;
+      case K::Tensor:
+      case K::List:
+      case K::Dict: break;
+      default: TIDE_FAIL(where_, ": cannot read the pickle: it holds a class or storage where data belongs");
+    }
+    if (lua_rawgetp(L_, cache_, &v) != LUA_TNIL) return;
+    lua_pop(L_, 1);
+    if (v.kind == K::Tensor) {
+      Tensor t = device_ ? v.tensor.to_device(*device_) : v.tensor;
+      if (v.requires_grad && is_floating(t.dtype())) autograd::set_requires_grad(t, true, "torch.load");
+      push_tensor(L_, std::move(t));
+    } else {
+      TIDE_CHECK(open_.size() < 200, where_, ": the checkpoint nests deeper than 200 levels");
+      TIDE_CHECK(open_.insert(&v).second, where_, ": the checkpoint holds a list or dict that contains itself");
+      luaL_checkstack(L_, 6, "torch.load");
+      lua_createtable(L_, int(std::min<size_t>(v.items.size(), 1 << 20)), 0);
+      for (size_t i = 0; i < v.items.size(); ++i) {
+        push(*v.items[i]);
+        lua_rawseti(L_, -2, lua_Integer(i + 1));
+      }
+      const bool record = v.ordered && orders_;
+      if (record) lua_createtable(L_, int(std::min<size_t>(v.entries.size(), 1 << 20)), 0);
+      lua_Integer n = 0;
+      for (const auto& [k, val] : v.entries) {
+        push(*k);
+        if (lua_type(L_, -1) == LUA_TNUMBER && std::isnan(lua_tonumber(L_, -1))) TIDE_FAIL(where_, ": a dict key is NaN");
+        if (record) {
+          lua_pushvalue(L_, -1);
+          lua_rawseti(L_, -3, ++n);
+        }
+        push(*val);
+        lua_rawset(L_, record ? -4 : -3);
+      }
+      if (record) {  // orders[t] = keys
+        lua_pushvalue(L_, -2);
+        lua_insert(L_, -2);
+        lua_rawset(L_, orders_);
+      }
+      open_.erase(&v);
+    }
+    lua_pushvalue(L_, -1);
+    lua_rawsetp(L_, cache_, &v);
+  }
+
+ private:
+  lua_State* L_;
+  std::optional<Device> device_;
+  std::string where_;
+  int cache_ = 0, orders_ = 0;
+  std::unordered_set<const io::PtValue*> open_;
+};
+
+// torch.load of a PyTorch checkpoint (.pt/.pth, the zip format).
+void push_pt_file(lua_State* L, const std::string& path, const std::optional<Device>& device, const char* op) {
+  std::shared_ptr<io::PtValue> root = io::load_pt(path, op);
+  try {
+    const int top = lua_gettop(L);
+    PtPusher pusher(L, device, io::where_of(op, path));
+    pusher.push(*root);
+    lua_replace(L, top + 1);
+    lua_settop(L, top + 1);
+  } catch (...) {
+    io::release_pt(root);
+    throw;
+  }
+  io::release_pt(root);
+}
+
+// torch.load(path[, {map_location=}]): a PyTorch checkpoint (.pt, .pth: tensors, dicts, lists,
+// numbers, strings; see push_pt) or a safetensors file: the tensor, the nested table, or (a
+// file written elsewhere) the flat table name -> tensor; map_location ("cpu", "cuda",
+// "cuda:N") moves every tensor there.
 int torch_load_fn(lua_State* L, Args& a) {
   const char* op = "torch.load";
   std::string path = path_arg(a, op);
   const std::optional<Device> device = a.kw_device("map_location");
   if (device) ops::check_creation_device(op, *device);
+  if (io::looks_like_pt(path, op)) {
+    push_pt_file(L, path, device, op);
+    return 1;
+  }
   io::Checkpoint ck = io::checkpoint_from_safetensors(io::load_safetensors(path, op), std::string(op) + ": " + path);
   if (device)
     for (auto& entry : ck.entries) entry.second = entry.second.to_device(*device);
@@ -386,20 +828,37 @@ int torch_load_fn(lua_State* L, Args& a) {
 
 const Binding kIoBindings[] = {
     {"save", torch_save_fn, TORCH,
-     "save(obj, path): writes a tensor or a (nested) table of tensors to a safetensors file. Nested keys "
-     "are joined with dots as in a PyTorch state dict ({fc1 = {weight = w}} -> \"fc1.weight\"; list "
-     "entries by their index); the file is written aside and renamed over path when complete."},
+     "save(obj, path): writes obj in PyTorch's checkpoint format (what PyTorch's torch.save writes and "
+     "torch.load reads), or as safetensors when path ends in \".safetensors\". PyTorch's format: tensors, "
+     "tables (lists when the keys are 1..n, else dicts: state_dict() tables as OrderedDicts in the module's "
+     "order), numbers, strings and booleans; tensors sharing a storage stay views of one storage; a leaf "
+     "tensor that requires grad is an nn.Parameter. safetensors: a tensor or a (nested) table of tensors, "
+     "nested keys joined with dots as in a PyTorch state dict ({fc1 = {weight = w}} -> \"fc1.weight\"). "
+     "Device tensors are written from a host copy; the file is written aside and renamed over path when "
+     "complete."},
     {"load", torch_load_fn, TORCH,
-     "load(path[, {map_location=device}]) -> Tensor | table: reads a safetensors file (onto `device` when "
-     "given, e.g. \"cuda\"). A tensor saved alone comes back as a "
-     "tensor and a table as the same nested table; a file written elsewhere gives a flat table "
-     "name -> tensor (what load_state_dict takes)."},
+     "load(path[, {map_location=device}]) -> Tensor | table: reads a safetensors file or a PyTorch "
+     "checkpoint (.pt/.pth from torch.save, PyTorch >= 1.6), onto `device` when given (e.g. \"cuda\"). "
+     "safetensors: a tensor saved alone comes back as a tensor and a table as the same nested table; a "
+     "file written elsewhere gives a flat table name -> tensor (what load_state_dict takes). PyTorch "
+     "checkpoints: tensors, dicts (tables), lists and tuples (1-based tables), numbers, strings, "
+     "booleans; None is nil; anything else (a pickled class) is refused, and no code is run."},
     {"save", save_fn, NUMPY,
      "save(path, x): writes x to a NumPy .npy file (\".npy\" is added when missing). bfloat16 has no "
      "NumPy dtype: convert with x:float() first."},
     {"load", load_fn, NUMPY,
-     "load(path) -> Tensor | table: reads a .npy file (a tensor) or a .npz archive (a table name -> "
-     "tensor), as written by NumPy or tide."},
+     "load(path[, {mmap_mode=}]) -> Tensor | table: reads a .npy file (a tensor) or a .npz archive (a table "
+     "name -> tensor), as written by NumPy or tide. mmap_mode maps a .npy file instead of reading it: \"r\" "
+     "read-only (writes are errors), \"c\" copy-on-write (writes stay in memory), \"r+\" writes go to the "
+     "file; \"w+\" is refused."},
+    {"tofile", tofile_fn, METHOD,
+     "x:tofile(path[, {sep=\"\", format=}]): writes x's values in row-major order: raw bytes when sep is "
+     "\"\" (read back with np.fromfile and the dtype), else as text joined by sep, each value written with "
+     "format (one printf conversion like \"%.3f\") or as Python's str() would."},
+    {"fromfile", fromfile_fn, NUMPY,
+     "fromfile(path[, {dtype=\"float64\", count=-1, sep=\"\", offset=0}]) -> Tensor: a 1-D tensor of count "
+     "items (-1: all) read as raw bytes from byte offset (sep \"\") or as text numbers separated by sep. "
+     "Unlike NumPy, a short file, leftover bytes or unreadable text is an error."},
     {"savez", savez_fn, NUMPY,
      "savez(path, [x, y, ...], [{name = x, ...}]): writes an uncompressed .npz archive; unnamed arrays "
      "are arr_0, arr_1, ... (\".npz\" is added when missing)."},
@@ -409,6 +868,13 @@ const Binding kIoBindings[] = {
      "loadtxt(path[, {delimiter=, comments=\"#\", skiprows=0, usecols=, max_rows=, dtype=\"float64\", "
      "ndmin=0, unpack=false}]) -> Tensor: reads a text table (plain or .gz). usecols are 1-based; "
      "one row or one column gives a 1-D tensor unless ndmin=2."},
+    {"genfromtxt", genfromtxt_fn, NUMPY,
+     "genfromtxt(path[, {delimiter=, comments=\"#\", skip_header=0, skip_footer=0, usecols=, max_rows=, "
+     "dtype=\"float64\", names=false, missing_values=, filling_values=}]) -> Tensor | table: loadtxt that "
+     "accepts missing values: an empty field or one of missing_values (a string or a list) becomes "
+     "filling_values (NaN for floats, -1 for integers); any other bad field is an error. names=true reads "
+     "the column names from the first line and returns a table name -> 1-D column whose entries 1..n are "
+     "the names in order. usecols are 1-based; reads .gz too."},
     {"savetxt", savetxt_fn, NUMPY,
      "savetxt(path, x[, {fmt=\"%.18e\", delimiter=\" \", newline=\"\\n\", header=, footer=, "
      "comments=\"# \"}]): writes a 1-D or 2-D tensor as text (gzip-compressed when path ends in .gz)."},

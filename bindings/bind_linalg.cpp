@@ -15,12 +15,12 @@ namespace {
 using ops::DTypePolicy;
 
 DTypePolicy policy(const Args& a) {
-  return a.style == Style::Numpy ? DTypePolicy::Promote : DTypePolicy::Strict;
+  return a.numpy ? DTypePolicy::Promote : DTypePolicy::Strict;
 }
 
 // Operand i: a tensor (torch), or anything array-like (numpy).
 Tensor operand(const Args& a, int i) {
-  if (a.style == Style::Numpy) return a.tensor_like(i);
+  if (a.numpy) return a.tensor_like(i);
   return a.tensor(i);
 }
 
@@ -103,7 +103,7 @@ ops::NormOrd parse_ord(lua_State* L, const Args& a, int idx) {
     else if (s == "nuc") ord.kind = ops::NormOrd::Nuc;
     else if (s == "inf") ord.kind = ops::NormOrd::P, ord.p = HUGE_VAL;
     else if (s == "-inf") ord.kind = ops::NormOrd::P, ord.p = -HUGE_VAL;
-    else a.error("unknown ord '" + s + "' (expected a number, 'fro', 'nuc', 'inf' or '-inf')");
+    else a.error("unknown ord '" + quote_user(s) + "' (expected a number, 'fro', 'nuc', 'inf' or '-inf')");
     return ord;
   }
   a.error(std::string("ord must be a number or a string, got a ") + lua_typename(L, ty));
@@ -151,6 +151,100 @@ int norm_fn(lua_State* L, Args& a) {
   return ret(L, ag::linalg_norm(x, ord, dims, keep, policy(a)));
 }
 
+
+int push_all(lua_State* L, const std::vector<Tensor>& ts) {
+  for (const Tensor& t : ts) push_tensor(L, t);
+  return int(ts.size());
+}
+
+// An option given at positional i or as keyword `kw`.
+std::optional<bool> opt_bool(const Args& a, int i, const char* kw) {
+  if (a.has(i)) return a.boolean(i);
+  return a.kw_bool(kw);
+}
+std::optional<double> opt_number(const Args& a, int i, const char* kw) {
+  if (a.has(i)) return a.number(i);
+  return a.kw_number(kw);
+}
+std::optional<std::string> opt_string(const Args& a, int i, const char* kw) {
+  if (a.has(i)) return a.string(i);
+  return a.kw_string(kw);
+}
+
+int svd_fn(lua_State* L, Args& a) {
+  Tensor A = operand(a, 1);
+  bool full = opt_bool(a, 2, "full_matrices").value_or(true);
+  bool uv = a.kw_bool("compute_uv").value_or(true);
+  return push_all(L, ag::svd(A, full, uv, policy(a)));
+}
+
+int svdvals_fn(lua_State* L, Args& a) {
+  return push_all(L, ag::svd(operand(a, 1), false, false, policy(a), "linalg.svdvals"));
+}
+
+// mode 'reduced' / 'complete' / 'r': np returns R alone for 'r', torch an empty Q and R.
+int qr_fn(lua_State* L, Args& a) {
+  Tensor A = operand(a, 1);
+  std::string mode = opt_string(a, 2, "mode").value_or("reduced");
+  ops::QrMode m = ops::QrMode::Reduced;
+  if (mode == "complete") m = ops::QrMode::Complete;
+  else if (mode == "r") m = ops::QrMode::R;
+  else if (mode == "raw") a.error("mode 'raw' (Householder reflectors) is not supported; use 'reduced', 'complete' or 'r'");
+  else if (mode != "reduced") a.error("unknown mode '" + quote_user(mode) + "' (expected 'reduced', 'complete' or 'r')");
+  std::vector<Tensor> r = ag::qr(A, m, policy(a));
+  if (m == ops::QrMode::R && a.style != Style::Numpy) r.insert(r.begin(), Tensor::empty({0}, r[0].dtype()));
+  return push_all(L, r);
+}
+
+bool uplo_lower(const Args& a) {
+  std::string u = opt_string(a, 2, "UPLO").value_or("L");
+  if (u != "L" && u != "U") a.error("UPLO must be 'L' or 'U', got '" + quote_user(u) + "'");
+  return u == "L";
+}
+
+int eigh_fn(lua_State* L, Args& a) { return push_all(L, ag::eigh(operand(a, 1), uplo_lower(a), true, policy(a))); }
+int eigvalsh_fn(lua_State* L, Args& a) {
+  return push_all(L, ag::eigh(operand(a, 1), uplo_lower(a), false, policy(a), "linalg.eigvalsh"));
+}
+
+int cholesky_fn(lua_State* L, Args& a) {
+  return ret(L, ag::cholesky(operand(a, 1), a.kw_bool("upper").value_or(false), policy(a)));
+}
+
+int lstsq_fn(lua_State* L, Args& a) {
+  Tensor A = operand(a, 1), B = operand(a, 2);
+  std::optional<double> rcond = opt_number(a, 3, "rcond");
+  if (rcond && !(*rcond >= 0 || *rcond < 0)) a.error("rcond must not be nan");
+  return push_all(L, ag::lstsq(A, B, rcond, policy(a)));
+}
+
+int slogdet_fn(lua_State* L, Args& a) { return push_all(L, ag::slogdet(operand(a, 1), policy(a))); }
+
+// np.linalg.pinv(a, rcond=1e-15): cutoff rcond * largest singular value.
+// torch.linalg.pinv(A, {atol=, rtol=}): cutoff max(atol, rtol * largest), rtol defaulting to
+// eps * max(m, n) when atol is absent or zero (rcond: rtol's old name).
+int pinv_fn(lua_State* L, Args& a) {
+  Tensor A = operand(a, 1);
+  std::optional<double> rtol = opt_number(a, 2, "rcond"), atol = a.kw_number("atol");
+  if (auto r = a.kw_number("rtol")) {
+    if (rtol) a.error("give rcond or rtol, not both");
+    rtol = r;
+  }
+  bool herm = a.kw_bool("hermitian").value_or(false);
+  for (auto v : {rtol, atol})
+    if (v && std::isnan(*v)) a.error("the tolerances must not be nan");
+  double at = atol.value_or(0), rt;
+  if (rtol) rt = *rtol;
+  else if (a.style == Style::Numpy) rt = 1e-15;
+  else if (at > 0) rt = 0;
+  else {
+    int64_t m = A.dim() >= 2 ? A.size(A.dim() - 2) : 0, n = A.dim() >= 2 ? A.size(A.dim() - 1) : 0;
+    double eps = A.dtype() == DType::Float32 ? 1.1920928955078125e-07 : 2.220446049250313e-16;
+    rt = eps * double(std::max(m, n));
+  }
+  return ret(L, ag::pinv(A, at, rt, herm, policy(a)));
+}
+
 const Binding kLinalgBindings[] = {
     {"mm", mm_fn, METHOD | TORCH,
      "mm(a, b[, {out=}]) -> Tensor: matrix product of 2-D tensors (n,k) x (k,m) -> (n,m)."},
@@ -181,6 +275,32 @@ const Binding kLinalgBindings[] = {
     {"linalg.norm", norm_fn, TORCH | NUMPY,
      "linalg.norm(x[, ord][, dim][, keepdim][, {ord=, p=, dim=, axis=, keepdim=, keepdims=}]) -> Tensor: "
      "vector or matrix norm (ord: number, math.huge, 'fro', 'nuc')."},
+    {"linalg.svd", svd_fn, TORCH | NUMPY,
+     "linalg.svd(A[, full_matrices][, {full_matrices=, compute_uv=}]) -> U, S, Vh: singular value "
+     "decomposition A = U diag(S) Vh of each matrix (LAPACK gesdd); S descending. full_matrices "
+     "(default true): U (m,m) and Vh (n,n), else (m,k) and (k,n); compute_uv=false returns S alone."},
+    {"linalg.svdvals", svdvals_fn, TORCH | NUMPY,
+     "linalg.svdvals(A) -> Tensor: the singular values of each matrix, descending."},
+    {"linalg.qr", qr_fn, TORCH | NUMPY,
+     "linalg.qr(A[, mode][, {mode=}]) -> Q, R: QR decomposition (LAPACK geqrf / orgqr). mode 'reduced' "
+     "(default), 'complete', or 'r' (np: R alone; torch: an empty Q and R)."},
+    {"linalg.eigh", eigh_fn, TORCH | NUMPY,
+     "linalg.eigh(A[, UPLO][, {UPLO=}]) -> w, V: ascending eigenvalues and column eigenvectors of each "
+     "symmetric matrix, read from its lower ('L', default) or upper ('U') triangle (LAPACK syevd)."},
+    {"linalg.eigvalsh", eigvalsh_fn, TORCH | NUMPY,
+     "linalg.eigvalsh(A[, UPLO][, {UPLO=}]) -> Tensor: the eigenvalues of linalg.eigh."},
+    {"linalg.cholesky", cholesky_fn, TORCH | NUMPY,
+     "linalg.cholesky(A[, {upper=}]) -> Tensor: lower factor L with A = L L^T (upper=true: L^T), from A's "
+     "lower triangle. A matrix that is not positive definite is an error."},
+    {"linalg.lstsq", lstsq_fn, TORCH | NUMPY,
+     "linalg.lstsq(A, B[, rcond][, {rcond=}]) -> x, residuals, rank, S: least-squares solution of A x = B "
+     "(LAPACK gelsd); singular values below rcond * largest count as zero (default eps * max(m, n))."},
+    {"linalg.slogdet", slogdet_fn, TORCH | NUMPY,
+     "linalg.slogdet(A) -> sign, logabsdet: sign and log |det| of each square matrix (0, -inf when singular)."},
+    {"linalg.pinv", pinv_fn, TORCH | NUMPY,
+     "linalg.pinv(A[, rcond][, {rcond=, rtol=, atol=, hermitian=}]) -> Tensor: Moore-Penrose pseudo-inverse; "
+     "singular values at most max(atol, rtol * largest) are dropped (np default rcond 1e-15; torch default "
+     "rtol eps * max(m, n) unless atol > 0). hermitian: A is symmetric (eigh instead of svd)."},
 };
 
 }  // namespace

@@ -22,15 +22,15 @@ int linear_fn(lua_State* L, Args& a) {
   return ret(L, ag::linear(a.tensor(1), a.tensor(2), bias));
 }
 
-// softmax(x, dim) / log_softmax(x, dim): dim is required (1-based), positional or {dim=}.
+// softmax(x, dim) / log_softmax(x, dim): dim is required (1-based), positional or {dim=};
+// dtype= casts x before the op, as PyTorch (the result is computed in that dtype).
 template <bool Log>
 int softmax_fn(lua_State* L, Args& a) {
-  const Tensor& x = a.tensor(1);
+  Tensor x = a.tensor(1);
   if (!a.has(2) && !a.has_kw("dim")) a.error("dim is required (the dim whose entries sum to 1)");
   int d = a.has(2) ? a.dim(2, std::max(x.dim(), 1)) : a.dim_value(*a.kw_integer("dim"), std::max(x.dim(), 1));
-  Tensor y = Log ? ag::log_softmax(x, d) : ag::softmax(x, d);
-  if (auto dt = a.kw_dtype()) y = ag::cast(y, *dt);
-  return ret(L, y);
+  if (auto dt = a.kw_dtype()) x = ag::cast(x, *dt);
+  return ret(L, Log ? ag::log_softmax(x, d) : ag::softmax(x, d));
 }
 
 ag::Reduction reduction_kw(Args& a) { return ag::parse_reduction(a.kw_string("reduction").value_or("mean"), a.op); }

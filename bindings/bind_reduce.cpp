@@ -6,6 +6,7 @@
 // the NumPy spellings (`np.max(x, {axis=d})`, or the `axis` keyword anywhere) return values.
 #include "../tensor/autograd/functions.hpp"
 #include "../tensor/ops/reduce.hpp"
+#include "../tensor/overlap.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -60,7 +61,8 @@ int push_result(lua_State* L, Args& a, const Tensor& r) {
     TIDE_CHECK(o->sizes() == r.sizes(), a.op, ": out has shape ", o->sizes().str(), " but the result has shape ",
                r.sizes().str());
     ops::check_can_cast(a.op, r.dtype(), o->dtype());
-    ops::copy_(*o, r);
+    check_no_internal_overlap(a.op, *o);
+    ops::copy_(*o, r);  // the result was computed first: an out overlapping x gets NumPy's answer
     a.push_kw("out");
     return 1;
   }
@@ -99,7 +101,7 @@ int mean_fn(lua_State* L, Args& a) {
   Tensor x = a.tensor_like(1);
   auto dims = a.dims_arg(2, x.dim());
   auto dt = dtype_kw(a);
-  if (!dt && a.style == Style::Numpy && !is_floating(x.dtype())) dt = DType::Float64;
+  if (!dt && a.numpy && !is_floating(x.dtype()) && !is_complex(x.dtype())) dt = DType::Float64;
   return push_result(L, a, ag::mean(x, dimlist(dims), keep_arg(a, 3), dt));
 }
 
@@ -162,7 +164,7 @@ int var_fn(lua_State* L, Args& a) {
     if (a.lua_type_at(3) == LUA_TBOOLEAN) unbiased = a.boolean(3);
     if (a.lua_type_at(4) == LUA_TBOOLEAN) keep = a.boolean(4);
   }
-  double correction = a.style == Style::Numpy ? 0.0 : 1.0;
+  double correction = a.numpy ? 0.0 : 1.0;
   auto kw_unbiased = a.kw_bool("unbiased");
   auto kw_correction = a.kw_number("correction");
   auto kw_ddof = a.kw_number("ddof");
@@ -174,7 +176,7 @@ int var_fn(lua_State* L, Args& a) {
   if (kw_correction) correction = *kw_correction;
   if (kw_ddof) correction = *kw_ddof;
   if (auto dt = dtype_kw(a)) x = x.to(*dt);
-  else if (a.style == Style::Numpy && !is_floating(x.dtype())) x = x.to(DType::Float64);
+  else if (a.numpy && !is_floating(x.dtype()) && !is_complex(x.dtype())) x = x.to(DType::Float64);
   return push_result(L, a, Sqrt ? ag::std(x, dimlist(dims), correction, keep)
                                 : ag::var(x, dimlist(dims), correction, keep));
 }
@@ -190,7 +192,7 @@ double norm_p(Args& a, int idx) {
     if (s == "inf") return INFINITY;
     if (s == "-inf") return -INFINITY;
     if (s == "nuc") a.error("the nuclear norm ('nuc') is a matrix norm: use torch.linalg.norm(x, 'nuc')");
-    a.error("p must be a number, math.huge, 'fro', 'inf' or '-inf', got '" + s + "'");
+    a.error("p must be a number, math.huge, 'fro', 'inf' or '-inf', got '" + quote_user(s) + "'");
   }
   a.error(std::string("p must be a number or a string, got a ") + lua_typename(L, lua_type(L, idx)));
 }
@@ -255,7 +257,15 @@ int scan_fn(lua_State* L, Args& a) {
 
 // sort(x[, dim][, descending][, {dim=, descending=, stable=}]) -> values, indices (torch);
 // np.sort(x[, {axis=}]) -> values. The last dim by default; always stable.
+// descending (positional or keyword), after checking the sort's algorithm options: NumPy's
+// kind= ("quicksort", "mergesort", "heapsort", "stable") and PyTorch's stable=. tide's sort is
+// always stable, which every kind allows (NumPy's unstable kinds leave the order of ties open).
 bool descending_arg(Args& a, int i) {
+  if (auto kind = a.kw_string("kind")) {
+    if (*kind != "quicksort" && *kind != "mergesort" && *kind != "heapsort" && *kind != "stable")
+      a.error("kind must be 'quicksort', 'mergesort', 'heapsort' or 'stable', got '" + quote_user(*kind) + "'");
+  }
+  a.kw_bool("stable");
   if (a.lua_type_at(i) == LUA_TBOOLEAN) return a.boolean(i);
   return a.kw_bool("descending").value_or(false);
 }
@@ -334,10 +344,11 @@ const Binding kReduceBindings[] = {
     {"cumprod", scan_fn<true>, ALL,
      "cumprod(x, dim[, {dim=, axis=, dtype=, out=}]) -> Tensor: running product along dim (np.cumprod without an axis flattens)."},
     {"sort", sort_fn, ALL,
-     "sort(x[, dim][, descending][, {dim=, axis=, descending=, out=}]) -> values, indices (1-based; stable; the last dim by default). "
+     "sort(x[, dim][, descending][, {dim=, axis=, descending=, stable=, kind=, out=}]) -> values, indices (1-based; stable; the last dim by default). "
      "np.sort -> values."},
     {"argsort", argsort_fn, ALL,
-     "argsort(x[, dim][, descending][, {dim=, axis=, descending=, out=}]) -> int64 Tensor: 1-based indices that sort x along dim (stable)."},
+     "argsort(x[, dim][, descending][, {dim=, axis=, descending=, stable=, kind=, out=}]) -> int64 Tensor: 1-based indices that sort x "
+     "along dim (always stable: stable= and np's kind= are checked and every kind gives the stable order)."},
     {"topk", topk_fn, METHOD | TORCH,
      "topk(x, k[, dim][, largest][, sorted][, {k=, dim=, axis=, largest=, sorted=}]) -> values, indices: the k largest (or smallest) along dim "
      "(the last by default), sorted, with 1-based indices."},

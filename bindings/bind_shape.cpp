@@ -6,13 +6,17 @@
 #include "../tensor/autograd/functions.hpp"
 #include "../tensor/ops/index.hpp"
 #include "../tensor/ops/shape.hpp"
+#include "../tensor/memory_budget.hpp"
 #include "lua_api.hpp"
 
 namespace tide::lua {
 
 // A Lua array of tensors (split, chunk, unbind, nonzero{as_tuple=true}); also used by
 // bind_index.cpp.
-void push_tensor_list(lua_State* L, const std::vector<Tensor>& ts) {
+// The list's Lua memory is checked against the interpreter's budget first, so that a Lua
+// memory error cannot longjmp over `ts` (the views would leak).
+void push_tensor_list(lua_State* L, const char* op, const std::vector<Tensor>& ts) {
+  check_host_memory(op, ts.size() * (16 + 64 + sizeof(Tensor)) + 64);
   lua_createtable(L, int(ts.size()), 0);
   for (size_t i = 0; i < ts.size(); ++i) {
     push_tensor(L, ts[i]);
@@ -67,7 +71,18 @@ int ret(lua_State* L, Tensor t) {
   return 1;
 }
 
-int view_fn(lua_State* L, Args& a) { return ret(L, ag::view(a.tensor(1), a.shape_from(2, true))); }
+// view(x, sizes...) or view(x, dtype): a dtype view shares no autograd history, so a tensor
+// that takes part in autograd is refused rather than given a gradient-less alias.
+int view_fn(lua_State* L, Args& a) {
+  const Tensor& x = a.tensor(1);
+  if (a.count() == 2 && a.is_string(2)) {
+    DType dt = a.dtype(2);
+    TIDE_CHECK(dt == x.dtype() || !autograd::is_differentiable(x), "view: a dtype view (", dtype_name(x.dtype()),
+               " as ", dtype_name(dt), ") of a tensor that requires grad is not supported; detach it first");
+    return ret(L, ops::view_dtype(x, dt));
+  }
+  return ret(L, ag::view(x, a.shape_from(2, true)));
+}
 int view_as_fn(lua_State* L, Args& a) { return ret(L, ag::view(a.tensor(1), a.tensor(2).sizes())); }
 int reshape_fn(lua_State* L, Args& a) { return ret(L, ag::reshape(a.tensor(1), a.shape_from(2, true))); }
 int reshape_as_fn(lua_State* L, Args& a) { return ret(L, ag::reshape(a.tensor(1), a.tensor(2).sizes())); }
@@ -206,26 +221,33 @@ int split_fn(lua_State* L, Args& a) {
   const Tensor& x = a.tensor(1);
   int d = opt_dim(a, 3, x.dim(), 0);
   if (a.is_table(2)) {
-    push_tensor_list(L, ag::split_with_sizes(x, a.int_list_from(2), d));
+    push_tensor_list(L, a.op, ag::split_with_sizes(x, a.int_list_from(2), d));
   } else {
-    push_tensor_list(L, ag::split(x, a.integer(2), d));
+    push_tensor_list(L, a.op, ag::split(x, a.integer(2), d));
   }
   return 1;
 }
 
 int chunk_fn(lua_State* L, Args& a) {
   const Tensor& x = a.tensor(1);
-  push_tensor_list(L, ag::chunk(x, a.integer(2), opt_dim(a, 3, x.dim(), 0)));
+  push_tensor_list(L, a.op, ag::chunk(x, a.integer(2), opt_dim(a, 3, x.dim(), 0)));
   return 1;
 }
 
 int unbind_fn(lua_State* L, Args& a) {
   const Tensor& x = a.tensor(1);
-  push_tensor_list(L, ag::unbind(x, opt_dim(a, 2, x.dim(), 0)));
+  push_tensor_list(L, a.op, ag::unbind(x, opt_dim(a, 2, x.dim(), 0)));
   return 1;
 }
 
-// flip(x, dims) with dims as a table or numbers; no dims flips them all (NumPy's default).
+// x reversed along dims: a view with NumPy semantics (np.flip's, like a[::-1]), a copy with
+// PyTorch's (torch.flip copies).
+Tensor flipped(const Tensor& x, const std::vector<int64_t>& dims) {
+  return numpy_semantics() ? ag::flip_view(x, dims) : ag::flip(x, dims);
+}
+
+// flip(x, dims) with dims as a table or numbers (also as dims=, dim= or axis=); no dims flips
+// them all (NumPy's default).
 int flip_fn(lua_State* L, Args& a) {
   const Tensor& x = a.tensor(1);
   std::vector<int64_t> dims;
@@ -235,28 +257,98 @@ int flip_fn(lua_State* L, Args& a) {
     if (a.has(2)) {
       dims = dim_list(a, 2, x.dim());
     } else {
-      std::optional<int64_t> d = a.kw_integer(a.has_kw("dims") ? "dims" : a.has_kw("dim") ? "dim" : "axis");
-      dims.push_back(a.dim_value(*d, x.dim()));
+      // A number or a table, as positional 2 (PyTorch's dims= is a tuple).
+      a.push_kw(a.has_kw("dims") ? "dims" : a.has_kw("dim") ? "dim" : "axis");
+      for (int d : a.dims_at(lua_gettop(L), x.dim())) dims.push_back(d);
+      lua_pop(L, 1);
     }
   } else {
     for (int d = 0; d < x.dim(); ++d) dims.push_back(d);
   }
-  return ret(L, ag::flip(x, dims));
+  return ret(L, flipped(x, dims));
 }
 
 int fliplr_fn(lua_State* L, Args& a) {
   const Tensor& x = a.tensor(1);
   if (x.dim() < 2) a.error("expected a tensor with at least 2 dims, got " + std::to_string(x.dim()));
-  return ret(L, ag::flip(x, {1}));
+  return ret(L, flipped(x, {1}));
 }
 
 int flipud_fn(lua_State* L, Args& a) {
   const Tensor& x = a.tensor(1);
   if (x.dim() < 1) a.error("expected a tensor with at least 1 dim, got 0");
-  return ret(L, ag::flip(x, {0}));
+  return ret(L, flipped(x, {0}));
 }
 
 // narrow(x, dim, start, length): start is 1-based (negative from the end).
+// torch.as_strided(x, size, stride[, storage_offset]): a view of x's storage with the given
+// sizes and element strides, starting at element storage_offset of the storage (x's own
+// offset when omitted). The view must lie inside the storage (a negative stride walks
+// backwards from the offset, as NumPy's as_strided allows; PyTorch refuses it); a view that
+// carries gradients must lie inside a contiguous x's own elements (the gradient is
+// scattered back into x's shape).
+// The integers of a plain Lua table at positional i (as_strided's size and stride).
+std::vector<int64_t> integer_table(lua_State* L, Args& a, int i, const char* what) {
+  if (!a.is_table(i)) a.error(std::string(what) + " must be a table of integers");
+  a.consumed(i);
+  std::vector<int64_t> out;
+  lua_Integer n = luaL_len(L, i);
+  if (n > kMaxDims) a.error(std::string(what) + " has " + std::to_string(n) + " entries (at most " + std::to_string(kMaxDims) + ")");
+  for (lua_Integer k = 1; k <= n; ++k) {
+    lua_rawgeti(L, i, k);
+    int ok = 0;
+    lua_Integer v = lua_tointegerx(L, -1, &ok);
+    lua_pop(L, 1);
+    if (!ok) a.error(std::string(what) + " must hold integers (entry " + std::to_string(k) + " is not)");
+    out.push_back(v);
+  }
+  return out;
+}
+
+int as_strided_fn(lua_State* L, Args& a) {
+  const Tensor& x = a.tensor(1);
+  Dims sizes;
+  for (int64_t s : integer_table(L, a, 2, "size")) {
+    if (s < 0) a.error("sizes must be >= 0, got " + std::to_string(s));
+    sizes.push_back(s);
+  }
+  std::vector<int64_t> strides = integer_table(L, a, 3, "stride");
+  int64_t offset = a.has(4) ? a.integer(4) : x.offset();
+  if (int64_t(strides.size()) != sizes.size())
+    a.error("size " + sizes.str() + " and stride have different lengths (" + std::to_string(sizes.size()) + " and " +
+            std::to_string(strides.size()) + ")");
+  Dims st;
+  for (int64_t s : strides) st.push_back(s);
+  if (offset < 0) a.error("storage_offset must be >= 0, got " + std::to_string(offset));
+  int64_t storage_elems = int64_t(x.storage()->nbytes() / x.itemsize());
+  int64_t first = offset, last = offset;  // the lowest and highest elements the view reaches (when it has any)
+  bool empty = false;
+  for (int i = 0; i < sizes.size(); ++i) empty = empty || sizes[i] == 0;
+  if (!empty)
+    for (int i = 0; i < sizes.size(); ++i) {
+      int64_t reach = checked_mul("as_strided", sizes[i] - 1, st[i], "the view's extent");
+      int64_t& end = reach < 0 ? first : last;
+      end = checked_add("as_strided", end, reach, "the view's extent");
+    }
+  if (!empty && first < 0)
+    a.error("the view of size " + sizes.str() + " with strides " + st.str() + " at offset " + std::to_string(offset) +
+            " reaches " + std::to_string(-first) + " element" + (first == -1 ? "" : "s") + " before the start of its storage");
+  if (!empty && last >= storage_elems)
+    a.error("the view of size " + sizes.str() + " with strides " + st.str() + " at offset " + std::to_string(offset) +
+            " reaches element " + std::to_string(last + 1) + " of a storage of " + std::to_string(storage_elems) +
+            " elements");
+  if (empty && offset > storage_elems)
+    a.error("storage_offset " + std::to_string(offset) + " is past the end of a storage of " +
+            std::to_string(storage_elems) + " elements");
+  bool inside = x.is_contiguous() && (empty ? offset >= x.offset() && offset <= x.offset() + x.numel()
+                                            : first >= x.offset() && last < x.offset() + x.numel());
+  if (inside) return ret(L, ag::as_strided(x, sizes, st, offset - x.offset()));
+  if (autograd::needs_recording({&x}))
+    a.error("a view outside a contiguous input's own elements cannot carry gradients (input of size " +
+            x.sizes().str() + ", view of size " + sizes.str() + " at offset " + std::to_string(offset) + ")");
+  return ret(L, x.as_strided(sizes, st, offset));
+}
+
 int narrow_fn(lua_State* L, Args& a) {
   const Tensor& x = a.tensor(1);
   if (x.dim() == 0) a.error("cannot narrow a 0-dim tensor");
@@ -266,10 +358,7 @@ int narrow_fn(lua_State* L, Args& a) {
   if (s < 1 || s > n + 1)
     a.error("start " + std::to_string(start) + " is out of range for dim " + std::to_string(d + 1) + " of size " +
             std::to_string(n) + " (valid 1.." + std::to_string(n) + " or -" + std::to_string(n) + "..-1)");
-  if (length < 0) a.error("length must be non-negative, got " + std::to_string(length));
-  if (s - 1 + length > n)
-    a.error("start " + std::to_string(start) + " with length " + std::to_string(length) +
-            " runs past the end of dim " + std::to_string(d + 1) + " of size " + std::to_string(n));
+  // The engine checks the length (overflow-free: length <= n - start).
   return ret(L, ag::narrow(x, d, s - 1, length));
 }
 
@@ -282,7 +371,8 @@ int select_fn(lua_State* L, Args& a) {
 }
 
 const Binding kShapeBindings[] = {
-    {"view", view_fn, METHOD, "view(x, sizes...) -> Tensor: the same elements seen with another shape (no copy; -1 infers one size)."},
+    {"view", view_fn, METHOD, "view(x, sizes...) -> Tensor: the same elements seen with another shape (no copy; -1 infers one size). "
+     "view(x, dtype): the same bytes as another dtype (the last dim scales by the item size ratio)."},
     {"view_as", view_as_fn, METHOD, "view_as(x, other) -> Tensor: x:view(other.shape)."},
     {"reshape", reshape_fn, METHOD | TORCH | NUMPY, "reshape(x, sizes...) -> Tensor: a view when possible, else a copy; -1 infers one size."},
     {"reshape_as", reshape_as_fn, METHOD, "reshape_as(x, other) -> Tensor: x:reshape(other.shape)."},
@@ -318,9 +408,12 @@ const Binding kShapeBindings[] = {
      "split(x, size or sizes[, dim][, {dim=, axis=}]) -> table: views of pieces of `size` (the last may be smaller) or of the given sizes."},
     {"chunk", chunk_fn, METHOD | TORCH, "chunk(x, n[, dim][, {dim=, axis=}]) -> table: at most n views of (nearly) equal size."},
     {"unbind", unbind_fn, METHOD | TORCH, "unbind(x[, dim][, {dim=, axis=}]) -> table: the slices along dim (views)."},
-    {"flip", flip_fn, METHOD | TORCH | NUMPY, "flip(x[, dims][, {dims=, dim=, axis=}]) -> Tensor: elements reversed along dims (all when omitted); a copy."},
+    {"flip", flip_fn, METHOD | TORCH | NUMPY, "flip(x[, dims][, {dims=, dim=, axis=}]) -> Tensor: elements reversed along dims (all when omitted); a copy (np.flip and NumPy arrays: a view)."},
     {"fliplr", fliplr_fn, METHOD | TORCH | NUMPY, "fliplr(x) -> Tensor: flipped along dim 2."},
     {"flipud", flipud_fn, METHOD | TORCH | NUMPY, "flipud(x) -> Tensor: flipped along dim 1."},
+    {"as_strided", as_strided_fn, METHOD | TORCH,
+     "as_strided(x, size, stride[, storage_offset]) -> Tensor: a view of x's storage with these sizes and element strides "
+     "(a negative one walks backwards), from element storage_offset of the storage (x's offset by default); it must lie inside the storage."},
     {"narrow", narrow_fn, METHOD | TORCH, "narrow(x, dim, start, length) -> Tensor: elements start..start+length-1 of dim (view)."},
     {"select", select_fn, METHOD | TORCH, "select(x, dim, index) -> Tensor: the slice at index of dim, which is removed (view)."},
 };

@@ -5,13 +5,19 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <sstream>
 #include <unordered_map>
 
 #include "../tensor/allocator.hpp"
+#include "../tensor/interrupt.hpp"
+#include "../tensor/memory_budget.hpp"
+#include "complex_value.hpp"
 
 namespace tide::lua {
 
@@ -25,8 +31,10 @@ namespace {
 thread_local size_t t_gc_debt = 0;
 thread_local size_t t_since_full = 0;
 thread_local size_t t_live_after_full = 0;
+thread_local size_t t_device_since_full = 0;
 constexpr size_t kGcStepBytes = 256 * 1024;
 constexpr size_t kMinFullCollectBytes = size_t(64) << 20;
+constexpr size_t kDeviceFullCollectBytes = size_t(256) << 20;
 constexpr int kGcDebtDivisor = 16;
 
 }  // namespace
@@ -41,7 +49,18 @@ constexpr int kGcDebtDivisor = 16;
 // one for one made that one traversal of the Lua heap per heap-size of tensors (a 265 KiB
 // heap cost clone of a 51 KB tensor 6.7 us instead of 2.0 us), while a sixteenth still
 // collects dead temporaries within a few MiB.
-void gc_account(lua_State* L, size_t nbytes) {
+// Device tensors drive no steps: a cycle over tide's Lua heap (~800 KiB, ~270 us) per few
+// MiB cost more than the GPU work itself (an H200's float64 1000x1000 product: 156 us with
+// the cycle its 8 MB result paid for, 54 us without). Their dead buffers wait in the device
+// allocator's cache until a full collection each 256 MiB of device tensors.
+void gc_account(lua_State* L, size_t nbytes, bool on_device) {
+  if (on_device) {
+    t_device_since_full += nbytes;
+    if (t_device_since_full < kDeviceFullCollectBytes) return;
+    lua_gc(L, LUA_GCCOLLECT);
+    t_device_since_full = 0;
+    return;
+  }
   t_gc_debt += nbytes;
   if (t_gc_debt < kGcStepBytes) return;
   t_since_full += t_gc_debt;
@@ -50,6 +69,7 @@ void gc_account(lua_State* L, size_t nbytes) {
   if (t_since_full > std::max(kMinFullCollectBytes, t_live_after_full)) {
     lua_gc(L, LUA_GCCOLLECT);
     t_since_full = 0;
+    t_device_since_full = 0;
     t_live_after_full = cpu_allocator_stats().allocated_bytes;
   } else {
     lua_gc(L, LUA_GCSTEP, std::max(1, kb / kGcDebtDivisor));
@@ -69,14 +89,19 @@ void remember_tensor_metatable(lua_State* L) {
 }
 
 void push_tensor(lua_State* L, Tensor t) {
+  if (t.defined() && CallSemantics::flags(t.impl())) [[unlikely]]
+    t.impl()->numpy = true;
   // Data bytes only: the userdata itself is counted by Lua, and the small view objects are
-  // pooled, so they add no lasting memory per tensor.
-  size_t bytes = t.defined() ? t.nbytes() : 0;
+  // pooled, so they add no lasting memory per tensor. At most the storage's bytes: a view
+  // expanded to 2^40 elements over one holds one element, and counting its logical bytes
+  // forced a full collection at every push.
+  size_t bytes = t.defined() && t.storage() ? std::min(t.nbytes(), t.storage()->nbytes()) : 0;
+  const bool on_device = t.defined() && !t.device().is_cpu();
   void* ud = lua_newuserdatauv(L, sizeof(Tensor), 0);
   new (ud) Tensor(std::move(t));
   lua_rawgetp(L, LUA_REGISTRYINDEX, &kMetaKey);
   lua_setmetatable(L, -2);
-  gc_account(L, bytes);
+  gc_account(L, bytes, on_device);
 }
 
 // The Tensor userdata at idx, or nullptr (no error) when the value is something else.
@@ -93,34 +118,53 @@ Tensor* tensor_slot(lua_State* L, int idx) {
   return static_cast<Tensor*>(lua_touserdata(L, idx));
 }
 
-Tensor* to_tensor(lua_State* L, int idx) {
-  Tensor* t = tensor_slot(L, idx);
-  if (!t) return nullptr;
-  TIDE_CHECK(t->defined(), "tensor: this tensor was freed (x:free() or <close>) and cannot be used");
+// t itself (nullptr too), unless it was freed: an error.
+static Tensor* live(Tensor* t) {
+  TIDE_CHECK(!t || t->defined(), "tensor: this tensor was freed (x:free() or <close>) and cannot be used");
   return t;
 }
+
+Tensor* to_tensor(lua_State* L, int idx) { return live(tensor_slot(L, idx)); }
 
 void push_scalar(lua_State* L, const Scalar& s) {
   switch (s.kind) {
     case Scalar::Bool: lua_pushboolean(L, s.i != 0); break;
     case Scalar::Int: lua_pushinteger(L, s.i); break;
+    case Scalar::Complex: push_complex(L, s.f, s.im); break;
     default: lua_pushnumber(L, s.f); break;
   }
 }
 
+// A complex number at idx as a Scalar, or an error when the binding takes none.
+static bool complex_scalar(lua_State* L, int idx, const Args& a, Scalar& out) {
+  double re, im;
+  if (!complex_value(L, idx, re, im)) return false;
+  TIDE_CHECK(a.complex_ok, a.op, ": complex numbers are not supported");
+  out = Scalar::complex(re, im);
+  return true;
+}
+
 // Nested tables for dims [d, ndim) starting at element offset `off` (in elements).
+// The nested lists of x:tolist(). A dim of a view can be 2^40 long (expand), so the array part
+// is preallocated only up to 2^20 entries (a Lua allocation of 2^40 would fail inside this
+// binding) and the walk checks the interrupt as it goes (found by the API fuzzer: tolist of
+// an expanded {2^40, 0} view ran until memory ran out, deaf to Ctrl-C).
+// Each Lua table it makes, and each doubling of one past 2^20 entries, is first checked
+// against the interpreter's memory budget: a Lua memory error raised inside this walk would
+// longjmp over the binding's C++ objects and leak them (found by the fuzzer under LSan).
 static void push_list_rec(lua_State* L, const Tensor& t, int d, int64_t off) {
-  lua_createtable(L, int(t.size(d)), 0);
+  const int64_t prealloc = std::min<int64_t>(t.size(d), 1 << 20);
+  check_host_memory("tolist", size_t(prealloc) * 16 + 64);
+  lua_createtable(L, int(prealloc), 0);
   for (int64_t i = 0; i < t.size(d); ++i) {
+    if ((i & 0xffff) == 0xffff) check_interrupt();
+    if (i >= prealloc && (i & (i - 1)) == 0) check_host_memory("tolist", size_t(i) * 32);
     int64_t o = off + i * t.stride(d);
     if (d + 1 < t.dim()) {
       push_list_rec(L, t, d + 1, o);
     } else {
-      TIDE_DISPATCH_ALL(t.dtype(), "tolist", [&] {
-        scalar_t v = static_cast<const scalar_t*>(t.storage()->data())[o];
-        if constexpr (std::is_same_v<scalar_t, bool>) lua_pushboolean(L, v);
-        else if constexpr (std::is_integral_v<scalar_t>) lua_pushinteger(L, lua_Integer(v));
-        else lua_pushnumber(L, double(compute_t<scalar_t>(v)));
+      TIDE_DISPATCH_ALL_AND_COMPLEX(t.dtype(), "tolist", [&] {
+        push_scalar(L, Scalar::of(static_cast<const scalar_t*>(t.storage()->data())[o]));
       });
     }
     lua_rawseti(L, -2, i + 1);
@@ -147,10 +191,20 @@ struct TableReader {
   Dims shape;
   std::vector<double> fvals;
   std::vector<int64_t> ivals;
-  bool any_float = false, all_bool = true, any_value = false;
+  std::vector<double> imags;  // the imaginary parts, once a complex value was seen
+  bool any_float = false, all_bool = true, any_value = false, any_complex = false;
+
+  void add_complex(double re, double im) {
+    if (!any_complex) imags.assign(fvals.size(), 0.0);
+    any_complex = any_float = true, all_bool = false;
+    fvals.push_back(re);
+    ivals.push_back(0);
+    imags.push_back(im);
+  }
 
   void read(int idx, int depth) {
-    if (lua_istable(L, idx)) {
+    double re, im;
+    if (lua_istable(L, idx) && !complex_value(L, idx, re, im)) {
       lua_Integer n = lua_Integer(lua_rawlen(L, idx));
       TIDE_CHECK(lua_checkstack(L, 4), op, ": table nested too deeply");
       if (depth == shape.size()) {
@@ -172,6 +226,13 @@ struct TableReader {
                depth < shape.size() ? shape[depth] : 0, " was expected at depth ", depth + 1, ")");
     any_value = true;
     int ty = lua_type(L, idx);
+    const size_t before = fvals.size();
+    read_leaf(idx, ty);
+    if (any_complex && imags.size() == before) imags.push_back(0.0);
+  }
+
+  void read_leaf(int idx, int ty) {
+    double re, im;
     if (ty == LUA_TBOOLEAN) {
       bool b = lua_toboolean(L, idx);
       fvals.push_back(b);
@@ -188,10 +249,13 @@ struct TableReader {
         fvals.push_back(v);
         ivals.push_back(0);
       }
+    } else if (complex_value(L, idx, re, im)) {
+      add_complex(re, im);
     } else if (Tensor* t = to_tensor(L, idx)) {
       TIDE_CHECK(t->numel() == 1 && t->dim() == 0, op, ": a tensor inside a table must be 0-dim, got shape ",
                  t->sizes().str());
       Scalar s = t->item();
+      if (s.is_complex()) return add_complex(s.f, s.im);
       all_bool = all_bool && s.kind == Scalar::Bool;
       any_float = any_float || s.kind == Scalar::Float;
       fvals.push_back(s.to_double());
@@ -210,11 +274,26 @@ Tensor tensor_from_lua(lua_State* L, int idx, std::optional<DType> dtype, DType 
   if (Tensor* t = to_tensor(L, idx)) return dtype ? t->to(*dtype, true) : t->clone();
   TableReader r{L, op, {}, {}, {}};
   r.read(idx, 0);
-  DType inferred = r.any_float ? float_default : (r.all_bool && r.any_value) ? DType::Bool : DType::Int64;
+  DType inferred = r.any_complex ? complex_of(float_default)
+                   : r.any_float ? float_default
+                   : (r.all_bool && r.any_value) ? DType::Bool
+                                                 : DType::Int64;
   if (!r.any_value && r.fvals.empty()) inferred = float_default;  // torch.tensor{} is float
   DType dt = dtype.value_or(inferred);
   Tensor out = Tensor::empty(r.shape, dt);
   int64_t n = out.numel();
+  if (is_complex(dt)) {
+    TIDE_DISPATCH_COMPLEX(dt, op, [&] {
+      using R = typename scalar_t::value_type;
+      scalar_t* p = out.data<scalar_t>();
+      for (int64_t i = 0; i < n; ++i)
+        p[i] = scalar_t(R(r.any_float ? r.fvals[i] : double(r.ivals[i])), R(r.any_complex ? r.imags[i] : 0.0));
+    });
+    return out;
+  }
+  for (size_t i = 0; r.any_complex && i < r.imags.size(); ++i)
+    TIDE_CHECK(r.imags[i] == 0 && !std::isnan(r.imags[i]), op, ": cannot convert the complex value (", r.fvals[i],
+               std::signbit(r.imags[i]) ? "" : "+", r.imags[i], "j) to ", dtype_name(dt));
   TIDE_DISPATCH_ALL(dt, op, [&] {
     scalar_t* p = out.data<scalar_t>();
     for (int64_t i = 0; i < n; ++i) {
@@ -222,8 +301,9 @@ Tensor tensor_from_lua(lua_State* L, int idx, std::optional<DType> dtype, DType 
         if constexpr (std::is_same_v<scalar_t, bool>) p[i] = r.fvals[i] != 0;
         else if constexpr (std::is_integral_v<scalar_t>) {
           double v = r.fvals[i];
-          TIDE_CHECK(std::isfinite(v), op, ": cannot convert ", v, " to ", dtype_name(dt));
-          p[i] = scalar_t(int64_t(v));
+          TIDE_CHECK(v >= -9223372036854775808.0 && v < 18446744073709551616.0, op, ": cannot convert ", v, " to ",
+                     dtype_name(dt));
+          p[i] = Scalar::int_from_double<scalar_t>(v);
         } else if (!r.any_float) p[i] = scalar_t(double(r.ivals[i]));
         else p[i] = scalar_t(r.fvals[i]);
       } else {
@@ -235,16 +315,52 @@ Tensor tensor_from_lua(lua_State* L, int idx, std::optional<DType> dtype, DType 
   return out;
 }
 
+// The value of a 0-dim tensor at idx, which NumPy and PyTorch accept wherever they take a
+// Python number (np.zeros(t.max()), torch.arange(0, n)); false for anything else.
+static bool zero_dim_value(lua_State* L, int idx, Scalar& out) {
+  Tensor* t = lua_type(L, idx) == LUA_TUSERDATA ? to_tensor(L, idx) : nullptr;
+  if (!t || t->dim() != 0) return false;
+  out = t->item();
+  return true;
+}
+
+bool integral_value(lua_State* L, int idx, int64_t& out) {
+  if (lua_type(L, idx) != LUA_TNUMBER) {
+    Scalar s;
+    if (!zero_dim_value(L, idx, s) || s.is_floatlike()) return false;
+    out = s.i;
+    return true;
+  }
+  if (lua_isinteger(L, idx)) {
+    out = lua_tointeger(L, idx);
+    return true;
+  }
+  double d = lua_tonumber(L, idx);
+  if (std::floor(d) != d || !(std::fabs(d) < 9.2e18)) return false;
+  out = int64_t(d);
+  return true;
+}
+
+bool number_value(lua_State* L, int idx, double& out) {
+  Scalar s;
+  if (lua_type(L, idx) == LUA_TNUMBER) out = lua_tonumber(L, idx);
+  else if (zero_dim_value(L, idx, s) && s.kind != Scalar::Bool && !s.is_complex()) out = s.to_double();
+  else return false;
+  return true;
+}
+
 // ---------------------------------------------------------------------------------------
 // Args
 
-Args::Args(lua_State* L_, const char* op_, Style style_, const KeywordSpec* spec)
+static bool holds_numpy_array(lua_State* L, int idx);
+
+Args::Args(lua_State* L_, const char* op_, Style style_, const ArgSpec* spec)
     : L(L_), op(op_), style(style_), spec_(spec) {
   int n = lua_gettop(L);
   while (n > 0 && lua_isnil(L, n)) --n;  // trailing nils are absent arguments, as in Lua APIs
   // A binding that takes no keywords sees a trailing table as a positional argument
   // (torch.is_tensor{lr = 1} is false, not an unknown keyword).
-  const bool takes_keywords = !spec_ || spec_->open || !spec_->names.empty();
+  const bool takes_keywords = !spec_ || spec_->open || !spec_->keywords.empty();
   if (takes_keywords && n >= 1 && lua_type(L, n) == LUA_TTABLE && !lua_getmetatable(L, n)) {
     bool kw = lua_rawgeti(L, n, 1) == LUA_TNIL;
     lua_pop(L, 1);
@@ -261,6 +377,83 @@ Args::Args(lua_State* L_, const char* op_, Style style_, const KeywordSpec* spec
   }
   npos_ = n;
   if (kw_ && spec_ && !spec_->open) check_keyword_names();
+  numpy = style == Style::Numpy;
+  for (int i = 1; i <= n && !numpy; ++i) {
+    int ty = lua_type(L, i);
+    if (ty == LUA_TUSERDATA) {
+      Tensor* t = tensor_slot(L, i);
+      if (i <= kScanned) scan_[i - 1] = t, nscanned_ = i;
+      numpy = t && t->defined() && t->impl()->numpy;
+    } else {
+      if (i <= kScanned) nscanned_ = i;  // scan_[i - 1] stays nullptr: not a tensor
+      numpy = ty == LUA_TTABLE && holds_numpy_array(L, i);
+    }
+  }
+}
+
+Tensor* Args::slot(int i) const { return i >= 1 && i <= nscanned_ ? scan_[i - 1] : tensor_slot(L, i); }
+
+// ---------------------------------------------------------------------------------------
+// NumPy semantics (docs/translation.md)
+
+namespace {
+thread_local CallSemantics* t_numpy_call = nullptr;  // the innermost call, when it is NumPy's
+}  // namespace
+
+CallSemantics::CallSemantics(const Args& a) : slot_(&t_numpy_call), saved_(*slot_), numpy_(a.numpy) {
+  if (!numpy_) {
+    if (saved_) {  // a torch call made inside a NumPy one (a callback)
+      scope_.emplace(false);
+      *slot_ = nullptr;
+    }
+    return;
+  }
+  scope_.emplace(true);
+  *slot_ = this;
+  auto note = [&](int idx) {
+    Tensor* t = tensor_slot(a.L, idx);
+    if (t && t->defined() && !t->impl()->numpy && nplain_ < int(std::size(plain_))) plain_[nplain_++] = t->impl();
+  };
+  int top = lua_gettop(a.L);
+  for (int i = 1; i <= top; ++i) {
+    if (lua_type(a.L, i) == LUA_TTABLE) {  // the keyword table's out=
+      lua_pushliteral(a.L, "out");
+      lua_rawget(a.L, i);
+      note(-1);
+      lua_pop(a.L, 1);
+    } else {
+      note(i);
+    }
+  }
+}
+
+CallSemantics::~CallSemantics() { *slot_ = saved_; }
+
+bool CallSemantics::flags(const TensorImpl* impl) {
+  const CallSemantics* c = t_numpy_call;
+  if (!c || impl->numpy) return false;
+  for (int i = 0; i < c->nplain_; ++i)
+    if (c->plain_[i] == impl) return false;
+  return true;
+}
+
+// A NumPy array at idx, or a list whose elements are tensors with a NumPy array among them.
+static bool holds_numpy_array(lua_State* L, int idx) {
+  int ty = lua_type(L, idx);
+  if (ty == LUA_TUSERDATA) {
+    Tensor* t = tensor_slot(L, idx);
+    return t && t->defined() && t->impl()->numpy;
+  }
+  if (ty != LUA_TTABLE) return false;
+  bool found = false;
+  for (lua_Integer k = 1; !found; ++k) {  // a list of numbers stops at its first element
+    lua_rawgeti(L, idx, k);
+    Tensor* t = tensor_slot(L, -1);
+    found = t && t->defined() && t->impl()->numpy;
+    lua_pop(L, 1);
+    if (!t) break;
+  }
+  return found;
 }
 
 void Args::error(const std::string& msg) const { TIDE_FAIL(op, ": ", msg); }
@@ -275,7 +468,7 @@ int Args::lua_type_at(int i) const {
 }
 bool Args::is_tensor(int i) const {
   touch(i);
-  return i >= 1 && i <= npos_ && tensor_slot(L, i);
+  return i >= 1 && i <= npos_ && slot(i);
 }
 bool Args::is_number(int i) const { return lua_type_at(i) == LUA_TNUMBER; }
 bool Args::is_table(int i) const { return lua_type_at(i) == LUA_TTABLE; }
@@ -286,16 +479,32 @@ static const char* describe(lua_State* L, int idx) {
   return lua_typename(L, lua_type(L, idx));
 }
 
+// With NumPy semantics, the Lua list at positional i as np.array makes it, put in the list's
+// place on the stack (so the reference stays valid for the call); else nullptr.
+Tensor* Args::list_as_array(int i) const {
+  if (!numpy || i < 1 || i > npos_ || lua_type(L, i) != LUA_TTABLE) return nullptr;
+  if (lua_getmetatable(L, i)) {  // a complex number or another object: no list
+    lua_pop(L, 1);
+    return nullptr;
+  }
+  push_tensor(L, tensor_from_lua(L, i, std::nullopt, DType::Float64, op));
+  lua_replace(L, i);
+  if (i <= nscanned_) scan_[i - 1] = tensor_slot(L, i);
+  return to_tensor(L, i);
+}
+
 Tensor& Args::tensor(int i) const {
   touch(i);
-  Tensor* t = i <= npos_ ? to_tensor(L, i) : nullptr;
+  Tensor* t = i <= npos_ ? live(slot(i)) : nullptr;
+  if (!t) t = list_as_array(i);
   if (!t) TIDE_FAIL(op, ": expected a tensor as argument ", i, ", got ", i <= npos_ ? describe(L, i) : "nothing");
+  refuse_complex(*t);
   return *t;
 }
 
 Tensor Args::tensor_like(int i) const {
   touch(i);
-  if (Tensor* t = i <= npos_ ? to_tensor(L, i) : nullptr) return *t;
+  if (Tensor* t = i <= npos_ ? live(slot(i)) : nullptr) return refuse_complex(*t);
   int ty = lua_type_at(i);
   if (ty == LUA_TNUMBER || ty == LUA_TBOOLEAN) {
     Scalar s = scalar(i);
@@ -303,14 +512,20 @@ Tensor Args::tensor_like(int i) const {
     ops::fill_(t, s);
     return t;
   }
-  if (ty == LUA_TTABLE) return tensor_from_lua(L, i, std::nullopt, default_float(), op);
+  if (ty == LUA_TTABLE) return refuse_complex(tensor_from_lua(L, i, std::nullopt, default_float(), op));
   TIDE_FAIL(op, ": expected a tensor, a number or a table as argument ", i, ", got ",
             i <= npos_ ? describe(L, i) : "nothing");
 }
 
 Scalar Args::scalar(int i) const {
   int ty = lua_type_at(i);
+  Scalar zero_dim;
+  if (ty == LUA_TUSERDATA && zero_dim_value(L, i, zero_dim)) {
+    if (zero_dim.is_complex() && !complex_ok) fail_complex(*to_tensor(L, i));
+    return zero_dim;
+  }
   if (ty == LUA_TBOOLEAN) return Scalar(bool(lua_toboolean(L, i)));
+  if (ty == LUA_TTABLE && i <= npos_ && complex_scalar(L, i, *this, zero_dim)) return zero_dim;
   if (ty == LUA_TNUMBER) {
     if (lua_isinteger(L, i)) return Scalar(int64_t(lua_tointeger(L, i)));
     return Scalar(double(lua_tonumber(L, i)));
@@ -320,22 +535,12 @@ Scalar Args::scalar(int i) const {
 
 TensorOrScalar Args::tensor_or_scalar(int i) const {
   touch(i);
-  if (Tensor* t = i <= npos_ ? to_tensor(L, i) : nullptr) return TensorOrScalar(*t);
+  if (Tensor* t = i <= npos_ ? live(slot(i)) : nullptr) return TensorOrScalar(refuse_complex(*t));
   int ty = lua_type_at(i);
   if (ty == LUA_TNUMBER || ty == LUA_TBOOLEAN) return TensorOrScalar(scalar(i));
+  if (Scalar c; ty == LUA_TTABLE && complex_scalar(L, i, *this, c)) return TensorOrScalar(c);
+  if (Tensor* t = list_as_array(i)) return TensorOrScalar(refuse_complex(*t));
   TIDE_FAIL(op, ": expected a tensor or a number as argument ", i, ", got ", i <= npos_ ? describe(L, i) : "nothing");
-}
-
-static bool integral_value(lua_State* L, int idx, int64_t& out) {
-  if (lua_type(L, idx) != LUA_TNUMBER) return false;
-  if (lua_isinteger(L, idx)) {
-    out = lua_tointeger(L, idx);
-    return true;
-  }
-  double d = lua_tonumber(L, idx);
-  if (std::floor(d) != d || !(std::fabs(d) < 9.2e18)) return false;
-  out = int64_t(d);
-  return true;
 }
 
 int64_t Args::integer(int i) const {
@@ -347,7 +552,9 @@ int64_t Args::integer(int i) const {
 }
 
 double Args::number(int i) const {
-  if (is_number(i)) return lua_tonumber(L, i);
+  touch(i);
+  double v;
+  if (i <= npos_ && number_value(L, i, v)) return v;
   TIDE_FAIL(op, ": expected a number as argument ", i, ", got ", i <= npos_ ? describe(L, i) : "nothing");
 }
 
@@ -365,8 +572,8 @@ static DType parse_dtype_or_fail(const char* op, const std::string& s) {
   DType dt;
   std::string name = s;
   if (name.rfind("torch.", 0) == 0) name = name.substr(6);
-  TIDE_CHECK(parse_dtype(name, dt), op, ": unknown dtype '", s,
-             "' (expected bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32 or float64)");
+  TIDE_CHECK(parse_dtype(name, dt), op, ": unknown dtype '", quote_user(s),
+             "' (expected bool, uint8, uint16, uint32, uint64, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64 or complex128)");
   return dt;
 }
 
@@ -447,14 +654,64 @@ int Args::push_kw(const char* name) const {
   return lua_getfield(L, kw_, name);
 }
 
-int KeywordSpec::find(std::string_view name) const {
-  for (size_t i = 0; i < names.size(); ++i)
-    if (names[i] == name) return int(i);
+int ArgSpec::find(std::string_view name) const {
+  for (size_t i = 0; i < keywords.size(); ++i)
+    if (keywords[i] == name) return int(i);
   return -1;
 }
 
-KeywordSpec parse_keyword_spec(const char* doc) {
-  KeywordSpec spec;
+static std::string_view trimmed(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '|')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '|')) s.remove_suffix(1);
+  return s;
+}
+
+// The positional parameters of the doc's first signature (see ArgSpec): split at commas and
+// optional brackets up to its closing parenthesis or its keyword table; "flag=true" is named
+// "flag".
+static void parse_positionals(std::string_view d, ArgSpec& spec) {
+  size_t open = d.find('(');
+  if (open == std::string_view::npos) return;
+  std::string_view callee = d.substr(0, open);
+  if (size_t colon = callee.find(':'); colon != std::string_view::npos)
+    spec.positionals.emplace_back(trimmed(callee.substr(0, colon)));
+  std::string token;
+  auto flush = [&] {
+    std::string_view t = trimmed(token);
+    t = trimmed(t.substr(0, t.find('=')));
+    if (!t.empty()) {
+      TIDE_ASSERT(!spec.varargs);  // only the last parameter takes varargs
+      spec.varargs = t.size() >= 3 && t.substr(t.size() - 3) == "...";
+      spec.positionals.emplace_back(t);
+    }
+    token.clear();
+  };
+  int parens = 0;
+  for (size_t i = open + 1; i < d.size(); ++i) {
+    char c = d[i];
+    if (c == '{') {
+      size_t close = d.find('}', i);
+      if (close == std::string_view::npos) break;
+      std::string_view group = d.substr(i, close - i + 1);
+      if (group.find('=') != std::string_view::npos) break;  // the keyword table
+      token += group;
+      i = close;
+    } else if (c == '(') {
+      ++parens, token += c;
+    } else if (c == ')') {
+      if (parens-- == 0) break;
+      token += c;
+    } else if (c == ',' || c == '[' || c == ']') {
+      flush();
+    } else {
+      token += c;
+    }
+  }
+  flush();
+}
+
+ArgSpec parse_arg_spec(const char* doc) {
+  ArgSpec spec;
   std::string_view d = doc ? doc : "";
   int depth = 0;
   size_t group_start = 0;
@@ -463,25 +720,27 @@ KeywordSpec parse_keyword_spec(const char* doc) {
     if (c == '{') {
       if (depth++ == 0) group_start = i;
     } else if (c == '}' && depth > 0) {
-      if (--depth == 0 && d.substr(group_start, i - group_start).find("...") != std::string_view::npos)
+      std::string_view group = d.substr(group_start, i - group_start);
+      if (--depth == 0 && group.find("...") != std::string_view::npos && group.find('=') != std::string_view::npos)
         spec.open = true;
     } else if (c == '=' && depth > 0 && i > 0 && (std::isalnum((unsigned char)d[i - 1]) || d[i - 1] == '_')) {
       size_t b = i;
       while (b > 0 && (std::isalnum((unsigned char)d[b - 1]) || d[b - 1] == '_')) --b;
       std::string name(d.substr(b, i - b));
-      if (spec.find(name) < 0) spec.names.push_back(name);
+      if (spec.find(name) < 0) spec.keywords.push_back(name);
     }
   }
-  TIDE_ASSERT(spec.names.size() <= 64);  // kw_read_ is a 64-bit mask
+  TIDE_ASSERT(spec.keywords.size() <= 64);  // kw_read_ is a 64-bit mask
+  parse_positionals(d, spec);
   return spec;
 }
 
-// A keyword name as messages quote it: at most 40 characters of it.
+// A keyword name (or a string argument) as messages quote it (quote_user: a short prefix).
 static std::string quoted_key(lua_State* L, int idx) {
   if (lua_type(L, idx) != LUA_TSTRING) return std::string("a ") + lua_typename(L, lua_type(L, idx)) + " key";
   size_t n;
   const char* s = lua_tolstring(L, idx, &n);
-  return "'" + std::string(s, std::min<size_t>(n, 40)) + (n > 40 ? "...'" : "'");
+  return "'" + quote_user(std::string_view(s, n)) + "'";
 }
 
 // Levenshtein distance, for "did you mean" suggestions.
@@ -516,12 +775,12 @@ void Args::check_keyword_names() {
     lua_pop(L, 1);
     std::string_view best;
     size_t best_d = SIZE_MAX;
-    for (const std::string& name : spec_->names) {
+    for (const std::string& name : spec_->keywords) {
       size_t dist = edit_distance(key ? std::string_view(key, n) : "", name);
       if (dist < best_d) best_d = dist, best = name;
     }
     std::string valid;
-    for (const std::string& name : spec_->names) valid += (valid.empty() ? "" : ", ") + name;
+    for (const std::string& name : spec_->keywords) valid += (valid.empty() ? "" : ", ") + name;
     if (key && best_d <= std::max<size_t>(2, best.size() / 3))
       TIDE_FAIL(msg, " (did you mean '", best, "'? valid: ", valid, ")");
     TIDE_FAIL(msg, " (valid: ", valid, ")");
@@ -552,7 +811,56 @@ static std::string describe_value(lua_State* L, int idx) {
   }
 }
 
+// Argument coverage for the test suite: with TIDE_ARG_COVERAGE=<file>, every keyword a call
+// gave and its binding read is appended to the file as "op<TAB>keyword", and every positional
+// argument it gave (not nil) and the binding read as "op<TAB>#position", when the process
+// exits; tests/arg_coverage.lua then checks that each argument of each binding was exercised.
+// The variable is read once; without it a call pays one test of a pointer.
+namespace {
+struct ArgCoverage {
+  struct Used {
+    const char* op = nullptr;
+    uint64_t keywords = 0;    // bit k: spec->keywords[k]
+    uint64_t positions = 0;   // bit i: positional argument i
+  };
+  std::mutex mu;
+  std::unordered_map<const ArgSpec*, Used> used;
+  const char* path = std::getenv("TIDE_ARG_COVERAGE");
+  ~ArgCoverage() {
+    if (!path || used.empty()) return;
+    if (FILE* f = std::fopen(path, "a")) {
+      for (auto& [spec, u] : used) {
+        for (size_t k = 0; k < spec->keywords.size(); ++k)
+          if (u.keywords >> k & 1) std::fprintf(f, "%s\t%s\n", u.op, spec->keywords[k].c_str());
+        for (int i = 1; i < 64; ++i)
+          if (u.positions >> i & 1) std::fprintf(f, "%s\t#%d\n", u.op, i);
+      }
+      std::fclose(f);
+    }
+  }
+};
+ArgCoverage& arg_coverage() {
+  static ArgCoverage c;
+  return c;
+}
+}  // namespace
+
+// Notes for the coverage file the arguments this call gave and its binding read.
+void Args::record_coverage() const {
+  uint64_t positions = 0;
+  for (int i = 1; i <= npos_ && i < 64; ++i)
+    if ((seen_ >> i & 1) && !lua_isnil(L, i)) positions |= uint64_t(1) << i;
+  ArgCoverage& c = arg_coverage();
+  std::lock_guard<std::mutex> lock(c.mu);
+  auto& u = c.used[spec_];
+  u.op = op;
+  u.keywords |= kw_given_ & kw_read_;
+  u.positions |= positions;
+}
+
 void Args::finish(const char* doc) const {
+  static const bool coverage = arg_coverage().path != nullptr;
+  if (coverage && spec_) record_coverage();
   for (int i = 1; i <= npos_; ++i) {
     if ((i < 64 && (seen_ >> i & 1)) || lua_isnil(L, i)) continue;
     std::string usage;
@@ -566,7 +874,7 @@ void Args::finish(const char* doc) const {
   }
   // Keywords given (recorded on entry) but never read; the stack is not read again here.
   if (uint64_t unread = kw_given_ & ~kw_read_) {
-    const std::string& key = spec_->names[size_t(__builtin_ctzll(unread))];
+    const std::string& key = spec_->keywords[size_t(__builtin_ctzll(unread))];
     TIDE_FAIL(op, ": keyword '", key, "' is not used with these arguments (given twice, or not valid together with them)");
   }
 }
@@ -589,10 +897,11 @@ std::optional<int64_t> Args::kw_integer(const char* name) const {
 
 std::optional<double> Args::kw_number(const char* name) const {
   int t = push_kw(name);
-  double v = lua_tonumber(L, -1);
+  double v = 0;
+  bool ok = number_value(L, -1, v);
   lua_pop(L, 1);
   if (t == LUA_TNIL) return std::nullopt;
-  TIDE_CHECK(t == LUA_TNUMBER, op, ": keyword '", name, "' must be a number, got a ", lua_typename(L, t));
+  TIDE_CHECK(ok, op, ": keyword '", name, "' must be a number, got a ", lua_typename(L, t));
   return v;
 }
 
@@ -621,9 +930,104 @@ std::optional<DType> Args::kw_dtype(const char* name) const {
 }
 
 std::optional<Device> Args::kw_device(const char* name) const {
-  auto s = kw_string(name);
-  if (!s) return std::nullopt;
-  return Device::parse(*s);
+  int t = push_kw(name);
+  std::string s;
+  bool ok = device_name_at(L, -1, s);
+  lua_pop(L, 1);
+  if (t == LUA_TNIL) return std::nullopt;
+  TIDE_CHECK(ok, op, ": keyword '", name, "' must be a device (a string or torch.device), got a ", lua_typename(L, t));
+  try {
+    return Device::parse(s);
+  } catch (const Error& e) {
+    error(e.what());  // "<op>: device: unknown device ..."
+  }
+}
+
+namespace {
+constexpr const char* kDeviceMeta = "torch.device";
+constexpr const char* kDeviceCache = "tide.device_objects";
+struct DeviceName {
+  char name[32];
+};
+
+DeviceName* device_object(lua_State* L, int idx) {
+  return static_cast<DeviceName*>(luaL_testudata(L, idx, kDeviceMeta));
+}
+
+// d.type ("cpu" or "cuda") and d.index (nil when the name has none, as PyTorch's None).
+int device_index(lua_State* L) {
+  const DeviceName* d = device_object(L, 1);
+  const char* key = luaL_checkstring(L, 2);
+  std::string_view name = d->name;
+  size_t colon = name.find(':');
+  if (!std::strcmp(key, "type")) {
+    lua_pushlstring(L, name.data(), colon == std::string_view::npos ? name.size() : colon);
+    return 1;
+  }
+  if (!std::strcmp(key, "index")) {
+    if (colon == std::string_view::npos) lua_pushnil(L);
+    else lua_pushinteger(L, std::strtol(d->name + colon + 1, nullptr, 10));
+    return 1;
+  }
+  lua_pushfstring(L, "torch.device: no field '%s' (devices have type and index)", quote_user(key).c_str());
+  return lua_error(L);
+}
+
+int device_tostring(lua_State* L) {
+  lua_pushstring(L, device_object(L, 1)->name);
+  return 1;
+}
+
+// "on " .. x.device, x.device .. "": concatenation with the device's name.
+int device_concat(lua_State* L) {
+  luaL_tolstring(L, 1, nullptr);
+  luaL_tolstring(L, 2, nullptr);
+  lua_concat(L, 2);
+  return 1;
+}
+}  // namespace
+
+void push_device_name(lua_State* L, const std::string& name) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, kDeviceCache) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, kDeviceCache);
+  }
+  if (lua_getfield(L, -1, name.c_str()) != LUA_TNIL) {
+    lua_remove(L, -2);
+    return;
+  }
+  lua_pop(L, 1);
+  TIDE_CHECK(name.size() < sizeof(DeviceName::name), "device: name too long: ", quote_user(name));
+  auto* d = static_cast<DeviceName*>(lua_newuserdatauv(L, sizeof(DeviceName), 0));
+  std::snprintf(d->name, sizeof d->name, "%s", name.c_str());
+  if (luaL_newmetatable(L, kDeviceMeta)) {
+    lua_pushcfunction(L, device_index);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, device_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pushcfunction(L, device_concat);
+    lua_setfield(L, -2, "__concat");
+  }
+  lua_setmetatable(L, -2);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -3, name.c_str());
+  lua_remove(L, -2);
+}
+
+void push_device(lua_State* L, const Device& d) { push_device_name(L, d.str()); }
+
+bool device_name_at(lua_State* L, int idx, std::string& out) {
+  if (lua_type(L, idx) == LUA_TSTRING) {
+    out = lua_tostring(L, idx);
+    return true;
+  }
+  if (const DeviceName* d = device_object(L, idx)) {
+    out = d->name;
+    return true;
+  }
+  return false;
 }
 
 std::optional<Scalar> Args::kw_scalar(const char* name) const {
@@ -631,6 +1035,12 @@ std::optional<Scalar> Args::kw_scalar(const char* name) const {
   std::optional<Scalar> out;
   if (t == LUA_TBOOLEAN) out = Scalar(bool(lua_toboolean(L, -1)));
   else if (t == LUA_TNUMBER) out = lua_isinteger(L, -1) ? Scalar(int64_t(lua_tointeger(L, -1))) : Scalar(lua_tonumber(L, -1));
+  else if (Scalar z; zero_dim_value(L, -1, z)) out = z;
+  else if (Scalar c; t == LUA_TTABLE && complex_scalar(L, lua_gettop(L), *this, c)) out = c;
+  if (out && out->is_complex() && !complex_ok) {  // a complex 0-dim tensor
+    lua_pop(L, 1);
+    TIDE_FAIL(op, ": complex numbers are not supported");
+  }
   lua_pop(L, 1);
   TIDE_CHECK(t == LUA_TNIL || out, op, ": keyword '", name, "' must be a number, got a ", lua_typename(L, t));
   return out;
@@ -703,7 +1113,7 @@ bool Args::keepdim() const {
   return keepdim.value_or(keepdims.value_or(false));
 }
 
-DType Args::default_float() const { return style == Style::Numpy ? DType::Float64 : default_float_dtype(); }
+DType Args::default_float() const { return numpy ? DType::Float64 : default_float_dtype(); }
 
 // ---------------------------------------------------------------------------------------
 // Registry
@@ -727,36 +1137,43 @@ const Binding* find_binding(std::string_view name) {
   return nullptr;
 }
 
-// The keyword spec of a binding, parsed on first use and kept for the process (module-level
+// The argument spec of a binding, parsed on first use and kept for the process (module-level
 // bindings are pushed without registration, so this is keyed by the Binding itself).
-static const KeywordSpec* keyword_spec(const Binding& b) {
+static const ArgSpec* arg_spec(const Binding& b) {
   static std::mutex mu;
-  static std::unordered_map<const Binding*, std::unique_ptr<KeywordSpec>> specs;
+  static std::unordered_map<const Binding*, std::unique_ptr<ArgSpec>> specs;
   std::lock_guard<std::mutex> lock(mu);
   auto& slot = specs[&b];
-  if (!slot) slot = std::make_unique<KeywordSpec>(parse_keyword_spec(b.doc));
+  if (!slot) slot = std::make_unique<ArgSpec>(parse_arg_spec(b.doc));
   return slot.get();
 }
 
-const KeywordSpec& binding_keywords(const Binding& b) { return *keyword_spec(b); }
+const ArgSpec& binding_spec(const Binding& b) { return *arg_spec(b); }
+
+void Args::fail_complex(const Tensor& t) const { TIDE_FAIL(op, ": ", dtype_name(t.dtype()), " is not supported"); }
 
 // The lua_CFunction behind every binding: C++ exceptions become Lua errors here, after the
 // try block has destroyed every C++ object of the call.
 static int call_binding(lua_State* L) {
   auto* b = static_cast<const Binding*>(lua_touserdata(L, lua_upvalueindex(2)));
-  auto* spec = static_cast<const KeywordSpec*>(lua_touserdata(L, lua_upvalueindex(3)));
+  auto* spec = static_cast<const ArgSpec*>(lua_touserdata(L, lua_upvalueindex(3)));
   Style style = Style(lua_tointeger(L, lua_upvalueindex(1)));
   int nret = 0;
   bool failed = false;
   try {
     Args a(L, b->name, style, spec);
-    if (style == Style::Numpy) {
-      DefaultFloatScope float64(DType::Float64);
-      nret = b->fn(L, a);
-    } else {
+    a.complex_ok = lua_toboolean(L, lua_upvalueindex(4));
+    {
+      CallSemantics semantics(a);
       nret = b->fn(L, a);
     }
     a.finish(b->doc);
+  } catch (const OutOfMemory& e) {
+    // The allocator's message does not know the op that asked: the binding's name goes first.
+    std::string_view what = e.what(), name = b->name;
+    bool named = what.starts_with(name) && what.substr(name.size()).starts_with(":");
+    lua_pushstring(L, named ? e.what() : (std::string(name) + ": " + e.what()).c_str());
+    failed = true;
   } catch (const std::exception& e) {
     lua_pushstring(L, e.what());
     failed = true;
@@ -768,8 +1185,9 @@ static int call_binding(lua_State* L) {
 void push_binding(lua_State* L, const Binding& b, Style style) {
   lua_pushinteger(L, lua_Integer(style));
   lua_pushlightuserdata(L, const_cast<Binding*>(&b));
-  lua_pushlightuserdata(L, const_cast<KeywordSpec*>(keyword_spec(b)));
-  lua_pushcclosure(L, call_binding, 3);
+  lua_pushlightuserdata(L, const_cast<ArgSpec*>(arg_spec(b)));
+  lua_pushboolean(L, complex_capable(b.name));
+  lua_pushcclosure(L, call_binding, 4);
 }
 
 // __unm(x, x) / __bnot(x, x): the binding in upvalue 1 called with the operand alone. No C++

@@ -27,12 +27,20 @@ constexpr const char* kTensorMeta = "tide.Tensor";
 void push_tensor(lua_State* L, Tensor t);
 // The tensor at idx, or nullptr if the value is not a tensor. Throws if it was freed.
 Tensor* to_tensor(lua_State* L, int idx);
+
+// Devices in Lua (torch.device, x.device): one interned userdata per device name ("cpu",
+// "cuda", "cuda:N") with the fields type and index, tostring and concatenation; interning
+// makes x.device == y.device compare devices. push_device_name takes a checked name.
+void push_device(lua_State* L, const Device& d);
+void push_device_name(lua_State* L, const std::string& name);
+// The device name at idx if it holds a device object or a string (true), else false.
+bool device_name_at(lua_State* L, int idx, std::string& out);
 // The Tensor inside a tensor userdata (possibly freed: check defined()), or nullptr.
 Tensor* tensor_slot(lua_State* L, int idx);
 // Records the Tensor metatable at the top of the stack for fast identity checks.
 void remember_tensor_metatable(lua_State* L);
 // Reports tensor bytes to Lua's garbage collector (called by push_tensor).
-void gc_account(lua_State* L, size_t nbytes);
+void gc_account(lua_State* L, size_t nbytes, bool on_device = false);
 // A Lua value (number, boolean, nested table of them, or tensor) as a tensor; used by
 // torch.tensor / np.array and wherever an op accepts "array-like" input. Without `dtype`,
 // Lua integers give int64, booleans bool, and any float gives `float_default`.
@@ -41,36 +49,58 @@ Tensor tensor_from_lua(lua_State* L, int idx, std::optional<DType> dtype, DType 
 // Pushes x:tolist() / x:item() values.
 void push_tolist(lua_State* L, const Tensor& t);
 void push_scalar(lua_State* L, const Scalar& s);
+// The integer / number at a stack index: a Lua number (an integral float for integers) or a
+// 0-dim tensor (of an integer or bool dtype for integers), as NumPy and PyTorch accept them.
+bool integral_value(lua_State* L, int idx, int64_t& out);
+bool number_value(lua_State* L, int idx, double& out);
 
 // Which module a function was reached through: it decides NumPy spellings and defaults
 // (np: float64 default, `axis`, reductions return values only).
 enum class Style : uint8_t { Torch, Numpy };
 
-// The keywords a binding takes, parsed once from its doc string: every `name=` inside braces
-// ("sum(x[, dim][, keepdim][, {dim=, axis=, keepdim=, dtype=, out=}])"), so that help() shows
-// exactly what the argument reader accepts. A braces group holding "..." (np.savez's
-// `{name = x, ...}`) takes any keyword; the binding then reads the table itself.
-struct KeywordSpec {
-  std::vector<std::string> names;
+// The arguments a binding takes, parsed once from its doc string ("sum(x[, dim][, keepdim][,
+// {dim=, axis=, keepdim=, dtype=, out=}])"), so that help() shows exactly what the argument
+// reader accepts:
+// - keywords: every `name=` inside braces. A braces group of keywords holding "..."
+//   (np.savez's `{name = x, ...}`) takes any keyword; the binding then reads the table itself.
+// - positionals: the parameters before the keyword table, in order, optional ones ("[, dim]",
+//   nested "[, a[, b]]") included; a braces group without `=` is one positional (a table:
+//   index_put's `{idx1, ...}`). A method documented as "x:name(...)" has self ("x") first, as
+//   a method call passes it as argument 1. A last parameter written "sizes..." or "..." takes
+//   every later argument too (varargs).
+struct ArgSpec {
+  std::vector<std::string> keywords;
   bool open = false;
-  int find(std::string_view name) const;  // the index of name, or -1
+  std::vector<std::string> positionals;
+  bool varargs = false;
+  int find(std::string_view name) const;  // the index of keyword name, or -1
 };
-KeywordSpec parse_keyword_spec(const char* doc);
+ArgSpec parse_arg_spec(const char* doc);
 
 // Arguments of one call: positional arguments 1..count() and an optional trailing keyword
 // table (a table whose [1] is nil and that has at least one key).
 //
-// The reader also checks that the call means what it says. With a KeywordSpec (every call
+// The reader also checks that the call means what it says. With a ArgSpec (every call
 // made through the registry), a keyword the binding does not take is an error before the
 // binding runs, suggesting the closest valid name; and after it ran, finish() rejects a
 // keyword that was given but never read and a positional argument beyond the last one the
 // binding looked at. So no argument is ever silently ignored, with no check per op.
 class Args {
  public:
-  Args(lua_State* L, const char* op, Style style, const KeywordSpec* spec = nullptr);
+  Args(lua_State* L, const char* op, Style style, const ArgSpec* spec = nullptr);
   lua_State* L;
   const char* op;
   Style style;
+  // NumPy semantics for this call (docs/translation.md, "NumPy semantics"): NumPy spelling,
+  // or a NumPy array (a tensor flagged numpy) among the positional arguments or in a list
+  // that is one. Spelling (keyword names, return forms) follows `style`; dtypes, defaults
+  // and accepted array-likes follow this.
+  bool numpy = false;
+  // Whether the binding takes complex tensors and numbers (complex_capable in
+  // bindings/complex_value.hpp; the registry sets it). Without, the positional readers
+  // (tensor, tensor_like, tensor_or_scalar, scalar) refuse them: "<op>: complex64 is not
+  // supported", so no op computes on a complex operand cast to real.
+  bool complex_ok = true;
 
   // The number of positional arguments; a binding that asks takes responsibility for all.
   int count() const {
@@ -86,10 +116,12 @@ class Args {
   bool is_table(int i) const;   // a plain table (not a tensor)
   bool is_string(int i) const;
 
-  Tensor& tensor(int i) const;                   // error if not a tensor
+  // Error if not a tensor; with NumPy semantics a Lua list is converted as np.array does
+  // (the array then replaces the list on the stack).
+  Tensor& tensor(int i) const;
   Tensor tensor_like(int i) const;               // tensor, number or nested table
   Scalar scalar(int i) const;                    // number or boolean
-  TensorOrScalar tensor_or_scalar(int i) const;  // tensor or number/boolean
+  TensorOrScalar tensor_or_scalar(int i) const;  // tensor or number/boolean (or list, as tensor())
   int64_t integer(int i) const;
   double number(int i) const;
   bool boolean(int i) const;
@@ -131,7 +163,7 @@ class Args {
   // keyword's value themselves (a table of dims, a tensor or a list).
   int push_kw(const char* name) const;
   // The keyword table's stack index (0 if none) for a binding whose keywords are data (an
-  // open KeywordSpec: np.savez's named arrays); it reads every key itself.
+  // open ArgSpec: np.savez's named arrays); it reads every key itself.
   int kw_table() const { return kw_; }
   // The checks after the binding ran (see the class comment); the registry calls it with
   // the binding's doc, whose signature the message about an extra argument quotes.
@@ -145,14 +177,53 @@ class Args {
     if (i >= 0 && i < 64) seen_ |= ~uint64_t(0) << i;
   }
   void mark_kw(const char* name) const;
+  const Tensor& refuse_complex(const Tensor& t) const {
+    if (!complex_ok && is_complex(t.dtype())) [[unlikely]]
+      fail_complex(t);
+    return t;
+  }
+  [[noreturn]] void fail_complex(const Tensor& t) const;
+  Tensor* list_as_array(int i) const;
+  Tensor* slot(int i) const;  // tensor_slot of positional i, from the constructor's scan when made
+
+  // The constructor's scan for NumPy arrays keeps what it found for the first positionals,
+  // so that reading them costs no second metatable check.
+  static constexpr int kScanned = 4;
+  mutable Tensor* scan_[kScanned] = {};
+  int nscanned_ = 0;
+  void record_coverage() const;
   void check_keyword_names();
 
   int npos_ = 0;
   int kw_ = 0;  // absolute stack index of the keyword table, 0 if none
-  const KeywordSpec* spec_ = nullptr;
+  const ArgSpec* spec_ = nullptr;
   mutable uint64_t seen_ = 0;      // bit i: the binding looked at positional i
-  mutable uint64_t kw_read_ = 0;   // bit i: spec_->names[i] was read
-  uint64_t kw_given_ = 0;          // bit i: spec_->names[i] is in the keyword table
+  mutable uint64_t kw_read_ = 0;   // bit i: spec_->keywords[i] was read
+  uint64_t kw_given_ = 0;          // bit i: spec_->keywords[i] is in the keyword table
+};
+
+// The semantics of one call, opened by the registry around every binding and by the
+// metamethods: NumPy or PyTorch promotion and default float (NumpySemanticsScope), and, with
+// NumPy semantics, every tensor the call pushes is flagged numpy, except a non-NumPy tensor
+// it was given and returns as it is (out=, np.asarray(t)), which keeps its kind.
+class CallSemantics {
+ public:
+  explicit CallSemantics(const Args& a);
+  ~CallSemantics();
+  CallSemantics(const CallSemantics&) = delete;
+  CallSemantics& operator=(const CallSemantics&) = delete;
+  // Whether push_tensor flags `impl` (a NumPy call is running and impl is not a plain input).
+  static bool flags(const TensorImpl* impl);
+
+ private:
+  // Opened only when the semantics change: a torch call outside any NumPy call (the common
+  // case) touches no thread-local but the call pointer, whose address slot_ keeps.
+  std::optional<NumpySemanticsScope> scope_;
+  CallSemantics** slot_;
+  CallSemantics* saved_;
+  bool numpy_;
+  int nplain_ = 0;
+  const TensorImpl* plain_[8];  // the call's non-NumPy tensor inputs (the first 8)
 };
 
 using BindFn = int (*)(lua_State* L, Args& a);
@@ -183,17 +254,31 @@ const Binding* find_binding(std::string_view name);
 // Wraps a binding as a lua_CFunction with the style in upvalue 1 and the Binding* in
 // upvalue 2. Used by the module builders.
 void push_binding(lua_State* L, const Binding& b, Style style);
-// The keywords a binding takes (parsed from its doc once).
-const KeywordSpec& binding_keywords(const Binding& b);
+// The arguments a binding takes (parsed from its doc once).
+const ArgSpec& binding_spec(const Binding& b);
 // Pushes a binding as a unary operator's metamethod: Lua calls __unm and __bnot with the
 // operand twice, and the binding gets it once.
 void push_unary_metamethod(lua_State* L, const Binding& b);
 // The binding behind the function at idx when push_binding made it, else nullptr (help()).
 const Binding* binding_of(lua_State* L, int idx);
 
+// While alive, Lua functions that the autograd engine calls back (tensor hooks, the backward
+// of torch.autograd.Function) run on L: the bindings that run backward open one.
+class LuaCallbackScope {
+ public:
+  explicit LuaCallbackScope(lua_State* L);
+  ~LuaCallbackScope();
+  LuaCallbackScope(const LuaCallbackScope&) = delete;
+  LuaCallbackScope& operator=(const LuaCallbackScope&) = delete;
+
+ private:
+  lua_State* prev_;
+};
+
 // The per-family registration functions (one per bindings/*.cpp file).
 void register_elementwise_bindings();
 void register_creation_bindings();
+void register_random_bindings();  // np.random (bind_random.cpp)
 void register_reduction_bindings();
 void register_linalg_bindings();
 void register_shape_bindings();
@@ -201,9 +286,11 @@ void register_index_bindings();
 void register_io_bindings();
 void register_optim_bindings();
 void register_autograd_bindings();
+void register_function_bindings();  // tensor hooks, torch.autograd.Function
 void register_nn_bindings();
 void register_tensor_bindings();  // conversions, properties, misc methods
 void register_multiprocessing_bindings();
 void register_distributed_bindings();
+void register_fft_bindings();     // np.fft / torch.fft (bind_fft.cpp)
 
 }  // namespace tide::lua

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "../tensor/autograd/functions.hpp"
+#include "../tensor/ops/complex.hpp"
 #include "../tensor/ops/creation.hpp"
 #include "../tensor/ops/shape.hpp"
 #include "../tensor/print.hpp"
@@ -124,6 +125,9 @@ int to_fn(lua_State* L, Args& a) {
     if (a.is_tensor(i)) {
       dtype = a.tensor(i).dtype();
       device = a.tensor(i).device();
+    } else if (std::string name; !a.is_string(i) && device_name_at(L, i, name)) {
+      a.consumed(i);
+      device = Device::parse(name);
     } else {
       std::string s = a.string(i);
       DType dt;
@@ -133,7 +137,7 @@ int to_fn(lua_State* L, Args& a) {
         try {
           device = Device::parse(s);
         } catch (const Error&) {
-          a.error("unknown dtype or device '" + s + "' (devices are \"cpu\", \"cuda\" and \"cuda:N\")");
+          a.error("unknown dtype or device '" + quote_user(s) + "' (devices are \"cpu\", \"cuda\" and \"cuda:N\")");
         }
       }
     }
@@ -228,43 +232,86 @@ int asarray_fn(lua_State* L, Args& a) {
   return 1;
 }
 
+// torch.from_numpy(a): a torch tensor over a NumPy array's memory (writes show in both), as
+// PyTorch's shares the ndarray's buffer. In tide an array is a tensor flagged for NumPy
+// semantics; the result is an alias without the flag, which autograd sees as a view of a.
+int from_numpy_fn(lua_State* L, Args& a) {
+  const Tensor& x = a.tensor(1);
+  TIDE_CHECK(x.impl()->numpy, "from_numpy: expected a NumPy array (made by np.*), got a torch tensor ",
+             "(torch.as_tensor takes either)");
+  push_tensor(L, ag::alias(x));
+  to_tensor(L, -1)->impl()->numpy = false;  // push_tensor flags the results of a call on an array
+  return 1;
+}
+
+// torch.as_tensor(data[, {dtype=, device=}]): a torch tensor given with that dtype and device
+// already is returned as it is; a NumPy array becomes a torch alias of its memory (as
+// from_numpy) and is converted only when dtype or device differ; other data as torch.tensor.
+int as_tensor_fn(lua_State* L, Args& a) {
+  std::optional<DType> dtype = a.kw_dtype();
+  std::optional<Device> device = a.kw_device();
+  if (device) ops::check_creation_device(a.op, *device);
+  if (!a.is_tensor(1)) {
+    if (!a.has(1)) a.error("expected data (a number, a boolean, a table or a tensor) as argument 1");
+    Tensor t = tensor_from_lua(L, 1, dtype, a.default_float(), a.op);
+    push_tensor(L, device ? t.to_device(*device) : t);
+    return 1;
+  }
+  const Tensor& x = a.tensor(1);
+  const bool numpy = x.impl()->numpy;
+  if (!numpy && (!dtype || *dtype == x.dtype()) && (!device || *device == x.device())) {
+    lua_pushvalue(L, 1);
+    return 1;
+  }
+  Tensor y = numpy ? ag::alias(x) : x;
+  if (device && *device != y.device()) y = ag::to_device(y, *device);
+  push_tensor(L, converted(y, dtype.value_or(y.dtype()), false));
+  to_tensor(L, -1)->impl()->numpy = false;  // push_tensor flags the results of a call on an array
+  return 1;
+}
+
 const Binding kTensorBindings[] = {
-    {"size", size_fn, METHOD, "size([dim]) -> table or integer: the shape, or one dim's size."},
-    {"stride", stride_fn, METHOD, "stride([dim]) -> table or integer: strides in elements."},
-    {"dim", dim_fn, METHOD, "dim() -> integer: number of dims."},
-    {"ndimension", dim_fn, METHOD, "ndimension() -> integer: number of dims."},
+    {"size", size_fn, METHOD, "x:size([dim]) -> table or integer: the shape, or one dim's size."},
+    {"stride", stride_fn, METHOD, "x:stride([dim]) -> table or integer: strides in elements."},
+    {"dim", dim_fn, METHOD, "x:dim() -> integer: number of dims."},
+    {"ndimension", dim_fn, METHOD, "x:ndimension() -> integer: number of dims."},
     {"numel", numel_fn, METHOD | TORCH, "numel(x) -> integer: number of elements."},
-    {"nelement", numel_fn, METHOD, "nelement() -> integer: number of elements."},
-    {"item", item_fn, METHOD, "item() -> number: the value of a one-element tensor."},
-    {"tolist", tolist_fn, METHOD, "tolist() -> table: nested tables of the values."},
-    {"is_contiguous", is_contiguous_fn, METHOD, "is_contiguous() -> boolean."},
-    {"element_size", element_size_fn, METHOD, "element_size() -> integer: bytes per element."},
+    {"nelement", numel_fn, METHOD, "x:nelement() -> integer: number of elements."},
+    {"item", item_fn, METHOD, "x:item() -> number: the value of a one-element tensor."},
+    {"tolist", tolist_fn, METHOD, "x:tolist() -> table: nested tables of the values."},
+    {"is_contiguous", is_contiguous_fn, METHOD, "x:is_contiguous() -> boolean."},
+    {"element_size", element_size_fn, METHOD, "x:element_size() -> integer: bytes per element."},
     {"clone", clone_fn, METHOD | TORCH, "clone(x) -> Tensor: a contiguous copy."},
     {"copy", clone_fn, METHOD | NUMPY, "copy(x) -> Tensor: a contiguous copy (NumPy)."},
     {"detach", detach_fn, METHOD | TORCH, "detach(x) -> Tensor: a view of x that shares its storage, outside autograd."},
-    {"contiguous", contiguous_fn, METHOD, "contiguous() -> Tensor: x itself if contiguous, else a copy."},
-    {"copy_", copy_fn, METHOD, "copy_(src) -> x: copies src (broadcast, converted) into x."},
-    {"free", free_fn, METHOD, "free() -> nil: releases the tensor's memory now; later use is an error."},
-    {"to", to_fn, METHOD, "to(dtype | device | {dtype=, device=, copy=}) -> Tensor."},
-    {"type", type_fn, METHOD, "type([dtype]) -> string or Tensor: the dtype name, or a converted tensor."},
+    {"contiguous", contiguous_fn, METHOD, "x:contiguous() -> Tensor: x itself if contiguous, else a copy."},
+    {"copy_", copy_fn, METHOD, "x:copy_(src) -> x: copies src (broadcast, converted) into x."},
+    {"free", free_fn, METHOD, "x:free() -> nil: releases the tensor's memory now; later use is an error."},
+    {"to", to_fn, METHOD, "x:to(dtype | device | {dtype=, device=, copy=}) -> Tensor."},
+    {"type", type_fn, METHOD, "x:type([dtype]) -> string or Tensor: the dtype name, or a converted tensor."},
     {"astype", astype_fn, METHOD | NUMPY, "astype(x, dtype[, {copy=}]) -> Tensor: a converted copy (NumPy; copy=false returns x itself when the dtype matches)."},
-    {"float", convert_fn<DType::Float32>, METHOD, "float() -> Tensor: as float32."},
-    {"double", convert_fn<DType::Float64>, METHOD, "double() -> Tensor: as float64."},
-    {"half", convert_fn<DType::Float16>, METHOD, "half() -> Tensor: as float16."},
-    {"bfloat16", convert_fn<DType::BFloat16>, METHOD, "bfloat16() -> Tensor: as bfloat16."},
-    {"long", convert_fn<DType::Int64>, METHOD, "long() -> Tensor: as int64."},
-    {"int", convert_fn<DType::Int32>, METHOD, "int() -> Tensor: as int32."},
-    {"short", convert_fn<DType::Int16>, METHOD, "short() -> Tensor: as int16."},
-    {"byte", convert_fn<DType::UInt8>, METHOD, "byte() -> Tensor: as uint8."},
-    {"char", convert_fn<DType::Int8>, METHOD, "char() -> Tensor: as int8."},
-    {"bool", convert_fn<DType::Bool>, METHOD, "bool() -> Tensor: as bool."},
-    {"cpu", cpu_fn, METHOD, "cpu() -> Tensor: the tensor on the CPU."},
-    {"cuda", cuda_fn, METHOD, "cuda() -> Tensor: the tensor on the first GPU (to(\"cuda:N\") for others)."},
+    {"float", convert_fn<DType::Float32>, METHOD, "x:float() -> Tensor: as float32."},
+    {"double", convert_fn<DType::Float64>, METHOD, "x:double() -> Tensor: as float64."},
+    {"half", convert_fn<DType::Float16>, METHOD, "x:half() -> Tensor: as float16."},
+    {"bfloat16", convert_fn<DType::BFloat16>, METHOD, "x:bfloat16() -> Tensor: as bfloat16."},
+    {"long", convert_fn<DType::Int64>, METHOD, "x:long() -> Tensor: as int64."},
+    {"int", convert_fn<DType::Int32>, METHOD, "x:int() -> Tensor: as int32."},
+    {"short", convert_fn<DType::Int16>, METHOD, "x:short() -> Tensor: as int16."},
+    {"byte", convert_fn<DType::UInt8>, METHOD, "x:byte() -> Tensor: as uint8."},
+    {"char", convert_fn<DType::Int8>, METHOD, "x:char() -> Tensor: as int8."},
+    {"bool", convert_fn<DType::Bool>, METHOD, "x:bool() -> Tensor: as bool."},
+    {"cpu", cpu_fn, METHOD, "x:cpu() -> Tensor: the tensor on the CPU."},
+    {"cuda", cuda_fn, METHOD, "x:cuda() -> Tensor: the tensor on the first GPU (to(\"cuda:N\") for others)."},
     {"is_tensor", is_tensor_fn, TORCH, "is_tensor(v) -> boolean."},
     {"is_floating_point", is_floating_point_fn, METHOD | TORCH, "is_floating_point(x) -> boolean."},
     {"size", numel_np_fn, NUMPY, "np.size(x[, axis][, {axis=}]) -> integer: number of elements, or the size of one axis."},
     {"shape", shape_np_fn, NUMPY, "np.shape(x) -> table: the shape."},
     {"asarray", asarray_fn, NUMPY, "asarray(x[, {dtype=}]) -> Tensor: x itself, or a new tensor from a table."},
+    {"as_tensor", as_tensor_fn, TORCH,
+     "as_tensor(data[, {dtype=, device=}]) -> Tensor: data itself when it is a torch tensor of that dtype and device, "
+     "a NumPy array as a torch tensor sharing its memory (converted if dtype or device differ), other data as tensor()."},
+    {"from_numpy", from_numpy_fn, TORCH,
+     "from_numpy(a) -> Tensor: a torch tensor sharing the memory of the NumPy array a (writes show in both)."},
 };
 
 // -------- metamethods (plain lua_CFunctions guarded like bindings)
@@ -300,9 +347,17 @@ void push_shape(lua_State* L, const Dims& d) {
   }
 }
 
-// __index(x, key): methods first (one hash lookup), then properties, then indexing.
-int index_mm(lua_State* L, Args&) {
-  if (lua_type(L, 2) == LUA_TSTRING) {
+// The strings that are index keys rather than names: x[":"], x["..."], x[np.newaxis].
+bool is_index_string(lua_State* L, int idx) {
+  const char* k = lua_tostring(L, idx);
+  return !std::strcmp(k, ":") || !std::strcmp(k, "...") || !std::strcmp(k, "newaxis");
+}
+
+// __index(x, key): methods first (one hash lookup), then properties, then indexing. A view
+// of a NumPy array is one (CallSemantics); printing keeps PyTorch's format for both kinds.
+int index_mm(lua_State* L, Args& self) {
+  CallSemantics semantics(self);
+  if (lua_type(L, 2) == LUA_TSTRING && !is_index_string(L, 2)) {
     lua_pushvalue(L, 2);
     if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
     lua_pop(L, 1);
@@ -311,11 +366,27 @@ int index_mm(lua_State* L, Args&) {
     if (!std::strcmp(k, "shape")) return push_shape(L, x->sizes()), 1;
     if (!std::strcmp(k, "ndim")) return lua_pushinteger(L, x->dim()), 1;
     if (!std::strcmp(k, "dtype")) return lua_pushstring(L, std::string(dtype_name(x->dtype())).c_str()), 1;
-    if (!std::strcmp(k, "device")) return lua_pushstring(L, x->device().str().c_str()), 1;
+    if (!std::strcmp(k, "device")) return push_device(L, x->device()), 1;
     if (!std::strcmp(k, "itemsize")) return lua_pushinteger(L, lua_Integer(x->itemsize())), 1;
+    if (!std::strcmp(k, "nbytes")) return lua_pushinteger(L, lua_Integer(x->nbytes())), 1;
+    if (!std::strcmp(k, "strides")) {  // NumPy's: in bytes (x:stride() gives elements)
+      Dims bytes;
+      for (int d = 0; d < x->dim(); ++d) bytes.push_back(x->stride(d) * int64_t(x->itemsize()));
+      return push_shape(L, bytes), 1;
+    }
     if (!std::strcmp(k, "T")) return push_tensor(L, ag::reverse_dims(*x)), 1;
+    // The parts of a complex tensor as views; of a real one x itself and (NumPy) zeros.
+    if (!std::strcmp(k, "real")) return push_tensor(L, ag::real(*x)), 1;
+    if (!std::strcmp(k, "imag"))
+      return push_tensor(L, x->impl()->numpy && !is_complex(x->dtype()) ? ops::zeros_like(*x) : ag::imag(*x)), 1;
     if (!std::strcmp(k, "requires_grad")) return lua_pushboolean(L, autograd::requires_grad(*x)), 1;
     if (!std::strcmp(k, "is_leaf")) return lua_pushboolean(L, autograd::is_leaf(*x)), 1;
+    if (!std::strcmp(k, "data"))  // the same elements outside autograd, as x:detach()
+      return push_tensor(L, Tensor::make_view(x->storage(), x->sizes(), x->strides(), x->offset(), x->dtype())), 1;
+    if (!std::strcmp(k, "retains_grad")) {
+      const auto& m = x->impl()->autograd;
+      return lua_pushboolean(L, m && m->retains_grad && m->grad_fn), 1;
+    }
     if (!std::strcmp(k, "grad")) {
       Tensor g = autograd::grad(*x);
       if (g.defined()) push_tensor(L, g);
@@ -328,16 +399,17 @@ int index_mm(lua_State* L, Args&) {
       else lua_pushnil(L);
       return 1;
     }
-    TIDE_FAIL("tensor: no method or property named '", k, "'");
+    TIDE_FAIL("tensor: no method or property named '", quote_user(k), "'");
   }
   Tensor* x = &self_tensor(L, "__index");
   Args a(L, "index", Style::Torch);
   return tensor_index_get(L, a, *x, 2);
 }
 
-int newindex_mm(lua_State* L, Args&) {
+int newindex_mm(lua_State* L, Args& self) {
+  CallSemantics semantics(self);
   Tensor* x = &self_tensor(L, "__newindex");
-  if (lua_type(L, 2) == LUA_TSTRING) {
+  if (lua_type(L, 2) == LUA_TSTRING && !is_index_string(L, 2)) {
     const char* k = lua_tostring(L, 2);
     if (!std::strcmp(k, "requires_grad")) {
       TIDE_CHECK(lua_type(L, 3) == LUA_TBOOLEAN, "requires_grad: expected a boolean, got a ", luaL_typename(L, 3));
@@ -350,7 +422,26 @@ int newindex_mm(lua_State* L, Args&) {
       autograd::set_grad(*x, g ? *g : Tensor());
       return 0;
     }
-    TIDE_FAIL("tensor: cannot set the property '", k, "'");
+    if (!std::strcmp(k, "data")) {
+      Tensor* d = to_tensor(L, 3);
+      TIDE_CHECK(d, "data: expected a tensor, got a ", luaL_typename(L, 3));
+      autograd::set_data(*x, *d);
+      return 0;
+    }
+    if (!std::strcmp(k, "real") || !std::strcmp(k, "imag")) {  // x.real = v writes through the view
+      TIDE_CHECK(!autograd::requires_grad(*x), k, ": cannot write into a tensor that requires grad");
+      Tensor part = k[0] == 'r' ? ops::real(*x) : ops::imag(*x);
+      double d;
+      if (Tensor* v = to_tensor(L, 3)) {
+        TIDE_CHECK(!autograd::needs_recording({v}), k, ": the value requires grad, and writing it into a part of a "
+                   "complex tensor is not recorded (detach() it, or build the tensor with torch.complex)");
+        ops::copy_(part, *v);
+      }
+      else if (number_value(L, 3, d)) ops::fill_(part, Scalar(d));
+      else TIDE_FAIL(k, ": expected a tensor or a number, got a ", luaL_typename(L, 3));
+      return 0;
+    }
+    TIDE_FAIL("tensor: cannot set the property '", quote_user(k), "'");
   }
   Args a(L, "index", Style::Torch);
   tensor_index_set(L, a, *x, 2, 3);
@@ -422,8 +513,12 @@ void build_tensor_metatable(lua_State* L) {
   // live when it sets the next cycle's threshold: with the default pause of 200% a loop of
   // small ops grows the heap without bound (a + b on 10 elements: 48 MB after 1.5 million
   // ops, and slower by cache misses); 150% keeps it near the live heap. Incremental mode
-  // only: in generational mode the pause is not used.
+  // only: in generational mode the pause is not used. The larger the live heap (the embedded
+  // Lua modules are ~0.8 MB), the longer a cycle and the more finalized garbage it carries
+  // over: a step multiplier of 200 (Lua's default is 100) keeps a + b on 10 elements at
+  // +1.3 MB over 900 thousand ops with the modules loaded (+20 MB at 100).
   lua_gc(L, LUA_GCSETPAUSE, 150);
+  lua_gc(L, LUA_GCSETSTEPMUL, 200);
   lua_pushcfunction(L, close_mm);
   lua_setfield(L, mt, "__close");
   lua_pushliteral(L, "Tensor");
@@ -436,7 +531,8 @@ void build_tensor_metatable(lua_State* L) {
   } ops[] = {{"__add", "add"},          {"__sub", "sub"},          {"__mul", "mul"},
              {"__div", "div"},          {"__pow", "pow"},          {"__idiv", "floor_divide"},
              {"__mod", "remainder"},    {"__unm", "neg"},          {"__band", "bitwise_and"},
-             {"__bor", "bitwise_or"},   {"__bxor", "bitwise_xor"}, {"__bnot", "bitwise_not"}};
+             {"__bor", "bitwise_or"},   {"__bxor", "bitwise_xor"}, {"__bnot", "bitwise_not"},
+             {"__shl", "bitwise_left_shift"}, {"__shr", "bitwise_right_shift"}};
   for (auto& o : ops) {
     const Binding* b = find_binding(o.op);
     TIDE_ASSERT(b != nullptr);

@@ -13,6 +13,7 @@
 #include "../tensor/parallel.hpp"
 #include "../tensor/backend.hpp"
 #include "lua_api.hpp"
+#include "complex_value.hpp"
 #include "lua_embedded.hpp"
 
 namespace tide::lua {
@@ -27,6 +28,7 @@ void ensure_registered() {
   std::call_once(once, [] {
     register_elementwise_bindings();
     register_creation_bindings();
+    register_random_bindings();
     register_reduction_bindings();
     register_linalg_bindings();
     register_shape_bindings();
@@ -34,10 +36,13 @@ void ensure_registered() {
     register_io_bindings();
     register_optim_bindings();
     register_autograd_bindings();
+    register_function_bindings();
     register_nn_bindings();
     register_tensor_bindings();
     register_multiprocessing_bindings();
     register_distributed_bindings();
+    register_complex_bindings();
+    register_fft_bindings();
   });
 }
 
@@ -80,8 +85,9 @@ void ensure_metatable(lua_State* L) {
 }
 
 void set_dtype_constants(lua_State* L, int t, bool numpy) {
-  static const char* names[] = {"bool", "uint8", "int8", "int16", "int32", "int64",
-                                "float16", "bfloat16", "float32", "float64"};
+  static const char* names[] = {"bool",    "uint8",    "uint16",  "uint32",  "uint64",  "int8",   "int16",
+                                "int32",   "int64",    "float16", "bfloat16", "float32", "float64",
+                                "complex64", "complex128"};
   for (const char* n : names) {
     lua_pushstring(L, n);
     lua_setfield(L, t, std::strcmp(n, "bool") == 0 && numpy ? "bool_" : n);
@@ -91,9 +97,10 @@ void set_dtype_constants(lua_State* L, int t, bool numpy) {
     const char* name;
   } torch_aliases[] = {{"float", "float32"}, {"double", "float64"}, {"half", "float16"},
                        {"long", "int64"},    {"int", "int32"},      {"short", "int16"},
-                       {"uint8", "uint8"}},
+                       {"uint8", "uint8"},   {"cfloat", "complex64"}, {"cdouble", "complex128"}},
     np_aliases[] = {{"float_", "float64"}, {"int_", "int64"}, {"half", "float16"},
-                    {"single", "float32"}, {"double", "float64"}, {"bool", "bool"}};
+                    {"single", "float32"}, {"double", "float64"}, {"bool", "bool"},
+                    {"complex_", "complex128"}, {"csingle", "complex64"}, {"cdouble", "complex128"}};
   if (numpy)
     for (auto& a : np_aliases) lua_pushstring(L, a.name), lua_setfield(L, t, a.alias);
   else
@@ -153,7 +160,9 @@ const DeviceBackend& cuda_backend() { return backend_for(DeviceType::CUDA); }
 // when absent.
 int cuda_index(Args& a, int i) {
   if (!a.has(i)) return 0;
-  Device d = a.is_number(i) ? Device{DeviceType::CUDA, int(a.integer(i))} : Device::parse(a.string(i));
+  std::string name;
+  if (!a.is_number(i) && device_name_at(a.L, i, name)) a.consumed(i);
+  Device d = a.is_number(i) ? Device{DeviceType::CUDA, int(a.integer(i))} : Device::parse(name.empty() ? a.string(i) : name);
   TIDE_CHECK(d.is_cuda() && d.index >= 0 && d.index < cuda_backend().device_count(), a.op, ": no such CUDA device ",
              d.str(), " (", cuda_backend().device_count(), " available)");
   return d.index;
@@ -214,6 +223,51 @@ int isatty_fn(lua_State* L, Args& a) {
   return 1;
 }
 
+// A user's string as error messages quote it (tide::quote_user: a short prefix and its
+// length), for the Lua-written parts' messages.
+int quote_fn(lua_State* L, Args& a) {
+  size_t n = 0;
+  a.consumed(1);
+  const char* s = lua_type(L, 1) == LUA_TSTRING ? lua_tolstring(L, 1, &n) : nullptr;
+  if (!s) a.error("expected a string");
+  const std::string q = quote_user(std::string_view(s, n));
+  lua_pushlstring(L, q.data(), q.size());
+  return 1;
+}
+
+// Pushes a list of strings as a Lua sequence.
+static void push_names(lua_State* L, const std::vector<std::string>& names) {
+  lua_createtable(L, int(names.size()), 0);
+  for (size_t k = 0; k < names.size(); ++k) {
+    lua_pushstring(L, names[k].c_str());
+    lua_rawseti(L, -2, lua_Integer(k + 1));
+  }
+}
+
+// The keywords a built-in function takes (the names its argument reader accepts), as a
+// list; nothing for other values. tests/arg_coverage.lua compares them with what ran.
+int binding_keywords_fn(lua_State* L, Args& a) {
+  a.consumed(1);
+  const Binding* b = binding_of(L, 1);
+  if (b == nullptr) return 0;
+  const ArgSpec& spec = binding_spec(*b);
+  push_names(L, spec.keywords);
+  lua_pushboolean(L, spec.open);
+  return 2;
+}
+
+// The positional parameters of a built-in function as its doc names them (self first for a
+// method), and whether the last one takes varargs; nothing for other values.
+int binding_positionals_fn(lua_State* L, Args& a) {
+  a.consumed(1);
+  const Binding* b = binding_of(L, 1);
+  if (b == nullptr) return 0;
+  const ArgSpec& spec = binding_spec(*b);
+  push_names(L, spec.positionals);
+  lua_pushboolean(L, spec.varargs);
+  return 2;
+}
+
 // The registered doc and name of a function made from a binding; nothing for any other
 // value. torch._doc (bindings/lua/torch_doc.lua) looks C functions up through it.
 int binding_doc_fn(lua_State* L, Args& a) {
@@ -238,15 +292,67 @@ int arity_fn(lua_State* L, Args& a) {
   return 2;
 }
 
+// Set in the registry while the module's Lua-written parts load: only they add methods.
+constexpr const char* kLoadingParts = "tide.loading_parts";
+
+// torch._add_method(name, fn): makes a Lua-written torch function a tensor method too
+// (x:name(...) calls fn(x, ...)), in the table the metatable's __index looks methods up in.
+// Only while the module's Lua parts load (a script adding "shape" would shadow the property
+// for every tensor), and a name that is already a method is an error: parts add methods,
+// never replace them.
+int add_method_fn(lua_State* L, Args& a) {
+  a.consumed(1);
+  a.consumed(2);
+  lua_getfield(L, LUA_REGISTRYINDEX, kLoadingParts);
+  TIDE_CHECK(lua_toboolean(L, -1), "_add_method: only the Lua-written parts of the module add methods, as it loads");
+  lua_pop(L, 1);
+  TIDE_CHECK(lua_type(L, 1) == LUA_TSTRING, "_add_method: expected a name, got a ", luaL_typename(L, 1));
+  TIDE_CHECK(lua_type(L, 2) == LUA_TFUNCTION, "_add_method: expected a function, got a ", luaL_typename(L, 2));
+  luaL_getmetatable(L, kTensorMeta);
+  lua_getfield(L, -1, "__index");
+  TIDE_ASSERT(lua_getupvalue(L, -1, 1) != nullptr && lua_istable(L, -1));
+  lua_pushvalue(L, 1);
+  TIDE_CHECK(lua_rawget(L, -2) == LUA_TNIL, "_add_method: '", lua_tostring(L, 1), "' is already a tensor method");
+  lua_pop(L, 1);
+  lua_pushvalue(L, 1);
+  lua_pushvalue(L, 2);
+  lua_rawset(L, -3);
+  return 0;
+}
+
+// torch._device(name): the device object of a name torch.device has checked ("cpu", "cuda",
+// "cuda:N"), or of a device object.
+int device_object_fn(lua_State* L, Args& a) {
+  std::string name;
+  if (!device_name_at(L, 1, name)) name = a.string(1);
+  a.consumed(1);
+  if (name != "cuda") name = Device::parse(name).str();
+  push_device_name(L, name);
+  return 1;
+}
+
 const Binding kModuleBindings[] = {
+    {"_device", device_object_fn, TORCH,
+     "_device(name) -> torch.device: the interned device object of \"cpu\", \"cuda\" or \"cuda:N\"."},
+    {"_binding_keywords", binding_keywords_fn, TORCH,
+     "_binding_keywords(f) -> names, open: the keywords a built-in function takes (nil for other values)."},
+    {"_binding_positionals", binding_positionals_fn, TORCH,
+     "_binding_positionals(f) -> names, varargs: the positional parameters of a built-in function, self first for a "
+     "method (nil for other values)."},
+    {"_add_method", add_method_fn, TORCH,
+     "_add_method(name, fn): makes the Lua-written function fn the tensor method x:name(...) (a new name only)."},
     {"_arity", arity_fn, TORCH, "_arity(f) -> nparams, isvararg: the parameters of a Lua function."},
     {"_binding_doc", binding_doc_fn, TORCH,
      "_binding_doc(f) -> doc, name: the registration of a built-in function (nil for other values); help() reads it."},
     {"utils.clock", clock_fn, TORCH, "utils.clock() -> number: monotonic wall-clock seconds."},
     {"utils._isatty", isatty_fn, TORCH, "utils._isatty(fd | file) -> boolean: whether it is a terminal."},
+    {"utils._quote", quote_fn, TORCH,
+     "utils._quote(s) -> string: s as error messages quote it (at most 60 characters, then its length)."},
     {"set_default_dtype", set_default_dtype, TORCH, "set_default_dtype(dtype): the dtype of new float tensors."},
     {"get_default_dtype", get_default_dtype, TORCH, "get_default_dtype() -> string."},
-    {"set_num_threads", set_num_threads_fn, TORCH, "set_num_threads(n): threads for the engine and BLAS together."},
+    {"set_num_threads", set_num_threads_fn, TORCH,
+     "set_num_threads(n): threads for the engine and BLAS together (fewer where the system refuses to start more; "
+     "get_num_threads() says how many run)."},
     {"get_num_threads", get_num_threads_fn, TORCH, "get_num_threads() -> integer."},
     {"promote_types", promote_types_fn, TORCH | NUMPY, "promote_types(a, b) -> dtype: PyTorch's promotion of two dtypes."},
     {"result_type", result_type_fn, TORCH | NUMPY, "result_type(a, b) -> dtype of a binary op on a and b."},
@@ -291,11 +397,18 @@ int open_module(lua_State* L, const ModuleSpec& spec) {
     set_dotted(L, t, b.name);
   }
   set_dtype_constants(L, t, numpy);
+  luaL_newmetatable(L, kComplexMeta);  // the complex numbers' (bindings/lua/torch_complex.lua)
+  lua_setfield(L, t, "_complex_mt");
   lua_pushstring(L, "0.1.0");
   lua_setfield(L, t, "__version__");
   // The Lua-written parts of the module (bindings/lua/<module>.lua, then <module>_*.lua such
   // as torch_nn.lua, in the order meson lists them) get the table and fill in the rest.
   size_t name_len = std::strlen(spec.name);
+  lua_getfield(L, LUA_REGISTRYINDEX, kLoadingParts);  // (kept: a part may load another module)
+  const bool was_loading = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  lua_pushboolean(L, 1);
+  lua_setfield(L, LUA_REGISTRYINDEX, kLoadingParts);
   for (const auto& src : embedded::sources) {
     bool part = std::strncmp(src.name, spec.name, name_len) == 0 &&
                 (src.name[name_len] == '\0' || src.name[name_len] == '_');
@@ -307,6 +420,8 @@ int open_module(lua_State* L, const ModuleSpec& spec) {
     lua_pushvalue(L, t);
     lua_call(L, 1, 0);
   }
+  lua_pushboolean(L, was_loading);
+  lua_setfield(L, LUA_REGISTRYINDEX, kLoadingParts);
   return 1;
 }
 

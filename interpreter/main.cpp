@@ -31,6 +31,7 @@
 #include "tensor/interrupt.hpp"
 #include "tensor/distributed/process_group.hpp"
 #include "tensor/ipc.hpp"
+#include "tensor/parallel.hpp"
 
 #ifndef TIDE_VERSION
 #define TIDE_VERSION "0.1.0"
@@ -116,6 +117,45 @@ void on_sigint(int sig) {
   // event would fire for a finalizer that a binding's allocation runs, and the error would
   // unwind through the binding's C++ frames).
   lua_sethook(g_state, interrupt_hook, LUA_MASKLINE | LUA_MASKCOUNT, 1);
+}
+
+// ---- OpenBLAS's threads at start-up --------------------------------------------------
+
+// OpenBLAS starts its threads while the program loads, before main. When the system refuses
+// one (an address-space or process limit), it prints why and raises SIGINT, which would end
+// the program (or, where SIGINT is ignored, leave OpenBLAS waiting later for the thread it
+// could not start). So a handler is installed before any library initialises, from
+// .preinit_array (run before the constructors of the shared libraries), and notes that
+// signal; main then keeps OpenBLAS on one thread and puts SIGINT's action back.
+volatile sig_atomic_t g_blas_start_failed = 0;
+struct sigaction g_sigint_at_start;  // the action the program was started with
+
+// A SIGINT the process raised itself (raise() sends SI_TKILL from this process) is
+// OpenBLAS's; any other (a Ctrl-C while loading) gets the action the program started with.
+void on_sigint_while_loading(int sig, siginfo_t* info, void*) {
+  if (info->si_code == SI_TKILL && info->si_pid == getpid()) {
+    g_blas_start_failed = 1;
+    return;
+  }
+  sigaction(sig, &g_sigint_at_start, nullptr);
+  if (g_sigint_at_start.sa_handler != SIG_IGN) raise(sig);
+}
+
+void catch_sigint_while_loading(int, char**, char**) {
+  struct sigaction sa;
+  sa.sa_sigaction = on_sigint_while_loading;
+  sa.sa_flags = SA_SIGINFO;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &g_sigint_at_start);
+}
+
+[[gnu::section(".preinit_array"), gnu::used]] void (*const g_preinit)(int, char**, char**) =
+    catch_sigint_while_loading;
+
+// Called first in main, once every library has initialised.
+void end_loading() {
+  sigaction(SIGINT, &g_sigint_at_start, nullptr);
+  if (g_blas_start_failed) tide::blas_threads_failed_to_start();
 }
 
 // ---- running chunks -----------------------------------------------------------------
@@ -373,6 +413,7 @@ void register_program_path() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  end_loading();
   if (argc > 0 && argv[0] && argv[0][0]) g_progname = argv[0];
   tide::set_interrupt_thread();
   register_program_path();

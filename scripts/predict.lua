@@ -12,7 +12,7 @@ local opts = common.parse_args(argv, {seed = 0, show = 3})
 
 local state = torch.load(path)
 -- The hidden size is the first layer's number of outputs.
-local model = common.digits_mlp(state["1.weight"]:size(1))
+local model = common.digits_mlp(state["0.weight"]:size(1))
 model:load_state_dict(state)
 model:eval()
 

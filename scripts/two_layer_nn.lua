@@ -27,7 +27,7 @@ local model = nn.Sequential(
 ):to{dtype = opts.dtype, device = opts.device}
 if opts.data then
   -- nn.Linear keeps its weight as (out_features, in_features): the transposes of w1, w2.
-  model:load_state_dict({["1.weight"] = w1:t(), ["3.weight"] = w2:t()})
+  model:load_state_dict({["0.weight"] = w1:t(), ["2.weight"] = w2:t()})
 end
 
 local loss_fn = nn.MSELoss{reduction = "sum"}

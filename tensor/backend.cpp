@@ -6,9 +6,9 @@
 
 #include <dlfcn.h>
 
-#include <cstdlib>
-#include <mutex>
 #include <string>
+
+#include "module_loader.hpp"
 
 namespace tide {
 
@@ -19,32 +19,19 @@ struct CudaModule {
   std::string why;
 };
 
-// The directory libtide itself was loaded from ("" if unknown).
-std::string library_dir() {
-  Dl_info info;
-  if (dladdr(reinterpret_cast<void*>(&cuda_available), &info) == 0 || !info.dli_fname) return "";
-  std::string path = info.dli_fname;
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "" : path.substr(0, slash + 1);
-}
-
 CudaModule load_cuda_module() {
   CudaModule m;
-  const char* env = std::getenv("TIDE_CUDA_MODULE");
-  std::string path = env && *env ? env : library_dir() + "libtide_cuda.so";
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    const char* err = dlerror();
-    std::string e = err ? err : "unknown error";
-    if (e.find(path) != std::string::npos && e.find("No such file") != std::string::npos)
-      m.why = "tide was built without the CUDA backend (no " + path + ")";
+  ModuleHandle mod = open_module("libtide_cuda.so", "TIDE_CUDA_MODULE");
+  if (!mod.handle) {
+    if (mod.missing)
+      m.why = "tide was built without the CUDA backend (no " + mod.path + ")";
     else
-      m.why = "the CUDA backend module could not be loaded (" + e + ")";
+      m.why = "the CUDA backend module could not be loaded (" + mod.error + ")";
     return m;
   }
-  auto entry = reinterpret_cast<TideCudaBackendFn>(dlsym(handle, "tide_cuda_backend"));
+  auto entry = reinterpret_cast<TideCudaBackendFn>(dlsym(mod.handle, "tide_cuda_backend"));
   if (!entry) {
-    m.why = "the CUDA backend module " + path + " has no entry point tide_cuda_backend";
+    m.why = "the CUDA backend module " + mod.path + " has no entry point tide_cuda_backend";
     return m;
   }
   const char* why = nullptr;

@@ -7,24 +7,28 @@ namespace tide {
 
 namespace {
 
-// Bytes from the first to one past the last element a view of these sizes and strides
-// reaches (0 for an empty tensor); throws naming `op` on negative strides or overflow.
-size_t extent_bytes(const Dims& shape, const Dims& strides, DType dtype, const char* op) {
-  int64_t last = 0;
+// The memory a view of these sizes and strides reaches from its first element: `below`
+// elements before it (negative strides walk backwards) and `bytes` in all (0 for an empty
+// tensor). Throws naming `op` on a negative size or overflow.
+struct Reach {
+  int64_t below = 0;
+  size_t bytes = 0;
+};
+Reach reach_of(const Dims& shape, const Dims& strides, DType dtype, const char* op) {
   for (int d = 0; d < shape.size(); ++d) {
     TIDE_CHECK(shape[d] >= 0, op, ": negative size ", shape[d], " in shape ", shape.str());
-    TIDE_CHECK(strides[d] >= 0, op, ": negative stride ", strides[d], " in strides ", strides.str(),
-               " (tide tensors have non-negative strides)");
-    if (shape[d] == 0) return 0;
-    int64_t reach;
-    TIDE_CHECK(!__builtin_mul_overflow(shape[d] - 1, strides[d], &reach) &&
-                   !__builtin_add_overflow(last, reach, &last),
-               op, ": shape ", shape.str(), " with strides ", strides.str(), " spans more memory than exists");
+    if (shape[d] == 0) return {};
   }
-  int64_t bytes;
-  TIDE_CHECK(!__builtin_mul_overflow(last + 1, int64_t(dtype_size(dtype)), &bytes), op, ": shape ", shape.str(),
-             " with strides ", strides.str(), " spans more memory than exists");
-  return size_t(bytes);
+  int64_t low = 0, high = 0, reach, bytes;
+  bool overflow = false;
+  for (int d = 0; d < shape.size(); ++d) {
+    overflow = overflow || __builtin_mul_overflow(shape[d] - 1, strides[d], &reach) ||
+               __builtin_add_overflow(reach < 0 ? low : high, reach, reach < 0 ? &low : &high);
+  }
+  overflow = overflow || __builtin_sub_overflow(high, low, &reach) || __builtin_add_overflow(reach, 1, &reach) ||
+             __builtin_mul_overflow(reach, int64_t(dtype_size(dtype)), &bytes);
+  TIDE_CHECK(!overflow, op, ": shape ", shape.str(), " with strides ", strides.str(), " spans more memory than exists");
+  return {-low, size_t(bytes)};
 }
 
 // What a DLPack export keeps alive: the tensor, and the shape and strides arrays it points to.
@@ -46,10 +50,11 @@ DLDataType to_dlpack_dtype(DType dtype) {
   DLDataType dl{kDLFloat, uint8_t(dtype_size(dtype) * 8), 1};
   switch (dtype) {
     case DType::Bool: dl.code = kDLBoolCode; break;
-    case DType::UInt8: dl.code = kDLUInt; break;
+    case DType::UInt8: case DType::UInt16: case DType::UInt32: case DType::UInt64: dl.code = kDLUInt; break;
     case DType::Int8: case DType::Int16: case DType::Int32: case DType::Int64: dl.code = kDLInt; break;
     case DType::BFloat16: dl.code = kDLBfloat; break;
     case DType::Float16: case DType::Float32: case DType::Float64: dl.code = kDLFloat; break;
+    case DType::Complex64: case DType::Complex128: dl.code = kDLComplex; break;  // bits: both parts
   }
   return dl;
 }
@@ -62,6 +67,9 @@ DType from_dlpack_dtype(DLDataType dl, const char* op) {
       break;
     case kDLUInt:
       if (dl.bits == 8) return DType::UInt8;
+      if (dl.bits == 16) return DType::UInt16;
+      if (dl.bits == 32) return DType::UInt32;
+      if (dl.bits == 64) return DType::UInt64;
       break;
     case kDLInt:
       if (dl.bits == 8) return DType::Int8;
@@ -77,22 +85,31 @@ DType from_dlpack_dtype(DLDataType dl, const char* op) {
     case kDLBfloat:
       if (dl.bits == 16) return DType::BFloat16;
       break;
+    case kDLComplex:
+      if (dl.bits == 64) return DType::Complex64;
+      if (dl.bits == 128) return DType::Complex128;
+      break;
     default:
       break;
   }
   TIDE_FAIL(op, ": unsupported DLPack data type (code ", int(dl.code), ", ", int(dl.bits),
-            " bits): expected bool, uint8, int8-int64, float16, bfloat16, float32 or float64");
+            " bits): expected bool, uint8-uint64, int8-int64, float16, bfloat16, float32, float64, complex64 or "
+            "complex128");
 }
 
 Tensor Tensor::from_blob(void* data, const Dims& shape, DType dtype, const Dims& strides,
                          std::function<void(void*)> deleter, Device device) {
-  Dims st = strides.empty() && !shape.empty() ? contiguous_strides(shape) : strides;
+  check_extent("from_blob", shape, dtype);
+  Dims st = strides.empty() && !shape.empty() ? contiguous_strides(shape, "from_blob") : strides;
   TIDE_CHECK(st.size() == shape.size(), "from_blob: ", shape.size(), " sizes ", shape.str(), " but ", st.size(),
              " strides ", st.str());
-  size_t nbytes = extent_bytes(shape, st, dtype, "from_blob");
-  TIDE_CHECK(data != nullptr || nbytes == 0, "from_blob: null data pointer for a tensor of shape ", shape.str());
-  auto storage = Storage::wrap(data, nbytes, device, std::move(deleter));
-  return make_view(std::move(storage), shape, st, 0, dtype);
+  const Reach r = reach_of(shape, st, dtype, "from_blob");
+  TIDE_CHECK(data != nullptr || r.bytes == 0, "from_blob: null data pointer for a tensor of shape ", shape.str());
+  // The storage starts at the lowest address; the deleter still gets the pointer it was given.
+  char* low = static_cast<char*>(data) - r.below * int64_t(dtype_size(dtype));
+  if (r.below > 0 && deleter) deleter = [d = std::move(deleter), data](void*) { d(data); };
+  auto storage = Storage::wrap(low, r.bytes, device, std::move(deleter));
+  return make_view(std::move(storage), shape, st, r.below, dtype);
 }
 
 Tensor Tensor::from_blob(void* data, const Dims& shape, DType dtype, std::function<void(void*)> deleter,
@@ -115,10 +132,11 @@ Tensor Tensor::from_dlpack(DLManagedTensor* managed) {
   DType dtype = from_dlpack_dtype(dl.dtype, "from_dlpack");
   Dims shape, strides;
   for (int d = 0; d < dl.ndim; ++d) shape.push_back(dl.shape[d]);
+  check_extent("from_dlpack", shape, dtype);
   if (dl.strides)
     for (int d = 0; d < dl.ndim; ++d) strides.push_back(dl.strides[d]);
   else
-    strides = contiguous_strides(shape);
+    strides = contiguous_strides(shape, "from_dlpack");
   void* data = static_cast<char*>(dl.data) + dl.byte_offset;
   // Validated by from_blob before the deleter is attached: on an error the caller keeps it.
   return from_blob(data, shape, dtype, strides,

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "overlap.hpp"
 #include "parallel.hpp"
 
 namespace tide {
@@ -21,14 +22,29 @@ Dims broadcast_shapes(const char* op, const Dims& a, const Dims& b) {
 }
 
 TensorIter TensorIter::build(const char* op, Tensor& out, DType out_dtype,
-                             std::initializer_list<const Tensor*> inputs) {
+                             std::initializer_list<const Tensor*> input_list) {
   TensorIter it;
-  TIDE_ASSERT(int(inputs.size()) + 1 <= kMaxOperands);
-  if (inputs.size() > 0 && it.try_flat(out, out_dtype, inputs)) return it;
+  TIDE_ASSERT(int(input_list.size()) + 1 <= kMaxOperands);
+  const int ninputs = int(input_list.size());
+  const Tensor* const* inputs = input_list.begin();
+  const Tensor* copied[kMaxOperands];  // inputs, some replaced by copies (rarely needed)
+  if (out.defined()) check_writable(op, out);  // before the flat path, which skips the overlap test
+  if (out.defined())
+    for (int i = 0; i < ninputs; ++i)
+      if (needs_copy(out, *inputs[i], Reads::Elementwise)) [[unlikely]] {
+        if (inputs != copied) {
+          std::copy(input_list.begin(), input_list.end(), copied);
+          inputs = copied;
+        }
+        copied[i] = &it.copy_input(i, *copied[i]);
+      }
+  // The flat path takes a contiguous output only, which has no elements sharing an address.
+  if (ninputs > 0 && it.try_flat(op, out, out_dtype, inputs, ninputs)) return it;
   Dims shape;
   bool first = true;
   Device device;
-  for (const Tensor* t : inputs) {
+  for (int i = 0; i < ninputs; ++i) {
+    const Tensor* t = inputs[i];
     if (first) {
       shape = t->sizes();
       device = t->device();
@@ -44,8 +60,9 @@ TensorIter TensorIter::build(const char* op, Tensor& out, DType out_dtype,
     device = out.device();
   }
   if (!out.defined()) {
-    out = Tensor::empty(shape, out_dtype, device);
+    out = Tensor::empty(shape, out_dtype, device, op);
   } else {
+    if (!first) check_no_internal_overlap(op, out);  // with no inputs: a fill, one value everywhere
     // Inputs may broadcast up to the output (copy_, in-place ops), never the output grow.
     if (!first && out.sizes() != shape) {
       Dims b = broadcast_shapes(op, out.sizes(), shape);
@@ -62,7 +79,7 @@ TensorIter TensorIter::build(const char* op, Tensor& out, DType out_dtype,
   const Tensor* ops[kMaxOperands];
   ops[0] = &out;
   int k = 1;
-  for (const Tensor* t : inputs) ops[k++] = t;
+  for (int i = 0; i < ninputs; ++i) ops[k++] = inputs[i];
   it.ntensors_ = k;
   int nd = shape.size();
   int64_t st[kMaxOperands][kMaxDims];
@@ -76,6 +93,13 @@ TensorIter TensorIter::build(const char* op, Tensor& out, DType out_dtype,
       st[o][nd - 1 - d] = s;
     }
     it.data_[o] = static_cast<char*>(t.data_ptr());
+  }
+  it.numel_ = shape_numel(shape, op);
+  if (it.numel_ == 0) {  // nothing to visit (and an empty shape's sizes may multiply past int64)
+    it.ndim_ = 1;
+    it.shape_[0] = 0;
+    for (int o = 0; o < k; ++o) it.strides_[o][0] = 0;
+    return it;
   }
   // Coalesce: drop size-1 dims, merge dim d+1 into d when every operand is contiguous across them.
   int m = 0;
@@ -101,29 +125,38 @@ TensorIter TensorIter::build(const char* op, Tensor& out, DType out_dtype,
     m = 1;
   }
   it.ndim_ = m;
-  it.numel_ = shape_numel(shape);
   return it;
+}
+
+// A copy of input i, which the iterator keeps alive: for an input sharing memory with the
+// output other than element for element (x:add_(x:t())).
+const Tensor& TensorIter::copy_input(int i, const Tensor& input) {
+  if (!copies_) copies_ = std::make_unique<Tensor[]>(kMaxOperands);
+  copies_[i] = input.clone();
+  return copies_[i];
 }
 
 // The common case needs no broadcasting or coalescing: every operand contiguous with one
 // shape (and on the CPU). Then the iteration is one flat dim.
-bool TensorIter::try_flat(Tensor& out, DType out_dtype, std::initializer_list<const Tensor*> inputs) {
-  const Tensor& first = **inputs.begin();
+bool TensorIter::try_flat(const char* op, Tensor& out, DType out_dtype, const Tensor* const* inputs, int ninputs) {
+  const Tensor& first = *inputs[0];
   const Device device = first.device();
-  for (const Tensor* t : inputs)
+  for (int i = 0; i < ninputs; ++i) {
+    const Tensor* t = inputs[i];
     if (!t->is_contiguous() || t->sizes() != first.sizes() || t->device() != device) return false;
+  }
   if (out.defined() && (!out.is_contiguous() || out.sizes() != first.sizes() || out.device() != device))
     return false;
-  if (!out.defined()) out = Tensor::empty(first.sizes(), out_dtype, device);
+  if (!out.defined()) out = Tensor::empty(first.sizes(), out_dtype, device, op);
   device_ = device;
   int k = 0;
   numel_ = out.numel();
   shape_[0] = numel_ > 0 ? numel_ : 0;
   strides_[k][0] = int64_t(out.itemsize());
   data_[k++] = static_cast<char*>(out.data_ptr());
-  for (const Tensor* t : inputs) {
-    strides_[k][0] = int64_t(t->itemsize());
-    data_[k++] = static_cast<char*>(t->data_ptr());
+  for (int i = 0; i < ninputs; ++i) {
+    strides_[k][0] = int64_t(inputs[i]->itemsize());
+    data_[k++] = static_cast<char*>(inputs[i]->data_ptr());
   }
   ntensors_ = k;
   ndim_ = 1;

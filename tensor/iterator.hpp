@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 
 #include "parallel.hpp"
 #include "tensor.hpp"
@@ -16,6 +17,10 @@ class TensorIter {
   // Operand 0 is the output. If `out` is undefined it is allocated with the broadcast shape
   // and `out_dtype`; if defined, its shape must equal the broadcast shape (in-place / out=).
   // Inputs must already have the dtypes the kernel expects.
+  // A given output is written elementwise while the inputs are read (tensor/overlap.hpp): it
+  // may not have elements sharing one address ("<op>: unsupported operation: ..."; only with
+  // no inputs, a fill, which writes one value everywhere, may it), and an input sharing
+  // memory with it other than element for element is read from a copy the iterator holds.
   static TensorIter build(const char* op, Tensor& out, DType out_dtype,
                           std::initializer_list<const Tensor*> inputs);
 
@@ -51,7 +56,8 @@ class TensorIter {
   void serial_for(int64_t begin, int64_t end, const Loop& loop) const;
 
  private:
-  bool try_flat(Tensor& out, DType out_dtype, std::initializer_list<const Tensor*> inputs);
+  bool try_flat(const char* op, Tensor& out, DType out_dtype, const Tensor* const* inputs, int ninputs);
+  const Tensor& copy_input(int i, const Tensor& input);
 
   int ntensors_ = 0;
   int ndim_ = 0;
@@ -60,6 +66,7 @@ class TensorIter {
   int64_t strides_[kMaxOperands][kMaxDims];
   char* data_[kMaxOperands];
   Device device_;
+  std::unique_ptr<Tensor[]> copies_;  // inputs that overlap the output, copied (rarely any)
 };
 
 // The broadcast shape of two shapes (NumPy rules); throws "<op>: shapes A and B cannot be

@@ -57,6 +57,17 @@ void MemoryBudget::charge_tensor(size_t n) {
                     std::to_string(limit_) + " bytes (" + std::to_string(used()) + " bytes in use)");
 }
 
+void check_host_memory(const char* op, size_t bytes) {
+  MemoryBudget* budget = t_budget;
+  if (!budget || budget->try_charge(bytes)) {
+    if (budget) budget->refund(bytes);
+    return;
+  }
+  throw OutOfMemory(std::string(op) + ": out of memory: " + std::to_string(bytes) +
+                    " bytes would exceed the memory limit of " + std::to_string(budget->limit()) + " bytes (" +
+                    std::to_string(budget->used()) + " bytes in use)");
+}
+
 MemoryBudgetScope::MemoryBudgetScope(MemoryBudget* budget) : saved_(t_budget) { t_budget = budget; }
 MemoryBudgetScope::~MemoryBudgetScope() { t_budget = saved_; }
 

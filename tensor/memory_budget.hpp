@@ -32,6 +32,10 @@ class MemoryBudget : public std::enable_shared_from_this<MemoryBudget> {
   bool reclaiming_ = false;
 };
 
+// Throws OutOfMemory, naming `op`, if `bytes` of host memory that is not a tensor block (the
+// views of a list an op builds) would not fit this thread's budget; nothing without one.
+void check_host_memory(const char* op, size_t bytes);
+
 // Installs `budget` for CPU allocations on this thread while it lives (nullptr: none).
 class MemoryBudgetScope {
  public:

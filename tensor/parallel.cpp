@@ -41,11 +41,20 @@ class ThreadPool {
 
   int size() const { return int(workers_.size()) + 1; }
 
+  // Starts workers until the pool has n threads, the caller included. When the system
+  // refuses a thread (address-space, process or thread limits), the pool keeps those it has,
+  // down to the caller alone: every region still runs, on fewer threads.
   void resize(int n) {
     std::lock_guard<std::mutex> region(run_mu_);
     stop_all();
     stopping_ = false;
-    for (int i = 0; i + 1 < n; ++i) workers_.emplace_back([this] { worker_loop(); });
+    for (int i = 0; i + 1 < n; ++i) {
+      try {
+        workers_.emplace_back([this] { worker_loop(); });
+      } catch (const std::exception&) {  // std::system_error, or no memory for the thread's state
+        break;
+      }
+    }
   }
 
   // Runs job(chunk) for chunk in [0, nchunks), on the pool and the caller.
@@ -150,34 +159,55 @@ int default_threads() {
 
 std::mutex g_pool_mu;
 ThreadPool* g_pool = nullptr;
-std::atomic<int> g_num_threads{0};
+std::atomic<int> g_num_threads{0};  // the pool's size once it exists, 0 before
+
+// The pool, made on first use with the requested or default size (or as many threads as
+// the system gives). Call with g_pool_mu held.
+ThreadPool& pool_locked(int n) {
+  if (!g_pool) {
+    g_pool = new ThreadPool(n);  // lives for the process; workers are joined at resize only
+    g_num_threads = g_pool->size();
+  }
+  return *g_pool;
+}
 
 ThreadPool& pool() {
   std::lock_guard<std::mutex> g(g_pool_mu);
-  if (!g_pool) {
-    int n = g_num_threads.load();
-    if (n <= 0) n = default_threads();
-    g_num_threads = n;
-    g_pool = new ThreadPool(n);  // lives for the process; workers are joined at resize only
-  }
-  return *g_pool;
+  return pool_locked(default_threads());
+}
+
+// The most threads OpenBLAS may be given: those it started when it was loaded (one per core
+// by default, or OPENBLAS_NUM_THREADS), read before tide first changes its count. OpenBLAS
+// is never asked for more: it starts extra threads without checking that they started, and
+// when one did not (a process or address-space limit), it hands work to it and waits for
+// it forever. 1 after blas_threads_failed_to_start. Read and written with g_pool_mu held.
+int g_blas_thread_limit = 0;
+
+int blas_thread_limit() {
+  if (g_blas_thread_limit == 0) g_blas_thread_limit = std::max(1, openblas_get_num_threads());
+  return g_blas_thread_limit;
 }
 
 }  // namespace
 
 int get_num_threads() {
-  int n = g_num_threads.load();
-  return n > 0 ? n : default_threads();
+  int n = g_num_threads.load(std::memory_order_relaxed);
+  return n > 0 ? n : pool().size();
 }
 
 void set_num_threads(int n) {
   if (n < 1) n = 1;
-  {
-    std::lock_guard<std::mutex> g(g_pool_mu);
-    g_num_threads = n;
-    if (g_pool && g_pool->size() != n) g_pool->resize(n);
-  }
-  openblas_set_num_threads(n);
+  std::lock_guard<std::mutex> g(g_pool_mu);
+  ThreadPool& p = pool_locked(n);
+  if (p.size() != n) p.resize(n);
+  g_num_threads = p.size();
+  openblas_set_num_threads(std::min(n, blas_thread_limit()));
+}
+
+void blas_threads_failed_to_start() {
+  std::lock_guard<std::mutex> g(g_pool_mu);
+  g_blas_thread_limit = 1;
+  openblas_set_num_threads(1);
 }
 
 bool in_parallel_region() { return t_in_parallel; }

@@ -7,8 +7,17 @@
 
 namespace tide {
 
+// The engine's threads, the calling one included. set_num_threads(n) asks for n: when the
+// system refuses to start a thread (address-space or process limits), the engine runs on
+// the threads it could start, down to the calling thread alone, and get_num_threads says
+// how many. OpenBLAS gets min(n, the threads it started when it was loaded).
 int get_num_threads();
 void set_num_threads(int n);
+
+// For a program whose OpenBLAS could not start its threads while loading (it raises SIGINT
+// then, which `tide`'s main catches, see interpreter/main.cpp): keeps OpenBLAS on the
+// calling thread from now on, as it would otherwise hand work to threads that do not exist.
+void blas_threads_failed_to_start();
 
 // Elements below which an elementwise loop runs on the calling thread. Chosen by measuring
 // `a + b` into an existing float32 output (bench/grain.lua) on this project's 2-core

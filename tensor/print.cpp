@@ -7,7 +7,9 @@
 #include <cmath>
 #include <cstdio>
 
-#include "io/file_io.hpp"
+#include <unordered_map>
+
+#include "ops/index.hpp"
 
 namespace tide {
 
@@ -18,7 +20,7 @@ constexpr int64_t kThreshold = 1000;
 constexpr int64_t kEdgeItems = 3;
 constexpr int kLineWidth = 80;
 
-enum class Kind { Float, Int, Bool };
+enum class Kind { Float, Int, Bool, Complex };
 
 // Python's '{:.Nf}' / '{:.Ne}' of a float: like printf, but nan is always "nan".
 std::string py_float(double v, char conv, int prec) {
@@ -34,38 +36,116 @@ std::string pad_left(std::string s, size_t width) {
   return s;
 }
 
+template <typename T>
+double part_of(T x, int which) {
+  if constexpr (is_complex_v<T>) return double(which ? x.imag() : x.real());
+  else return double(compute_t<T>(x));
+}
+
+// _Formatter of a floating tensor: int mode (every shown value an integer), scientific mode
+// when the magnitudes call for it, one width for all.
+struct FloatFormatter {
+  bool int_mode = true;
+  bool sci_mode = false;
+  size_t width = 1;
+
+  void init(const std::vector<double>& all) {
+    std::vector<double> vals;
+    for (double v : all)
+      if (std::isfinite(v) && v != 0) vals.push_back(v);
+    if (vals.empty()) return;
+    double mn = std::abs(vals[0]), mx = mn;
+    for (double v : vals) {
+      mn = std::min(mn, std::abs(v));
+      mx = std::max(mx, std::abs(v));
+      if (v != std::ceil(v)) int_mode = false;
+    }
+    if (int_mode) {
+      if (mx / mn > 1000.0 || mx > 1e8) {
+        sci_mode = true;
+        for (double v : vals) width = std::max(width, py_float(v, 'e', kPrecision).size());
+      } else {
+        for (double v : vals) width = std::max(width, py_float(v, 'f', 0).size() + 1);
+      }
+    } else {
+      if (mx / mn > 1000.0 || mx > 1e8 || mn < 1e-4) {
+        sci_mode = true;
+        for (double v : vals) width = std::max(width, py_float(v, 'e', kPrecision).size());
+      } else {
+        for (double v : vals) width = std::max(width, py_float(v, 'f', kPrecision).size());
+      }
+    }
+  }
+
+  std::string format(double v) const {
+    std::string s;
+    if (sci_mode) {
+      s = py_float(v, 'e', kPrecision);
+    } else if (int_mode) {
+      s = py_float(v, 'f', 0);
+      if (std::isfinite(v)) s += '.';
+    } else {
+      s = py_float(v, 'f', kPrecision);
+    }
+    return pad_left(std::move(s), width);
+  }
+};
+
+// Reads only the elements it shows (get_summarized_data's), so that printing a view of
+// 2^40 elements costs no more than printing a small one; from a device, only those elements
+// cross to the host.
 class Printer {
  public:
-  explicit Printer(const Tensor& t) : t_(t), base_(static_cast<const char*>(t.data_ptr())) {
+  explicit Printer(const Tensor& t) : t_(t) {
     DType d = t.dtype();
-    kind_ = is_floating(d) ? Kind::Float : is_bool(d) ? Kind::Bool : Kind::Int;
+    kind_ = is_complex(d) ? Kind::Complex : is_floating(d) ? Kind::Float : is_bool(d) ? Kind::Bool : Kind::Int;
     summarize_ = t.numel() > kThreshold;
     std::vector<int64_t> offs;
     collect(0, 0, offs);
+    if (t.device().is_cpu()) {
+      base_ = static_cast<const char*>(t.data_ptr());
+    } else {
+      fetch_shown(offs);
+    }
     init_formatter(offs);
   }
 
   std::string str(int indent) { return tensor_str(0, 0, indent); }
 
  private:
-  // Element values, by offset in elements from the tensor's data pointer.
-  double get_double(int64_t off) const {
-    double v = 0;
-    TIDE_DISPATCH_ALL(t_.dtype(), "print", [&] {
-      v = double(compute_t<scalar_t>(reinterpret_cast<const scalar_t*>(base_)[off]));
-    });
-    return v;
+  // A device tensor's shown elements, gathered into a host copy; off_to_host_ maps an element
+  // offset (from the data pointer) to its position there.
+  void fetch_shown(const std::vector<int64_t>& offs) {
+    Tensor pos = Tensor::empty({int64_t(offs.size())}, DType::Int64);
+    int64_t* p = pos.data<int64_t>();
+    for (size_t i = 0; i < offs.size(); ++i) {
+      p[i] = t_.offset() + offs[i];
+      off_to_host_.emplace(offs[i], int64_t(i));
+    }
+    shown_ = ops::take_on_device("print", t_, pos).to_device({});
+    base_ = static_cast<const char*>(shown_.data_ptr());
   }
-  int64_t get_int(int64_t off) const {
-    int64_t v = 0;
-    TIDE_DISPATCH_ALL(t_.dtype(), "print", [&] {
-      if constexpr (std::is_integral_v<scalar_t>) v = int64_t(reinterpret_cast<const scalar_t*>(base_)[off]);
+  int64_t at(int64_t off) const { return off_to_host_.empty() ? off : off_to_host_.at(off); }
+
+  // Element values, by offset in elements from the tensor's data pointer: a float, or part
+  // `which` (0 real, 1 imaginary) of a complex element.
+  double get_double(int64_t off, int which = 0) const {
+    off = at(off);
+    double v = 0;
+    TIDE_DISPATCH_ALL_AND_COMPLEX(t_.dtype(), "print", [&] {
+      v = part_of(reinterpret_cast<const scalar_t*>(base_)[off], which);
     });
     return v;
   }
   std::string plain(int64_t off) const {  // '{}'.format(value) for ints and bools
-    if (kind_ == Kind::Bool) return get_int(off) ? "True" : "False";
-    return std::to_string(get_int(off));
+    off = at(off);
+    std::string out;
+    TIDE_DISPATCH_ALL(t_.dtype(), "print", [&] {
+      scalar_t v = reinterpret_cast<const scalar_t*>(base_)[off];
+      if constexpr (std::is_same_v<scalar_t, bool>) out = v ? "True" : "False";
+      else if constexpr (std::is_integral_v<scalar_t>) out = std::to_string(v);
+    });
+    return out;
   }
 
   // The offsets of the elements that will be shown (get_summarized_data).
@@ -83,62 +163,36 @@ class Printer {
     }
   }
 
+  // A complex tensor has a formatter for the real parts and one for the imaginary parts.
   void init_formatter(const std::vector<int64_t>& offs) {
-    if (kind_ != Kind::Float) {
+    if (kind_ == Kind::Int || kind_ == Kind::Bool) {
       for (int64_t o : offs) width_ = std::max(width_, plain(o).size());
       return;
     }
-    std::vector<double> vals;
-    for (int64_t o : offs) {
-      double v = get_double(o);
-      if (std::isfinite(v) && v != 0) vals.push_back(v);
+    for (int part = 0; part < (kind_ == Kind::Complex ? 2 : 1); ++part) {
+      std::vector<double> vals;
+      for (int64_t o : offs) vals.push_back(get_double(o, part));
+      formatter_[part].init(vals);
     }
-    if (vals.empty()) return;
-    double mn = std::abs(vals[0]), mx = mn;
-    for (double v : vals) {
-      mn = std::min(mn, std::abs(v));
-      mx = std::max(mx, std::abs(v));
-      if (v != std::ceil(v)) int_mode_ = false;
-    }
-    if (int_mode_) {
-      if (mx / mn > 1000.0 || mx > 1e8) {
-        sci_mode_ = true;
-        for (double v : vals) width_ = std::max(width_, py_float(v, 'e', kPrecision).size());
-      } else {
-        for (double v : vals) width_ = std::max(width_, py_float(v, 'f', 0).size() + 1);
-      }
-    } else {
-      if (mx / mn > 1000.0 || mx > 1e8 || mn < 1e-4) {
-        sci_mode_ = true;
-        for (double v : vals) width_ = std::max(width_, py_float(v, 'e', kPrecision).size());
-      } else {
-        for (double v : vals) width_ = std::max(width_, py_float(v, 'f', kPrecision).size());
-      }
-    }
+    width_ = formatter_[0].width;
   }
 
+  // A complex element as PyTorch writes it: "1.5000+2.0000j", the imaginary part with its
+  // padding stripped and a sign always.
   std::string format(int64_t off) const {
-    std::string s;
-    if (kind_ == Kind::Float) {
-      double v = get_double(off);
-      if (sci_mode_) {
-        s = pad_left(py_float(v, 'e', kPrecision), width_);
-      } else if (int_mode_) {
-        s = py_float(v, 'f', 0);
-        if (std::isfinite(v)) s += '.';
-      } else {
-        s = py_float(v, 'f', kPrecision);
-      }
-    } else {
-      s = plain(off);
-    }
-    return pad_left(std::move(s), width_);
+    if (kind_ == Kind::Int || kind_ == Kind::Bool) return pad_left(plain(off), width_);
+    std::string s = formatter_[0].format(get_double(off));
+    if (kind_ == Kind::Float) return s;
+    std::string im = formatter_[1].format(get_double(off, 1)) + "j";
+    im.erase(0, im.find_first_not_of(' '));
+    return s + (im[0] == '+' || im[0] == '-' ? "" : "+") + im;
   }
 
   std::string vector_str(int64_t off, int indent) const {
     const int d = t_.dim() - 1;
     const int64_t n = t_.size(d), st = t_.stride(d);
-    const int64_t element_length = int64_t(width_) + 2;
+    int64_t element_length = int64_t(width_) + 2;
+    if (kind_ == Kind::Complex) element_length += int64_t(formatter_[1].width) + 1;
     const int64_t per_line = std::max<int64_t>(1, (kLineWidth - indent) / element_length);
     std::vector<std::string> data;
     if (summarize_ && n > 2 * kEdgeItems) {
@@ -180,11 +234,12 @@ class Printer {
   }
 
   const Tensor& t_;
-  const char* base_;
+  const char* base_ = nullptr;
+  Tensor shown_;
+  std::unordered_map<int64_t, int64_t> off_to_host_;
   Kind kind_;
   bool summarize_ = false;
-  bool int_mode_ = true;
-  bool sci_mode_ = false;
+  FloatFormatter formatter_[2];  // floats: [0]; complex: the real and the imaginary parts
   size_t width_ = 1;
 };
 
@@ -212,8 +267,7 @@ std::string torch_dtype(DType d) { return "torch." + std::string(dtype_name(d));
 
 std::string format_tensor_data(const Tensor& t, int indent) {
   if (t.numel() == 0) return "[]";
-  Tensor h = io::to_host(t);
-  return Printer(h).str(indent);
+  return Printer(t).str(indent);
 }
 
 std::string format_tensor(const Tensor& t, DType default_float,
@@ -237,7 +291,9 @@ std::string format_tensor(const Tensor& t, DType default_float,
     body = "[]";
   } else {
     DType d = t.dtype();
-    bool has_default = d == default_float || d == DType::Int64 || d == DType::Bool;
+    // PyTorch's default complex dtype is complex128 under a float64 default, else complex64.
+    const DType default_complex = default_float == DType::Float64 ? DType::Complex128 : DType::Complex64;
+    bool has_default = d == default_float || d == default_complex || d == DType::Int64 || d == DType::Bool;
     if (!has_default) suffixes.push_back("dtype=" + torch_dtype(d));
     body = format_tensor_data(t, indent);
   }

@@ -33,6 +33,13 @@
 //   randperm(n):     2 words per element; r_j = (w0 << 32 | w1) of element j. Start from
 //                    p = {1..n}; for j = n-1 down to 1: swap p[j] and p[r_j mod (j+1)]
 //                    (Fisher-Yates, 0-based positions, 1-based values).
+//   multinomial:     2 words per element, u = U53(w0, w1) in [0, 1); weights in double.
+//                    With replacement, element r*n + j is sample j of row r: the first
+//                    category c whose running sum of weights exceeds u * (row total).
+//                    Without, element r*C + c belongs to category c of row r (C categories):
+//                    key = log(1 - u) / weight (-inf for a zero weight), and the n categories
+//                    with the largest keys, largest first, ties to the lower category
+//                    (Efraimidis-Spirakis weighted sampling without replacement).
 #pragma once
 #include <cmath>
 #include <cstdint>

@@ -3,6 +3,7 @@
 
 #include <climits>
 #include <cstdlib>
+#include <ostream>
 
 #include "allocator.hpp"
 #include "backend.hpp"
@@ -100,7 +101,7 @@ Device Device::parse(const std::string& s) {
     long idx = std::strtol(s.c_str() + 5, &end, 10);
     if (*end == '\0' && idx >= 0 && idx < 1024) return {DeviceType::CUDA, int(idx)};
   }
-  TIDE_FAIL("device: unknown device '", s, "' (expected \"cpu\", \"cuda\" or \"cuda:N\")");
+  TIDE_FAIL("device: unknown device '", quote_user(s), "' (expected \"cpu\", \"cuda\" or \"cuda:N\")");
 }
 
 std::string Dims::str() const {
@@ -112,24 +113,56 @@ std::string Dims::str() const {
   return s + "}";
 }
 
-int64_t shape_numel(const Dims& shape) {
-  int64_t n = 1;
-  for (int64_t s : shape) {
-    TIDE_CHECK(s >= 0, "tensor: negative size ", s, " in shape ", shape.str());
-    TIDE_CHECK(!__builtin_mul_overflow(n, s, &n), "tensor: shape ", shape.str(),
-               " has too many elements");
+std::ostream& operator<<(std::ostream& os, const Dims& d) { return os << d.str(); }
+
+void check_extent(const char* op, const Dims& shape, DType dtype) {
+  const int64_t item = int64_t(dtype_size(dtype));
+  int64_t stride = item, bytes = item;  // the first dim's byte stride; the byte size
+  bool overflow = false, zero = false;
+  for (int i = shape.size() - 1; i >= 0; --i) {
+    const int64_t s = shape[i];
+    if (s < 0) [[unlikely]]
+      detail::fail(op, ": sizes must be non-negative, got ", s, " in shape ", shape);
+    if (i > 0) overflow |= __builtin_mul_overflow(stride, s > 0 ? s : 1, &stride);
+    overflow |= !zero && __builtin_mul_overflow(bytes, s, &bytes);
+    zero |= s == 0;
   }
+  if (overflow) [[unlikely]]
+    detail::fail(op, ": shape ", shape, " of ", dtype_name(dtype),
+                 " is too large (its byte size or strides would pass 2^63-1)");
+}
+
+int64_t shape_numel(const Dims& shape, const char* op) {
+  int64_t n = 1;
+  bool overflow = false, zero = false;
+  for (int64_t s : shape) {
+    if (s < 0) [[unlikely]]
+      detail::fail(op, ": sizes must be non-negative, got ", s, " in shape ", shape);
+    overflow |= __builtin_mul_overflow(n, s, &n);
+    zero |= s == 0;
+  }
+  if (zero) return 0;  // a 0 anywhere makes the product 0, whatever came before it
+  if (overflow) [[unlikely]]
+    detail::fail(op, ": shape ", shape, " has too many elements (more than 2^63-1)");
   return n;
 }
 
-Dims contiguous_strides(const Dims& shape) {
+Dims contiguous_strides(const Dims& shape, const char* op) {
   Dims st(shape.size(), 1);
   int64_t acc = 1;
   for (int i = shape.size() - 1; i >= 0; --i) {
     st[i] = acc;
-    acc *= shape[i] > 0 ? shape[i] : 1;
+    if (i > 0 && __builtin_mul_overflow(acc, shape[i] > 0 ? shape[i] : 1, &acc)) [[unlikely]]
+      detail::fail(op, ": shape ", shape, " is too large (its strides would pass 2^63-1)");
   }
   return st;
+}
+
+std::string quote_user(std::string_view s) {
+  if (s.size() <= kQuoteChars) return std::string(s);
+  size_t cut = kQuoteChars;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+  return std::string(s.substr(0, cut)) + "... (" + std::to_string(s.size()) + " bytes)";
 }
 
 std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
@@ -166,20 +199,34 @@ void Storage::replace_memory(void* data, std::function<void(void*)> deleter, int
   shared_fd_ = shared_fd;
 }
 
-Tensor Tensor::empty(const Dims& shape, DType dtype, Device device) {
-  int64_t n = shape_numel(shape);
-  size_t item = dtype_size(dtype);
-  TIDE_CHECK(n <= INT64_MAX / int64_t(item), "empty: shape ", shape.str(), " is too large");
+// Complex tensors live on the CPU only: no device kernel handles their 16-byte complex128
+// items, so every way onto a device (empty, to_device, a view) refuses them here.
+static void check_complex_on(const char* op, DType dtype, Device device) {
+  if (is_complex(dtype) && !device.is_cpu()) [[unlikely]]
+    TIDE_FAIL(op, ": ", dtype_name(dtype), " tensors are not supported on ", device.str(),
+              " (complex tensors stay on the cpu)");
+}
+
+Tensor Tensor::empty(const Dims& shape, DType dtype, Device device, const char* op) {
+  check_extent(op, shape, dtype);
+  check_complex_on(op, dtype, device);
   auto impl = std::allocate_shared<TensorImpl>(PoolAllocator<TensorImpl>());
-  impl->storage = Storage::allocate(size_t(n) * item, device);
+  impl->storage = Storage::allocate(size_t(shape_numel(shape)) * dtype_size(dtype), device);
   impl->sizes = shape;
   impl->strides = contiguous_strides(shape);
   impl->dtype = dtype;
   return Tensor(std::move(impl));
 }
 
+// Every view passes through here. Its byte size must fit; its contiguous strides need not
+// (a view of an empty tensor may put a huge size behind a new first dim, as unsqueeze does,
+// and it never addresses memory through them). A view op that can grow a shape (expand,
+// view, reshape) checks it under its own name first, so a failure here is a bug in tide.
 Tensor Tensor::make_view(std::shared_ptr<Storage> storage, const Dims& sizes, const Dims& strides,
                          int64_t offset, DType dtype) {
+  constexpr const char* kBug = "internal error (a bug in tide): view";
+  checked_mul(kBug, shape_numel(sizes, kBug), int64_t(dtype_size(dtype)), "the byte size of shape ", sizes);
+  check_complex_on("view", dtype, storage->device());
   auto impl = std::allocate_shared<TensorImpl>(PoolAllocator<TensorImpl>());
   impl->storage = std::move(storage);
   impl->sizes = sizes;
@@ -189,7 +236,11 @@ Tensor Tensor::make_view(std::shared_ptr<Storage> storage, const Dims& sizes, co
   return Tensor(std::move(impl));
 }
 
+// Exact: a 0 makes it 0 before any other product is formed (the sizes of an empty tensor
+// may multiply past int64), and without a 0 the product fits (check_extent).
 int64_t Tensor::numel() const {
+  for (int64_t s : impl_->sizes)
+    if (s == 0) return 0;
   int64_t n = 1;
   for (int64_t s : impl_->sizes) n *= s;
   return n;
@@ -204,6 +255,12 @@ bool Tensor::is_contiguous() const {
     expected *= s;
   }
   return true;
+}
+
+bool Tensor::has_negative_stride() const {
+  for (int i = 0; i < dim(); ++i)
+    if (impl_->strides[i] < 0 && impl_->sizes[i] > 1) return true;
+  return false;
 }
 
 Tensor Tensor::as_strided(const Dims& sizes, const Dims& strides, int64_t offset) const {
@@ -223,7 +280,7 @@ Tensor Tensor::clone() const {
 Tensor Tensor::to_device(Device d) const {
   if (d == device()) return *this;
   Tensor src = contiguous();
-  Tensor out = empty(sizes(), dtype(), d);
+  Tensor out = empty(sizes(), dtype(), d, "to");
   if (size_t n = src.nbytes()) {
     const DeviceBackend& be = backend_for(d.is_cpu() ? src.device() : d);
     be.copy_bytes(out.data_ptr(), d, src.data_ptr(), src.device(), n);
@@ -245,12 +302,7 @@ Scalar Tensor::item() const {
              sizes().str(), ")");
   if (!device().is_cpu()) return to_device(Device{}).item();
   Scalar s;
-  TIDE_DISPATCH_ALL(dtype(), "item", [&] {
-    scalar_t v = *data<scalar_t>();
-    if constexpr (std::is_same_v<scalar_t, bool>) s = Scalar(bool(v));
-    else if constexpr (std::is_integral_v<scalar_t>) s = Scalar(int64_t(v));
-    else s = Scalar(double(compute_t<scalar_t>(v)));
-  });
+  TIDE_DISPATCH_ALL_AND_COMPLEX(dtype(), "item", [&] { s = Scalar::of(*data<scalar_t>()); });
   return s;
 }
 

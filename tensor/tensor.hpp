@@ -11,7 +11,9 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
+#include <iosfwd>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dtype.hpp"
@@ -97,10 +99,52 @@ class Dims {
   int n_ = 0;
 };
 
-// Product of sizes; throws if it overflows int64.
-int64_t shape_numel(const Dims& shape);
-// Row-major strides of a shape.
-Dims contiguous_strides(const Dims& shape);
+// Prints a shape as Dims::str() does, so that error messages can name a shape lazily.
+std::ostream& operator<<(std::ostream& os, const Dims& d);
+
+// ---- Overflow-checked sizes ------------------------------------------------------------
+// Every tensor's byte size (numel times the item size) fits in int64 (Tensor::make_view
+// checks it for every view), and so do the byte strides of the contiguous layout of every
+// tensor that is created or reshaped (the products of the sizes after the first, a 0 counted
+// as 1, times the item size): check_extent, PyTorch 2.x's rule, which Tensor::empty applies
+// and which ops that build a new shape call under their own name first. Given it, numel,
+// nbytes and every product of a non-empty tensor's sizes fit; an empty tensor may still have
+// sizes whose product passes int64 (torch.eye(2^63-1, 0)), so code that multiplies some of a
+// tensor's sizes uses shape_numel (0 when any is 0), and arithmetic that combines sizes of
+// several tensors or script numbers (cat's sum, repeat, arange's count, file headers) goes
+// through checked_mul / checked_add. Every failure is a tide::Error "<op>: ..." naming the
+// shape or values; nothing wraps.
+
+// a * b, or throws "<op>: <what...> is too large (more than 2^63-1)".
+template <typename... What>
+int64_t checked_mul(const char* op, int64_t a, int64_t b, const What&... what) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) [[unlikely]]
+    detail::fail(op, ": ", what..., " is too large (more than 2^63-1)");
+  return r;
+}
+// a + b, or throws "<op>: <what...> is too large (more than 2^63-1)".
+template <typename... What>
+int64_t checked_add(const char* op, int64_t a, int64_t b, const What&... what) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) [[unlikely]]
+    detail::fail(op, ": ", what..., " is too large (more than 2^63-1)");
+  return r;
+}
+// Throws "<op>: shape S of <dtype> is too large ..." unless a tensor of this shape and dtype
+// can be created (its byte size and contiguous byte strides fit; "<op>: negative size ..."
+// for a negative size).
+void check_extent(const char* op, const Dims& shape, DType dtype);
+// Product of sizes (0 when any is 0); throws "<op>: ..." on a negative size or overflow.
+int64_t shape_numel(const Dims& shape, const char* op = "tensor");
+// Row-major strides of a shape; throws "<op>: ..." when they overflow int64.
+Dims contiguous_strides(const Dims& shape, const char* op = "tensor");
+
+// A user-supplied string (a dtype or device name, a file path, a keyword, file content) as
+// error messages quote it: at most kQuoteChars characters, cut at a UTF-8 boundary and
+// marked with "...", so that a huge string never makes a huge message.
+constexpr size_t kQuoteChars = 60;
+std::string quote_user(std::string_view s);
 
 // Reference-counted device memory. CPU memory comes from the caching allocator
 // (64-byte aligned); wrapped host memory is released through its deleter.
@@ -121,6 +165,10 @@ class Storage {
   // Incremented by every in-place write, so that autograd can tell a saved tensor changed.
   uint32_t version() const { return version_.load(std::memory_order_relaxed); }
   void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+  // Memory the engine may read but never write (a file mapped read-only by np.load's
+  // mmap_mode="r"); every write is refused by check_writable (tensor/overlap.hpp).
+  bool read_only() const { return read_only_; }
+  void set_read_only() { read_only_ = true; }
 
   // Shared memory (tensor/shared_memory.hpp): the memfd that holds the bytes, -1 while they
   // are private to this process.
@@ -149,15 +197,23 @@ class Storage {
   int shared_fd_ = -1;
   std::atomic<uint32_t> version_{0};
   std::atomic<int32_t> exports_{0};
+  bool read_only_ = false;
 };
 
 struct AutogradMeta;  // tensor/autograd/autograd.hpp
 
 struct TensorImpl {
   std::shared_ptr<Storage> storage;
-  Dims sizes, strides;   // strides in elements, never negative
+  // Strides in elements; negative along a reversed dim (a[{{-1, 1, -1}}], NumPy's a[::-1]),
+  // where offset is then the first element's, not the lowest address. Code that hands raw
+  // memory to a library (BLAS, FFTW, a file) takes such a tensor contiguous first.
+  Dims sizes, strides;
   int64_t offset = 0;    // in elements
   DType dtype = DType::Float32;
+  // Made by NumPy spelling (np.*, or an op on such an array): the bindings run every op
+  // whose inputs include one with NumPy semantics (NumpySemanticsScope). The engine itself
+  // never reads it.
+  bool numpy = false;
   // For a view made by as_strided: the tensor that owns the memory it shares (the root of a
   // chain of views). Autograd uses it to route gradients of in-place writes through views.
   std::shared_ptr<TensorImpl> base;
@@ -169,8 +225,9 @@ class Tensor {
   Tensor() = default;
   explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
 
-  // Uninitialised contiguous tensor.
-  static Tensor empty(const Dims& shape, DType dtype, Device device = {});
+  // Uninitialised contiguous tensor. Throws "<op>: ..." when the shape breaks the size
+  // invariant (check_extent).
+  static Tensor empty(const Dims& shape, DType dtype, Device device = {}, const char* op = "tensor");
   // A view of existing storage.
   static Tensor make_view(std::shared_ptr<Storage> storage, const Dims& sizes, const Dims& strides,
                           int64_t offset, DType dtype);
@@ -199,6 +256,8 @@ class Tensor {
   size_t itemsize() const { return dtype_size(impl_->dtype); }
   size_t nbytes() const { return size_t(numel()) * itemsize(); }
   bool is_contiguous() const;
+  // Some dim of more than one element is walked backwards (a reversed view).
+  bool has_negative_stride() const;
   void* data_ptr() const {
     return static_cast<char*>(impl_->storage->data()) + impl_->offset * int64_t(itemsize());
   }

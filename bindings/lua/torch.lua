@@ -6,6 +6,8 @@ torch.inf = math.huge
 torch.nan = 0 / 0
 torch.pi = math.pi
 torch.e = math.exp(1)
+-- The global random stream as a torch.Generator (what rand draws from without generator=).
+torch.default_generator = torch._default_generator()
 
 ---------------------------------------------------------------------------------------------
 -- Argument checking for the Lua-written parts (nn, optim, utils), worded as the C++ argument
@@ -28,7 +30,7 @@ end
 
 local function quoted(v)
   if type(v) ~= "string" then return "a " .. type(v) .. " key" end
-  return "'" .. (#v > 40 and v:sub(1, 40) .. "..." or v) .. "'"
+  return "'" .. torch.utils._quote(v) .. "'"
 end
 
 -- torch._check_keywords(op, kw, valid): every key of the keyword table kw must be one of the
@@ -46,8 +48,12 @@ function torch._check_keywords(op, kw, valid)
       local best, best_d = nil, math.huge
       if type(key) == "string" then
         for _, name in ipairs(valid) do
-          local d = edit_distance(key, name)
-          if d < best_d then best, best_d = name, d end
+          -- a length apart by more than the cut-off below cannot be suggested: skip the
+          -- quadratic distance (a 10 MB key took minutes)
+          if math.abs(#key - #name) <= math.max(2, #name // 3) then
+            local d = edit_distance(key, name)
+            if d < best_d then best, best_d = name, d end
+          end
         end
       end
       local list = table.concat(valid, ", ")
@@ -262,7 +268,7 @@ do
     end,
     __newindex = function(_, k, v)
       if k ~= "allow_tf32" then
-        error("torch.backends.cuda.matmul: unknown setting '" .. tostring(k) .. "' (allow_tf32 is the one)", 2)
+        error("torch.backends.cuda.matmul: unknown setting '" .. torch.utils._quote(tostring(k)) .. "' (allow_tf32 is the one)", 2)
       end
       if type(v) ~= "boolean" then
         error("torch.backends.cuda.matmul.allow_tf32: expected a boolean, got " .. type(v), 2)

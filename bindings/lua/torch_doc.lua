@@ -1,7 +1,8 @@
 -- torch._doc: the documentation help() prints, keyed by the function or class itself.
 -- A registered C function finds its doc in its registration (torch._binding_doc, from the
 -- same Binding that binds it); the Lua-written parts (nn, nn.functional, nn.init, optim,
--- the grad-mode switches, utils.progress) have theirs here, in the same form:
+-- the grad-mode switches, utils.progress, utils.data, autograd.Function and functional)
+-- have theirs here, in the same form:
 -- "signature -> result: one paragraph". Loaded after the other torch_*.lua parts.
 local torch = ...
 local nn, F, init, optim = torch.nn, torch.nn.functional, torch.nn.init, torch.optim
@@ -25,6 +26,96 @@ document(torch, {
   no_grad = "no_grad([fn, ...]) -> results of fn, or a to-be-closed guard: runs fn with autograd recording off; " ..
     "without fn, `local _ <close> = torch.no_grad()` turns recording off until the scope ends.",
   enable_grad = "enable_grad([fn, ...]) -> results of fn, or a to-be-closed guard: as no_grad, with recording on.",
+  iinfo = "iinfo(dtype) -> table: bits, min, max and dtype of an integer dtype (uint64's max as the float 2^64).",
+  finfo = "finfo([dtype]) -> table: bits, eps, max, min, tiny, smallest_normal, resolution (10^-precision) and " ..
+    "dtype of a floating dtype (default: the default dtype).",
+  einsum = "einsum(equation, a, b, ...[, {optimize=}]) -> Tensor: the sum of products the subscripts name " ..
+    "('ij,jk->ik', repeated labels for traces and diagonals, '...' broadcasting); pairs contract through bmm " ..
+    "in the order optimize picks (true/'greedy' by default, 'optimal', false: left to right, or a path).",
+  tensordot = "tensordot(a, b[, dims][, {dims=}]) -> Tensor: contracts the last dims of a with the first of b " ..
+    "(dims a count, default 2) or the 1-based dims in {{dims of a}, {dims of b}}.",
+  inner = "inner(a, b) -> Tensor: sums a * b over the last dim of each (a scalar operand multiplies).",
+  kron = "kron(a, b) -> Tensor: the Kronecker product (blocks a[i] * b).",
+})
+
+document(torch, {
+  inference_mode = "inference_mode([mode=true][, fn, ...]) -> results of fn, or a to-be-closed guard: as no_grad " ..
+    "(tide has no separate inference tensors); inference_mode(false) leaves the grad mode as it is.",
+})
+
+document(torch.autograd, {
+  Function = "autograd.Function: the base class of custom differentiable functions. " ..
+    "local F = torch.autograd.Function:extend(\"Name\"); define F.forward(ctx, ...) (runs without recording; " ..
+    "ctx:save_for_backward(...), ctx:mark_non_differentiable(...), ctx.needs_input_grad, ctx fields) and " ..
+    "F.backward(ctx, grad, ...) (one gradient per forward output in, one gradient or nil per forward argument " ..
+    "out; ctx.saved_tensors); call F.apply(...).",
+  gradcheck = "autograd.gradcheck(fn, inputs[, {eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=true}]) -> true: " ..
+    "autograd's Jacobian of fn(inputs...) against central finite differences in float64; a mismatch is an error " ..
+    "showing both (false with raise_exception=false).",
+})
+
+document(torch.autograd.Function, {
+  extend = "Function:extend(\"Name\") -> class: a new custom function; define Name.forward and Name.backward and " ..
+    "call Name.apply(...).",
+})
+
+document(torch.autograd.functional, {
+  jacobian = "autograd.functional.jacobian(func, inputs[, {create_graph=false, strict=false}]) -> Tensor or table: " ..
+    "d func(inputs) / d inputs, shaped output.shape .. input.shape; a table [output][input] for several of either.",
+  hessian = "autograd.functional.hessian(func, inputs[, {create_graph=false, strict=false}]) -> Tensor or table: " ..
+    "the second derivatives of a one-element func, shaped input.shape .. input.shape ([i][j] for a table of inputs).",
+})
+
+local data = torch.utils.data
+document(data, {
+  Dataset = "utils.data.Dataset: the base class of map-style datasets. Dataset:extend(\"Name\"); define " ..
+    "__len() (or len()) and __getitem(i) (or get(i)) returning sample i (1-based; several values for a tuple).",
+  IterableDataset = "utils.data.IterableDataset: the base class of streams of samples; define iter() returning an " ..
+    "iterator over them.",
+  TensorDataset = "utils.data.TensorDataset(t1, t2, ...) -> Dataset: sample i is t1[i], t2[i], ... .",
+  Subset = "utils.data.Subset(dataset, indices) -> Dataset: sample i is dataset:get(indices[i]).",
+  ConcatDataset = "utils.data.ConcatDataset({d1, d2, ...}) -> Dataset: the samples of d1, then d2, ... (also d1 + d2).",
+  random_split = "utils.data.random_split(dataset, lengths[, {generator=}]) -> Subset, Subset, ...: a random " ..
+    "partition; lengths are counts summing to #dataset or fractions summing to 1.",
+  Sampler = "utils.data.Sampler: the base class of samplers; Sampler:extend(\"Name\"), define iter() (an iterator " ..
+    "over 1-based indices) and __len() (or len()).",
+  SequentialSampler = "utils.data.SequentialSampler(dataset) -> Sampler: 1, 2, ..., #dataset.",
+  RandomSampler = "utils.data.RandomSampler(dataset[, {replacement=false, num_samples=#dataset, generator=}]) -> " ..
+    "Sampler: a new random order each epoch (with replacement: uniform draws).",
+  SubsetRandomSampler = "utils.data.SubsetRandomSampler(indices[, {generator=}]) -> Sampler: the indices in a random order.",
+  WeightedRandomSampler = "utils.data.WeightedRandomSampler(weights, num_samples[, {replacement=true, generator=}]) " ..
+    "-> Sampler: indices drawn with probabilities proportional to weights.",
+  BatchSampler = "utils.data.BatchSampler(sampler, batch_size, drop_last) -> Sampler: lists of batch_size indices.",
+  default_collate = "utils.data.default_collate(samples) -> batch: PyTorch's collation (tensors stacked, numbers " ..
+    "and booleans into tensors, tables entry by entry).",
+  DataLoader = "utils.data.DataLoader(dataset[, {batch_size=1, shuffle=false, sampler=, batch_sampler=, " ..
+    "num_workers=0, collate_fn=, drop_last=false, generator=}]) -> loader: `for x, y in loader:iter() do` runs " ..
+    "one epoch of batches; #loader is their number.",
+})
+
+document(data.Dataset, {
+  extend = "Dataset:extend(\"Name\") -> class: a new dataset class; calling it makes an instance and runs its init.",
+  init = "Dataset:init(...): a subclass's constructor body (the base one does nothing).",
+  get = "dataset:get(i) -> sample: sample i (1-based); dataset[i] is its first value.",
+  len = "dataset:len() -> integer: the number of samples (also #dataset).",
+})
+
+document(data.IterableDataset, {
+  iter = "IterableDataset:iter() -> iterator: a subclass's stream of samples.",
+  get = "IterableDataset:get(): an error (an IterableDataset is iterated, not indexed).",
+})
+
+document(data.Sampler, {
+  extend = "Sampler:extend(\"Name\") -> class: a new sampler class.",
+  init = "Sampler:init(...): a subclass's constructor body.",
+  iter = "sampler:iter() -> iterator: the indices of one epoch.",
+  len = "sampler:len() -> integer: the number of indices (also #sampler).",
+})
+
+document(data.DataLoader, {
+  init = "DataLoader:init(dataset[, options]): the constructor (see DataLoader).",
+  iter = "loader:iter() -> iterator: the batches of one epoch, each as the values of a batch (x, y, ...).",
+  len = "loader:len() -> integer: the number of batches in an epoch (also #loader).",
 })
 
 document(torch.utils, {
@@ -41,7 +132,7 @@ document(nn, {
     "registers as a parameter when assigned to a module.",
   is_module = "nn.is_module(v) -> boolean: whether v is an nn.Module instance.",
   Sequential = "nn.Sequential(m1, m2, ...) -> Module: applies the modules in order; seq[i] is the i-th " ..
-    "(1-based), seq:append(m) adds one.",
+    "(1-based; named \"0\", \"1\", ... in state_dict keys, as in PyTorch), seq:append(m) adds one.",
   ModuleList = "nn.ModuleList([{m1, m2, ...}]) -> Module: a list of submodules (registered, indexable " ..
     "1-based, append/extend) with no forward of its own.",
   Linear = "nn.Linear(in_features, out_features[, {bias=true, dtype=, device=}]) -> Module: y = x W^T + b " ..
@@ -101,12 +192,13 @@ document(nn.Module, {
     "then every submodule once with dotted names.",
   apply = "module:apply(fn) -> module: calls fn on every submodule and then the module itself.",
   state_dict = "module:state_dict() -> table: dotted name -> tensor for parameters and persistent buffers " ..
-    "(torch.save writes it as safetensors).",
+    "(torch.save writes it as PyTorch's OrderedDict in this order, or as safetensors).",
   load_state_dict = "module:load_state_dict(sd[, strict=true]) -> module: copies the tensors of sd into the " ..
     "parameters and buffers; strict reports missing and unexpected keys.",
   train = "module:train([mode=true]) -> module: sets training mode (Dropout active) on it and its submodules.",
   eval = "module:eval() -> module: training mode off.",
-  zero_grad = "module:zero_grad([set_to_none=true]) -> module: clears the parameters' gradients.",
+  zero_grad = "module:zero_grad([set_to_none=true]): clears the parameters' gradients: to nil, or to " ..
+    "zeros in place with {set_to_none=false} (PyTorch 2.x's default; 1.13 defaulted to false).",
   requires_grad_ = "module:requires_grad_([flag=true]) -> module: sets requires_grad on every parameter.",
   to = "module:to(dtype | device) -> module: converts parameters and buffers in place.",
   float = "module:float() -> module: parameters and buffers as float32.",
@@ -114,6 +206,14 @@ document(nn.Module, {
   half = "module:half() -> module: parameters and buffers as float16.",
   cpu = "module:cpu() -> module: parameters and buffers on the CPU.",
   cuda = "module:cuda() -> module: parameters and buffers on the GPU.",
+  register_forward_pre_hook = "module:register_forward_pre_hook(hook) -> handle: hook(module, args) runs before " ..
+    "forward (args.n arguments); a table it returns replaces the arguments, another value the only one; " ..
+    "handle:remove() takes it out.",
+  register_forward_hook = "module:register_forward_hook(hook) -> handle: hook(module, args, output) runs after " ..
+    "forward; a value it returns replaces the output.",
+  register_full_backward_hook = "module:register_full_backward_hook(hook) -> handle: hook(module, grad_input, " ..
+    "grad_output) runs when the gradients of the module's arguments are computed (grad_input: one entry per " ..
+    "argument, nil where none); a table it returns replaces grad_input.",
 })
 
 document(F, {
@@ -147,6 +247,109 @@ document(F, {
     "reduction=\"mean\", pos_weight=}]) -> Tensor: sigmoid and binary cross-entropy in one stable step.",
 })
 
+-- Containers and shape layers.
+document(nn, {
+  Identity = "nn.Identity(...) -> Module: returns its input; as in PyTorch it takes any arguments and " ..
+    "ignores them, to stand in for a layer with options.",
+  Unflatten = "nn.Unflatten(dim, unflattened_size) -> Module: splits dim (1-based) into the given sizes.",
+  ModuleDict = "nn.ModuleDict([{name = m, ...} | {{name, m}, ...}]) -> Module: submodules by name (a table's " ..
+    "keys sorted, a list of pairs in order); md.name, md:keys(), values(), items(), update(), pop(), clear(), #md.",
+  ParameterList = "nn.ParameterList([{t1, t2, ...}]) -> Module: a list of parameters (tensors are made " ..
+    "parameters) named \"0\", \"1\", ... as in PyTorch; pl[i] (1-based), append, extend, #pl.",
+  ParameterDict = "nn.ParameterDict([{name = t, ...} | {{name, t}, ...}]) -> Module: parameters by name " ..
+    "(tensors are made parameters); pd.name, pd:keys(), values(), items(), update(), pop(), clear(), #pd.",
+})
+
+-- Activations (torch_nn_activation.lua).
+document(nn, {
+  LeakyReLU = "nn.LeakyReLU([negative_slope=0.01]) -> Module: x where x > 0, else negative_slope * x.",
+  ELU = "nn.ELU([alpha=1.0]) -> Module: x where x > 0, else alpha * (exp(x) - 1).",
+  SELU = "nn.SELU() -> Module: scale * elu(x, alpha) with PyTorch's constants (alpha 1.6733, scale 1.0507).",
+  CELU = "nn.CELU([alpha=1.0]) -> Module: x where x > 0, else alpha * (exp(x / alpha) - 1).",
+  SiLU = "nn.SiLU() -> Module: x * sigmoid(x).",
+  Mish = "nn.Mish() -> Module: x * tanh(softplus(x)).",
+  Softplus = "nn.Softplus([beta=1, threshold=20]) -> Module: log(1 + exp(beta x)) / beta, and x where " ..
+    "beta x > threshold.",
+  Softsign = "nn.Softsign() -> Module: x / (1 + |x|).",
+  Hardtanh = "nn.Hardtanh([min_val=-1.0, max_val=1.0]) -> Module: x clamped to [min_val, max_val].",
+  ReLU6 = "nn.ReLU6() -> Module: x clamped to [0, 6].",
+  Hardsigmoid = "nn.Hardsigmoid() -> Module: clamp(x + 3, 0, 6) / 6.",
+  Hardswish = "nn.Hardswish() -> Module: x * clamp(x + 3, 0, 6) / 6.",
+  PReLU = "nn.PReLU([num_parameters=1, init=0.25][, {dtype=, device=}]) -> Module: x where x > 0, else " ..
+    "weight * x, with a learnable slope (one, or one per channel: dim 2 of the input).",
+  LogSigmoid = "nn.LogSigmoid() -> Module: log(sigmoid(x)), computed stably.",
+  GLU = "nn.GLU([dim=-1]) -> Module: a * sigmoid(b) for the two halves a, b of dim (1-based).",
+  Threshold = "nn.Threshold(threshold, value) -> Module: x where x > threshold, else value.",
+})
+
+document(F, {
+  leaky_relu = "F.leaky_relu(input[, negative_slope=0.01]) -> Tensor: input where > 0, else negative_slope * input.",
+  elu = "F.elu(input[, alpha=1.0]) -> Tensor: input where > 0, else alpha * (exp(input) - 1).",
+  selu = "F.selu(input) -> Tensor: scale * elu(input, alpha) with PyTorch's SELU constants.",
+  celu = "F.celu(input[, alpha=1.0]) -> Tensor: input where > 0, else alpha * (exp(input / alpha) - 1).",
+  silu = "F.silu(input) -> Tensor: input * sigmoid(input).",
+  mish = "F.mish(input) -> Tensor: input * tanh(softplus(input)).",
+  softplus = "F.softplus(input[, beta=1, threshold=20]) -> Tensor: log(1 + exp(beta input)) / beta, and input " ..
+    "where beta input > threshold.",
+  softsign = "F.softsign(input) -> Tensor: input / (1 + |input|).",
+  hardtanh = "F.hardtanh(input[, min_val=-1.0, max_val=1.0]) -> Tensor: input clamped to [min_val, max_val].",
+  relu6 = "F.relu6(input) -> Tensor: input clamped to [0, 6].",
+  hardsigmoid = "F.hardsigmoid(input) -> Tensor: clamp(input + 3, 0, 6) / 6.",
+  hardswish = "F.hardswish(input) -> Tensor: input * clamp(input + 3, 0, 6) / 6.",
+  prelu = "F.prelu(input, weight) -> Tensor: input where > 0, else weight * input (weight: 1 value or one " ..
+    "per channel, dim 2).",
+  logsigmoid = "F.logsigmoid(input) -> Tensor: log(sigmoid(input)), computed stably.",
+  glu = "F.glu(input[, dim=-1]) -> Tensor: a * sigmoid(b) for the two halves a, b of dim (1-based).",
+  threshold = "F.threshold(input, threshold, value) -> Tensor: input where > threshold, else value.",
+})
+
+-- Losses (torch_nn_loss.lua).
+document(nn, {
+  SmoothL1Loss = "nn.SmoothL1Loss([{reduction=\"mean\", beta=1.0}]) -> Module: 0.5 d^2 / beta where |d| < beta, " ..
+    "else |d| - 0.5 beta, for d = input - target.",
+  HuberLoss = "nn.HuberLoss([{reduction=\"mean\", delta=1.0}]) -> Module: 0.5 d^2 where |d| < delta, else " ..
+    "delta (|d| - 0.5 delta).",
+  KLDivLoss = "nn.KLDivLoss([{reduction=\"mean\", log_target=false}]) -> Module: loss(log_probs, target) = " ..
+    "target (log target - log_probs); reduction may be \"batchmean\" (sum / batch size).",
+  CosineEmbeddingLoss = "nn.CosineEmbeddingLoss([{margin=0, reduction=\"mean\"}]) -> Module: loss(x1, x2, y) = " ..
+    "1 - cos(x1, x2) where y = 1, max(0, cos - margin) where y = -1.",
+  MarginRankingLoss = "nn.MarginRankingLoss([{margin=0, reduction=\"mean\"}]) -> Module: loss(x1, x2, y) = " ..
+    "max(0, -y (x1 - x2) + margin).",
+  TripletMarginLoss = "nn.TripletMarginLoss([{margin=1.0, p=2, eps=1e-6, swap=false, reduction=\"mean\"}]) -> " ..
+    "Module: loss(anchor, positive, negative) = max(d(a, p) - d(a, n) + margin, 0).",
+  HingeEmbeddingLoss = "nn.HingeEmbeddingLoss([{margin=1.0, reduction=\"mean\"}]) -> Module: input where the " ..
+    "target is 1, max(0, margin - input) where it is -1.",
+  MultiLabelSoftMarginLoss = "nn.MultiLabelSoftMarginLoss([{weight=, reduction=\"mean\"}]) -> Module: " ..
+    "binary cross-entropy of sigmoid(input) per class, averaged over the classes.",
+  PoissonNLLLoss = "nn.PoissonNLLLoss([{log_input=true, full=false, eps=1e-8, reduction=\"mean\"}]) -> Module: " ..
+    "exp(input) - target input (or input - target log(input + eps)); full adds the Stirling term.",
+  GaussianNLLLoss = "nn.GaussianNLLLoss([{full=false, eps=1e-6, reduction=\"mean\"}]) -> Module: loss(input, " ..
+    "target, var) = 0.5 (log var + (input - target)^2 / var), var clamped to eps.",
+})
+
+document(F, {
+  smooth_l1_loss = "F.smooth_l1_loss(input, target[, {reduction=\"mean\", beta=1.0}]) -> Tensor: the smooth L1 loss.",
+  huber_loss = "F.huber_loss(input, target[, {reduction=\"mean\", delta=1.0}]) -> Tensor: the Huber loss.",
+  kl_div = "F.kl_div(log_probs, target[, {reduction=\"mean\", log_target=false}]) -> Tensor: pointwise KL " ..
+    "divergence, reduced (\"batchmean\": sum / batch size).",
+  cosine_embedding_loss = "F.cosine_embedding_loss(x1, x2, y[, {margin=0, reduction=\"mean\"}]) -> Tensor: " ..
+    "1 - cos where y = 1, max(0, cos - margin) where y = -1.",
+  margin_ranking_loss = "F.margin_ranking_loss(x1, x2, y[, {margin=0, reduction=\"mean\"}]) -> Tensor: " ..
+    "max(0, -y (x1 - x2) + margin).",
+  pairwise_distance = "F.pairwise_distance(x1, x2[, {p=2, eps=1e-6, keepdim=false}]) -> Tensor: the p-norm of " ..
+    "x1 - x2 + eps over the last dim.",
+  triplet_margin_loss = "F.triplet_margin_loss(anchor, positive, negative[, {margin=1.0, p=2, eps=1e-6, " ..
+    "swap=false, reduction=\"mean\"}]) -> Tensor: max(d(a, p) - d(a, n) + margin, 0).",
+  hinge_embedding_loss = "F.hinge_embedding_loss(input, target[, {margin=1.0, reduction=\"mean\"}]) -> Tensor: " ..
+    "input where target = 1, max(0, margin - input) where target = -1.",
+  multilabel_soft_margin_loss = "F.multilabel_soft_margin_loss(input, target[, {weight=, reduction=\"mean\"}]) -> " ..
+    "Tensor: per-class binary cross-entropy of sigmoid(input), averaged over the classes.",
+  poisson_nll_loss = "F.poisson_nll_loss(input, target[, {log_input=true, full=false, eps=1e-8, " ..
+    "reduction=\"mean\"}]) -> Tensor: the Poisson negative log-likelihood.",
+  gaussian_nll_loss = "F.gaussian_nll_loss(input, target, var[, {full=false, eps=1e-6, reduction=\"mean\"}]) -> " ..
+    "Tensor: the Gaussian negative log-likelihood.",
+})
+
 document(init, {
   calculate_gain = "init.calculate_gain(nonlinearity[, param]) -> number: PyTorch's recommended gain " ..
     "(\"relu\": sqrt(2), \"tanh\": 5/3, \"leaky_relu\": sqrt(2 / (1 + param^2)), ...).",
@@ -165,17 +368,49 @@ document(init, {
     "(fan_in + fan_out)).",
 })
 
+document(nn.utils, {
+  clip_grad_norm_ = "nn.utils.clip_grad_norm_(parameters, max_norm[, norm_type=2][, {error_if_nonfinite=false}]) " ..
+    "-> Tensor: scales the gradients in place so that their joint norm (any p, math.huge for the max) is at most " ..
+    "max_norm; returns the norm before clipping.",
+  clip_grad_value_ = "nn.utils.clip_grad_value_(parameters, clip_value): clamps the gradients into " ..
+    "[-clip_value, clip_value] in place.",
+  parameters_to_vector = "nn.utils.parameters_to_vector(parameters) -> Tensor: the parameters flattened into " ..
+    "one 1-D tensor.",
+  vector_to_parameters = "nn.utils.vector_to_parameters(vec, parameters): copies consecutive slices of vec " ..
+    "into the parameters (PyTorch makes them views of vec instead).",
+})
+
+document(nn.utils.rnn, {
+  pad_sequence = "nn.utils.rnn.pad_sequence(sequences[, batch_first=false][, padding_value=0]) -> Tensor: " ..
+    "sequences of shapes (L_i, *) stacked into (T, B, *) (batch_first: (B, T, *)), padded to the longest.",
+})
+
 document(optim, {
   Optimizer = "optim.Optimizer: the base class of optimizers (param_groups, state, step, zero_grad, " ..
     "state_dict); Optimizer:extend(\"Name\") makes a new one with its own defaults and update.",
   SGD = "optim.SGD(params, {lr=, momentum=0, dampening=0, weight_decay=0, nesterov=false, maximize=false}) -> " ..
     "Optimizer: stochastic gradient descent, with momentum as in PyTorch.",
-  Adam = "optim.Adam(params[, {lr=1e-3, betas={0.9, 0.999}, eps=1e-8, weight_decay=0, amsgrad=false}]) -> " ..
+  Adam = "optim.Adam(params[, {lr=1e-3, betas={0.9, 0.999}, eps=1e-8, weight_decay=0, amsgrad=false, " ..
+    "maximize=false}]) -> " ..
     "Optimizer: Adam with bias correction; weight_decay adds to the gradient.",
-  AdamW = "optim.AdamW(params[, {lr=1e-3, betas={0.9, 0.999}, eps=1e-8, weight_decay=1e-2, amsgrad=false}]) -> " ..
+  AdamW = "optim.AdamW(params[, {lr=1e-3, betas={0.9, 0.999}, eps=1e-8, weight_decay=1e-2, amsgrad=false, " ..
+    "maximize=false}]) -> " ..
     "Optimizer: Adam with decoupled weight decay.",
   RMSprop = "optim.RMSprop(params[, {lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, " ..
-    "centered=false}]) -> Optimizer: divides by a running root mean square of the gradients.",
+    "centered=false, maximize=false}]) -> Optimizer: divides by a running root mean square of the gradients.",
+  Adagrad = "optim.Adagrad(params[, {lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10, " ..
+    "maximize=false}]) -> Optimizer: divides by the root of the running sum of squared gradients.",
+  Adadelta = "optim.Adadelta(params[, {lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, maximize=false}]) -> Optimizer: " ..
+    "steps by the ratio of running roots of squared updates and squared gradients.",
+  Adamax = "optim.Adamax(params[, {lr=2e-3, betas={0.9, 0.999}, eps=1e-8, weight_decay=0, maximize=false}]) -> " ..
+    "Optimizer: Adam with the infinity norm of the gradients.",
+  NAdam = "optim.NAdam(params[, {lr=2e-3, betas={0.9, 0.999}, eps=1e-8, weight_decay=0, momentum_decay=4e-3}]) -> " ..
+    "Optimizer: Adam with Nesterov momentum.",
+  RAdam = "optim.RAdam(params[, {lr=1e-3, betas={0.9, 0.999}, eps=1e-8, weight_decay=0}]) -> Optimizer: " ..
+    "rectified Adam (momentum steps until the variance estimate is tractable).",
+  LBFGS = "optim.LBFGS(params[, {lr=1, max_iter=20, max_eval=max_iter*5//4, tolerance_grad=1e-7, " ..
+    "tolerance_change=1e-9, history_size=100, line_search_fn=nil|'strong_wolfe'}]) -> Optimizer: " ..
+    "limited-memory BFGS; opt:step(closure) needs the closure, which recomputes the loss and gradients.",
 })
 
 document(optim.Optimizer, {
@@ -188,7 +423,8 @@ document(optim.Optimizer, {
   validate = "Optimizer:validate(options): a subclass's check of its options (an error names the bad one).",
   step = "opt:step([closure]) -> loss or nil: one update of every parameter that has a gradient; the " ..
     "closure, when given, recomputes the loss with grad enabled and its result is returned.",
-  zero_grad = "opt:zero_grad([set_to_none=true]): clears the gradients of the optimizer's parameters.",
+  zero_grad = "opt:zero_grad([set_to_none=true]): clears the gradients of the optimizer's parameters: to nil, " ..
+    "or to zeros in place with {set_to_none=false} (PyTorch 2.x's default; 1.13 defaulted to false).",
   add_param_group = "opt:add_param_group({params=, lr=, ...}): adds parameters with their own options.",
   state_dict = "opt:state_dict() -> table: the options of each group and the per-parameter state.",
   load_state_dict = "opt:load_state_dict(sd): restores the options and state saved by state_dict, checked " ..
@@ -201,11 +437,85 @@ document(sched, {
     "gamma every step_size epochs.",
   CosineAnnealingLR = "lr_scheduler.CosineAnnealingLR(optimizer, {T_max=, eta_min=0}) -> scheduler: the lr " ..
     "follows half a cosine from the initial lr down to eta_min over T_max epochs.",
+  LambdaLR = "lr_scheduler.LambdaLR(optimizer, {lr_lambda=fn | {fn, ...}}) -> scheduler: lr = initial lr * " ..
+    "lr_lambda(epoch) (one function, or one per parameter group).",
+  MultiplicativeLR = "lr_scheduler.MultiplicativeLR(optimizer, {lr_lambda=fn | {fn, ...}}) -> scheduler: " ..
+    "multiplies the lr by lr_lambda(epoch) every epoch.",
+  MultiStepLR = "lr_scheduler.MultiStepLR(optimizer, {milestones=, gamma=0.1}) -> scheduler: multiplies the lr " ..
+    "by gamma at each milestone epoch.",
+  ExponentialLR = "lr_scheduler.ExponentialLR(optimizer, {gamma=}) -> scheduler: multiplies the lr by gamma " ..
+    "every epoch.",
+  LinearLR = "lr_scheduler.LinearLR(optimizer, {start_factor=1/3, end_factor=1.0, total_iters=5}) -> scheduler: " ..
+    "the lr factor goes linearly from start_factor to end_factor over total_iters epochs.",
+  ConstantLR = "lr_scheduler.ConstantLR(optimizer, {factor=1/3, total_iters=5}) -> scheduler: the lr times " ..
+    "factor until epoch total_iters.",
+  SequentialLR = "lr_scheduler.SequentialLR(optimizer, {schedulers=, milestones=}) -> scheduler: runs each " ..
+    "scheduler in turn, switching at the milestones.",
+  ChainedScheduler = "lr_scheduler.ChainedScheduler({scheduler, ...}) -> scheduler: steps all of them at " ..
+    "every step.",
+  OneCycleLR = "lr_scheduler.OneCycleLR(optimizer, {max_lr=, total_steps= | epochs=, steps_per_epoch=, " ..
+    "pct_start=0.3, anneal_strategy='cos', cycle_momentum=true, base_momentum=0.85, max_momentum=0.95, " ..
+    "div_factor=25, final_div_factor=1e4, three_phase=false}) -> scheduler: the 1cycle policy (step it every batch).",
+  CyclicLR = "lr_scheduler.CyclicLR(optimizer, {base_lr=, max_lr=, step_size_up=2000, step_size_down=, " ..
+    "mode='triangular', gamma=1.0, scale_fn=, scale_mode='cycle', cycle_momentum=true, base_momentum=0.8, " ..
+    "max_momentum=0.9}) -> scheduler: the lr cycles between base_lr and max_lr.",
+  CosineAnnealingWarmRestarts = "lr_scheduler.CosineAnnealingWarmRestarts(optimizer, {T_0=, T_mult=1, " ..
+    "eta_min=0}) -> scheduler: cosine annealing restarted every T_0 epochs (each period T_mult times the last).",
+  ReduceLROnPlateau = "lr_scheduler.ReduceLROnPlateau(optimizer, {mode='min', factor=0.1, patience=10, " ..
+    "threshold=1e-4, threshold_mode='rel', cooldown=0, min_lr=0, eps=1e-8}) -> scheduler: scheduler:step(metric) " ..
+    "multiplies the lr by factor once the metric stops improving for more than patience epochs.",
 })
 
 document(sched.LRScheduler, {
   extend = "LRScheduler:extend(\"Name\") -> class: a new scheduler; define init and get_lr.",
-  init = "LRScheduler:init(optimizer[, last_epoch=-1]): the constructor; records each group's initial_lr.",
+  init = "LRScheduler:init(optimizer[, last_epoch=-1][, verbose=false]): the constructor; records each group's " ..
+    "initial_lr.",
+  print_lr = "scheduler:print_lr(group, lr[, epoch]): with verbose, prints the lr just set for a group (1-based) in " ..
+    "PyTorch's words.",
   step = "scheduler:step(): advances one epoch and sets the optimizer's lr.",
   get_last_lr = "scheduler:get_last_lr() -> list of numbers: the lr of each group after the last step.",
+  state_dict = "scheduler:state_dict() -> table: the scheduler's state (not its functions or optimizer).",
+  load_state_dict = "scheduler:load_state_dict(sd): restores a state_dict() of the same kind of scheduler.",
+})
+
+local distributions = torch.distributions
+local VALIDATE = " validate_args (default true, or Distribution.set_default_validate_args) checks the parameters " ..
+  "and log_prob's values against PyTorch's constraints."
+document(distributions, {
+  Distribution = "distributions.Distribution: the base class: d:sample([sample_shape]), d:rsample([sample_shape]), " ..
+    "d:log_prob(value), d:entropy(), and the properties mean, stddev, variance, batch_shape, event_shape, " ..
+    "has_rsample.",
+  Normal = "distributions.Normal(loc, scale[, {validate_args=}]) -> Distribution: the normal distribution " ..
+    "(tensors or numbers, broadcast); rsample is loc + eps * scale." .. VALIDATE,
+  Uniform = "distributions.Uniform(low, high[, {validate_args=}]) -> Distribution: uniform on [low, high) " ..
+    "(low < high); rsample is low + u * (high - low)." .. VALIDATE,
+  Gamma = "distributions.Gamma(concentration, rate[, {validate_args=}]) -> Distribution: the gamma distribution; " ..
+    "rsample's gradient is the implicit one of the standard gamma sample (PyTorch's _standard_gamma_grad)." .. VALIDATE,
+  Beta = "distributions.Beta(concentration1, concentration0[, {validate_args=}]) -> Distribution: the beta " ..
+    "distribution on [0, 1]; rsample is G1 / (G1 + G0) of reparameterised gamma samples." .. VALIDATE,
+  Categorical = "distributions.Categorical({probs=} | {logits=}[, {validate_args=}]) -> Distribution: categories " ..
+    "1..K along the last dim (probs normalised to sum 1, logits by logsumexp); samples and log_prob values are " ..
+    "1-based." .. VALIDATE,
+  Bernoulli = "distributions.Bernoulli({probs=} | {logits=}[, {validate_args=}]) -> Distribution: values 0 and 1 " ..
+    "with probability probs (or sigmoid(logits))." .. VALIDATE,
+  MultivariateNormal = "distributions.MultivariateNormal(loc, {covariance_matrix= | precision_matrix= | " ..
+    "scale_tril=}[, {validate_args=}]) -> Distribution: event_shape {n}; the matrices (..., n, n) broadcast with " ..
+    "loc's batch dims; properties scale_tril, covariance_matrix, precision_matrix." .. VALIDATE,
+  Independent = "distributions.Independent(base_distribution, reinterpreted_batch_ndims[, {validate_args=}]) -> " ..
+    "Distribution: the base's right-most batch dims become event dims (log_prob and entropy summed over them).",
+  kl_divergence = "distributions.kl_divergence(p, q) -> Tensor: KL(p || q) of batch_shape, for the pairs PyTorch " ..
+    "1.13 registers among Normal, Uniform, Gamma, Beta, Categorical, Bernoulli, MultivariateNormal and " ..
+    "Independent (also distributions.kl.kl_divergence); other pairs are an error naming both.",
+})
+
+document(distributions.Distribution, {
+  sample = "d:sample([sample_shape]) -> Tensor: a sample of shape sample_shape .. batch_shape .. event_shape " ..
+    "(sample_shape a list of sizes, or {sample_shape=}), without gradients.",
+  rsample = "d:rsample([sample_shape]) -> Tensor: a reparameterised sample (gradients flow to the parameters); an " ..
+    "error where has_rsample is false.",
+  log_prob = "d:log_prob(value) -> Tensor: the log density (or mass) of value, a tensor whose right-most dims are " ..
+    "event_shape and that broadcasts with batch_shape.",
+  entropy = "d:entropy() -> Tensor: the entropy, of batch_shape.",
+  set_default_validate_args = "Distribution.set_default_validate_args(value): whether distributions made without " ..
+    "validate_args check their arguments (true at start).",
 })

@@ -18,10 +18,16 @@ local function is_kw_table(v)
   return type(v) == "table" and getmetatable(v) == nil and v[1] == nil
 end
 
+-- A user's value or name for error messages: at most a short prefix of a long string (the
+-- engine's quote_user, so that a huge string never makes a huge message).
+local quote = torch.utils._quote
+local function name_of(k) return quote(tostring(k)) end
+util.name_of = name_of
+
 -- A value for error messages: tensors by shape, strings quoted.
 local function describe(v)
   if torch.is_tensor(v) then return "a tensor of shape " .. util.shape_str(v.shape) end
-  if type(v) == "string" then return string.format("%q", v) end
+  if type(v) == "string" then return string.format("%q", quote(v)) end
   return tostring(v)
 end
 util.describe = describe
@@ -57,7 +63,7 @@ function util.args(op, names, nrequired, defaults, ...)
   end
   torch._check_keywords(op, kw or {}, names)
   for k, v in pairs(kw or {}) do
-    if out[k] ~= nil then fail(op, "got two values for argument '%s'", k) end
+    if out[k] ~= nil then fail(op, "got two values for argument '%s'", name_of(k)) end
     out[k] = v
   end
   for i, name in ipairs(names) do
@@ -87,6 +93,13 @@ function util.check_pair(op, name, v, min)
   end
   local i = util.check_int(op, name, v, min)
   return {i, i}
+end
+
+-- Whether v can be called: a function, or a value whose metatable has __call.
+function util.is_callable(v)
+  if type(v) == "function" then return true end
+  local mt = getmetatable(v)
+  return type(mt) == "table" and mt.__call ~= nil
 end
 
 function util.check_tensor(op, name, v)
@@ -201,6 +214,7 @@ function Instance.__index(self, k)
   v = rawget(self, "_attrs")[k]
   if v ~= nil then return v end
   local cls = rawget(self, "_class")
+  k = math.tointeger(k) or k  -- seq[2.0] is seq[2]
   if math.type(k) == "integer" then
     local getitem = cls.__getitem
     return getitem and getitem(self, k)
@@ -214,31 +228,39 @@ end
 function Instance.__newindex(self, k, v)
   local params, buffers = rawget(self, "_parameters"), rawget(self, "_buffers")
   local modules, attrs = rawget(self, "_modules"), rawget(self, "_attrs")
+  k = math.tointeger(k) or k
   if math.type(k) == "integer" then
     local setitem = rawget(self, "_class").__setitem
     if not setitem then fail(class_name(self), "cannot assign to index %d", k) end
     return setitem(self, k, v)
   end
+  -- A class may convert what is assigned to it (ParameterDict makes tensors parameters).
+  local assign = rawget(self, "_class").__assign
+  if assign then v = assign(self, k, v) end
   if v == nil then
     params:remove(k); buffers:remove(k); modules:remove(k); attrs[k] = nil
+  elseif type(k) ~= "string" and (is_module(v) or torch.is_tensor(v)) then
+    -- state_dict names are strings: a module or tensor under another key would break them
+    fail(class_name(self), "cannot assign %s to the key %s (submodules, parameters and buffers are named by strings)",
+         describe(v), describe(k))
   elseif is_module(v) then
     if params.map[k] ~= nil or buffers.map[k] ~= nil then
-      fail(class_name(self), "cannot assign a module to '%s', which is a parameter or buffer (assign nil first)", k)
+      fail(class_name(self), "cannot assign a module to '%s', which is a parameter or buffer (assign nil first)", name_of(k))
     end
     attrs[k] = nil
     modules:set(k, v)
   elseif params.map[k] ~= nil then
     if not torch.is_tensor(v) or not (made_as_parameter[v] or v.is_leaf) then
-      fail(class_name(self), "cannot assign %s to parameter '%s' (expected a leaf tensor or nil)", describe(v), k)
+      fail(class_name(self), "cannot assign %s to parameter '%s' (expected a leaf tensor or nil)", describe(v), name_of(k))
     end
     params:set(k, v)
   elseif buffers.map[k] ~= nil then
     if not torch.is_tensor(v) then
-      fail(class_name(self), "cannot assign %s to buffer '%s' (expected a tensor or nil)", describe(v), k)
+      fail(class_name(self), "cannot assign %s to buffer '%s' (expected a tensor or nil)", describe(v), name_of(k))
     end
     buffers:set(k, v)
   elseif modules.map[k] ~= nil then
-    fail(class_name(self), "cannot assign %s to submodule '%s' (expected a module or nil)", describe(v), k)
+    fail(class_name(self), "cannot assign %s to submodule '%s' (expected a module or nil)", describe(v), name_of(k))
   elseif torch.is_tensor(v) and is_parameter_like(v) then
     attrs[k] = nil
     params:set(k, v)
@@ -247,7 +269,11 @@ function Instance.__newindex(self, k, v)
   end
 end
 
-function Instance.__call(self, ...) return self:forward(...) end
+-- model(...) runs forward, and the hooks when the module has any (see Module hooks below).
+function Instance.__call(self, ...)
+  if rawget(self, "_hooks") == nil then return self:forward(...) end
+  return util.call_with_hooks(self, ...)
+end
 
 function Instance.__tostring(self) return self:__repr() end
 
@@ -306,7 +332,22 @@ function Module:isinstance(cls)
   return false
 end
 
+-- A submodule, parameter or buffer name: a non-empty string without '.'.
+local function check_member_name(op, name)
+  if type(name) ~= "string" or name == "" or name:find(".", 1, true) then
+    fail(op, "the name must be a non-empty string without '.', got %s", describe(name))
+  end
+end
+
+-- The prefix of named_parameters/named_buffers/named_modules: nil or a string.
+local function check_prefix(op, prefix)
+  if prefix ~= nil and type(prefix) ~= "string" then
+    fail(op, "prefix must be a string, got %s", describe(prefix))
+  end
+end
+
 function Module:register_parameter(name, param)
+  check_member_name(class_name(self) .. ":register_parameter", name)
   if param ~= nil then util.check_tensor(class_name(self) .. ":register_parameter", "param", param) end
   rawget(self, "_modules"):remove(name); rawget(self, "_attrs")[name] = nil
   if param == nil then rawget(self, "_parameters"):remove(name) else rawget(self, "_parameters"):set(name, param) end
@@ -315,6 +356,8 @@ end
 -- A buffer is module state that is not a parameter (saved in state_dict unless
 -- persistent=false, converted by to()).
 function Module:register_buffer(name, tensor, persistent)
+  check_member_name(class_name(self) .. ":register_buffer", name)
+  if persistent ~= nil then util.check_bool(class_name(self) .. ":register_buffer", "persistent", persistent) end
   if tensor ~= nil then util.check_tensor(class_name(self) .. ":register_buffer", "tensor", tensor) end
   rawget(self, "_modules"):remove(name); rawget(self, "_parameters"):remove(name)
   rawget(self, "_attrs")[name] = nil
@@ -323,11 +366,9 @@ function Module:register_buffer(name, tensor, persistent)
 end
 
 function Module:add_module(name, module)
-  if type(name) ~= "string" or name == "" or name:find(".", 1, true) then
-    fail(class_name(self) .. ":add_module", "the name must be a non-empty string without '.', got %s", describe(name))
-  end
+  check_member_name(class_name(self) .. ":add_module", name)
   if not is_module(module) then
-    fail(class_name(self) .. ":add_module", "expected a module for '%s', got %s", tostring(name), describe(module))
+    fail(class_name(self) .. ":add_module", "expected a module for '%s', got %s", name_of(name), describe(module))
   end
   self[name] = module
 end
@@ -335,6 +376,7 @@ end
 -- Calls fn on every (sub)module in depth-first order, each after its children
 -- (as PyTorch's apply), and returns self.
 function Module:apply(fn)
+  if not util.is_callable(fn) then fail(class_name(self) .. ":apply", "expected a function, got %s", describe(fn)) end
   for _, child in rawget(self, "_modules"):items() do child:apply(fn) end
   fn(self)
   return self
@@ -376,10 +418,14 @@ end
 
 -- for name, p in model:named_parameters() do ... end  (names like "fc1.weight")
 function Module:named_parameters(prefix, recurse)
+  check_prefix(class_name(self) .. ":named_parameters", prefix)
+  if recurse ~= nil then util.check_bool(class_name(self) .. ":named_parameters", "recurse", recurse) end
   return named_members(self, "_parameters", prefix, recurse ~= false)
 end
 
 function Module:named_buffers(prefix, recurse)
+  check_prefix(class_name(self) .. ":named_buffers", prefix)
+  if recurse ~= nil then util.check_bool(class_name(self) .. ":named_buffers", "recurse", recurse) end
   return named_members(self, "_buffers", prefix, recurse ~= false)
 end
 
@@ -404,6 +450,7 @@ function Module:children() return values_of(self:named_children()) end
 -- for name, m in model:named_modules() do ... end: the module itself (name "") first, then
 -- every submodule depth-first with dotted names, each once.
 function Module:named_modules(prefix)
+  check_prefix(class_name(self) .. ":named_modules", prefix)
   local out, seen = {}, {}
   local function visit(m, name)
     if seen[m] then return end
@@ -436,21 +483,39 @@ function Module:requires_grad_(flag)
   return self
 end
 
--- Clears every parameter's gradient: to nil (the default, set_to_none), or to zeros with
--- {set_to_none=false}.
-function Module:zero_grad(...)
-  local o = util.args(class_name(self) .. ":zero_grad", {"set_to_none"}, 0, {set_to_none = true}, ...)
-  for _, p in ipairs(self:parameters()) do
+-- zero_grad of modules and optimizers: `([set_to_none])` or `{set_to_none=}`. Clears the
+-- gradients of `params`: to nil (the default, as in PyTorch 2.x; PyTorch 1.13's default was
+-- false), or to zeros in place with set_to_none = false (a gradient that is itself part of
+-- a graph, after backward{create_graph=true}, is detached first, as PyTorch does).
+function util.zero_grad(op, params, ...)
+  local set_to_none = util.args(op, {"set_to_none"}, 0, {set_to_none = true}, ...).set_to_none
+  if type(set_to_none) ~= "boolean" then
+    fail(op, "set_to_none must be true or false, got %s", describe(set_to_none))
+  end
+  for _, p in ipairs(params) do
     local g = p.grad
     if g ~= nil then
-      if o.set_to_none then p.grad = nil else g:zero_() end
+      if set_to_none then
+        p.grad = nil
+      else
+        if g.requires_grad then
+          g = g:detach()
+          p.grad = g
+        end
+        g:zero_()
+      end
     end
   end
+end
+
+function Module:zero_grad(...)
+  util.zero_grad(class_name(self) .. ":zero_grad", self:parameters(), ...)
 end
 
 -- Device and dtype targets of to(): "cuda", "float64", {device=, dtype=} or a tensor.
 -- As in PyTorch, a module converts to floating-point dtypes only.
 local device_prefixes = {cpu = true, cuda = true}
+local device_meta = getmetatable(torch._device("cpu"))
 local floating_dtypes = {float16 = true, bfloat16 = true, float32 = true, float64 = true}
 local function dtype_name(s)
   local alias = torch[s]  -- torch.float = "float32", ...
@@ -462,9 +527,15 @@ local function parse_to_target(op, ...)
     local v = select(i, ...)
     if torch.is_tensor(v) then
       target.device, target.dtype = v.device, v.dtype
+    elseif getmetatable(v) == device_meta then
+      target.device = v
     elseif type(v) == "string" then
       if device_prefixes[v:match("^[^:]*")] then target.device = v else target.dtype = dtype_name(v) end
     elseif type(v) == "table" and getmetatable(v) == nil then
+      torch._check_keywords(op, v, {"device", "dtype"})
+      if v.device ~= nil and type(v.device) ~= "string" and getmetatable(v.device) ~= device_meta then
+        fail(op, "device must be a string such as \"cpu\" or \"cuda\" or a torch.device, got %s", describe(v.device))
+      end
       target.device = v.device or target.device
       target.dtype = v.dtype and dtype_name(v.dtype) or target.dtype
     else
@@ -477,8 +548,9 @@ local function parse_to_target(op, ...)
   return target
 end
 
--- "cuda" names the same device as "cuda:0".
+-- "cuda" names the same device as "cuda:0" (a and b: names or device objects).
 local function same_device(a, b)
+  a, b = tostring(a), tostring(b)
   return a == b or a .. ":0" == b or a == b .. ":0"
 end
 
@@ -552,11 +624,20 @@ local function state_entries(self)
   return entries
 end
 
+-- The key order of tables that have one: state_dict()'s (the module's order) and the
+-- OrderedDicts torch.load reads. torch.save writes such a table as an OrderedDict in this
+-- order (keys added later come after, sorted). Weak keys: the record goes with the table.
+torch._key_order = setmetatable({}, {__mode = "k"})
+
 -- A flat table {["fc1.weight"] = tensor, ...} of detached tensors sharing the module's
--- storage (torch.save writes it as safetensors).
+-- storage, its key order recorded for torch.save (PyTorch's OrderedDict order).
 function Module:state_dict()
-  local sd = {}
-  for _, e in ipairs(state_entries(self)) do sd[e[1]] = e[2]:detach() end
+  local sd, order = {}, {}
+  for _, e in ipairs(state_entries(self)) do
+    if sd[e[1]] == nil then order[#order + 1] = e[1] end
+    sd[e[1]] = e[2]:detach()
+  end
+  torch._key_order[sd] = order
   return sd
 end
 
@@ -576,9 +657,9 @@ function Module:load_state_dict(state_dict, ...)
     expected[name] = true
     local v = state_dict[name]
     if v == nil then
-      missing[#missing + 1] = string.format("%q", name)
+      missing[#missing + 1] = string.format("%q", quote(name))
     elseif not torch.is_tensor(v) then
-      problems[#problems + 1] = string.format("value for %q is %s, expected a tensor", name, describe(v))
+      problems[#problems + 1] = string.format("value for %q is %s, expected a tensor", quote(name), describe(v))
     elseif not util.same_shape(v.shape, own.shape) then
       problems[#problems + 1] = string.format(
         "size mismatch for %q: copying a tensor of shape %s from the state dict, the shape in the current model is %s",
@@ -586,7 +667,7 @@ function Module:load_state_dict(state_dict, ...)
     end
   end
   for k in pairs(state_dict) do
-    if not expected[k] then unexpected[#unexpected + 1] = string.format("%q", tostring(k)) end
+    if not expected[k] then unexpected[#unexpected + 1] = string.format("%q", name_of(k)) end
   end
   table.sort(unexpected)
   if o.strict then
@@ -634,11 +715,183 @@ function Module:__repr()
 end
 
 ---------------------------------------------------------------------------------------------
--- Containers. Children are named "1", "2", ... and indexed from 1 (negative from the end),
--- so state_dict keys read "1.weight" where PyTorch writes "0.weight".
+-- Module hooks, as PyTorch's: functions a module calls around its forward (and, through the
+-- autograd graph, its backward). Each register_* returns a handle whose remove() takes the
+-- hook out; hooks run in the order they were registered.
+--   register_forward_pre_hook(hook): hook(module, args) before forward; args is a table of
+--     forward's arguments (args.n of them); returning a table replaces the arguments, any
+--     other non-nil value becomes the only argument.
+--   register_forward_hook(hook): hook(module, args, output) after forward; a non-nil return
+--     replaces the output (with several outputs, output is a table of them, and so is the
+--     replacement).
+--   register_full_backward_hook(hook): hook(module, grad_input, grad_output) when the
+--     gradients with respect to the module's arguments are computed; grad_input has one
+--     entry per argument (nil where it is not a tensor that requires grad), grad_output one
+--     per tensor output. Returning a table replaces grad_input.
+
+local Handle = {}
+Handle.__index = Handle
+
+-- handle:remove(): the hook no longer runs (a no-op the second time).
+function Handle:remove()
+  local list = self.list
+  for i, entry in ipairs(list) do
+    if entry == self.entry then
+      table.remove(list, i)
+      break
+    end
+  end
+end
+
+Handle.remove = torch._strict("RemovableHandle:remove", Handle.remove, true)
+
+local HOOK_KINDS = {"forward_pre", "forward", "backward"}
+
+local function add_hook(self, kind, hook, op)
+  if type(hook) ~= "function" and not (type(hook) == "table" and getmetatable(hook) and getmetatable(hook).__call) then
+    fail(op, "expected a function, got %s", describe(hook))
+  end
+  local hooks = rawget(self, "_hooks")
+  if hooks == nil then
+    hooks = {}
+    for _, k in ipairs(HOOK_KINDS) do hooks[k] = {} end
+    rawset(self, "_hooks", hooks)
+  end
+  local entry = {fn = hook}
+  table.insert(hooks[kind], entry)
+  return setmetatable({list = hooks[kind], entry = entry}, Handle)
+end
+
+function Module:register_forward_pre_hook(hook)
+  return add_hook(self, "forward_pre", hook, class_name(self) .. ":register_forward_pre_hook")
+end
+
+function Module:register_forward_hook(hook)
+  return add_hook(self, "forward", hook, class_name(self) .. ":register_forward_hook")
+end
+
+function Module:register_full_backward_hook(hook)
+  return add_hook(self, "backward", hook, class_name(self) .. ":register_full_backward_hook")
+end
+
+-- The identity functions that connect a module's backward hooks to the graph: one wraps the
+-- arguments that require grad (its backward sees grad_input), one the outputs (its backward
+-- sees grad_output). `state` (a plain argument) carries grad_output from one to the other.
+local BackwardHookInput = torch.autograd.Function:extend("BackwardHookFunction")
+local BackwardHookOutput = torch.autograd.Function:extend("BackwardHookFunction")
+
+function BackwardHookInput.forward(ctx, state, ...)
+  ctx.state = state
+  return ...
+end
+
+-- Calls the module's backward hooks with grad_input (a table over forward's arguments) and
+-- returns the grad_input they leave.
+local function run_backward_hooks(state, grad_input)
+  for _, entry in ipairs(table.move(state.hooks, 1, #state.hooks, 1, {})) do
+    local r = entry.fn(state.module, grad_input, state.grad_output or {})
+    if r ~= nil then
+      if type(r) ~= "table" or getmetatable(r) ~= nil then
+        fail(class_name(state.module), "a full backward hook must return nil or a table of gradients, got %s", describe(r))
+      end
+      grad_input = r
+    end
+  end
+  return grad_input
+end
+
+function BackwardHookInput.backward(ctx, ...)
+  local state = ctx.state
+  local grads = table.pack(...)
+  local grad_input = {}
+  for k, pos in ipairs(state.tensor_args) do grad_input[pos] = grads[k] end
+  grad_input = run_backward_hooks(state, grad_input)
+  local out = {}
+  for k, pos in ipairs(state.tensor_args) do out[k] = grad_input[pos] end
+  return nil, table.unpack(out, 1, #state.tensor_args)
+end
+
+function BackwardHookOutput.forward(ctx, state, ...)
+  ctx.state = state
+  return ...
+end
+
+function BackwardHookOutput.backward(ctx, ...)
+  local state = ctx.state
+  state.grad_output = table.pack(...)
+  if #state.tensor_args == 0 then
+    -- No argument requires grad: the hooks run now, with an empty grad_input.
+    local r = run_backward_hooks(state, {})
+    if next(r) ~= nil then
+      fail(class_name(state.module), "a full backward hook of a module whose arguments need no gradient must return nil")
+    end
+  end
+  return nil, ...
+end
+
+-- A module call with hooks: pre-hooks, the arguments wrapped for the backward hooks, forward,
+-- forward hooks, the outputs wrapped.
+function util.call_with_hooks(self, ...)
+  local hooks = rawget(self, "_hooks")
+  local args = table.pack(...)
+  for _, entry in ipairs(table.move(hooks.forward_pre, 1, #hooks.forward_pre, 1, {})) do
+    local r = entry.fn(self, args)
+    if r ~= nil then
+      args = (type(r) == "table" and getmetatable(r) == nil) and r or {r, n = 1}
+      args.n = args.n or #args
+    end
+  end
+  local state
+  if #hooks.backward > 0 and torch.is_grad_enabled() then
+    state = {module = self, hooks = hooks.backward, tensor_args = {}}
+    local wrapped = {}
+    for i = 1, args.n do
+      if torch.is_tensor(args[i]) and args[i].requires_grad then
+        state.tensor_args[#state.tensor_args + 1] = i
+        wrapped[#wrapped + 1] = args[i]
+      end
+    end
+    if #wrapped > 0 then
+      local results = table.pack(BackwardHookInput.apply(state, table.unpack(wrapped)))
+      args = table.move(args, 1, args.n, 1, {n = args.n})
+      for k, pos in ipairs(state.tensor_args) do args[pos] = results[k] end
+    end
+  end
+  local out = table.pack(self:forward(table.unpack(args, 1, args.n)))
+  for _, entry in ipairs(table.move(hooks.forward, 1, #hooks.forward, 1, {})) do
+    local r = entry.fn(self, args, out.n == 1 and out[1] or out)
+    if r ~= nil then
+      out = out.n == 1 and {r, n = 1} or r
+      out.n = out.n or #out
+    end
+  end
+  if state then
+    local positions, tensors = {}, {}
+    for i = 1, out.n do
+      if torch.is_tensor(out[i]) and out[i].requires_grad then
+        positions[#positions + 1] = i
+        tensors[#tensors + 1] = out[i]
+      end
+    end
+    if #tensors > 0 then
+      local results = table.pack(BackwardHookOutput.apply(state, table.unpack(tensors)))
+      for k, pos in ipairs(positions) do out[pos] = results[k] end
+    end
+  end
+  return table.unpack(out, 1, out.n)
+end
+
+---------------------------------------------------------------------------------------------
+-- Containers. Children are named "0", "1", ... as in PyTorch, so state_dict keys ("0.weight")
+-- and printed names match PyTorch's checkpoints and output; Lua indexing stays 1-based
+-- (seq[1] is the child named "0"; negative from the end).
 
 -- Index i (1-based, negative from the end) of a container of n children, or nil.
-local function container_slot(i, n)
+local function container_slot(self, i, n)
+  if math.type(i) ~= "integer" and not (math.type(i) == "float" and math.tointeger(i)) then
+    fail(class_name(self), "an index must be an integer, got %s", describe(i))
+  end
+  i = math.tointeger(i)
   if i < 0 then i = n + 1 + i end
   if i >= 1 and i <= n then return i end
 end
@@ -647,13 +900,13 @@ local function container_len(self) return #rawget(self, "_modules").keys end
 
 local function container_get(self, i)
   local modules = rawget(self, "_modules")
-  local slot = container_slot(i, #modules.keys)
+  local slot = container_slot(self, i, #modules.keys)
   return slot and modules.map[modules.keys[slot]]
 end
 
 local function container_set(self, i, module)
   local modules = rawget(self, "_modules")
-  local slot = container_slot(i, #modules.keys)
+  local slot = container_slot(self, i, #modules.keys)
   if not slot then fail(class_name(self), "index %d is out of range for %d modules", i, #modules.keys) end
   if not is_module(module) then fail(class_name(self), "expected a module at index %d, got %s", i, describe(module)) end
   modules.map[modules.keys[slot]] = module
@@ -663,7 +916,7 @@ local function container_append(self, module)
   if not is_module(module) then
     fail(class_name(self) .. ":append", "expected a module, got %s", describe(module))
   end
-  rawget(self, "_modules"):set(tostring(container_len(self) + 1), module)
+  rawget(self, "_modules"):set(tostring(container_len(self)), module)
   return self
 end
 
@@ -719,4 +972,162 @@ end
 
 function ModuleList:forward(...)
   fail("ModuleList", "is a container without forward; call its modules")
+end
+
+---------------------------------------------------------------------------------------------
+-- Keyed containers. A Lua table has no order, so a table given to ModuleDict or
+-- ParameterDict is taken in sorted key order (as PyTorch's ParameterDict takes a plain dict);
+-- a list of {key, value} pairs keeps its order.
+
+-- The (key, value) pairs of `entries`: a list of {key, value} pairs as given, or a table's
+-- string keys sorted.
+local function keyed_entries(op, entries)
+  if type(entries) ~= "table" or getmetatable(entries) ~= nil then
+    fail(op, "expected a table of name = value or a list of {name, value} pairs, got %s", describe(entries))
+  end
+  local list = {}
+  if #entries > 0 then
+    for i, pair in ipairs(entries) do
+      if type(pair) ~= "table" or getmetatable(pair) ~= nil or #pair ~= 2 or type(pair[1]) ~= "string" then
+        fail(op, "element %d must be a {name, value} pair with a string name, got %s", i, describe(pair))
+      end
+      list[i] = pair
+    end
+    return list
+  end
+  for k, v in pairs(entries) do
+    if type(k) ~= "string" then fail(op, "keys must be strings, got %s", describe(k)) end
+    list[#list + 1] = {k, v}
+  end
+  table.sort(list, function(a, b) return a[1] < b[1] end)
+  return list
+end
+
+-- The methods a keyed container shares; `registry` is where its values live.
+local function keyed_container(name, registry, check)
+  local class = util.module_class(name)
+  class.__len = function(self) return #rawget(self, registry).keys end
+  -- The one argument is the table of entries itself (a keyword table would read the same).
+  function class:init(entries)
+    if entries ~= nil then self:update(entries) end
+  end
+  -- Adds or replaces entries: a table of name = value, or a list of {name, value} pairs.
+  function class:update(entries)
+    for _, pair in ipairs(keyed_entries(name .. ":update", entries)) do
+      local key = pair[1]
+      if not self:contains(key) and class[key] ~= nil then
+        fail(name, "key %s clashes with a method of %s", describe(key), name)
+      end
+      self[key] = check(name, key, pair[2])
+    end
+  end
+  function class:keys()
+    local keys = {}
+    for i, k in ipairs(rawget(self, registry).keys) do keys[i] = k end
+    return keys
+  end
+  function class:values()
+    local reg, values = rawget(self, registry), {}
+    for i, k in ipairs(reg.keys) do values[i] = reg.map[k] end
+    return values
+  end
+  -- for name, value in d:items() do ... end, in order.
+  function class:items() return rawget(self, registry):items() end
+  function class:contains(key) return rawget(self, registry).map[key] ~= nil end
+  -- Removes key and returns its value (an error when absent).
+  function class:pop(key)
+    local v = rawget(self, registry).map[key]
+    if v == nil then fail(name .. ":pop", "no key %s", describe(key)) end
+    self[key] = nil
+    return v
+  end
+  function class:clear()
+    for _, k in ipairs(self:keys()) do self[k] = nil end
+  end
+  function class:forward(...)
+    fail(name, "is a container without forward; call its entries")
+  end
+  return class
+end
+
+-- nn.ModuleDict({name = module, ...} or {{name, module}, ...}): submodules by name.
+keyed_container("ModuleDict", "_modules", function(op, key, m)
+  if not is_module(m) then fail(op, "value for %s is %s, expected a module", describe(key), describe(m)) end
+  return m
+end)
+
+-- "Parameter containing: [torch.float32 of size 2x3]", as PyTorch lists a parameter.
+local function parameter_line(key, p)
+  local dims = {}
+  for i, n in ipairs(p.shape) do dims[i] = tostring(n) end
+  local device = p.device.type ~= "cpu" and " (" .. p.device .. ")" or ""
+  return string.format("  (%s): Parameter containing: [torch.%s of size %s%s]", key, p.dtype,
+                       table.concat(dims, "x"), device)
+end
+
+-- A tensor stored into a parameter container becomes a parameter (as PyTorch wraps it).
+local function as_parameter(op, key, v)
+  if v == nil then return nil end
+  if not torch.is_tensor(v) then fail(op, "value for %s is %s, expected a tensor", describe(key), describe(v)) end
+  if made_as_parameter[v] then return v end
+  return nn.Parameter(v)
+end
+
+local function parameter_lines(self)
+  local lines = {}
+  for k, p in rawget(self, "_parameters"):items() do lines[#lines + 1] = parameter_line(k, p) end
+  return table.concat(lines, "\n")
+end
+
+-- nn.ParameterDict({name = tensor, ...} or {{name, tensor}, ...}): parameters by name.
+local ParameterDict = keyed_container("ParameterDict", "_parameters", as_parameter)
+function ParameterDict:__assign(k, v)
+  if torch.is_tensor(v) then return as_parameter("ParameterDict", k, v) end
+  return v
+end
+ParameterDict.extra_repr = parameter_lines
+
+-- nn.ParameterList({t1, t2, ...}): parameters named "0", "1", ... (PyTorch's state_dict keys),
+-- indexed from 1 and appendable; tensors become parameters.
+local ParameterList = util.module_class("ParameterList")
+
+function ParameterList:init(...)
+  local values = util.args("ParameterList", {"values"}, 0, {}, ...).values
+  if values ~= nil then self:extend(values) end
+end
+
+ParameterList.__len = function(self) return #rawget(self, "_parameters").keys end
+
+function ParameterList.__getitem(self, i)
+  local params = rawget(self, "_parameters")
+  local slot = container_slot(self, i, #params.keys)
+  return slot and params.map[params.keys[slot]]
+end
+
+function ParameterList.__setitem(self, i, v)
+  local params = rawget(self, "_parameters")
+  local slot = container_slot(self, i, #params.keys)
+  if not slot then fail("ParameterList", "index %d is out of range for %d parameters", i, #params.keys) end
+  if v == nil then fail("ParameterList", "cannot assign nil to index %d", i) end
+  params:set(params.keys[slot], as_parameter("ParameterList", i, v))
+end
+
+function ParameterList:append(value)
+  local n = #rawget(self, "_parameters").keys
+  rawget(self, "_parameters"):set(tostring(n), as_parameter("ParameterList:append", n + 1, value))
+  return self
+end
+
+function ParameterList:extend(values)
+  if type(values) ~= "table" or getmetatable(values) ~= nil then
+    fail("ParameterList:extend", "expected a list of tensors, got %s", describe(values))
+  end
+  for _, v in ipairs(values) do self:append(v) end
+  return self
+end
+
+ParameterList.extra_repr = parameter_lines
+
+function ParameterList:forward(...)
+  fail("ParameterList", "is a container without forward; index its parameters")
 end

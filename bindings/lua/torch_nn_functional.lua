@@ -18,6 +18,7 @@ local function check_float(op, name, t)
   end
   return t
 end
+util.check_float = check_float
 
 function F.linear(input, weight, bias)
   return torch.linear(input, weight, bias)
@@ -172,13 +173,18 @@ end
 ---------------------------------------------------------------------------------------------
 -- Losses. reduction is "mean" (the default), "sum" or "none".
 
-local reductions = {mean = true, sum = true, none = true}
+local reductions = {"mean", "sum", "none"}
 
-local function check_reduction(op, reduction)
-  if not reductions[reduction] then
-    fail(op, "reduction must be \"mean\", \"sum\" or \"none\", got %s", describe(reduction))
+-- reduction, checked against `valid` (a list; by default mean, sum, none).
+local function check_reduction(op, reduction, valid)
+  valid = valid or reductions
+  for _, r in ipairs(valid) do
+    if reduction == r then return reduction end
   end
-  return reduction
+  local quoted = {}
+  for i, r in ipairs(valid) do quoted[i] = string.format("%q", r) end
+  fail(op, "reduction must be %s or %s, got %s", table.concat(quoted, ", ", 1, #quoted - 1), quoted[#quoted],
+       describe(reduction))
 end
 util.check_reduction = check_reduction
 
@@ -187,6 +193,7 @@ local function reduce(loss, reduction)
   if reduction == "sum" then return loss:sum() end
   return loss
 end
+util.reduce = reduce
 
 -- Input and target of an elementwise loss: floating-point tensors of one shape.
 local function check_pair(op, input, target)
@@ -199,6 +206,7 @@ local function check_pair(op, input, target)
     fail(op, "input shape %s and target shape %s differ", shape_str(input.shape), shape_str(target.shape))
   end
 end
+util.check_loss_pair = check_pair
 
 function F.mse_loss(input, target, ...)
   local o = util.args("mse_loss", {"reduction"}, 0, {reduction = "mean"}, ...)

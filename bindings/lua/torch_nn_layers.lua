@@ -11,12 +11,14 @@ local fail, repr = util.fail, util.repr
 local function factory(o)
   return {dtype = o.dtype or torch.get_default_dtype(), device = o.device or "cpu"}
 end
+util.factory = factory
 
 -- U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for a bias, as PyTorch's Linear and Conv2d do.
 local function init_bias(bias, fan_in)
   local bound = fan_in > 0 and 1 / math.sqrt(fan_in) or 0
   init.uniform_(bias, -bound, bound)
 end
+util.init_bias = init_bias
 
 ---------------------------------------------------------------------------------------------
 -- Linear
@@ -220,6 +222,34 @@ function Flatten:forward(x)
 end
 function Flatten:extra_repr() return string.format("start_dim=%d, end_dim=%d", self.start_dim, self.end_dim) end
 
+-- nn.Unflatten(dim, unflattened_size): dim (1-based) split into the given sizes.
+local Unflatten = util.module_class("Unflatten")
+
+function Unflatten:init(...)
+  local op = "Unflatten"
+  local o = util.args(op, {"dim", "unflattened_size"}, 2, {}, ...)
+  self.dim = util.check_int(op, "dim", o.dim, math.mininteger)
+  local sizes = o.unflattened_size
+  if type(sizes) ~= "table" or getmetatable(sizes) ~= nil or #sizes == 0 then
+    fail(op, "unflattened_size must be a table of sizes, got %s", util.describe(sizes))
+  end
+  self.unflattened_size = {}
+  for i, n in ipairs(sizes) do self.unflattened_size[i] = util.check_int(op, "unflattened_size", n, -1) end
+end
+
+function Unflatten:forward(x)
+  return util.check_tensor("Unflatten", "input", x):unflatten(self.dim, self.unflattened_size)
+end
+function Unflatten:extra_repr()
+  return string.format("dim=%d, unflattened_size=%s", self.dim, repr(self.unflattened_size))
+end
+
+-- nn.Identity(...): returns its input. As in PyTorch it takes any arguments and ignores
+-- them, so that it can stand in for a layer with options.
+local Identity = util.module_class("Identity")
+function Identity:init(...) end
+function Identity:forward(x) return x end
+
 ---------------------------------------------------------------------------------------------
 -- Activations
 
@@ -266,11 +296,17 @@ dim_layer("LogSoftmax", F.log_softmax)
 -- ... Their options are those of the functional form; tensor options (class weights,
 -- pos_weight) are buffers, so to() and state_dict() carry them as in PyTorch.
 
-local function loss(name, fn, names, tensor_options)
+-- nn[name]: options `names` (PyTorch's order, without the deprecated size_average and
+-- reduce) with `defaults` (reduction "mean" unless given); `tensor_options` name those kept
+-- as buffers; `reductions` the valid reductions (default mean/sum/none); `inputs` how many
+-- tensors forward takes (2: input and target; 3 for the losses of pairs and triplets).
+local function loss(name, fn, names, tensor_options, defaults, inputs, reductions)
   local cls = util.module_class(name)
+  defaults = defaults or {}
+  if defaults.reduction == nil then defaults.reduction = "mean" end
   function cls:init(...)
-    local o = util.args(name, names, 0, {reduction = "mean"}, ...)
-    util.check_reduction(name, o.reduction)
+    local o = util.args(name, names, 0, defaults, ...)
+    util.check_reduction(name, o.reduction, reductions)
     for _, k in ipairs(names) do
       if tensor_options[k] then
         self:register_buffer(k, o[k] ~= nil and util.check_tensor(name, k, o[k]) or nil)
@@ -279,12 +315,18 @@ local function loss(name, fn, names, tensor_options)
       end
     end
   end
-  function cls:forward(input, target)
-    local options = {}
-    for _, k in ipairs(names) do options[k] = self[k] end
-    return fn(input, target, options)
+  local function options(self)
+    local kw = {}
+    for _, k in ipairs(names) do kw[k] = self[k] end
+    return kw
+  end
+  if inputs == 3 then
+    function cls:forward(a, b, c) return fn(a, b, c, options(self)) end
+  else
+    function cls:forward(input, target) return fn(input, target, options(self)) end
   end
 end
+util.loss_class = loss
 
 loss("MSELoss", F.mse_loss, {"reduction"}, {})
 loss("L1Loss", F.l1_loss, {"reduction"}, {})

@@ -23,7 +23,9 @@ typedef struct tide_call tide_call;
 /* The element types, in the order of tide::DType. */
 typedef enum {
   TIDE_BOOL, TIDE_UINT8, TIDE_INT8, TIDE_INT16, TIDE_INT32, TIDE_INT64,
-  TIDE_FLOAT16, TIDE_BFLOAT16, TIDE_FLOAT32, TIDE_FLOAT64
+  TIDE_FLOAT16, TIDE_BFLOAT16, TIDE_FLOAT32, TIDE_FLOAT64,
+  TIDE_UINT16, TIDE_UINT32, TIDE_UINT64,
+  TIDE_COMPLEX64, TIDE_COMPLEX128  /* interleaved (real, imag) float / double pairs */
 } tide_dtype;
 
 /* tide::InterpreterOptions; zero-initialise for the defaults (no sandbox, no limits). */

@@ -18,6 +18,16 @@ namespace tide {
 
 struct Node;
 
+// A function of a gradient that runs when the gradient reaches its tensor's node, before the
+// node uses it (x:register_hook). Returns the gradient to use instead, or an undefined
+// tensor to keep it. The engine sees only this interface: a hook written in Lua is an
+// object of bindings/ that holds a reference to the Lua function.
+struct GradHook {
+  virtual ~GradHook() = default;
+  virtual Tensor operator()(const Tensor& grad) = 0;
+};
+using GradHooks = std::vector<std::shared_ptr<GradHook>>;
+
 // Where an input's gradient goes: the node that produced the input, or the accumulator of a
 // leaf (a null node: that input needs no gradient).
 struct Edge {
@@ -38,6 +48,9 @@ struct AutogradMeta {
   uint32_t base_generation = 0;
   uint32_t generation = 0;            // bumped when an in-place op rewrites this tensor's history
   std::vector<std::pair<int, PostAccumulateHook>> post_accumulate_hooks;  // leaves: by handle
+  GradHooks hooks;                    // leaves: the tensor hooks, run before accumulation
+  bool retains_grad = false;          // non-leaves: x:retain_grad() keeps the gradient in grad
+  ~AutogradMeta();                    // frees a long history without recursion (engine.cpp)
 };
 
 // Shape and dtype of an op's input, so that the engine can reduce a broadcast gradient to
@@ -50,13 +63,25 @@ struct InputMeta {
 struct Node : std::enable_shared_from_this<Node> {
   std::vector<Edge> next;          // one per input of the op
   std::vector<InputMeta> inputs;   // the same length as next
-  virtual ~Node() = default;
+  GradHooks pre_hooks;             // the hooks of the (non-leaf) tensor this node produced
+  std::weak_ptr<AutogradMeta> retained;  // that tensor's meta when it retains its gradient
+  // PyTorch 1.13 runs a tensor's hooks as one group, placed where its first hook was
+  // registered, and retain_grad as a hook of its own: the gradient is retained before the
+  // hooks when no hook had been registered by then (even one removed since), after them
+  // otherwise.
+  bool hooked = false;             // a hook was registered on this node
+  bool retain_before_hooks = false;
+  // Frees the nodes only this one kept alive without recursion, so that dropping a graph of
+  // any length (a loop of a million ops) takes constant stack depth: see engine.cpp.
+  virtual ~Node();
   // "MulBackward" for a node recorded by mul.
   virtual std::string name() const = 0;
   // Gradients of the inputs (undefined: none) from the gradient of the output.
   virtual std::vector<Tensor> apply(const Tensor& grad) = 0;
   // Drops what was saved for backward (after a backward without retain_graph).
   virtual void release() {}
+  // The meta of the leaf this node accumulates into (null: not an accumulator).
+  virtual AutogradMeta* leaf_meta() { return nullptr; }
   bool needs_grad(size_t input) const { return input < next.size() && next[input].node != nullptr; }
 };
 
@@ -73,6 +98,7 @@ class SavedTensor {
 
  private:
   Tensor data_;
+  const void* storage_ = nullptr;  // data_'s storage when saved (x.data = y swaps it)
   uint32_t version_ = 0;
   bool is_output_ = false;
 };
@@ -152,6 +178,28 @@ void remove_post_accumulate_hook(const Tensor& leaf, int handle);
 // Queues fn to run once the backward pass now running has finished its walk (PyTorch's
 // queue_callback); called from a hook. Not run when the pass fails.
 void queue_callback(std::function<void()> fn);
+// x:register_hook(h): h sees every gradient computed for t (t must require grad). A leaf's
+// hooks live in its meta and run before accumulation; a non-leaf's run at its grad_fn, so a
+// hook added before an in-place change of t sees the gradient of t's old value, as in
+// PyTorch. Gradients that torch.autograd.grad returns for t are taken before t's hooks run.
+// Returns where the hook went, for remove_hook (handle:remove()).
+struct HookHandle {
+  std::weak_ptr<AutogradMeta> leaf;  // the leaf whose hooks hold it, or
+  std::weak_ptr<Node> node;          // the node whose pre_hooks hold it
+  std::weak_ptr<GradHook> hook;
+};
+HookHandle add_hook(const Tensor& t, std::shared_ptr<GradHook> h, const char* op = "register_hook");
+void remove_hook(const HookHandle& h);
+// x:retain_grad(): a non-leaf t keeps the gradients backward computes for it in its grad
+// (accumulating; before or after its hooks as PyTorch 1.13 orders them, see Node); a no-op
+// on a leaf.
+void retain_grad(const Tensor& t, const char* op = "retain_grad");
+// x.data = y: x takes y's storage, shape, strides and dtype (sharing y's memory, not as a
+// view) and keeps its own autograd identity: requires_grad, history, grad and hooks.
+void set_data(Tensor& t, const Tensor& data, const char* op = "data");
+
+// The gradient a node passes on after the hooks of its tensor (and retain_grad) saw it.
+Tensor run_tensor_hooks(Node& n, Tensor grad);
 
 // Runs backward from `roots` with gradients `grads` (undefined: ones for a one-element root).
 // Gradients accumulate into leaves' grad. Without retain_graph the graph's saved tensors are

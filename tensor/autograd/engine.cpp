@@ -1,13 +1,16 @@
 // The autograd core: grad mode, per-tensor meta, recording, saved tensors, the in-place
 // protocol, and the dependency-counted backward walk.
 #include <atomic>
+#include <algorithm>
 #include <cctype>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "../ops/creation.hpp"
 #include "../ops/elementwise.hpp"
 #include "../ops/shape.hpp"
+#include "../overlap.hpp"
 #include "autograd.hpp"
 #include "functions.hpp"
 
@@ -71,6 +74,7 @@ struct AccumulateGrad final : Node {
     }
     return {};
   }
+  AutogradMeta* leaf_meta() override { return leaf->autograd.get(); }
 };
 
 std::shared_ptr<Node> accumulator_of(const Tensor& leaf) {
@@ -99,6 +103,7 @@ void refresh_view_history(const Tensor& t) {
   tm.grad_fn = autograd::grad_fn(v);
   tm.view_base = bm;
   tm.base_generation = bm->generation;
+  if (tm.retains_grad) tm.grad_fn->retained = t.impl()->autograd;
 }
 
 // The edge through which a gradient reaches t: its grad_fn, or its accumulator for a leaf.
@@ -117,15 +122,17 @@ Tensor history_snapshot(const Tensor& t) {
     gradient_edge(t);  // brings a view's history up to date
     const AutogradMeta& m = *t.impl()->autograd;
     snap.impl()->autograd = std::make_shared<AutogradMeta>(
-        AutogradMeta{m.requires_grad, {}, m.grad_fn, m.accumulator, {}, 0, 0, {}});
+        AutogradMeta{m.requires_grad, {}, m.grad_fn, m.accumulator, {}, 0, 0, {}, {}, false});
   }
   return snap;
 }
 
 // A gradient brought to the shape and dtype of the input it belongs to: broadcast dims are
-// summed away (the reverse of broadcasting) and the dtype converted.
+// summed away (the reverse of broadcasting) and the dtype converted (a real input of a
+// complex op gets the real part: dL/dx of dL/dx + i dL/dy).
 Tensor conform(Tensor g, const InputMeta& in, const Node& node) {
   if (g.sizes() != in.sizes) g = ag::sum_to(g, in.sizes, node.name().c_str());
+  if (is_complex(g.dtype()) && !is_complex(in.dtype)) g = ag::real(g);
   if (g.dtype() != in.dtype) g = ag::cast(g, in.dtype);
   return g;
 }
@@ -141,6 +148,13 @@ Tensor root_grad(const Tensor& root, const Tensor& given, const char* op) {
              " but the output has shape ", root.sizes().str());
   return given.dtype() == root.dtype() ? given : given.to(root.dtype());
 }
+
+// What the walk of a backward knows about one node.
+struct NodeTask {
+  int deps = 0;        // edges into the node from nodes that have not run yet
+  bool useful = true;  // with capture: a captured node can be reached from it
+  Tensor grad;         // the sum of the gradients that arrived so far
+};
 
 // The dependency-counted walk shared by backward and grad. With `capture`, the gradients
 // arriving at those nodes are stored in `captured` and leaves are not accumulated into.
@@ -168,6 +182,10 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& g
   t_callbacks = outer;
 }
 
+// Every walk is a loop over explicit stacks: a graph's length costs heap, never call depth.
+// The nodes stay alive throughout: the roots' nodes are held in `starts`, every other node
+// by an edge of a node that reaches it (running a node drops its saved tensors, never its
+// edges).
 void walk_graph(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, bool retain_graph,
                 bool create_graph, const char* op, const std::vector<Node*>* capture,
                 std::unordered_map<Node*, Tensor>* captured) {
@@ -181,89 +199,122 @@ void walk_graph(const std::vector<Tensor>& roots, const std::vector<Tensor>& gra
                " does not require grad and has no grad_fn (did you compute it under no_grad, or from tensors that do not require grad?)");
     starts.emplace_back(gradient_edge(r), root_grad(r, grads.empty() ? Tensor() : grads[i], op));
   }
-  // Dependencies: how many edges lead into each node reachable from the roots.
-  std::unordered_map<Node*, int> deps;
-  std::vector<Node*> stack;
-  std::unordered_set<Node*> seen;
-  for (auto& s : starts)
-    if (seen.insert(s.first.get()).second) stack.push_back(s.first.get());
-  while (!stack.empty()) {
-    Node* n = stack.back();
-    stack.pop_back();
-    for (const Edge& e : n->next) {
-      if (!e.node) continue;
-      ++deps[e.node.get()];
-      if (seen.insert(e.node.get()).second) stack.push_back(e.node.get());
+  // A depth-first walk from the roots counts the edges into each node. It finishes a node
+  // after every node below it, so with capture, `finished` lists each node after all the
+  // nodes it reaches: whether it leads to a captured node is then known from its inputs.
+  std::unordered_map<Node*, NodeTask> tasks;
+  std::vector<std::pair<Node*, size_t>> path;  // the walk's current path: node, next edge
+  std::vector<Node*> finished;
+  for (auto& s : starts) {
+    if (!tasks.try_emplace(s.first.get()).second) continue;
+    path.emplace_back(s.first.get(), 0);
+    while (!path.empty()) {
+      auto [n, i] = path.back();
+      if (i == n->next.size()) {
+        if (capture) finished.push_back(n);
+        path.pop_back();
+        continue;
+      }
+      path.back().second = i + 1;
+      Node* input = n->next[i].node.get();
+      if (!input) continue;
+      auto [it, fresh] = tasks.try_emplace(input);
+      ++it->second.deps;
+      if (fresh) path.emplace_back(input, 0);
     }
   }
-  // With capture, only nodes on a path to a captured node need to run.
-  std::unordered_set<Node*> useful;
+  std::unordered_set<Node*> targets;
   if (capture) {
-    std::unordered_map<Node*, bool> memo;
-    std::unordered_set<Node*> targets(capture->begin(), capture->end());
-    std::function<bool(Node*)> leads = [&](Node* n) -> bool {
-      auto it = memo.find(n);
-      if (it != memo.end()) return it->second;
-      memo[n] = false;
-      bool r = targets.count(n) > 0;
+    targets.insert(capture->begin(), capture->end());
+    for (Node* n : finished) {
+      bool useful = targets.count(n) > 0;
       for (const Edge& e : n->next)
-        if (e.node && leads(e.node.get())) r = true;
-      memo[n] = r;
-      return r;
-    };
-    for (Node* n : seen)
-      if (leads(n)) useful.insert(n);
+        if (e.node && tasks.find(e.node.get())->second.useful) useful = true;
+      tasks.find(n)->second.useful = useful;
+    }
   }
 
   autograd::GradModeGuard mode(create_graph);
-  std::unordered_map<Node*, Tensor> buffer;
-  std::unordered_map<Node*, std::shared_ptr<Node>> keep;  // nodes stay alive while queued
-  auto add_grad = [&](const std::shared_ptr<Node>& n, const Tensor& g) {
-    Tensor& slot = buffer[n.get()];
-    if (!slot.defined())
-      slot = g;
+  auto add_grad = [&](NodeTask& task, const Tensor& g) {
+    if (!task.grad.defined())
+      task.grad = g;
     else
-      slot = create_graph ? ag::binary(BinaryOp::Add, slot, g) : ops::binary(BinaryOp::Add, slot, g);
-    keep[n.get()] = n;
+      task.grad = create_graph ? ag::binary(BinaryOp::Add, task.grad, g) : ops::binary(BinaryOp::Add, task.grad, g);
   };
   std::vector<Node*> ready;
-  for (auto& s : starts) add_grad(s.first, s.second);
+  for (auto& s : starts) add_grad(tasks.find(s.first.get())->second, s.second);
   for (auto& s : starts)
-    if (deps[s.first.get()] == 0 && std::find(ready.begin(), ready.end(), s.first.get()) == ready.end())
+    if (tasks.find(s.first.get())->second.deps == 0 && std::find(ready.begin(), ready.end(), s.first.get()) == ready.end())
       ready.push_back(s.first.get());
   while (!ready.empty()) {
     Node* n = ready.back();
     ready.pop_back();
-    std::shared_ptr<Node> hold = keep[n];
-    Tensor g = std::move(buffer[n]);
-    buffer.erase(n);
-    bool run = true;
-    if (capture) {
-      if (std::find(capture->begin(), capture->end(), n) != capture->end()) {
-        (*captured)[n] = g;
-        if (dynamic_cast<AccumulateGrad*>(n)) run = false;
-      }
-      if (!useful.count(n)) run = false;
+    NodeTask& task = tasks.find(n)->second;
+    Tensor g = std::move(task.grad);
+    bool run = task.useful;
+    if (capture && targets.count(n)) {
+      (*captured)[n] = g;
+      // A target runs (with its hooks) only on the way to another target, as in PyTorch.
+      run = false;
+      for (const Edge& e : n->next)
+        if (e.node && tasks.find(e.node.get())->second.useful) run = true;
     }
     std::vector<Tensor> out;
-    if (run && g.defined()) out = n->apply(g);
+    if (run && g.defined()) out = n->apply(autograd::run_tensor_hooks(*n, std::move(g)));
     if (run && !retain_graph) n->release();
     for (size_t i = 0; i < n->next.size(); ++i) {
-      const Edge& e = n->next[i];
-      if (!e.node) continue;
-      if (i < out.size() && out[i].defined()) add_grad(e.node, conform(out[i], n->inputs[i], *n));
-      else keep[e.node.get()] = e.node;
-      if (--deps[e.node.get()] == 0) ready.push_back(e.node.get());
+      Node* input = n->next[i].node.get();
+      if (!input) continue;
+      NodeTask& to = tasks.find(input)->second;
+      if (i < out.size() && out[i].defined()) add_grad(to, conform(out[i], n->inputs[i], *n));
+      if (--to.deps == 0) ready.push_back(input);
     }
-    keep.erase(n);
   }
+}
+
+// Nodes whose last reference was dropped while another node was being destroyed, waiting
+// to be destroyed in turn, and whether this thread is already destroying nodes.
+thread_local std::vector<std::shared_ptr<Node>> t_orphans;
+constinit thread_local bool t_freeing_nodes = false;
+
+// Drops a reference to a node. A node owns its input nodes (through `next`, and through the
+// histories of the tensors it saved), so destroying each inside its owner's destructor
+// would recurse once per node of a chain and overflow the stack on a long one. As PyTorch's
+// deleteNode does, a node whose last reference goes while another is being destroyed is
+// queued instead, and the outermost drop destroys the queue in a loop: freeing a graph of
+// any length takes constant stack depth.
+void drop_node(std::shared_ptr<Node>& node) {
+  if (!node) return;
+  if (node.use_count() != 1) {
+    node.reset();
+    return;
+  }
+  if (t_freeing_nodes) {
+    t_orphans.push_back(std::move(node));
+    return;
+  }
+  t_freeing_nodes = true;
+  node.reset();
+  while (!t_orphans.empty()) {
+    std::shared_ptr<Node> n = std::move(t_orphans.back());
+    t_orphans.pop_back();
+    n.reset();
+  }
+  t_freeing_nodes = false;
 }
 
 }  // namespace
 
+Node::~Node() {
+  for (Edge& e : next) drop_node(e.node);
+}
+
+AutogradMeta::~AutogradMeta() { drop_node(grad_fn); }
+
 SavedTensor SavedTensor::input(const Tensor& t) {
   SavedTensor s;
   s.data_ = t;
+  s.storage_ = t.defined() ? t.storage().get() : nullptr;
   s.version_ = t.defined() ? t.storage()->version() : 0;
   return s;
 }
@@ -272,6 +323,7 @@ SavedTensor SavedTensor::output(const Tensor& t) {
   SavedTensor s;
   // The data without the history, and not as a view of t (either would hold the owning node).
   s.data_ = Tensor::make_view(t.storage(), t.sizes(), t.strides(), t.offset(), t.dtype());
+  s.storage_ = t.storage().get();
   s.version_ = t.storage()->version();
   s.is_output_ = true;
   return s;
@@ -279,6 +331,9 @@ SavedTensor SavedTensor::output(const Tensor& t) {
 
 Tensor SavedTensor::unpack(const Node& owner) const {
   if (!data_.defined()) return data_;
+  TIDE_CHECK(data_.storage().get() == storage_, "backward: a tensor that ", owner.name(),
+             " saved for the gradient was given new data (x.data = ...) after it was saved; assign .data only "
+             "when no graph that used the tensor is waiting for backward");
   uint32_t now = data_.storage()->version();
   TIDE_CHECK(now == version_, "backward: a tensor that ", owner.name(),
              " saved for the gradient was modified by an in-place operation (its version was ", version_, ", now ",
@@ -350,8 +405,8 @@ Tensor grad(const Tensor& t) {
 
 void set_requires_grad(Tensor& t, bool on, const char* op) {
   if (on) {
-    TIDE_CHECK(is_floating(t.dtype()), op, ": only floating-point tensors can require gradients, got ",
-               dtype_name(t.dtype()));
+    TIDE_CHECK(is_floating(t.dtype()) || is_complex(t.dtype()), op,
+               ": only floating-point and complex tensors can require gradients, got ", dtype_name(t.dtype()));
   } else {
     TIDE_CHECK(is_leaf(t), op, ": a result of a recorded op always requires grad; use x:detach() to get a tensor without history");
   }
@@ -393,7 +448,36 @@ bool needs_recording(const std::vector<Tensor>& inputs) {
   return false;
 }
 
+namespace {
+
+// The ops whose gradient formulas hold for complex tensors (PyTorch's convention: the
+// gradient of a real loss L with respect to z = x + iy is dL/dx + i dL/dy, so a product's
+// formula takes the other factor's conjugate). Sorted, for the binary search.
+bool complex_formula(std::string_view op) {
+  static constexpr std::string_view kOps[] = {
+      "abs", "add", "alias", "as_strided", "as_strided_backward", "cat", "clone", "complex", "conj", "div",
+      "expand", "fft.fft", "fft.fft2", "fft.fftn", "fft.hfft", "fft.hfft2", "fft.hfftn", "fft.ifft",
+      "fft.ifft2", "fft.ifftn", "fft.ihfft", "fft.ihfft2", "fft.ihfftn", "fft.irfft", "fft.irfft2",
+      "fft.irfftn", "fft.rfft", "fft.rfft2", "fft.rfftn", "flatten", "flip", "flip_view", "imag", "mean", "movedim",
+      "mul", "narrow", "neg", "permute", "real", "reshape", "select", "slice", "slice_backward", "squeeze", "stack",
+      "sub", "sum", "t", "to", "transpose", "unflatten", "unsqueeze", "view", "view_as_complex", "view_as_real",
+  };
+  static_assert(std::is_sorted(std::begin(kOps), std::end(kOps)));
+  return std::binary_search(std::begin(kOps), std::end(kOps), op);
+}
+
+// Refuses an op without a complex formula when a complex tensor enters or leaves the graph.
+void check_complex_formula(const char* op, const Tensor& out, const std::vector<const Tensor*>& inputs) {
+  bool complex = is_complex(out.dtype());
+  for (const Tensor* t : inputs) complex = complex || (t && t->defined() && is_complex(t->dtype()) && is_differentiable(*t));
+  if (complex && !complex_formula(op)) [[unlikely]]
+    TIDE_FAIL(op, ": has no gradient formula for complex tensors in tide (an input requires grad; detach() it first)");
+}
+
+}  // namespace
+
 void record(const char* op, Tensor& out, const std::vector<const Tensor*>& inputs, BackwardFn fn, bool view) {
+  check_complex_formula(op, out, inputs);
   auto node = std::make_shared<FunctionNode>(op, std::move(fn));
   node->next.reserve(inputs.size());
   node->inputs.reserve(inputs.size());
@@ -416,6 +500,7 @@ void record(const char* op, Tensor& out, const std::vector<const Tensor*>& input
 }
 
 InPlace::InPlace(Tensor& x, const char* op) : x_(x), op_(op) {
+  check_no_internal_overlap(op, x);
   const auto& m = x.impl()->autograd;
   TIDE_CHECK(!(m && m->requires_grad && !m->grad_fn), op, ": a leaf tensor that requires grad cannot be modified in place "
              "(do it under torch.no_grad(), or on a clone)");
@@ -430,9 +515,9 @@ InPlace::InPlace(Tensor& x, const char* op) : x_(x), op_(op) {
              "(do it under torch.no_grad(), or on a clone)");
   TIDE_CHECK(base_.is_contiguous(), op, ": writing in place into a view of a non-contiguous tensor while autograd ",
              "records it is not supported; make the tensor contiguous first");
-  for (int d = 0; d < x.dim(); ++d)
-    TIDE_CHECK(x.stride(d) != 0 || x.size(d) <= 1, op, ": cannot write in place into an expanded tensor (shape ",
-               x.sizes().str(), ", dim ", d + 1, " has stride 0): several of its elements share memory");
+  // x.real, view_as_real(z), x:view(dtype): the base's history cannot take x's elements.
+  TIDE_CHECK(base_.dtype() == x.dtype(), op, ": writing in place into a ", dtype_name(x.dtype()), " view of a ",
+             dtype_name(base_.dtype()), " tensor while autograd records it is not supported; write into a clone");
   base_input_ = history_snapshot(base_);
   input_ = ag::as_strided(base_input_, x.sizes(), x.strides(), x.offset() - base_.offset());
 }
@@ -451,7 +536,9 @@ void InPlace::commit(const Tensor& result) {
   Tensor value = base_.defined() ? ag::as_strided_scatter(base_input_, r, x_.strides(), x_.offset() - base_.offset()) : r;
   AutogradMeta& m = meta(owner);
   m.requires_grad = true;
+  if (m.retains_grad && m.grad_fn) m.grad_fn->retained.reset();  // retain_grad follows the new value
   m.grad_fn = grad_fn(value);
+  if (m.retains_grad) m.grad_fn->retained = owner.impl()->autograd;
   ++m.generation;
   if (base_.defined()) gradient_edge(x_);  // the view's history, derived from the new base
 }
@@ -488,6 +575,80 @@ std::vector<Tensor> grad(const std::vector<Tensor>& roots, const std::vector<Ten
     out.push_back(g);
   }
   return out;
+}
+
+HookHandle add_hook(const Tensor& t, std::shared_ptr<GradHook> h, const char* op) {
+  TIDE_CHECK(is_differentiable(t), op, ": cannot register a hook on a tensor that does not require grad");
+  std::shared_ptr<Node> edge = gradient_edge(t);
+  HookHandle handle;
+  handle.hook = h;
+  if (edge->leaf_meta()) {
+    handle.leaf = t.impl()->autograd;
+    edge->leaf_meta()->hooks.push_back(std::move(h));
+  } else {
+    handle.node = edge;
+    edge->pre_hooks.push_back(std::move(h));
+    edge->hooked = true;
+  }
+  return handle;
+}
+
+void remove_hook(const HookHandle& h) {
+  std::shared_ptr<GradHook> hook = h.hook.lock();
+  if (!hook) return;
+  std::shared_ptr<AutogradMeta> leaf = h.leaf.lock();
+  std::shared_ptr<Node> node = h.node.lock();
+  GradHooks* hooks = leaf ? &leaf->hooks : node ? &node->pre_hooks : nullptr;
+  if (hooks) hooks->erase(std::remove(hooks->begin(), hooks->end(), hook), hooks->end());
+}
+
+void retain_grad(const Tensor& t, const char* op) {
+  TIDE_CHECK(is_differentiable(t), op, ": cannot retain the gradient of a tensor that does not require grad");
+  std::shared_ptr<Node> edge = gradient_edge(t);
+  if (edge->leaf_meta()) return;  // a leaf keeps its gradient anyway
+  AutogradMeta& m = meta(t);
+  if (m.retains_grad) return;  // already retained: keeps its place among the hooks
+  m.retains_grad = true;
+  edge->retained = t.impl()->autograd;
+  edge->retain_before_hooks = !edge->hooked;
+}
+
+void set_data(Tensor& t, const Tensor& data, const char* op) {
+  TIDE_CHECK(!requires_grad(t) || is_floating(data.dtype()) || is_complex(data.dtype()), op,
+             ": a tensor that requires grad must keep a floating-point or complex dtype, got ", dtype_name(data.dtype()));
+  TensorImpl& impl = *t.impl();
+  const TensorImpl& src = *data.impl();
+  impl.storage = src.storage;
+  impl.sizes = src.sizes;
+  impl.strides = src.strides;
+  impl.offset = src.offset;
+  impl.dtype = src.dtype;
+  impl.base = nullptr;
+}
+
+Tensor run_tensor_hooks(Node& n, Tensor grad) {
+  AutogradMeta* leaf = n.leaf_meta();
+  if ((leaf ? leaf->hooks : n.pre_hooks).empty() && n.retained.expired()) return grad;
+  GradHooks hooks = leaf ? leaf->hooks : n.pre_hooks;  // a copy: a hook may add hooks
+  auto retain = [&] {
+    if (auto m = n.retained.lock()) {
+      // A copy, so that changing the retained .grad in place never changes the gradient.
+      m->grad = m->grad.defined() ? ag::binary(BinaryOp::Add, m->grad, grad) : ag::clone(grad);
+    }
+  };
+  if (n.retain_before_hooks) retain();
+  for (const auto& h : hooks) {
+    Tensor r = (*h)(grad);
+    if (!r.defined()) continue;
+    TIDE_CHECK(r.sizes() == grad.sizes(), "register_hook: a hook returned a gradient of shape ", r.sizes().str(),
+               " for a gradient of shape ", grad.sizes().str(), " (a hook may not change the shape)");
+    TIDE_CHECK(r.dtype() == grad.dtype() && r.device() == grad.device(), "register_hook: a hook returned a ",
+               dtype_name(r.dtype()), " gradient on ", r.device().str(), " for a ", dtype_name(grad.dtype()),
+               " gradient on ", grad.device().str(), " (a hook may not change the dtype or device)");
+    grad = r;
+  }
+  if (!n.retain_before_hooks) retain();
+  return grad;
 }
 
 }  // namespace autograd

@@ -3,6 +3,7 @@
 // shorthand for recording a node.
 #pragma once
 #include "../ops/creation.hpp"
+#include "../overlap.hpp"
 #include "functions.hpp"
 
 namespace tide::ag {
@@ -21,6 +22,10 @@ inline Tensor operator*(double a, const Tensor& b) { return binary(BinaryOp::Mul
 inline Tensor operator/(double a, const Tensor& b) { return binary(BinaryOp::Div, a, b); }
 inline Tensor operator-(const Tensor& a) { return unary(UnaryOp::Neg, a); }
 
+// A result autograd tracks: floating or complex (record() refuses the complex ones whose
+// formula does not hold for complex values); integer and bool results carry no gradient.
+inline bool tracked_dtype(DType t) { return is_floating(t) || is_complex(t); }
+
 // A 0/1 tensor of dtype like's dtype (comparisons give bool; this is the float mask formulas multiply by).
 inline Tensor as_mask(const Tensor& bool_t, DType dtype) { return ops::cast(bool_t, dtype); }
 
@@ -34,11 +39,13 @@ namespace tide::ag {
 
 // Runs in-place op `op` on x: directly (`direct`) when nothing needs recording, otherwise as
 // the differentiable out-of-place `compute` on a stand-in for x's old value, whose result is
-// written back and becomes x's history (autograd.hpp's InPlace).
+// written back and becomes x's history (autograd.hpp's InPlace). Either way x may not have
+// elements sharing one address (an expanded view): "<op>: unsupported operation: ...".
 template <class Direct, class Compute>
 Tensor& inplace(const char* op, Tensor& x, std::initializer_list<const Tensor*> others, Direct&& direct,
                 Compute&& compute) {
   if (!needs_recording({&x}) && !needs_recording(others)) {
+    check_no_internal_overlap(op, x);
     direct();
     return x;
   }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../ops/elementwise.hpp"
+#include "../ops/fft.hpp"
 #include "../ops/linalg.hpp"
 #include "../ops/reduce.hpp"
 #include "autograd.hpp"
@@ -22,6 +23,23 @@ using DimList = std::vector<int>;
 void check_out(const char* op, const Tensor* out, std::initializer_list<const Tensor*> inputs);
 // Sums g over the dims that broadcasting added or expanded, giving shape `sizes`.
 Tensor sum_to(const Tensor& g, const Dims& sizes, const char* op = "sum_to");
+
+// ---- complex numbers (complex.cpp): the gradient of a real loss L with respect to
+// z = x + iy is dL/dx + i dL/dy (PyTorch's convention)
+Tensor real(const Tensor& z);
+Tensor imag(const Tensor& z);
+Tensor view_as_real(const Tensor& z);
+Tensor view_as_complex(const Tensor& x);
+Tensor complex(const Tensor& re, const Tensor& im, const Tensor* out = nullptr);
+Tensor conj(const Tensor& z, const Tensor* out = nullptr);
+
+// ---- FFTs (fft.cpp): tensor/ops/fft.hpp's transforms, differentiable
+Tensor fft_c2c(const char* op, const Tensor& x, const std::vector<int>& dims, const std::vector<int64_t>& n,
+               ops::FftNorm norm, bool forward, DType cdtype);
+Tensor fft_r2c(const char* op, const Tensor& x, const std::vector<int>& dims, const std::vector<int64_t>& n,
+               ops::FftNorm norm, DType cdtype, bool conj_output = false);
+Tensor fft_c2r(const char* op, const Tensor& x, const std::vector<int>& dims, const std::vector<int64_t>& n,
+               ops::FftNorm norm, DType cdtype, bool conj_input = false);
 
 // ---- pointwise (pointwise.cpp)
 Tensor unary(UnaryOp op, const Tensor& x, const Tensor* out = nullptr);
@@ -87,6 +105,24 @@ Tensor inv(const Tensor& A, DTypePolicy policy = DTypePolicy::Strict, const char
 Tensor det(const Tensor& A, DTypePolicy policy = DTypePolicy::Strict, const char* op = "linalg.det");
 Tensor linalg_norm(const Tensor& x, ops::NormOrd ord, const std::vector<int>& dims, bool keepdim,
                    DTypePolicy policy = DTypePolicy::Strict, const char* op = "linalg.norm");
+// Decompositions (ops::svd ...) with PyTorch's gradient formulas. svd / eigh need distinct
+// singular values / eigenvalues for the gradients of U, Vh / the eigenvectors.
+std::vector<Tensor> svd(const Tensor& A, bool full_matrices = true, bool compute_uv = true,
+                        DTypePolicy policy = DTypePolicy::Strict, const char* op = "linalg.svd");
+std::vector<Tensor> qr(const Tensor& A, ops::QrMode mode = ops::QrMode::Reduced,
+                       DTypePolicy policy = DTypePolicy::Strict, const char* op = "linalg.qr");
+std::vector<Tensor> eigh(const Tensor& A, bool lower = true, bool compute_v = true,
+                         DTypePolicy policy = DTypePolicy::Strict, const char* op = "linalg.eigh");
+Tensor cholesky(const Tensor& A, bool upper = false, DTypePolicy policy = DTypePolicy::Strict,
+                const char* op = "linalg.cholesky");
+std::vector<Tensor> lstsq(const Tensor& A, const Tensor& B, std::optional<double> rcond = std::nullopt,
+                          DTypePolicy policy = DTypePolicy::Strict, const char* op = "linalg.lstsq");
+std::vector<Tensor> slogdet(const Tensor& A, DTypePolicy policy = DTypePolicy::Strict,
+                            const char* op = "linalg.slogdet");
+// Moore-Penrose pseudo-inverse: singular values (|eigenvalues| with hermitian) at most
+// max(atol, rtol * largest) are treated as zero.
+Tensor pinv(const Tensor& A, double atol, double rtol, bool hermitian = false,
+            DTypePolicy policy = DTypePolicy::Strict, const char* op = "linalg.pinv");
 
 // ---- shape (shape.cpp): views are recorded as views of their input
 Tensor view(const Tensor& x, const Dims& shape);
@@ -107,6 +143,7 @@ Tensor unflatten(const Tensor& x, int64_t dim, const Dims& sizes);
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
 Tensor select(const Tensor& x, int64_t dim, int64_t index);
 Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step = 1);
+Tensor flip_view(const Tensor& x, const std::vector<int64_t>& dims);
 std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim = 0);
 std::vector<Tensor> split_with_sizes(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim = 0);
 std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim = 0);

@@ -258,8 +258,9 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor* bias, const C
   int64_t G = o.groups, Cin = x4.size(1), Cout = weight.size(0);
   TIDE_CHECK(G >= 1 && Cin % G == 0 && Cout % G == 0, op, ": groups ", G, " must divide in_channels ", Cin,
              " and out_channels ", Cout);
-  TIDE_CHECK(weight.size(1) * G == Cin, op, ": weight of shape ", weight.sizes().str(), " expects ",
-             weight.size(1) * G, " input channels, but the input of shape ", x.sizes().str(), " has ", Cin);
+  TIDE_CHECK(weight.size(1) == Cin / G, op, ": weight of shape ", weight.sizes().str(), " expects ",
+             weight.size(1) > INT64_MAX / G ? std::string("more than 2^63-1") : std::to_string(weight.size(1) * G),
+             " input channels, but the input of shape ", x.sizes().str(), " has ", Cin);
   if (bias) {
     TIDE_CHECK(bias->dim() == 1 && bias->size(0) == Cout, op, ": bias must have shape {", Cout, "}, got ",
                bias->sizes().str());

@@ -7,10 +7,14 @@
 
 namespace tide::ag {
 
+// out= writes outside autograd, so as in PyTorch it is refused while recording when an input
+// or the out tensor itself requires grad (writing into a parameter would bypass its history).
 void check_out(const char* op, const Tensor* out, std::initializer_list<const Tensor*> inputs) {
   if (!out) return;
   TIDE_CHECK(!needs_recording(inputs), op,
              ": out= is not differentiable, but an input requires grad (call it under torch.no_grad() or drop out=)");
+  TIDE_CHECK(!needs_recording({out}), op,
+             ": out= is not differentiable, but the out tensor requires grad (call it under torch.no_grad() or drop out=)");
 }
 
 Tensor sum_to(const Tensor& g, const Dims& sizes, const char* op) {
@@ -37,7 +41,7 @@ bool reads_input(UnaryOp op) {
     case UnaryOp::Exp: case UnaryOp::Exp2: case UnaryOp::Expm1: case UnaryOp::Sqrt: case UnaryOp::Rsqrt:
     case UnaryOp::Reciprocal: case UnaryOp::Tanh: case UnaryOp::Sigmoid: case UnaryOp::Relu:
     case UnaryOp::Neg: case UnaryOp::Sign: case UnaryOp::Floor: case UnaryOp::Ceil: case UnaryOp::Round:
-    case UnaryOp::Trunc:
+    case UnaryOp::Trunc: case UnaryOp::Erfinv:
       return false;
     default:
       return true;
@@ -47,6 +51,7 @@ bool reads_output(UnaryOp op) {
   switch (op) {
     case UnaryOp::Exp: case UnaryOp::Exp2: case UnaryOp::Expm1: case UnaryOp::Sqrt: case UnaryOp::Rsqrt:
     case UnaryOp::Reciprocal: case UnaryOp::Tanh: case UnaryOp::Sigmoid: case UnaryOp::Relu: case UnaryOp::Tan:
+    case UnaryOp::Erfinv:
       return true;
     default:
       return false;
@@ -66,7 +71,12 @@ bool differentiable(UnaryOp op) {
 Tensor unary_grad(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y) {
   auto u = [](UnaryOp o, const Tensor& t) { return unary(o, t); };
   switch (op) {
-    case UnaryOp::Abs: return g * u(UnaryOp::Sign, x);
+    case UnaryOp::Abs:
+      if (is_complex(x.dtype())) {  // g z/|z| (0 at 0, PyTorch's sgn)
+        Tensor a = u(UnaryOp::Abs, x);
+        return g * (x / where(ops::binary(BinaryOp::Eq, a, 0.0), 1.0, a));
+      }
+      return g * u(UnaryOp::Sign, x);
     case UnaryOp::Neg: return -g;
     case UnaryOp::Square: return g * x * 2.0;
     case UnaryOp::Exp: return g * y;
@@ -90,6 +100,10 @@ Tensor unary_grad(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y)
     case UnaryOp::Tanh: return g * (1.0 - y * y);
     case UnaryOp::Sigmoid: return g * y * (1.0 - y);
     case UnaryOp::Erf: return g * u(UnaryOp::Exp, -(x * x)) * (2.0 / std::sqrt(M_PI));
+    case UnaryOp::Erfinv: return g * u(UnaryOp::Exp, y * y) * (std::sqrt(M_PI) / 2.0);
+    case UnaryOp::Lgamma: return g * u(UnaryOp::Digamma, x);
+    case UnaryOp::Digamma: return g * u(UnaryOp::Trigamma, x);
+    case UnaryOp::Trigamma: return g * binary(BinaryOp::Polygamma, 2.0, x);
     case UnaryOp::Relu: return g * as_mask(ops::binary(BinaryOp::Gt, y, 0.0), g.dtype());
     // Piecewise constant: the gradient is zero (as PyTorch).
     case UnaryOp::Sign: case UnaryOp::Floor: case UnaryOp::Ceil: case UnaryOp::Round: case UnaryOp::Trunc:
@@ -97,6 +111,12 @@ Tensor unary_grad(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y)
     default:
       TIDE_FAIL(unary_op_name(op), ": has no gradient");
   }
+}
+
+// v's complex conjugate (v itself when real): the other factor in a product's gradient.
+TensorOrScalar conjugate(const TensorOrScalar& v) {
+  if (v.is_tensor()) return is_complex(v.tensor.dtype()) ? TensorOrScalar(ag::conj(v.tensor)) : v;
+  return v.scalar.is_complex() ? TensorOrScalar(Scalar::complex(v.scalar.f, -v.scalar.im)) : v;
 }
 
 // Gradients of a binary op for the operands that need one (the engine reduces broadcast dims).
@@ -114,10 +134,10 @@ Grads binary_grad(BinaryOp op, const Tensor& g, const TensorOrScalar& a, const T
     case BinaryOp::Add: return {ga ? g : Tensor(), gb ? g : Tensor()};
     case BinaryOp::Sub: return {ga ? g : Tensor(), gb ? -g : Tensor()};
     case BinaryOp::Mul:
-      return {ga ? binary(BinaryOp::Mul, g, b) : Tensor(), gb ? binary(BinaryOp::Mul, g, a) : Tensor()};
+      return {ga ? binary(BinaryOp::Mul, g, conjugate(b)) : Tensor(), gb ? binary(BinaryOp::Mul, g, conjugate(a)) : Tensor()};
     case BinaryOp::Div: {
-      Tensor bb = as_tensor(b);
-      return {ga ? g / bb : Tensor(), gb ? -g * as_tensor(a) / (bb * bb) : Tensor()};
+      Tensor bb = as_tensor(conjugate(b));
+      return {ga ? g / bb : Tensor(), gb ? -g * as_tensor(conjugate(a)) / (bb * bb) : Tensor()};
     }
     case BinaryOp::Pow: {
       Tensor base = as_tensor(a), ex = as_tensor(b);
@@ -150,6 +170,11 @@ Grads binary_grad(BinaryOp op, const Tensor& g, const TensorOrScalar& a, const T
       Tensor r2 = aa * aa + bb * bb;
       return {ga ? g * bb / r2 : Tensor(), gb ? -g * aa / r2 : Tensor()};
     }
+    case BinaryOp::Copysign: {
+      // y = ±a: d/da is sign(a) times b's sign (0 where a is 0, as in PyTorch); b only gives the sign.
+      Tensor ratio = ops::unary(UnaryOp::Sign, as_tensor(a)) * ops::binary(BinaryOp::Copysign, 1.0, as_tensor(b));
+      return {ga ? g * ratio : Tensor(), gb ? ops::zeros(g.sizes(), g.dtype(), g.device()) : Tensor()};
+    }
     case BinaryOp::Remainder:
     case BinaryOp::Fmod: {
       // a - q b with q piecewise constant: d/da = 1, d/db = -q.
@@ -159,6 +184,10 @@ Grads binary_grad(BinaryOp op, const Tensor& g, const TensorOrScalar& a, const T
     }
     case BinaryOp::FloorDiv:
       return {ga ? ops::zeros(g.sizes(), g.dtype(), g.device()) : Tensor(), gb ? ops::zeros(g.sizes(), g.dtype(), g.device()) : Tensor()};
+    case BinaryOp::Polygamma:
+      // d/dx polygamma(n, x) = polygamma(n + 1, x); the integer order n has none (as PyTorch).
+      TIDE_CHECK(!ga, "polygamma: the order n is not differentiable");
+      return {Tensor(), gb ? g * binary(BinaryOp::Polygamma, as_tensor(a) + 1.0, b) : Tensor()};
     default:
       TIDE_FAIL(binary_op_name(op), ": has no gradient");
   }
@@ -167,8 +196,8 @@ Grads binary_grad(BinaryOp op, const Tensor& g, const TensorOrScalar& a, const T
 bool differentiable(BinaryOp op) {
   switch (op) {
     case BinaryOp::Add: case BinaryOp::Sub: case BinaryOp::Mul: case BinaryOp::Div: case BinaryOp::Pow:
-    case BinaryOp::Maximum: case BinaryOp::Minimum: case BinaryOp::Atan2: case BinaryOp::Remainder:
-    case BinaryOp::Fmod: case BinaryOp::FloorDiv:
+    case BinaryOp::Maximum: case BinaryOp::Minimum: case BinaryOp::Atan2: case BinaryOp::Copysign: case BinaryOp::Remainder:
+    case BinaryOp::Fmod: case BinaryOp::FloorDiv: case BinaryOp::Polygamma:
       return true;
     default:
       return false;
@@ -325,7 +354,7 @@ Tensor round(const Tensor& x, int64_t decimals, const Tensor* out) {
   if (decimals == 0 || is_bool(x.dtype())) return unary(UnaryOp::Round, x, out);
   if (is_floating(x.dtype())) {
     // NumPy's and PyTorch's formula: scale by a power of ten, round half to even, unscale.
-    const double p = std::pow(10.0, double(decimals < 0 ? -decimals : decimals));
+    const double p = std::pow(10.0, std::fabs(double(decimals)));  // -INT64_MIN would overflow
     if (decimals > 0) return binary(BinaryOp::Div, unary(UnaryOp::Round, x * p), p, out);
     return binary(BinaryOp::Mul, unary(UnaryOp::Round, x / p), p, out);
   }
@@ -349,8 +378,10 @@ Tensor round(const Tensor& x, int64_t decimals, const Tensor* out) {
 
 Tensor cast(const Tensor& x, DType dtype) {
   if (x.dtype() == dtype) return x;
+  // A cast to complex embeds x (its gradient is the real part of g: the engine converts it);
+  // complex to real keeps the real part (its gradient is g + 0i).
   Tensor y = ops::cast(x, dtype);
-  if (!is_floating(dtype) || !needs_recording({&x})) return y;
+  if (!tracked_dtype(dtype) || !needs_recording({&x})) return y;
   record("to", y, {&x}, [](const Tensor& g, const Node&) -> Grads { return {g}; });
   return y;
 }
@@ -379,6 +410,11 @@ Tensor& copy_(Tensor& dst, const Tensor& src, const char* op) {
 }
 
 Tensor& fill_(Tensor& dst, const Scalar& value, const char* op) {
+  // One value everywhere: an expanded dst is fine here (as in PyTorch), outside recording.
+  if (!needs_recording({&dst})) {
+    ops::fill_(dst, value);
+    return dst;
+  }
   // The result no longer depends on dst's old values: the gradient of that history is zero.
   return inplace(op, dst, {}, [&] { ops::fill_(dst, value); },
                  [&](const Tensor& s) { return binary(BinaryOp::Add, binary(BinaryOp::Mul, s, 0.0), value); });

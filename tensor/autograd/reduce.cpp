@@ -36,9 +36,9 @@ Tensor spread(const Tensor& r, const Dims& sizes, const DimList& dims) {
 }
 
 int64_t count(const Dims& sizes, const DimList& dims) {
-  int64_t n = 1;
-  for (int d : dims) n *= sizes[d];
-  return n;
+  Dims reduced;
+  for (int d : dims) reduced.push_back(sizes[d]);
+  return shape_numel(reduced);  // 0 when any is 0, whatever the others multiply to
 }
 
 // Records a reduction whose gradient is spread(g) * local(x, spread(y)).
@@ -89,7 +89,7 @@ Tensor product_of_others(const Tensor& x, const DimList& dims) {
 
 Tensor sum(const Tensor& x, const DimList& dims, bool keepdim, std::optional<DType> dtype) {
   Tensor y = ops::sum(x, dims, keepdim, dtype);
-  if (!is_floating(y.dtype()) || !needs_recording({&x})) return y;
+  if (!tracked_dtype(y.dtype()) || !needs_recording({&x})) return y;
   DimList d = covered(x, dims, "sum");
   record_reduction("sum", y, x, d, false, false, [](const Tensor& g, const Tensor&, const Tensor&) { return g; });
   return y;
@@ -106,7 +106,7 @@ Tensor mean(const Tensor& x, const DimList& dims, bool keepdim, std::optional<DT
 
 Tensor prod(const Tensor& x, const DimList& dims, bool keepdim, std::optional<DType> dtype) {
   Tensor y = ops::prod(x, dims, keepdim, dtype);
-  if (!is_floating(y.dtype()) || !needs_recording({&x})) return y;
+  if (!tracked_dtype(y.dtype()) || !needs_recording({&x})) return y;
   DimList d = covered(x, dims, "prod");
   record_reduction("prod", y, x, d, true, true, [d](const Tensor& g, const Tensor& xv, const Tensor& yv) {
     if (ops::count_nonzero(ops::binary(BinaryOp::Eq, xv, 0.0)) == 0) return g * yv / xv;
@@ -208,7 +208,7 @@ Tensor logsumexp(const Tensor& x, const DimList& dims, bool keepdim) {
 
 Tensor cumsum(const Tensor& x, int dim, std::optional<DType> dtype) {
   Tensor y = ops::cumsum(x, dim, dtype);
-  if (!is_floating(y.dtype()) || !needs_recording({&x})) return y;
+  if (!tracked_dtype(y.dtype()) || !needs_recording({&x})) return y;
   int d = ops::wrap_dim("cumsum", dim, std::max(x.dim(), 1));
   record("cumsum", y, {&x}, [d](const Tensor& g, const Node&) -> Grads {
     if (g.dim() == 0) return {g};
@@ -219,7 +219,7 @@ Tensor cumsum(const Tensor& x, int dim, std::optional<DType> dtype) {
 
 Tensor cumprod(const Tensor& x, int dim, std::optional<DType> dtype) {
   Tensor y = ops::cumprod(x, dim, dtype);
-  if (!is_floating(y.dtype()) || !needs_recording({&x})) return y;
+  if (!tracked_dtype(y.dtype()) || !needs_recording({&x})) return y;
   int d = ops::wrap_dim("cumprod", dim, std::max(x.dim(), 1));
   SavedTensor sx = SavedTensor::input(x), sy = SavedTensor::output(y);
   record("cumprod", y, {&x}, [d, sx, sy](const Tensor& g, const Node& n) -> Grads {

@@ -195,6 +195,10 @@ Tensor repeat(const Tensor& x, const Dims& repeats) {
 
 Tensor tile(const Tensor& x, const Dims& repeats) { return repeat(x, ops::tile_repeats(x, repeats)); }
 
+Tensor flip_view(const Tensor& x, const std::vector<int64_t>& dims) {
+  return record_view("flip_view", ops::flip_view(x, dims), x, [dims](const Tensor& g) { return flip_view(g, dims); });
+}
+
 Tensor flip(const Tensor& x, const std::vector<int64_t>& dims) {
   Tensor y = ops::flip(x, dims);
   if (!needs_recording({&x})) return y;

@@ -47,6 +47,12 @@ void run_binary(const char* op, const TensorIter& it, DType in, const Scalar* sa
   fn::dispatch_functor<F, 2>(op, in, [&](auto types) {
     using S = typename decltype(types)::scalar_t;
     using Out = typename decltype(types)::out_t;
+    if constexpr (std::is_same_v<F, fn::Pow> && fn::is_fp<compute_t<S>>) {
+      if (sb && fn::with_pow_fast_path(sb->to_double(), [&](auto g) {
+            launch_pointwise(op, it, ScalarBinaryKernel<Out, S, decltype(g)>{compute_t<S>(0), false});
+          }))
+        return;
+    }
     if (sa || sb) {
       const Scalar& s = sb ? *sb : *sa;
       launch_pointwise(op, it, ScalarBinaryKernel<Out, S, F>{compute_t<S>(s.to<S>()), sb == nullptr});

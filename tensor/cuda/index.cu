@@ -71,9 +71,10 @@ __device__ void atomic_add_narrow(T* p, T v) {
 // *p += v atomically for every dtype (halves add in their own precision).
 template <typename T>
 __device__ void atomic_accumulate(T* p, T v) {
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, int32_t>) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, int32_t> ||
+                std::is_same_v<T, uint32_t>) {
     atomicAdd(p, v);
-  } else if constexpr (std::is_same_v<T, int64_t>) {
+  } else if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, uint64_t>) {
     atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
   } else if constexpr (std::is_same_v<T, Half>) {
     atomicAdd(reinterpret_cast<__half*>(p), __ushort_as_half(v.bits));

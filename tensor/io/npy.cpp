@@ -9,6 +9,10 @@
 // and the same on the way out: Output (file or string), npy header + data, zip records.
 #include "npy.hpp"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -18,8 +22,10 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <unordered_set>
 
 #include "file_io.hpp"
+#include "zip.hpp"
 
 namespace tide::io {
 namespace {
@@ -35,6 +41,7 @@ uint16_t rd16(const unsigned char* p) { return uint16_t(p[0] | (p[1] << 8)); }
 uint32_t rd32(const unsigned char* p) {
   return uint32_t(p[0]) | (uint32_t(p[1]) << 8) | (uint32_t(p[2]) << 16) | (uint32_t(p[3]) << 24);
 }
+uint64_t rd64(const unsigned char* p) { return uint64_t(rd32(p)) | (uint64_t(rd32(p + 4)) << 32); }
 void wr16(std::string& s, uint16_t v) {
   s.push_back(char(v & 0xff));
   s.push_back(char(v >> 8));
@@ -210,7 +217,7 @@ struct HeaderParser {
   size_t i = 0;
 
   [[noreturn]] void bad(const std::string& what) {
-    std::string shown = s.substr(0, 120);
+    std::string shown = quote_user(s);
     for (char& c : shown)
       if (c == '\n' || c == '\0') c = ' ';
     fail_at(where, "malformed .npy header (", what, "): ", shown);
@@ -284,8 +291,8 @@ struct HeaderParser {
 };
 
 [[noreturn]] void unsupported_dtype(const std::string& where, const std::string& descr, const char* why) {
-  fail_at(where, "unsupported dtype '", descr, "'", why,
-          " (tide reads bool, uint8, int8, int16, int32, int64, uint16, uint32, float16, float32, "
+  fail_at(where, "unsupported dtype '", quote_user(descr), "'", why,
+          " (tide reads bool, uint8, uint16, uint32, uint64, int8, int16, int32, int64, float16, float32, "
           "float64)");
 }
 
@@ -317,9 +324,9 @@ void set_dtype_from_descr(NpyHeader& h, const std::string& descr, const std::str
       break;
     case 'u':
       if (size == 1) dt = DType::UInt8;
-      else if (size == 2) dt = DType::Int32;  // widened: tide has no uint16
-      else if (size == 4) dt = DType::Int64;  // widened: tide has no uint32
-      else if (size == 8) unsupported(": uint64 has no tide dtype (int64 cannot hold every value)");
+      else if (size == 2) dt = DType::UInt16;
+      else if (size == 4) dt = DType::UInt32;
+      else if (size == 8) dt = DType::UInt64;
       else unsupported("");
       break;
     case 'i':
@@ -335,7 +342,11 @@ void set_dtype_from_descr(NpyHeader& h, const std::string& descr, const std::str
       else if (size == 8) dt = DType::Float64;
       else unsupported("");
       break;
-    case 'c': unsupported_dtype(where, descr, ": complex numbers are not supported");
+    case 'c':
+      if (size == 8) dt = DType::Complex64;
+      else if (size == 16) dt = DType::Complex128;
+      else unsupported("");
+      break;
     default: unsupported_dtype(where, descr, "");
   }
   h.dtype = dt;
@@ -345,15 +356,8 @@ void set_dtype_from_descr(NpyHeader& h, const std::string& descr, const std::str
   h.byteswap = size > 1 && little != kHostLittle;
 }
 
-// The DType whose storage has the stored element's size (the raw read before conversion).
-DType raw_dtype(const NpyHeader& h) {
-  switch (h.file_itemsize) {
-    case 1: return h.kind == 'b' ? DType::UInt8 : h.dtype;
-    case 2: return h.kind == 'u' ? DType::Int16 : h.dtype;
-    case 4: return h.kind == 'u' ? DType::Int32 : h.dtype;
-    default: return h.dtype;
-  }
-}
+// The DType the raw bytes are read as (bool is read as bytes, then normalised).
+DType raw_dtype(const NpyHeader& h) { return h.kind == 'b' ? DType::UInt8 : h.dtype; }
 
 inline uint16_t bswap(uint16_t v) { return __builtin_bswap16(v); }
 inline uint32_t bswap(uint32_t v) { return __builtin_bswap32(v); }
@@ -365,8 +369,10 @@ void byteswap_n(void* data, int64_t n) {
   for (int64_t k = 0; k < n; ++k) p[k] = bswap(p[k]);
 }
 
-// Reads a whole .npy payload (magic, header, data) from r.
-Tensor decode_npy(Reader& r, const std::string& where) {
+// Reads a .npy payload's magic and header from r (which is left at the data) and checks
+// that the data the header declares fits in what follows. Returns the header and the
+// data's size in bytes.
+std::pair<NpyHeader, uint64_t> read_npy_header(Reader& r, const std::string& where) {
   const uint64_t total = r.remaining();
   unsigned char pre[8];
   if (total < 10) {
@@ -399,17 +405,30 @@ Tensor decode_npy(Reader& r, const std::string& where) {
   r.read(text.data(), text.size());
   NpyHeader h = parse_npy_header(text, where);
 
-  uint64_t numel = 1;
-  for (int64_t s : h.shape)
-    if (__builtin_mul_overflow(numel, uint64_t(s), &numel))
-      fail_at(where, "shape ", h.shape.str(), " has too many elements");
-  uint64_t nbytes;
-  if (__builtin_mul_overflow(numel, uint64_t(h.file_itemsize), &nbytes) || nbytes > uint64_t(INT64_MAX))
-    fail_at(where, "shape ", h.shape.str(), " has too many elements");
+  check_extent(where.c_str(), h.shape, h.dtype);
+  const uint64_t numel = uint64_t(shape_numel(h.shape));
+  const uint64_t nbytes = numel * uint64_t(h.file_itemsize);
   if (nbytes > r.remaining())
     fail_at(where, "truncated .npy data: shape ", h.shape.str(), " of ", dtype_name(h.dtype), " needs ", nbytes,
             " bytes, but only ", r.remaining(), " bytes follow the header");
+  return {std::move(h), nbytes};
+}
 
+// The strides of a Fortran-order array of this shape (the C order of the reversed shape).
+Dims fortran_strides(const Dims& shape) {
+  Dims layout = shape;
+  std::reverse(layout.begin(), layout.end());
+  const Dims rstrides = contiguous_strides(layout);
+  const int nd = shape.size();
+  Dims strides(nd, 0);
+  for (int k = 0; k < nd; ++k) strides[k] = rstrides[nd - 1 - k];
+  return strides;
+}
+
+// Reads a whole .npy payload (magic, header, data) from r.
+Tensor decode_npy(Reader& r, const std::string& where) {
+  const auto [h, nbytes] = read_npy_header(r, where);
+  const uint64_t numel = uint64_t(shape_numel(h.shape));
   const int nd = h.shape.size();
   const bool fortran = h.fortran_order && nd >= 2;
   Dims layout = h.shape;
@@ -419,32 +438,21 @@ Tensor decode_npy(Reader& r, const std::string& where) {
   const int64_t n = int64_t(numel);
 
   if (h.byteswap) {
-    if (h.file_itemsize == 2) byteswap_n<uint16_t>(raw.data_ptr(), n);
-    else if (h.file_itemsize == 4) byteswap_n<uint32_t>(raw.data_ptr(), n);
-    else if (h.file_itemsize == 8) byteswap_n<uint64_t>(raw.data_ptr(), n);
+    // A complex item is two floats, each swapped on its own.
+    const int64_t words = h.kind == 'c' ? 2 * n : n, word = h.kind == 'c' ? h.file_itemsize / 2 : h.file_itemsize;
+    if (word == 2) byteswap_n<uint16_t>(raw.data_ptr(), words);
+    else if (word == 4) byteswap_n<uint32_t>(raw.data_ptr(), words);
+    else if (word == 8) byteswap_n<uint64_t>(raw.data_ptr(), words);
   }
   Tensor arr = raw;
   if (h.kind == 'b') {  // any nonzero byte is true; a C++ bool must hold exactly 0 or 1
     unsigned char* p = raw.data<unsigned char>();
     for (int64_t k = 0; k < n; ++k) p[k] = p[k] != 0;
     arr = Tensor::make_view(raw.storage(), raw.sizes(), raw.strides(), 0, DType::Bool);
-  } else if (h.kind == 'u' && h.file_itemsize == 2) {
-    arr = Tensor::empty(layout, DType::Int32);
-    const uint16_t* src = raw.data<uint16_t>();
-    int32_t* dst = arr.data<int32_t>();
-    for (int64_t k = 0; k < n; ++k) dst[k] = src[k];
-  } else if (h.kind == 'u' && h.file_itemsize == 4) {
-    arr = Tensor::empty(layout, DType::Int64);
-    const uint32_t* src = raw.data<uint32_t>();
-    int64_t* dst = arr.data<int64_t>();
-    for (int64_t k = 0; k < n; ++k) dst[k] = src[k];
   }
   if (!fortran) return arr;
   // Fortran order: the data is the C-order array of the reversed shape; read it transposed.
-  Dims rstrides = contiguous_strides(layout);
-  Dims strides(nd, 0);
-  for (int k = 0; k < nd; ++k) strides[k] = rstrides[nd - 1 - k];
-  Tensor view = Tensor::make_view(arr.storage(), h.shape, strides, 0, arr.dtype());
+  Tensor view = Tensor::make_view(arr.storage(), h.shape, fortran_strides(h.shape), 0, arr.dtype());
   Tensor out = Tensor::empty(h.shape, arr.dtype());
   copy_to_contiguous(view, out.data_ptr());
   return out;
@@ -453,16 +461,12 @@ Tensor decode_npy(Reader& r, const std::string& where) {
 // ---------------------------------------------------------------------------------------
 // .npz (zip) reading
 
-struct ZipMember {
-  std::string name;
-  uint16_t flags, method;
-  uint32_t crc;
-  uint64_t comp, uncomp, local_off;
-};
+}  // namespace
 
-std::vector<ZipMember> read_central_directory(ByteSource& in, const std::string& where) {
+std::vector<ZipMember> read_central_directory(ByteSource& in, const std::string& where, const char* kind) {
+  const std::string archive = std::string(kind) + " archive";
   const uint64_t size = in.size();
-  if (size < 22) fail_at(where, "not a valid .npz archive (", size, " bytes, too short for a zip file)");
+  if (size < 22) fail_at(where, "not a valid ", archive, " (", size, " bytes, too short for a zip file)");
   const uint64_t tail = std::min<uint64_t>(size, 22 + 65535);
   std::vector<unsigned char> buf(tail);
   in.read_at(size - tail, buf.data(), tail);
@@ -475,21 +479,35 @@ std::vector<ZipMember> read_central_directory(ByteSource& in, const std::string&
     }
   }
   if (eocd < 0)
-    fail_at(where, "not a valid .npz archive (no zip end-of-central-directory record; the file may be truncated)");
+    fail_at(where, "not a valid ", archive, " (no zip end-of-central-directory record; the file may be truncated)");
   const unsigned char* e = buf.data() + eocd;
   const uint64_t eocd_pos = size - tail + uint64_t(eocd);
-  uint16_t disk = rd16(e + 4), cd_disk = rd16(e + 6), n_disk = rd16(e + 8), n_total = rd16(e + 10);
-  uint32_t cd_size = rd32(e + 12), cd_off = rd32(e + 16);
-  bool zip64_locator = eocd >= 20 && rd32(e - 20) == 0x07064b50;
-  if (zip64_locator || n_total == 0xffff || n_disk == 0xffff || cd_size == 0xffffffffu || cd_off == 0xffffffffu)
-    fail_at(where, "zip64 archives (over 4 GiB or 65535 members) are not supported");
+  uint64_t disk = rd16(e + 4), cd_disk = rd16(e + 6), n_disk = rd16(e + 8), n_total = rd16(e + 10);
+  uint64_t cd_size = rd32(e + 12), cd_off = rd32(e + 16);
+  uint64_t dir_end = eocd_pos;  // the central directory lies before this
+  const bool markers = n_total == 0xffff || n_disk == 0xffff || cd_size == 0xffffffffu || cd_off == 0xffffffffu;
+  if (eocd >= 20 && rd32(e - 20) == 0x07064b50) {  // zip64 (PyTorch writes it for any size)
+    const unsigned char* l = e - 20;
+    if (rd32(l + 4) != 0 || rd32(l + 16) > 1) fail_at(where, "multi-disk zip archives are not supported");
+    const uint64_t rec = rd64(l + 8);
+    if (rec > eocd_pos - 20 || eocd_pos - 20 - rec < 56)
+      fail_at(where, "corrupt ", archive, " (zip64 end record at ", rec, " lies outside the file)");
+    unsigned char r[56];
+    in.read_at(rec, r, 56);
+    if (rd32(r) != 0x06064b50) fail_at(where, "corrupt ", archive, " (bad zip64 end record)");
+    disk = rd32(r + 16), cd_disk = rd32(r + 20), n_disk = rd64(r + 24), n_total = rd64(r + 32);
+    cd_size = rd64(r + 40), cd_off = rd64(r + 48);
+    dir_end = rec;
+  } else if (markers) {
+    fail_at(where, "corrupt ", archive, " (zip64 markers without a zip64 end record)");
+  }
   if (disk != 0 || cd_disk != 0 || n_disk != n_total)
     fail_at(where, "multi-disk zip archives are not supported");
-  if (uint64_t(cd_off) + cd_size > eocd_pos)
-    fail_at(where, "corrupt .npz archive (central directory at ", cd_off, "+", cd_size,
+  if (cd_size > dir_end || cd_off > dir_end - cd_size)
+    fail_at(where, "corrupt ", archive, " (central directory at ", cd_off, "+", cd_size,
             " lies outside the file)");
-  if (uint64_t(n_total) * 46 > cd_size)
-    fail_at(where, "corrupt .npz archive (", n_total, " members cannot fit a central directory of ", cd_size,
+  if (n_total > cd_size / 46)
+    fail_at(where, "corrupt ", archive, " (", n_total, " members cannot fit a central directory of ", cd_size,
             " bytes)");
   std::vector<unsigned char> cd(cd_size);
   in.read_at(cd_off, cd.data(), cd_size);
@@ -499,62 +517,97 @@ std::vector<ZipMember> read_central_directory(ByteSource& in, const std::string&
   size_t p = 0;
   for (unsigned k = 0; k < n_total; ++k) {
     if (p + 46 > cd.size() || rd32(&cd[p]) != 0x02014b50)
-      fail_at(where, "corrupt .npz archive (bad central directory entry ", k + 1, ")");
+      fail_at(where, "corrupt ", archive, " (bad central directory entry ", k + 1, ")");
     const unsigned char* c = &cd[p];
     ZipMember m;
     m.flags = rd16(c + 8);
     m.method = rd16(c + 10);
     m.crc = rd32(c + 16);
-    uint32_t comp = rd32(c + 20), uncomp = rd32(c + 24), off = rd32(c + 42);
+    m.comp = rd32(c + 20), m.uncomp = rd32(c + 24), m.local_off = rd32(c + 42);
     size_t nlen = rd16(c + 28), xlen = rd16(c + 30), clen = rd16(c + 32);
     if (p + 46 + nlen + xlen + clen > cd.size())
-      fail_at(where, "corrupt .npz archive (central directory entry ", k + 1, " runs past its end)");
+      fail_at(where, "corrupt ", archive, " (central directory entry ", k + 1, " runs past its end)");
     m.name.assign(reinterpret_cast<const char*>(c + 46), nlen);
-    if (comp == 0xffffffffu || uncomp == 0xffffffffu || off == 0xffffffffu)
-      fail_at(where, "member '", m.name, "' uses zip64, which is not supported");
-    m.comp = comp;
-    m.uncomp = uncomp;
-    m.local_off = off;
+    // zip64: the sizes and offset marked 0xffffffff are in the extra field 0x0001, in this order.
+    uint64_t* wide[3] = {&m.uncomp, &m.comp, &m.local_off};
+    if (m.uncomp == 0xffffffffu || m.comp == 0xffffffffu || m.local_off == 0xffffffffu) {
+      const unsigned char* x = c + 46 + nlen;
+      size_t at = 0, found = 0;
+      while (at + 4 <= xlen && rd16(x + at) != 0x0001) at += 4 + rd16(x + at + 2);
+      if (at + 4 <= xlen) {
+        const size_t len = std::min<size_t>(rd16(x + at + 2), xlen - at - 4);
+        for (uint64_t* v : wide)
+          if (*v == 0xffffffffu && 8 * (found + 1) <= len) *v = rd64(x + at + 4 + 8 * found++);
+      }
+      for (uint64_t* v : wide)
+        if (*v == 0xffffffffu)
+          fail_at(where, "corrupt ", archive, " (member '", quote_user(m.name), "' lacks its zip64 sizes)");
+    }
     members.push_back(std::move(m));
     p += 46 + nlen + xlen + clen;
   }
   // Members' data must lie before the central directory.
   for (ZipMember& m : members) {
-    const std::string mw = where + " member '" + m.name + "'";
-    if (m.local_off + 30 > cd_off) fail_at(mw, "corrupt .npz archive (local header offset out of range)");
+    const std::string mw = where + " member '" + quote_user(m.name) + "'";
+    if (m.local_off > cd_off || cd_off - m.local_off < 30) fail_at(mw, "corrupt ", archive, " (local header offset out of range)");
     unsigned char lh[30];
     in.read_at(m.local_off, lh, 30);
-    if (rd32(lh) != 0x04034b50) fail_at(mw, "corrupt .npz archive (bad local header)");
+    if (rd32(lh) != 0x04034b50) fail_at(mw, "corrupt ", archive, " (bad local header)");
     uint64_t data = m.local_off + 30 + rd16(lh + 26) + rd16(lh + 28);
     if (data > cd_off || m.comp > cd_off - data)
-      fail_at(mw, "corrupt .npz archive (", m.comp, " bytes of data at offset ", data,
+      fail_at(mw, "corrupt ", archive, " (", m.comp, " bytes of data at offset ", data,
               " run past the end of the archive's data)");
     m.local_off = data;  // from here on: where the data starts
   }
   return members;
 }
 
-Tensor read_member(ByteSource& in, const ZipMember& m, const std::string& where) {
-  const std::string mw = where + " member '" + m.name + "'";
+void check_member(const ZipMember& m, const std::string& where) {
+  const std::string mw = where + " member '" + quote_user(m.name) + "'";
   if (m.flags & 1) fail_at(mw, "encrypted zip members are not supported");
-  std::unique_ptr<Reader> r;
   if (m.method == 0) {
     if (m.comp != m.uncomp)
-      fail_at(mw, "corrupt .npz archive (stored member with sizes ", m.comp, " and ", m.uncomp, ")");
-    r = std::make_unique<RangeReader>(in, m.local_off, m.comp);
+      fail_at(mw, "corrupt zip archive (stored member with sizes ", m.comp, " and ", m.uncomp, ")");
   } else if (m.method == 8) {
     if (m.uncomp > m.comp * kMaxDeflateRatio + 64)
-      fail_at(mw, "corrupt .npz archive (", m.comp, " compressed bytes cannot hold the ", m.uncomp,
+      fail_at(mw, "corrupt zip archive (", m.comp, " compressed bytes cannot hold the ", m.uncomp,
               " bytes declared)");
-    r = std::make_unique<InflateReader>(in, m.local_off, m.comp, m.uncomp, mw);
   } else {
     fail_at(mw, "unsupported zip compression method ", m.method, " (tide reads stored and deflate)");
   }
+}
+
+namespace {
+
+// A reader of member m's uncompressed bytes (stored or deflate, checked by check_member); its
+// crc() is checked against m.crc after finish().
+std::unique_ptr<Reader> member_reader(ByteSource& in, const ZipMember& m, const std::string& where) {
+  check_member(m, where);
+  if (m.method == 0) return std::make_unique<RangeReader>(in, m.local_off, m.comp);
+  return std::make_unique<InflateReader>(in, m.local_off, m.comp, m.uncomp,
+                                         where + " member '" + quote_user(m.name) + "'");
+}
+
+Tensor read_member(ByteSource& in, const ZipMember& m, const std::string& where) {
+  const std::string mw = where + " member '" + quote_user(m.name) + "'";
+  std::unique_ptr<Reader> r = member_reader(in, m, where);
   Tensor t = decode_npy(*r, mw);
   r->finish();
   if (r->crc() != m.crc) fail_at(mw, "CRC-32 mismatch: the data is corrupt");
   return t;
 }
+
+}  // namespace
+
+void read_member_bytes(ByteSource& in, const ZipMember& m, void* dst, const std::string& where, bool check_crc) {
+  const std::string mw = where + " member '" + quote_user(m.name) + "'";
+  std::unique_ptr<Reader> r = member_reader(in, m, where);
+  r->read(dst, size_t(m.uncomp));
+  r->finish();
+  if (check_crc && r->crc() != m.crc) fail_at(mw, "CRC-32 mismatch: the data is corrupt");
+}
+
+namespace {
 
 enum class Kind { Npy, Npz, Other };
 
@@ -571,7 +624,7 @@ Kind sniff(ByteSource& in, const std::string& where) {
 
 std::vector<NamedTensor> read_npz(ByteSource& in, const std::string& where) {
   std::vector<NamedTensor> out;
-  for (const ZipMember& m : read_central_directory(in, where)) {
+  for (const ZipMember& m : read_central_directory(in, where, ".npz")) {
     const std::string& n = m.name;
     if (n.size() < 4 || n.compare(n.size() - 4, 4, ".npy") != 0) continue;  // not an array
     out.emplace_back(n.substr(0, n.size() - 4), read_member(in, m, where));
@@ -599,60 +652,6 @@ Loaded load_any(ByteSource& in, const std::string& where) {
 
 // ---------------------------------------------------------------------------------------
 // Writing
-
-class Output {
- public:
-  virtual ~Output() = default;
-  virtual void write(const void* p, size_t n) = 0;
-  virtual uint64_t tell() = 0;
-  // Overwrites bytes already written at off (the zip local header after compressing).
-  virtual void patch(uint64_t off, const void* p, size_t n) = 0;
-};
-
-class StringOutput : public Output {
- public:
-  std::string buf;
-  void write(const void* p, size_t n) override { buf.append(static_cast<const char*>(p), n); }
-  uint64_t tell() override { return buf.size(); }
-  void patch(uint64_t off, const void* p, size_t n) override { std::memcpy(buf.data() + off, p, n); }
-};
-
-class FileOutput : public Output {
- public:
-  FileOutput(const std::string& path, std::string where) : path_(path), where_(std::move(where)) {
-    f_ = std::fopen(path.c_str(), "wb");
-    if (!f_) fail_at(where_, "cannot open file for writing: ", std::strerror(errno));
-  }
-  ~FileOutput() override {
-    if (f_) {  // not committed: an error happened, leave no half-written file behind
-      std::fclose(f_);
-      std::remove(path_.c_str());
-    }
-  }
-  void write(const void* p, size_t n) override {
-    if (n && std::fwrite(p, 1, n, f_) != n) fail_at(where_, "write error: ", std::strerror(errno));
-    pos_ += n;
-  }
-  uint64_t tell() override { return pos_; }
-  void patch(uint64_t off, const void* p, size_t n) override {
-    if (fseeko(f_, off_t(off), SEEK_SET) != 0 || std::fwrite(p, 1, n, f_) != n ||
-        fseeko(f_, 0, SEEK_END) != 0)
-      fail_at(where_, "write error: ", std::strerror(errno));
-  }
-  void commit() {
-    int rc = std::fclose(f_);
-    f_ = nullptr;
-    if (rc != 0) {
-      std::remove(path_.c_str());
-      fail_at(where_, "write error: ", std::strerror(errno));
-    }
-  }
-
- private:
-  std::string path_, where_;
-  std::FILE* f_ = nullptr;
-  uint64_t pos_ = 0;
-};
 
 std::string shape_repr(const Dims& s) {
   if (s.size() == 0) return "()";
@@ -709,147 +708,24 @@ void write_npy(Output& out, const Prepared& p) {
   for_each_run(p.t, [&](const char* d, size_t n) { out.write(d, n); });
 }
 
-constexpr uint16_t kDosDate = (0 << 9) | (1 << 5) | 1;  // 1980-01-01, fixed for reproducible files
-constexpr uint32_t kZipLimit = 0xffffffffu;
-
-bool needs_utf8_flag(const std::string& s) {
-  return std::any_of(s.begin(), s.end(), [](char c) { return (unsigned char)c >= 0x80; });
-}
-
-std::string local_header(const std::string& name, uint16_t method, uint32_t crc, uint64_t comp, uint64_t uncomp) {
-  std::string h;
-  wr32(h, 0x04034b50);
-  wr16(h, 20);
-  wr16(h, needs_utf8_flag(name) ? 0x0800 : 0);
-  wr16(h, method);
-  wr16(h, 0);
-  wr16(h, kDosDate);
-  wr32(h, crc);
-  wr32(h, uint32_t(comp));
-  wr32(h, uint32_t(uncomp));
-  wr16(h, uint16_t(name.size()));
-  wr16(h, 0);
-  return h + name;
-}
-
-struct CdRecord {
-  std::string name;
-  uint16_t method;
-  uint32_t crc;
-  uint64_t comp, uncomp, offset;
-};
-
+// The archive of "<name>.npy" members (through ZipWriter, zip64 where needed).
 void write_npz(Output& out, const std::vector<NamedTensor>& members, bool compressed, const char* op,
                const std::string& where) {
-  TIDE_CHECK(members.size() < 0xffff, where, ": ", members.size(),
-             " arrays need a zip64 archive, which tide does not write");
   std::vector<Prepared> prep;
   prep.reserve(members.size());
+  std::unordered_set<std::string> names;
   for (const auto& [name, t] : members) {
-    std::string mname = name + ".npy";
-    TIDE_CHECK(mname.size() <= 0xffff, where, ": array name is too long (", name.size(), " bytes)");
-    for (const Prepared& q : prep)
-      TIDE_CHECK(q.name != mname, where, ": the name '", name, "' is given twice");
-    prep.push_back(prepare(mname, t, op));
-    // Stay clear of the 4 GiB zip limit (with room for deflate's worst-case overhead).
-    TIDE_CHECK(prep.back().size < kZipLimit - (kZipLimit >> 8), where, ": array '", name, "' (",
-               prep.back().size, " bytes) needs a zip64 archive, which tide does not write");
+    TIDE_CHECK(names.insert(name).second, where, ": the name '", quote_user(name), "' is given twice");
+    prep.push_back(prepare(name + ".npy", t, op));
   }
-  std::vector<CdRecord> cd;
+  ZipWriter zip(out, where);
   for (const Prepared& p : prep) {
-    CdRecord rec{p.name, uint16_t(compressed ? 8 : 0), 0, 0, p.size, out.tell()};
-    TIDE_CHECK(rec.offset < kZipLimit, where, ": the archive exceeds 4 GiB, which needs zip64 (not written by tide)");
-    if (!compressed) {
-      uint32_t crc = crc_update(0, p.header.data(), p.header.size());
-      for_each_run(p.t, [&](const char* d, size_t n) { crc = crc_update(crc, d, n); });
-      rec.crc = crc;
-      rec.comp = p.size;
-      std::string lh = local_header(p.name, 0, crc, p.size, p.size);
-      out.write(lh.data(), lh.size());
-      write_npy(out, p);
-    } else {
-      std::string lh = local_header(p.name, 8, 0, 0, p.size);
-      out.write(lh.data(), lh.size());
-      z_stream zs;
-      std::memset(&zs, 0, sizeof zs);
-      if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-        fail_at(where, "cannot initialise zlib");
-      std::unique_ptr<z_stream, void (*)(z_stream*)> guard(&zs, [](z_stream* z) { deflateEnd(z); });
-      std::vector<unsigned char> obuf(kChunk);
-      uint32_t crc = 0;
-      uint64_t comp = 0;
-      auto pump = [&](const char* d, size_t n, int flush) {
-        do {
-          size_t piece = std::min<size_t>(n, size_t(1) << 30);
-          zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(d));
-          zs.avail_in = uInt(piece);
-          int f = (flush == Z_FINISH && piece == n) ? Z_FINISH : Z_NO_FLUSH;
-          int ret;
-          do {
-            zs.next_out = obuf.data();
-            zs.avail_out = uInt(obuf.size());
-            ret = deflate(&zs, f);
-            if (ret == Z_STREAM_ERROR) fail_at(where, "compression failed");
-            size_t got = obuf.size() - zs.avail_out;
-            out.write(obuf.data(), got);
-            comp += got;
-          } while (zs.avail_out == 0 || (f == Z_FINISH && ret != Z_STREAM_END));
-          d += piece;
-          n -= piece;
-        } while (n > 0);
-      };
-      auto feed = [&](const char* d, size_t n) {
-        crc = crc_update(crc, d, n);
-        pump(d, n, Z_NO_FLUSH);
-      };
-      feed(p.header.data(), p.header.size());
-      for_each_run(p.t, feed);
-      pump(nullptr, 0, Z_FINISH);
-      TIDE_CHECK(comp < kZipLimit, where, ": the archive exceeds 4 GiB, which needs zip64 (not written by tide)");
-      rec.crc = crc;
-      rec.comp = comp;
-      std::string fixed;
-      wr32(fixed, crc);
-      wr32(fixed, uint32_t(comp));
-      wr32(fixed, uint32_t(p.size));
-      out.patch(rec.offset + 14, fixed.data(), fixed.size());
-    }
-    cd.push_back(rec);
+    zip.begin(p.name, p.size, compressed);
+    zip.write(p.header.data(), p.header.size());
+    for_each_run(p.t, [&](const char* d, size_t n) { zip.write(d, n); });
+    zip.end();
   }
-  const uint64_t cd_off = out.tell();
-  std::string dir;
-  for (const CdRecord& r : cd) {
-    wr32(dir, 0x02014b50);
-    wr16(dir, 0x0314);  // made by: zip 2.0 on Unix
-    wr16(dir, 20);
-    wr16(dir, needs_utf8_flag(r.name) ? 0x0800 : 0);
-    wr16(dir, r.method);
-    wr16(dir, 0);
-    wr16(dir, kDosDate);
-    wr32(dir, r.crc);
-    wr32(dir, uint32_t(r.comp));
-    wr32(dir, uint32_t(r.uncomp));
-    wr16(dir, uint16_t(r.name.size()));
-    wr16(dir, 0);
-    wr16(dir, 0);
-    wr16(dir, 0);
-    wr16(dir, 0);
-    wr32(dir, 0100644u << 16);  // a regular file, rw-r--r--
-    wr32(dir, uint32_t(r.offset));
-    dir += r.name;
-  }
-  TIDE_CHECK(cd_off + dir.size() < kZipLimit, where,
-             ": the archive exceeds 4 GiB, which needs zip64 (not written by tide)");
-  const uint32_t cd_size = uint32_t(dir.size());
-  wr32(dir, 0x06054b50);  // end of central directory
-  wr16(dir, 0);
-  wr16(dir, 0);
-  wr16(dir, uint16_t(cd.size()));
-  wr16(dir, uint16_t(cd.size()));
-  wr32(dir, cd_size);
-  wr32(dir, uint32_t(cd_off));
-  wr16(dir, 0);
-  out.write(dir.data(), dir.size());
+  zip.finish();
 }
 
 }  // namespace
@@ -896,6 +772,9 @@ std::string npy_descr(DType dtype, const char* op) {
   switch (dtype) {
     case DType::Bool: return "|b1";
     case DType::UInt8: return "|u1";
+    case DType::UInt16: return std::string(1, o) + "u2";
+    case DType::UInt32: return std::string(1, o) + "u4";
+    case DType::UInt64: return std::string(1, o) + "u8";
     case DType::Int8: return "|i1";
     case DType::Int16: return std::string(1, o) + "i2";
     case DType::Int32: return std::string(1, o) + "i4";
@@ -903,6 +782,8 @@ std::string npy_descr(DType dtype, const char* op) {
     case DType::Float16: return std::string(1, o) + "f2";
     case DType::Float32: return std::string(1, o) + "f4";
     case DType::Float64: return std::string(1, o) + "f8";
+    case DType::Complex64: return std::string(1, o) + "c8";
+    case DType::Complex128: return std::string(1, o) + "c16";
     case DType::BFloat16: break;
   }
   TIDE_FAIL(op, ": bfloat16 has no NumPy dtype; convert with x:float()");
@@ -926,6 +807,46 @@ std::vector<NamedTensor> load_npz(const std::string& path, const char* op) {
   FileSource in(path, where);
   if (sniff(in, where) == Kind::Npy) fail_at(where, "this is a .npy file, not a .npz archive");
   return read_npz(in, where);
+}
+
+Tensor load_npy_mmap(const std::string& path, MmapMode mode, const char* op) {
+  const std::string where = where_of(op, path);
+  const int fd = ::open(path.c_str(), (mode == MmapMode::ReadWrite ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+  if (fd < 0) fail_at(where, "cannot open file: ", std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    fail_at(where, "not a regular file");
+  }
+  const size_t size = size_t(st.st_size);
+  if (size == 0) {
+    ::close(fd);
+    fail_at(where, "the file is empty");
+  }
+  const int prot = mode == MmapMode::ReadOnly ? PROT_READ : PROT_READ | PROT_WRITE;
+  void* base = ::mmap(nullptr, size, prot, mode == MmapMode::ReadWrite ? MAP_SHARED : MAP_PRIVATE, fd, 0);
+  const int map_errno = errno;
+  ::close(fd);
+  if (base == MAP_FAILED) fail_at(where, "cannot map the file: ", std::strerror(map_errno));
+  // Owned by the storage from here on: an error below unmaps it with the last reference.
+  std::shared_ptr<Storage> storage = Storage::wrap(base, size, Device{}, [size](void* p) { ::munmap(p, size); });
+  if (mode == MmapMode::ReadOnly) storage->set_read_only();
+  MemorySource in(base, size);
+  const Kind kind = sniff(in, where);
+  if (kind == Kind::Npz) fail_at(where, "mmap_mode maps .npy files only; load a .npz archive without it");
+  if (kind != Kind::Npy) fail_at(where, "not a .npy file (unknown magic bytes)");
+  RangeReader r(in, 0, size);
+  const auto [h, nbytes] = read_npy_header(r, where);  // the same checks as reading
+  const uint64_t data_off = size - r.remaining();
+  if (h.byteswap || raw_dtype(h) != h.dtype || h.kind == 'b')
+    fail_at(where, "cannot map ", h.kind == 'b' ? "a bool array" : h.byteswap ? "data of the other byte order" : "this dtype",
+            " (tide converts it on loading); load without mmap_mode");
+  if (data_off % dtype_size(h.dtype) != 0)
+    fail_at(where, "cannot map: the data starts at byte ", data_off, ", not a multiple of the ", dtype_size(h.dtype),
+            "-byte item size; load without mmap_mode");
+  const bool fortran = h.fortran_order && h.shape.size() >= 2;
+  return Tensor::make_view(storage, h.shape, fortran ? fortran_strides(h.shape) : contiguous_strides(h.shape),
+                           int64_t(data_off / dtype_size(h.dtype)), h.dtype);
 }
 
 Loaded load_bytes(const void* data, size_t size, const std::string& name, const char* op) {

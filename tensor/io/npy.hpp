@@ -37,6 +37,14 @@ Loaded load(const std::string& path, const char* op = "np.load");
 Tensor load_npy(const std::string& path, const char* op = "np.load");
 std::vector<NamedTensor> load_npz(const std::string& path, const char* op = "np.load");
 
+// np.load(path, {mmap_mode=}): a tensor over the mapped .npy file, nothing read but the
+// header (parsed and checked as load does). ReadOnly ("r"): writes are refused (the storage
+// is read_only); CopyOnWrite ("c"): writes stay private to the process; ReadWrite ("r+"):
+// writes go to the file. Data tide converts on loading (bool, unsigned 16/32-bit, the other
+// byte order) cannot be mapped.
+enum class MmapMode { ReadOnly, CopyOnWrite, ReadWrite };
+Tensor load_npy_mmap(const std::string& path, MmapMode mode, const char* op = "np.load");
+
 // Writes t (any layout; a non-contiguous tensor is written as its contiguous copy) to
 // path exactly as given (the ".npy" suffix is the binding's business).
 void save_npy(const std::string& path, const Tensor& t, const char* op = "np.save");

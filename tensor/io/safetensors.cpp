@@ -7,16 +7,12 @@
 //   decode   header length -> header JSON -> every tensor's spec checked -> the layout
 //            checked (no gap, no overlap, the buffer exactly covered) -> allocation and reads
 //   encode   the header of a set of tensors, then their bytes, to a string or to a file
-//            written through a temporary file and a rename
+//            written through a temporary file and a rename (FileOutput, file_io.hpp)
 //   checkpoints  key paths <-> dotted names, recorded in __metadata__
 #include "safetensors.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <cerrno>
 #include <charconv>
@@ -45,7 +41,8 @@ struct DTypeName {
 constexpr DTypeName kDTypeNames[] = {
     {"BOOL", DType::Bool},   {"U8", DType::UInt8},    {"I8", DType::Int8},       {"I16", DType::Int16},
     {"I32", DType::Int32},   {"I64", DType::Int64},   {"F16", DType::Float16},   {"BF16", DType::BFloat16},
-    {"F32", DType::Float32}, {"F64", DType::Float64},
+    {"F32", DType::Float32}, {"F64", DType::Float64}, {"U16", DType::UInt16},  {"U32", DType::UInt32},
+    {"U64", DType::UInt64},
 };
 
 const char* safetensors_dtype(DType dt) {
@@ -68,34 +65,6 @@ std::string shape_text(const Dims& shape) {
     s += std::to_string(shape[k]);
   }
   return s + "]";
-}
-
-// True when s is well-formed UTF-8 (no overlong forms, no surrogates, nothing past U+10FFFF).
-bool valid_utf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    int len;
-    uint32_t cp;
-    if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1F;
-    else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0F;
-    else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07;
-    else return false;
-    if (s.size() - i < size_t(len)) return false;
-    for (int k = 1; k < len; ++k) {
-      const unsigned char cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    static constexpr uint32_t kMinForLen[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < kMinForLen[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    i += size_t(len);
-  }
-  return true;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -122,8 +91,8 @@ std::string describe(const Json& v) {
   switch (v.kind) {
     case Json::Kind::Null: return "null";
     case Json::Kind::Bool: return v.boolean ? "true" : "false";
-    case Json::Kind::Number: return v.text;
-    case Json::Kind::String: return "'" + (v.text.size() > 40 ? v.text.substr(0, 40) + "..." : v.text) + "'";
+    case Json::Kind::Number: return quote_user(v.text);
+    case Json::Kind::String: return "'" + quote_user(v.text) + "'";
     case Json::Kind::Array: return "a list";
     case Json::Kind::Object: return "an object";
   }
@@ -364,7 +333,7 @@ std::string offsets_text(const TensorSpec& s) {
 }
 
 TensorSpec parse_spec(const std::string& name, const Json& v, uint64_t buffer, const std::string& where) {
-  const std::string at = where + ": tensor '" + name + "'";
+  const std::string at = where + ": tensor '" + quote_user(name) + "'";
   if (v.kind != Json::Kind::Object) TIDE_FAIL(at, " is described by ", describe(v), ", not an object");
   const Json* dtype = v.find("dtype");
   const Json* shape = v.find("shape");
@@ -374,7 +343,7 @@ TensorSpec parse_spec(const std::string& name, const Json& v, uint64_t buffer, c
   s.name = name;
   std::optional<DType> dt;
   if (dtype->kind == Json::Kind::String) dt = parse_safetensors_dtype(dtype->text);
-  if (!dt) TIDE_FAIL(at, " has the unknown dtype ", describe(*dtype), " (tide reads BOOL U8 I8 I16 I32 I64 F16 BF16 F32 F64)");
+  if (!dt) TIDE_FAIL(at, " has the unknown dtype ", describe(*dtype), " (tide reads BOOL U8 U16 U32 U64 I8 I16 I32 I64 F16 BF16 F32 F64)");
   s.dtype = *dt;
   if (shape->kind != Json::Kind::Array) TIDE_FAIL(at, " has the shape ", describe(*shape), ", not a list of sizes");
   if (shape->items.size() > size_t(kMaxDims))
@@ -384,12 +353,7 @@ TensorSpec parse_spec(const std::string& name, const Json& v, uint64_t buffer, c
     if (!n || *n < 0) TIDE_FAIL(at, " has the size ", describe(d), " in its shape; sizes are integers >= 0");
     s.shape.push_back(*n);
   }
-  // The span of the shape with empty dims counted as 1 must fit in int64 too: tide's strides
-  // of an empty tensor are computed that way.
-  uint64_t span = dtype_size(s.dtype);
-  for (int64_t d : s.shape)
-    if (__builtin_mul_overflow(span, uint64_t(std::max<int64_t>(d, 1)), &span) || span > uint64_t(INT64_MAX))
-      TIDE_FAIL(at, " has the shape ", shape_text(s.shape), ", too large for a tensor");
+  check_extent(at.c_str(), s.shape, s.dtype);
   const uint64_t nbytes = uint64_t(shape_numel(s.shape)) * dtype_size(s.dtype);
   std::optional<int64_t> begin, end;
   if (offsets->kind == Json::Kind::Array && offsets->items.size() == 2) {
@@ -414,7 +378,7 @@ std::vector<std::pair<std::string, std::string>> parse_metadata(const Json& v, c
   if (v.kind != Json::Kind::Object) fail_at(where, "__metadata__ is ", describe(v), ", not an object of strings");
   for (size_t k = 0; k < v.keys.size(); ++k) {
     if (v.items[k].kind != Json::Kind::String)
-      fail_at(where, "__metadata__ '", v.keys[k], "' is ", describe(v.items[k]), ", not a string");
+      fail_at(where, "__metadata__ '", quote_user(v.keys[k]), "' is ", describe(v.items[k]), ", not a string");
     out.emplace_back(v.keys[k], v.items[k].text);
   }
   std::sort(out.begin(), out.end());
@@ -432,10 +396,10 @@ void check_layout(std::vector<TensorSpec>& specs, uint64_t buffer, const std::st
   const TensorSpec* last = nullptr;  // the tensor that ends at `covered`
   for (const TensorSpec* s : order) {
     if (s->begin < covered)
-      fail_at(where, "tensors '", last->name, "' and '", s->name, "' overlap (data_offsets ", offsets_text(*last),
+      fail_at(where, "tensors '", quote_user(last->name), "' and '", quote_user(s->name), "' overlap (data_offsets ", offsets_text(*last),
               " and ", offsets_text(*s), ")");
     if (s->begin > covered)
-      fail_at(where, "a gap of ", s->begin - covered, " bytes in the data buffer before tensor '", s->name,
+      fail_at(where, "a gap of ", s->begin - covered, " bytes in the data buffer before tensor '", quote_user(s->name),
               "' (data_offsets ", offsets_text(*s), ")");
     if (s->end > covered || !last) last = s;
     covered = s->end;
@@ -503,17 +467,17 @@ std::vector<size_t> data_order(const Safetensors& st) {
 std::string header_bytes(const Safetensors& st, const std::vector<size_t>& order, const char* op) {
   std::set<std::string_view> names;
   for (const auto& [name, t] : st.tensors) {
-    TIDE_CHECK(t.defined(), op, ": tensor '", name, "' is undefined");
+    TIDE_CHECK(t.defined(), op, ": tensor '", quote_user(name), "' is undefined");
     TIDE_CHECK(name != "__metadata__", op, ": the name '__metadata__' is reserved by the safetensors format");
-    TIDE_CHECK(valid_utf8(name), op, ": the tensor name '", name, "' is not valid UTF-8");
-    TIDE_CHECK(names.insert(name).second, op, ": two tensors are named '", name, "'");
+    TIDE_CHECK(valid_utf8(name), op, ": the tensor name '", quote_user(name), "' is not valid UTF-8");
+    TIDE_CHECK(names.insert(name).second, op, ": two tensors are named '", quote_user(name), "'");
   }
   std::string h = "{";
   if (!st.metadata.empty()) {
     h += "\"__metadata__\":{";
     for (size_t k = 0; k < st.metadata.size(); ++k) {
       const auto& [key, value] = st.metadata[k];
-      TIDE_CHECK(valid_utf8(key) && valid_utf8(value), op, ": metadata '", key, "' is not valid UTF-8");
+      TIDE_CHECK(valid_utf8(key) && valid_utf8(value), op, ": metadata '", quote_user(key), "' is not valid UTF-8");
       if (k) h += ',';
       append_json_string(h, key);
       h += ':';
@@ -524,6 +488,9 @@ std::string header_bytes(const Safetensors& st, const std::vector<size_t>& order
   uint64_t offset = 0;
   for (size_t k : order) {
     const auto& [name, t] = st.tensors[k];
+    // The safetensors format (0.4) names no complex dtype.
+    TIDE_CHECK(!is_complex(t.dtype()), op, ": '", quote_user(name), "' is ", dtype_name(t.dtype()),
+               ", which safetensors files cannot hold; save torch.view_as_real(x) or use np.save");
     append_json_string(h, name);
     h += ":{\"dtype\":\"";
     h += safetensors_dtype(t.dtype());
@@ -556,56 +523,6 @@ void emit_data(const Safetensors& st, const std::vector<size_t>& order, Sink&& s
     sink(h.data_ptr(), h.nbytes());
   }
 }
-
-// A file written under a temporary name beside `path` and renamed over it by commit(); until
-// then `path` keeps what it held, and an uncommitted temporary file is removed.
-class ReplacingFile {
- public:
-  ReplacingFile(const std::string& path, const std::string& where) : path_(path), where_(where) {
-    static std::atomic<unsigned> counter{0};
-    for (int attempt = 0; fd_ < 0; ++attempt) {
-      tmp_ = path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-      fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-      if (fd_ < 0 && (errno != EEXIST || attempt == 100))
-        fail_at(where_, "cannot create a file there: ", std::strerror(errno));
-    }
-    struct stat old;  // replacing a file keeps its permissions
-    if (::stat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode)) (void)::fchmod(fd_, old.st_mode & 07777);
-  }
-  ~ReplacingFile() {
-    if (fd_ >= 0) ::close(fd_);
-    if (!committed_) ::unlink(tmp_.c_str());
-  }
-  ReplacingFile(const ReplacingFile&) = delete;
-  ReplacingFile& operator=(const ReplacingFile&) = delete;
-
-  void write(const void* data, size_t n) {
-    const char* p = static_cast<const char*>(data);
-    while (n > 0) {
-      const ssize_t put = ::write(fd_, p, std::min<size_t>(n, size_t(1) << 30));
-      if (put < 0 && errno == EINTR) continue;
-      if (put < 0) fail_at(where_, "write error: ", std::strerror(errno));
-      p += put;
-      n -= size_t(put);
-    }
-  }
-
-  // Flushes to disk and renames the temporary file over `path`.
-  void commit() {
-    if (::fsync(fd_) != 0) fail_at(where_, "write error: ", std::strerror(errno));
-    const int rc = ::close(fd_);
-    fd_ = -1;
-    if (rc != 0) fail_at(where_, "write error: ", std::strerror(errno));
-    if (::rename(tmp_.c_str(), path_.c_str()) != 0) fail_at(where_, "cannot replace the file: ", std::strerror(errno));
-    committed_ = true;
-  }
-
- private:
-  std::string path_, tmp_;
-  const std::string& where_;
-  int fd_ = -1;
-  bool committed_ = false;
-};
 
 // ---------------------------------------------------------------------------------------
 // Checkpoints
@@ -645,10 +562,10 @@ KeyPath recorded_path(const Json& v, const std::string& name, const std::string&
     for (const Json& c : v.items) {
       if (c.kind == Json::Kind::String) path.emplace_back(c.text);
       else if (std::optional<int64_t> i = as_integer(c)) path.emplace_back(*i);
-      else fail_at(where, "metadata tide.keys gives '", name, "' the key ", describe(c), "; keys are strings or integers");
+      else fail_at(where, "metadata tide.keys gives '", quote_user(name), "' the key ", describe(c), "; keys are strings or integers");
     }
   if (path.empty() || dotted_name(path) != name)
-    fail_at(where, "metadata tide.keys gives '", name, "' a key path that does not spell that name");
+    fail_at(where, "metadata tide.keys gives '", quote_user(name), "' a key path that does not spell that name");
   return path;
 }
 
@@ -667,7 +584,7 @@ std::vector<std::pair<KeyPath, Tensor>> entries_from_keys(Safetensors& st, const
   std::vector<std::pair<KeyPath, Tensor>> entries;
   for (auto& [name, t] : st.tensors) {
     auto it = by_name.find(name);
-    if (it == by_name.end()) fail_at(where, "metadata tide.keys has no key path for tensor '", name, "'");
+    if (it == by_name.end()) fail_at(where, "metadata tide.keys has no key path for tensor '", quote_user(name), "'");
     entries.emplace_back(recorded_path(*it->second, name, where), std::move(t));
   }
   // Sorted, a path that leads through another tensor comes right after that tensor's path.
@@ -703,7 +620,7 @@ void save_safetensors(const std::string& path, const Safetensors& st, const char
   const std::string where = where_of(op, path);
   const std::vector<size_t> order = data_order(st);
   const std::string header = header_bytes(st, order, op);  // every check before the file is touched
-  ReplacingFile out(path, where);
+  FileOutput out(path, where);
   out.write(header.data(), header.size());
   emit_data(st, order, [&](const void* p, size_t n) { out.write(p, n); });
   out.commit();
@@ -725,8 +642,8 @@ std::string key_path_text(const KeyPath& path) {
       s += ']';
     } else {
       const std::string& name = std::get<std::string>(k);
-      if (is_identifier(name)) s += (s.empty() ? "" : ".") + name;
-      else s += "[\"" + name + "\"]";
+      if (is_identifier(name)) s += (s.empty() ? "" : ".") + quote_user(name);
+      else s += "[\"" + quote_user(name) + "\"]";
     }
   }
   return s;
@@ -783,7 +700,7 @@ Checkpoint checkpoint_from_safetensors(Safetensors st, const std::string& where)
     ck.entries.emplace_back(KeyPath{}, std::move(st.tensors[0].second));
     return ck;
   }
-  if (*object != "table") fail_at(where, "metadata tide.object is '", *object, "', not 'tensor' or 'table'");
+  if (*object != "table") fail_at(where, "metadata tide.object is '", quote_user(*object), "', not 'tensor' or 'table'");
   const std::string* keys = meta("tide.keys");
   if (!keys) fail_at(where, "metadata tide.object is 'table' but tide.keys is missing");
   ck.entries = entries_from_keys(st, *keys, where);

@@ -1,13 +1,16 @@
 // Creation ops (see creation.hpp) and the CPU random kernels that follow random.hpp's scheme.
 #include "creation.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <sstream>
 #include <vector>
 
 #include "../backend.hpp"
+#include "../overlap.hpp"
 #include "../parallel.hpp"
 #include "elementwise.hpp"
 
@@ -36,27 +39,22 @@ std::string scalar_str(const Scalar& s) {
   }
 }
 
-void check_shape(const char* op, const Dims& shape) {
-  int64_t numel = 1;
-  bool zero = false;
-  for (int64_t s : shape) {
-    TIDE_CHECK(s >= 0, op, ": sizes must be non-negative, got ", s, " in shape ", shape.str());
-    zero = zero || s == 0;
-  }
-  if (zero) return;
-  for (int64_t s : shape)
-    TIDE_CHECK(!__builtin_mul_overflow(numel, s, &numel), op, ": shape ", shape.str(),
-               " has too many elements");
-}
-
 Tensor make(const char* op, const Dims& shape, DType dtype, Device device) {
   check_creation_device(op, device);
-  check_shape(op, shape);
   try {
-    return Tensor::empty(shape, dtype, device);
+    return Tensor::empty(shape, dtype, device, op);
   } catch (const OutOfMemory& e) {
     throw OutOfMemory(std::string(op) + ": " + e.what());
   }
+}
+
+// The empty family hands out memory as it comes from the allocator, except for bool: a byte
+// other than 0 or 1 read as bool is undefined behaviour (and prints as neither), so bool
+// empties are zero-filled.
+Tensor make_uninitialised(const char* op, const Dims& shape, DType dtype, Device device) {
+  Tensor t = make(op, shape, dtype, device);
+  if (dtype == DType::Bool) fill_(t, Scalar(false));
+  return t;
 }
 
 void check_float_dtype(const char* op, DType dtype) {
@@ -107,9 +105,11 @@ Generator& gen_or_default(Generator* gen) { return gen ? *gen : default_generato
 
 // Fills a contiguous CPU tensor `c` through `fill(scalar_t* data, n)`, or, when t is not
 // contiguous, fills a contiguous temporary and copies it in (so the values follow the
-// row-major element order whatever the layout).
+// row-major element order whatever the layout). Each element gets its own value, so t may
+// not have elements sharing one address.
 template <typename Fill>
-void fill_in_place(Tensor& t, const Fill& fill) {
+void fill_in_place(const char* op, Tensor& t, const Fill& fill) {
+  check_no_internal_overlap(op, t);
   if (t.is_contiguous()) {
     fill(t);
     t.storage()->bump_version();
@@ -144,7 +144,7 @@ void check_creation_device(const char* op, Device device) {
 }
 
 Tensor empty(const Dims& shape, DType dtype, Device device) {
-  return make("empty", shape, dtype, device);
+  return make_uninitialised("empty", shape, dtype, device);
 }
 
 Tensor zeros(const Dims& shape, DType dtype, Device device) {
@@ -267,14 +267,16 @@ Tensor eye(int64_t n, int64_t m, DType dtype, Device device, int64_t k) {
     check_creation_device("eye", device);
     return eye(n, m, dtype, Device{}, k).to_device(device);
   }
+  check_extent("eye", Dims{n, m}, dtype);
   Tensor t = zeros(Dims{n, m}, dtype, device);
+  // Only the rows whose column i + k lies in [0, m): the loop never runs over a huge n of an
+  // empty result (computed in 128 bits, as k may be any int64).
+  const int64_t first = int64_t(std::clamp<__int128>(-__int128(k), 0, n));
+  const int64_t last = int64_t(std::clamp<__int128>(__int128(m) - k, 0, n));
   TIDE_DISPATCH_ALL(dtype, "eye", [&] {
     scalar_t* p = t.data<scalar_t>();
     const scalar_t one = scalar_t(1);
-    for (int64_t i = 0; i < n; ++i) {
-      int64_t j = i + k;
-      if (j >= 0 && j < m) p[i * m + j] = one;
-    }
+    for (int64_t i = first; i < last; ++i) p[i * m + i + k] = one;
   });
   return t;
 }
@@ -285,7 +287,7 @@ Tensor& uniform_(Tensor& t, double a, double b, Generator* gen) {
   TIDE_CHECK(std::isfinite(a) && std::isfinite(b), "uniform_: bounds must be finite, got a=",
              num_str(a), ", b=", num_str(b));
   TIDE_CHECK(a <= b, "uniform_: expects a <= b, got a=", num_str(a), ", b=", num_str(b));
-  fill_in_place(t, [&](Tensor& c) {
+  fill_in_place("uniform_", t, [&](Tensor& c) {
     TIDE_DISPATCH_FLOAT(c.dtype(), "uniform_", [&] {
       using U = UniformOf<scalar_t>;
       const int64_t n = c.numel();
@@ -308,7 +310,7 @@ Tensor& normal_(Tensor& t, double mean, double std, Generator* gen) {
   check_defined(t, "normal_");
   check_float_dtype("normal_", t.dtype());
   TIDE_CHECK(std >= 0, "normal_: expects std >= 0, got std=", num_str(std));
-  fill_in_place(t, [&](Tensor& c) {
+  fill_in_place("normal_", t, [&](Tensor& c) {
     TIDE_DISPATCH_FLOAT(c.dtype(), "normal_", [&] {
       const int64_t n = c.numel();
       Generator::Draw d = gen_or_default(gen).reserve(n, 2);  // one block per pair
@@ -426,8 +428,73 @@ Tensor randperm(int64_t n, DType dtype, Device device, Generator* gen) {
   return t;
 }
 
+Tensor multinomial(const Tensor& probs, int64_t n, bool replacement, Generator* gen) {
+  check_defined(probs, "multinomial");
+  TIDE_CHECK(probs.dim() == 1 || probs.dim() == 2, "multinomial: expected a 1-D or 2-D tensor of weights, got shape ",
+             probs.sizes().str());
+  TIDE_CHECK(is_floating(probs.dtype()), "multinomial: expected floating-point weights, got ", dtype_name(probs.dtype()));
+  const int64_t rows = probs.dim() == 2 ? probs.size(0) : 1, cats = probs.size(probs.dim() - 1);
+  TIDE_CHECK(cats > 0, "multinomial: the weights have no categories (shape ", probs.sizes().str(), ")");
+  TIDE_CHECK(n > 0, "multinomial: the number of samples must be positive, got ", n);
+  TIDE_CHECK(replacement || n <= cats, "multinomial: cannot draw ", n, " samples from ", cats,
+             " categories without replacement");
+  // The weights in double on the host, row by row; each row checked.
+  Tensor w = probs.to_device({}).to(DType::Float64).contiguous();
+  const double* p = w.data<double>();
+  for (int64_t r = 0; r < rows; ++r) {
+    double total = 0;
+    int64_t positive = 0;
+    for (int64_t c = 0; c < cats; ++c) {
+      double v = p[r * cats + c];
+      TIDE_CHECK(std::isfinite(v) && v >= 0, "multinomial: weights must be finite and >= 0, got ", num_str(v),
+                 " at category ", c + 1, rows > 1 ? " of row " + std::to_string(r + 1) : std::string());
+      total += v;
+      positive += v > 0;
+    }
+    TIDE_CHECK(total > 0, "multinomial: the weights", rows > 1 ? " of row " + std::to_string(r + 1) : std::string(),
+               " sum to 0");
+    TIDE_CHECK(replacement || n <= positive, "multinomial: cannot draw ", n, " samples without replacement from ",
+               positive, " categories of positive weight", rows > 1 ? " in row " + std::to_string(r + 1) : std::string());
+  }
+  // The uniform draws of random.hpp's scheme: one per sample with replacement, one per
+  // category without.
+  const int64_t per_row = replacement ? n : cats;
+  std::vector<double> u(size_t(rows * per_row));
+  philox_for<2>(rows * per_row, gen_or_default(gen).reserve(rows * per_row, 2),
+                [&](int64_t i, const uint32_t* words) { u[size_t(i)] = philox::uniform53(words[0], words[1]); });
+  Tensor out = Tensor::empty(probs.dim() == 2 ? Dims{rows, n} : Dims{n}, DType::Int64);
+  int64_t* o = out.data<int64_t>();
+  std::vector<double> cdf(static_cast<size_t>(cats));
+  std::vector<std::pair<double, int64_t>> keys(static_cast<size_t>(cats));
+  for (int64_t r = 0; r < rows; ++r) {
+    const double* pr = p + r * cats;
+    const double* ur = u.data() + r * per_row;
+    if (replacement) {
+      double acc = 0;
+      for (int64_t c = 0; c < cats; ++c) cdf[size_t(c)] = acc += pr[c];
+      for (int64_t j = 0; j < n; ++j) {
+        // The first category whose cumulative weight exceeds u * total (never a zero weight).
+        auto it = std::upper_bound(cdf.begin(), cdf.end(), ur[j] * acc);
+        o[r * n + j] = std::min<int64_t>(it - cdf.begin(), cats - 1) + 1;
+      }
+    } else {
+      // Efraimidis-Spirakis: key log(u') / w with u' in (0, 1]; the n largest keys, largest
+      // first (ties: the lower category). A zero weight gets -inf and is never drawn.
+      for (int64_t c = 0; c < cats; ++c) {
+        double key = pr[c] > 0 ? std::log(1.0 - ur[c]) / pr[c] : -std::numeric_limits<double>::infinity();
+        keys[size_t(c)] = {key, c};
+      }
+      std::partial_sort(keys.begin(), keys.begin() + n, keys.end(), [](const auto& a, const auto& b) {
+        return a.first > b.first || (a.first == b.first && a.second < b.second);
+      });
+      for (int64_t j = 0; j < n; ++j) o[r * n + j] = keys[size_t(j)].second + 1;
+    }
+  }
+  return probs.device().is_cpu() ? out : out.to_device(probs.device());
+}
+
 Tensor empty_like(const Tensor& x, std::optional<DType> dtype, std::optional<Device> device) {
-  return make("empty_like", x.sizes(), dtype.value_or(x.dtype()), device.value_or(x.device()));
+  return make_uninitialised("empty_like", x.sizes(), dtype.value_or(x.dtype()), device.value_or(x.device()));
 }
 
 Tensor zeros_like(const Tensor& x, std::optional<DType> dtype, std::optional<Device> device) {
@@ -444,7 +511,7 @@ Tensor ones_like(const Tensor& x, std::optional<DType> dtype, std::optional<Devi
 
 Tensor full_like(const Tensor& x, const Scalar& value, std::optional<DType> dtype,
                  std::optional<Device> device) {
-  Tensor t = empty_like(x, dtype, device);
+  Tensor t = make("full_like", x.sizes(), dtype.value_or(x.dtype()), device.value_or(x.device()));
   fill_(t, value);
   return t;
 }

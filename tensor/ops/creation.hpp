@@ -48,6 +48,11 @@ Tensor randint(int64_t low, int64_t high, const Dims& shape, DType dtype = DType
 Tensor randperm(int64_t n, DType dtype = DType::Int64, Device device = {},
                 Generator* gen = nullptr);
 
+// n draws of 1-based category indices from each row of the non-negative weights `probs`
+// (1-D: shape {n}; 2-D: {rows, n}); without replacement a category is drawn at most once.
+// int64, on probs' device (drawn on the host; the scheme is in random.hpp).
+Tensor multinomial(const Tensor& probs, int64_t n, bool replacement = false, Generator* gen = nullptr);
+
 // In place (any layout; values follow the row-major element order). Float dtypes only.
 // uniform_ needs a <= b; normal_ needs std >= 0. Both bump the tensor's version.
 Tensor& uniform_(Tensor& t, double a = 0.0, double b = 1.0, Generator* gen = nullptr);

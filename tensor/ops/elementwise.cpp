@@ -3,12 +3,17 @@
 // the CPU loops, or handed to the device backend, which instantiates the same functors.
 #include "elementwise.hpp"
 
+#include <atomic>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 
 #include "../backend.hpp"
 #include "../cpu/functors.hpp"
 #include "../cpu/loops.hpp"
 #include "../iterator.hpp"
+#include "../overlap.hpp"
+#include "complex.hpp"
 
 namespace tide {
 
@@ -43,6 +48,12 @@ void run_binary(const char* op, const TensorIter& it, DType in, const Scalar* sa
     using S = typename decltype(types)::scalar_t;
     using Out = typename decltype(types)::out_t;
     using C = compute_t<S>;
+    if constexpr (std::is_same_v<F, fn::Pow> && fn::is_fp<C>) {
+      if (sb && fn::with_pow_fast_path(sb->to_double(), [&](auto g) {
+            cpu_kernel<Out, S>(it, [g](C a) { return g(a, a); });
+          }))
+        return;
+    }
     if (sb) {
       const C b = C(sb->to<S>());
       cpu_kernel<Out, S>(it, [b](C a) { return F{}(a, b); });
@@ -56,16 +67,26 @@ void run_binary(const char* op, const TensorIter& it, DType in, const Scalar* sa
 }
 
 // A zero divisor in integer division would trap; it is an error as in PyTorch.
+// Integer division by zero: an error in PyTorch ("ZeroDivisionError" there); with NumPy
+// semantics the kernels' 0 and, once per op per process, NumPy's RuntimeWarning on stderr.
 void check_int_divisor(const char* op, const TensorOrScalar& b, DType compute) {
   if (is_floating(compute)) return;
+  static std::atomic<uint8_t> warned{0};  // bit per op: floor_divide, remainder, fmod
+  const uint8_t bit = uint8_t(1) << (op[0] == 'f' && op[1] == 'l' ? 0 : op[0] == 'r' ? 1 : 2);
+  const bool numpy = numpy_semantics();
+  if (numpy && (warned.load(std::memory_order_relaxed) & bit)) return;
+  bool zero = false;
   if (!b.is_tensor()) {
-    TIDE_CHECK(b.scalar.to_int() != 0, op, ": integer division by zero");
-    return;
+    zero = b.scalar.to_int() == 0;
+  } else {
+    Tensor eqz = ops::binary(BinaryOp::Eq, b.tensor, Scalar(int64_t(0))).to_device(Device{});
+    const bool* p = eqz.data<bool>();
+    for (int64_t i = 0, n = eqz.numel(); i < n && !zero; ++i) zero = p[i];
   }
-  Tensor eqz = ops::binary(BinaryOp::Eq, b.tensor, Scalar(int64_t(0))).to_device(Device{});
-  const bool* p = eqz.data<bool>();
-  for (int64_t i = 0, n = eqz.numel(); i < n; ++i)
-    TIDE_CHECK(!p[i], op, ": integer division by zero");
+  if (!zero) return;
+  TIDE_CHECK(numpy, op, ": integer division by zero");
+  if (!(warned.fetch_or(bit) & bit))
+    std::fprintf(stderr, "RuntimeWarning: divide by zero encountered in %s\n", op);
 }
 
 // Writes `result` into *out (casting when the dtypes differ) or returns it.
@@ -73,16 +94,22 @@ Tensor finish(const char* op, Tensor result, const Tensor* out) {
   if (!out || out->same(result)) return result;
   Tensor o = *out;
   ops::check_can_cast(op, result.dtype(), o.dtype());
+  check_no_internal_overlap(op, o);
   ops::copy_(o, result);
   return o;
 }
 
-// Prepares the output for a kernel: the given out tensor if its dtype is the result dtype,
-// else a fresh one (finish() then casts into out).
+// Prepares the output for a kernel: the given out tensor if its dtype is the result dtype
+// (TensorIter then checks how it overlaps the inputs), else a fresh one (finish() then casts
+// into out).
+void check_out_shape(const char* op, const Tensor& out, const Dims& shape) {
+  TIDE_CHECK(out.sizes() == shape, op, ": out= tensor of shape ", out.sizes().str(),
+             " does not match the result shape ", shape.str());
+}
+
 Tensor out_target(const char* op, const Tensor* out, DType result_dtype, const Dims& shape) {
   if (!out) return Tensor();
-  TIDE_CHECK(out->sizes() == shape, op, ": out= tensor of shape ", out->sizes().str(),
-             " does not match the result shape ", shape.str());
+  check_out_shape(op, *out, shape);
   if (out->dtype() == result_dtype) {
     out->storage()->bump_version();
     return *out;
@@ -99,33 +126,76 @@ namespace ops {
 
 void check_can_cast(const char* op, DType from, DType to) {
   bool ok = true;
-  if (is_floating(from) && !is_floating(to)) ok = false;
+  if (is_floating(from) && !is_floating(to) && !is_complex(to)) ok = false;
+  if (is_complex(from) && !is_complex(to)) ok = false;
   if (!is_bool(from) && is_bool(to)) ok = false;
   TIDE_CHECK(ok, op, ": result type ", dtype_name(from), " can't be cast to the desired output type ",
              dtype_name(to));
 }
 
 DType result_type(const TensorOrScalar& a, const TensorOrScalar& b) {
-  auto category = [](DType t) { return is_bool(t) ? 0 : is_floating(t) ? 2 : 1; };
+  auto category = [](DType t) { return is_bool(t) ? 0 : is_complex(t) ? 3 : is_floating(t) ? 2 : 1; };
   if (a.is_tensor() && b.is_tensor()) {
     DType ta = a.tensor.dtype(), tb = b.tensor.dtype();
     bool za = a.tensor.dim() == 0, zb = b.tensor.dim() == 0;
     if (za == zb) return promote_types(ta, tb);
-    // A zero-dim tensor only raises the category of a dimensioned one.
-    DType dimmed = za ? tb : ta, zero = za ? ta : tb;
+    // A zero-dim tensor only raises the category of a dimensioned one. NumPy promotes the two
+    // dtypes then, and else casts by the zero-dim array's value as for a scalar (a device
+    // value is read back: one small copy, so every device gives NumPy's dtype).
+    const Tensor& zero_t = za ? a.tensor : b.tensor;
+    DType dimmed = za ? tb : ta, zero = zero_t.dtype();
+    if (numpy_semantics()) [[unlikely]] {
+      if (category(zero) > category(dimmed)) return promote_types(dimmed, zero);
+      return promote_with_scalar(dimmed, zero_t.item());
+    }
     return category(zero) > category(dimmed) ? zero : dimmed;
   }
-  if (a.is_tensor()) return promote_with_scalar(a.tensor.dtype(), b.scalar);
-  if (b.is_tensor()) return promote_with_scalar(b.tensor.dtype(), a.scalar);
-  return promote_types(a.scalar.natural_dtype(), b.scalar.natural_dtype());
+  // A number next to a 0-d array (only scalars) takes its default dtype under NumPy
+  // semantics, as NumPy 1.24 gives a Python int int64 and a Python float float64 there
+  // (np.array(2, int8) + 2 is int64, a float32 0-d array * 0.5 float64).
+  const TensorOrScalar& t = a.is_tensor() ? a : b;
+  const Scalar& s = a.is_tensor() ? b.scalar : a.scalar;
+  if (!t.is_tensor()) return promote_types(a.scalar.natural_dtype(), b.scalar.natural_dtype());
+  if (numpy_semantics() && t.tensor.dim() == 0 && t.tensor.dtype() != DType::BFloat16) [[unlikely]]
+    return promote_types(t.tensor.dtype(), s.natural_dtype());
+  return promote_with_scalar(t.tensor.dtype(), s);
+}
+
+// The float dtype a bool or integer operand of a floating-point op computes in: the default
+// float, or under NumPy semantics the smallest float holding every value of the type, as
+// NumPy's loops resolve (np.sqrt of int8 is float16, of int16 float32, of int32 float64).
+static DType float_for(DType t) {
+  if (!numpy_semantics()) return default_float_dtype();
+  switch (t) {
+    case DType::Bool: case DType::Int8: case DType::UInt8: return DType::Float16;
+    case DType::Int16: case DType::UInt16: return DType::Float32;
+    default: return DType::Float64;
+  }
+}
+
+// Under NumPy semantics, the float loop an operand of a float-only binary op (atan2,
+// copysign, true_divide, ...) resolves to next to the other operand, by the rule result_type
+// applies: an array as float_for its dtype; a Lua number, or a 0-d array next to a
+// dimensioned one, by its value (np.min_scalar_type: 2 and -100 fit float16, 300 float32,
+// 70000 float64) unless its category is above the other's (an integer next to a bool
+// array: its own dtype, int64 for a number); a number next to a 0-d array (only scalars)
+// takes its default dtype, as NumPy gives a Python int int64 there.
+static DType operand_float(const TensorOrScalar& v, const TensorOrScalar& other) {
+  auto category = [](DType t) { return is_bool(t) ? 0 : is_complex(t) ? 3 : is_floating(t) ? 2 : 1; };
+  const bool other_dimmed = other.is_tensor() && other.tensor.dim() > 0;
+  if (v.is_tensor() && (v.tensor.dim() > 0 || !other_dimmed)) return float_for(v.tensor.dtype());
+  const DType own = v.is_tensor() ? v.tensor.dtype() : v.scalar.natural_dtype();
+  if (!other_dimmed || category(own) > category(other.tensor.dtype())) return float_for(own);
+  return promote_with_scalar(DType::Float16, v.is_tensor() ? v.tensor.item() : v.scalar);
 }
 
 Tensor unary(UnaryOp op, const Tensor& x, const Tensor* out) {
   const UnaryInfo& info = kUnary[int(op)];
   const char* name = info.name;
   check_defined(x, name);
+  if (is_complex(x.dtype())) return ops::complex_unary(op, x, out);
   DType in = x.dtype();
-  if (info.kind == FLOAT && !is_floating(in)) in = default_float_dtype();
+  if (info.kind == FLOAT && !is_floating(in)) in = float_for(in);
   TIDE_CHECK(!(info.kind == NUMERIC && is_bool(in)), name, ": not supported for bool tensors");
   TIDE_CHECK(!(info.kind == INTEGRAL && is_floating(in)), name,
              ": expected a bool or integer tensor, got ", dtype_name(in));
@@ -167,10 +237,16 @@ Tensor binary(BinaryOp op, const TensorOrScalar& a0, const TensorOrScalar& b0, c
   if (b.is_tensor()) check_defined(b.tensor, name);
   if (a.is_tensor() && b.is_tensor()) check_same_device(name, a.tensor, b.tensor);
   DType common = result_type(a, b);
+  if (is_complex(common)) return ops::complex_binary(op, a, b, common, out);
   DType compute = common;
   switch (info.kind) {
     case TRUEDIV:
-      if (!is_floating(compute)) compute = default_float_dtype();
+      // NumPy picks the smallest float both integer operands fit (operand_float), and
+      // true_divide of integers is float64 whatever their size.
+      if (!is_floating(compute)) {
+        if (op == BinaryOp::Div || !numpy_semantics()) compute = default_float_dtype();
+        else compute = promote_types(operand_float(a, b), operand_float(b, a));
+      }
       break;
     case INTEGRAL:
       TIDE_CHECK(!is_floating(compute), name, ": expected bool or integer operands, got ",
@@ -223,13 +299,22 @@ Tensor clamp(const Tensor& x, const std::optional<TensorOrScalar>& lo,
              const std::optional<TensorOrScalar>& hi, const Tensor* out) {
   TIDE_CHECK(lo || hi, "clamp: at least one of min and max must be given");
   check_defined(x, "clamp");
-  DType dt = x.dtype();
-  if (lo) dt = promote_types(dt, result_type(x, *lo));
-  if (hi) dt = promote_types(dt, result_type(x, *hi));
+  // Each bound's result type already includes x; a bound that leaves x's dtype as it is adds
+  // nothing (promoting x again would turn uint32 with a float scalar, float32, into float64).
+  const DType rlo = lo ? result_type(x, *lo) : x.dtype(), rhi = hi ? result_type(x, *hi) : x.dtype();
+  DType dt = rlo == x.dtype() ? rhi : rhi == x.dtype() ? rlo : promote_types(rlo, rhi);
   TIDE_CHECK(!is_bool(dt), "clamp: not supported for bool tensors");
-  if (out) check_can_cast("clamp", dt, out->dtype());
+  if (out) {
+    check_can_cast("clamp", dt, out->dtype());
+    check_no_internal_overlap("clamp", *out);  // before maximum / minimum would, under their names
+  }
   bool scalars = (!lo || !lo->is_tensor()) && (!hi || !hi->is_tensor());
   if (!scalars) {
+    // The shapes checked under clamp's name, before maximum / minimum would under theirs.
+    Dims shape = x.sizes();
+    for (const auto& b : {lo, hi})
+      if (b && b->is_tensor()) shape = broadcast_shapes("clamp", shape, b->tensor.sizes());
+    if (out) check_out_shape("clamp", *out, shape);
     Tensor r = x;
     if (lo) r = binary(BinaryOp::Maximum, r, *lo, hi ? nullptr : out);
     if (hi) r = binary(BinaryOp::Minimum, r, *hi, out);
@@ -275,7 +360,7 @@ Tensor where(const Tensor& cond, const TensorOrScalar& a, const TensorOrScalar& 
     backend_for(it.device()).where(it, dt);
     return finish("where", o, out);
   }
-  TIDE_DISPATCH_ALL(dt, "where", [&] {
+  TIDE_DISPATCH_ALL_AND_COMPLEX(dt, "where", [&] {
     it.for_each([](char** d, const int64_t* s, int64_t n) {
       for (int64_t i = 0; i < n; ++i) {
         bool cv = *reinterpret_cast<const bool*>(d[1] + i * s[1]);
@@ -292,6 +377,7 @@ Tensor lerp(const Tensor& a, const Tensor& b, const TensorOrScalar& w, const Ten
   TIDE_CHECK(is_floating(a.dtype()) && a.dtype() == b.dtype(), "lerp: expected two floating-point tensors of one dtype, got ",
              dtype_name(a.dtype()), " and ", dtype_name(b.dtype()));
   DType dt = a.dtype();
+  if (out) check_no_internal_overlap("lerp", *out);  // the composite paths below write through add
   if (!w.is_tensor() && a.device().is_cpu()) {
     Tensor o = out_target("lerp", out, dt, broadcast_shapes("lerp", a.sizes(), b.sizes()));
     TensorIter it = TensorIter::build("lerp", o, dt, {&a, &b});
@@ -322,40 +408,53 @@ static Tensor& copy_across_devices(Tensor& dst, const Tensor& src) {
   return copy_(dst, moved);
 }
 
+// n items of Bytes bytes from data[1] to data[0], each walked with its byte stride.
+template <size_t Bytes>
+void copy_strided(char** data, const int64_t* strides, int64_t n) {
+  char* d = data[0];
+  const char* s = data[1];
+  for (int64_t i = 0; i < n; ++i, d += strides[0], s += strides[1]) std::memcpy(d, s, Bytes);
+}
+
 Tensor& copy_(Tensor& dst, const Tensor& src) {
   check_defined(dst, "copy_");
   check_defined(src, "copy_");
+  check_writable("copy_", dst);
   if (dst.numel() == 0) return dst;
   if (dst.device() != src.device()) return copy_across_devices(dst, src);
-  Tensor s = src;
-  // A partially overlapping source (x[{2,n}] = x[{1,n-1}]) is read from a copy first.
-  if (s.storage() == dst.storage() && !(s.same(dst))) {
-    Tensor tmp = Tensor::empty(s.sizes(), s.dtype(), s.device());
-    copy_(tmp, s);
-    s = tmp;
-  }
-  TIDE_CHECK(broadcast_shapes("copy_", dst.sizes(), s.sizes()) == dst.sizes(), "copy_: source of shape ",
-             s.sizes().str(), " cannot be broadcast to the destination shape ", dst.sizes().str());
+  TIDE_CHECK(broadcast_shapes("copy_", dst.sizes(), src.sizes()) == dst.sizes(), "copy_: source of shape ",
+             src.sizes().str(), " cannot be broadcast to the destination shape ", dst.sizes().str());
   dst.storage()->bump_version();
-  TensorIter it = TensorIter::build("copy_", dst, dst.dtype(), {&s});
+  // A source overlapping dst (x[{2,n}] = x[{1,n-1}]) is read from a copy (TensorIter).
+  TensorIter it = TensorIter::build("copy_", dst, dst.dtype(), {&src});
   if (it.device().is_cuda()) {
-    backend_for(it.device()).copy(it, dst.dtype(), s.dtype());
+    backend_for(it.device()).copy(it, dst.dtype(), src.dtype());
     return dst;
   }
-  if (dst.dtype() == s.dtype()) {
+  if (dst.dtype() == src.dtype()) {
     size_t item = dst.itemsize();
     it.for_each([item](char** d, const int64_t* st, int64_t n) {
       if (st[0] == int64_t(item) && st[1] == int64_t(item)) {
-        std::memcpy(d[0], d[1], size_t(n) * item);
+        if (d[0] != d[1]) std::memcpy(d[0], d[1], size_t(n) * item);  // equal: x:copy_(x)
         return;
       }
-      for (int64_t i = 0; i < n; ++i) std::memcpy(d[0] + i * st[0], d[1] + i * st[1], item);
+      switch (item) {  // a fixed size per loop: each element is one move, not a memcpy call
+        case 1: copy_strided<1>(d, st, n); break;
+        case 2: copy_strided<2>(d, st, n); break;
+        case 4: copy_strided<4>(d, st, n); break;
+        case 8: copy_strided<8>(d, st, n); break;
+        default: copy_strided<16>(d, st, n); break;  // complex128
+      }
     });
+    return dst;
+  }
+  if (is_complex(dst.dtype()) || is_complex(src.dtype())) {
+    copy_complex(it, dst.dtype(), src.dtype());
     return dst;
   }
   TIDE_DISPATCH_ALL(dst.dtype(), "copy_", [&] {
     using Out = scalar_t;
-    TIDE_DISPATCH_ALL(s.dtype(), "copy_", [&] {
+    TIDE_DISPATCH_ALL(src.dtype(), "copy_", [&] {
       cpu_kernel<Out, scalar_t>(it, [](compute_t<scalar_t> v) {
         if constexpr (std::is_same_v<Out, bool>) return v != compute_t<scalar_t>(0);
         else return compute_t<Out>(v);
@@ -365,15 +464,31 @@ Tensor& copy_(Tensor& dst, const Tensor& src) {
   return dst;
 }
 
+// Writes value into every element of dst. An expanded (stride-0) dim is visited once: its
+// elements share one address, so torch.ones(1):expand(2^59):zero_() writes one element
+// (PyTorch allows fills into expanded views, as the value is the same everywhere).
 Tensor& fill_(Tensor& dst, const Scalar& value) {
   check_defined(dst, "fill_");
+  check_writable("fill_", dst);
+  TIDE_CHECK(!value.is_complex() || is_complex(dst.dtype()), "fill_: cannot fill a ", dtype_name(dst.dtype()),
+             " tensor with the complex value (", value.f, std::signbit(value.im) ? "" : "+", value.im,
+             "j)");
   dst.storage()->bump_version();
-  TensorIter it = TensorIter::build("fill_", dst, dst.dtype(), {});
+  Tensor distinct = dst;
+  Dims sizes = dst.sizes();
+  bool shared = false;
+  for (int d = 0; d < dst.dim(); ++d)
+    if (dst.stride(d) == 0 && sizes[d] > 1) {
+      sizes[d] = 1;
+      shared = true;
+    }
+  if (shared) distinct = dst.as_strided(sizes, dst.strides(), dst.offset());
+  TensorIter it = TensorIter::build("fill_", distinct, dst.dtype(), {});
   if (it.device().is_cuda()) {
     backend_for(it.device()).fill(it, dst.dtype(), value);
     return dst;
   }
-  TIDE_DISPATCH_ALL(dst.dtype(), "fill_", [&] {
+  TIDE_DISPATCH_ALL_AND_COMPLEX(dst.dtype(), "fill_", [&] {
     const scalar_t v = value.to<scalar_t>();
     it.for_each([v](char** d, const int64_t* st, int64_t n) {
       if (st[0] == sizeof(scalar_t)) {
@@ -388,7 +503,7 @@ Tensor& fill_(Tensor& dst, const Scalar& value) {
 }
 
 Tensor cast(const Tensor& x, DType dtype) {
-  Tensor out = Tensor::empty(x.sizes(), dtype, x.device());
+  Tensor out = Tensor::empty(x.sizes(), dtype, x.device(), "to");
   copy_(out, x);
   return out;
 }

@@ -21,7 +21,8 @@ struct TensorOrScalar {
 
 // Unary ops: X(name, Functor, kind). kind: SAME keeps the dtype (any dtype); FLOAT computes
 // in floating point (integer and bool inputs give the default float dtype); BOOL gives bool;
-// NUMERIC keeps the dtype but rejects bool.
+// NUMERIC keeps the dtype but rejects bool. A name starting with '_' is internal (a derivative
+// of another op: _trigamma is digamma's) and gets no Lua binding.
 #define TIDE_UNARY_OPS(X)            \
   X(abs, Abs, NUMERIC)               \
   X(neg, Neg, NUMERIC)               \
@@ -48,6 +49,10 @@ struct TensorOrScalar {
   X(tanh, Tanh, FLOAT)               \
   X(sigmoid, Sigmoid, FLOAT)         \
   X(erf, Erf, FLOAT)                 \
+  X(erfinv, Erfinv, FLOAT)           \
+  X(lgamma, Lgamma, FLOAT)           \
+  X(digamma, Digamma, FLOAT)         \
+  X(_trigamma, Trigamma, FLOAT)      \
   X(relu, Relu, NUMERIC)             \
   X(floor, Floor, SAME)              \
   X(ceil, Ceil, SAME)                \
@@ -61,7 +66,8 @@ struct TensorOrScalar {
 
 // Binary ops: X(name, Functor, kind). ARITH: computed in the promoted common dtype (two
 // bools stay bool for add/mul/max/min, as in PyTorch). TRUEDIV: integers give the default
-// float. COMPARE: bool result. LOGICAL: bool result of truthiness. INTEGRAL: bool/int only.
+// float. COMPARE: bool result. _polygamma(n, x) is internal (torch.polygamma checks n first,
+// in bindings/lua/torch_ops15.lua) and gets only a torch._polygamma binding. LOGICAL: bool result of truthiness. INTEGRAL: bool/int only.
 #define TIDE_BINARY_OPS(X)                \
   X(add, Add, ARITH)                      \
   X(sub, Sub, ARITH)                      \
@@ -74,6 +80,8 @@ struct TensorOrScalar {
   X(maximum, Maximum, ARITH)              \
   X(minimum, Minimum, ARITH)              \
   X(atan2, Atan2, TRUEDIV)                \
+  X(copysign, Copysign, TRUEDIV)          \
+  X(_polygamma, Polygamma, TRUEDIV)       \
   X(eq, Eq, COMPARE)                      \
   X(ne, Ne, COMPARE)                      \
   X(lt, Lt, COMPARE)                      \
@@ -85,7 +93,9 @@ struct TensorOrScalar {
   X(logical_xor, LogicalXor, LOGICAL)     \
   X(bitwise_and, BitwiseAnd, INTEGRAL)    \
   X(bitwise_or, BitwiseOr, INTEGRAL)      \
-  X(bitwise_xor, BitwiseXor, INTEGRAL)
+  X(bitwise_xor, BitwiseXor, INTEGRAL)   \
+  X(bitwise_left_shift, BitwiseLeftShift, INTEGRAL) \
+  X(bitwise_right_shift, BitwiseRightShift, INTEGRAL)
 
 enum class UnaryOp {
 #define TIDE_ENUM_ENTRY(name, F, kind) F,

@@ -14,7 +14,9 @@
 #include <string>
 
 #include "../backend.hpp"
+#include "../interrupt.hpp"
 #include "../iterator.hpp"
+#include "../overlap.hpp"
 #include "../parallel.hpp"
 #include "creation.hpp"
 #include "shape.hpp"
@@ -76,12 +78,10 @@ const int64_t* index_data(const Tensor& idx) {
   return reinterpret_cast<const int64_t*>(detail::storage_base(idx));
 }
 
-// values as x's dtype, never aliasing x's memory (x[i] = x[j] reads before it writes).
+// values as x's dtype, never sharing x's memory (x[i] = x[j] reads before it writes).
 Tensor source_for(const Tensor& x, const Tensor& values) {
   check_defined(values, "index");
-  Tensor v = values.to(x.dtype()).to_device(x.device());
-  if (v.storage() == x.storage()) v = v.clone();
-  return v;
+  return readable_input(x, values.to(x.dtype()).to_device(x.device()), Reads::Any);
 }
 
 // dst op= src for one element of dtype dt (accumulate: add; bool: or).
@@ -186,6 +186,7 @@ Plan make_plan(const char* op, const Tensor& x, const std::vector<Tensor>& indic
     p.B = first ? per_dim[d].sizes() : broadcast_shapes(op, p.B, per_dim[d].sizes());
     first = false;
   }
+  check_extent(op, p.B, DType::Int64);  // the index tensors are expanded to it
   bool adjacent = pos.back() - pos.front() + 1 == p.k;
   std::vector<int64_t> order(pos.begin(), pos.end());
   for (int d = 0; d < xw.dim(); ++d)
@@ -264,8 +265,9 @@ void check_scatter_shapes(const char* op, const Tensor& x, int d, const Tensor& 
 Tensor& scatter_impl(const char* op, Tensor& x, int64_t dim, const Tensor& index, const TensorOrScalar& src,
                      bool accumulate) {
   check_defined(x, op);
+  check_no_internal_overlap(op, x);
   Tensor x1 = x.dim() == 0 ? reshape(x, {1}) : x;
-  Tensor ix = as_index(op, index);
+  Tensor ix = readable_input(x, as_index(op, index), Reads::Any);  // read while x is written
   if (ix.dim() == 0) ix = reshape(ix, {1});
   int d = wrap_dim(op, dim, x1.dim());
   Tensor s;
@@ -321,9 +323,9 @@ Tensor index(const Tensor& x, const std::vector<Tensor>& indices, const std::vec
   Plan p = make_plan(op, x, indices, dim_labels);
   if (p.none) return alias(p.xp);
   if (!x.device().is_cpu()) return take_on_device(op, x, index(positions_of(x), indices, dim_labels, op));
+  Tensor out = Tensor::empty(p.final_shape, x.dtype(), x.device(), op);
+  if (out.numel() == 0) return out;  // as PyTorch: no element read, no index checked
   std::vector<int64_t> offs = block_offsets(op, p);
-  Tensor out = Tensor::empty(p.final_shape, x.dtype(), x.device());
-  if (out.numel() == 0) return out;
   Tensor internal = permute(out, p.internal_to_final);
   detail::Strided<3> w = block_walk(p, internal);
   char* ob = detail::storage_base(out);
@@ -348,6 +350,7 @@ Tensor index(const Tensor& x, const std::vector<Tensor>& indices, const std::vec
 Tensor& index_put_(Tensor& x, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate,
                    const std::vector<int>* dim_labels, const char* op) {
   TIDE_CHECK(values.defined(), op, ": got undefined values");
+  check_no_internal_overlap(op, x);
   Plan p = make_plan(op, x, indices, dim_labels);
   Tensor v = strip_leading_ones(source_for(x, values), p.final_shape.size());
   TIDE_CHECK(expandable(v.sizes(), p.final_shape), op, ": shape mismatch: values of shape ", values.sizes().str(),
@@ -424,7 +427,7 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
   Tensor i1 = ix.dim() == 0 ? reshape(ix, {1}) : ix;
   int d = wrap_dim(op, dim, x1.dim());
   check_scatter_shapes(op, x1, d, i1, nullptr);
-  Tensor out = Tensor::empty(ix.sizes(), x.dtype(), x.device());
+  Tensor out = Tensor::empty(ix.sizes(), x.dtype(), x.device(), op);
   if (out.numel() == 0) return out;
   detail::Strided<3> w(i1.sizes());
   w.set(0, contiguous_strides(i1.sizes()));
@@ -521,6 +524,7 @@ void check_mask(const char* op, const Tensor& mask) {
 Tensor& masked_fill_(Tensor& x, const Tensor& mask, const TensorOrScalar& value) {
   const char* op = "masked_fill";
   check_mask(op, mask);
+  check_no_internal_overlap(op, x);
   TIDE_CHECK(expandable(mask.sizes(), x.sizes()), op, ": mask of shape ", mask.sizes().str(),
              " cannot be broadcast to the tensor's shape ", x.sizes().str());
   Scalar s = fill_value(op, x, value);
@@ -545,6 +549,8 @@ Tensor masked_select(const Tensor& x, const Tensor& mask) {
   if (!x.device().is_cpu()) return take_on_device(op, x, masked_select(positions_of(x), mask.to_device({})));
   check_cpu(mask, op);
   Dims B = broadcast_shapes(op, x.sizes(), mask.sizes());
+  check_extent(op, B, x.dtype());
+  if (shape_numel(B) == 0) return Tensor::empty({0}, x.dtype(), x.device());
   Tensor xe = expand(x, B), me = expand(mask, B);
   detail::Strided<2> w(B);
   w.set(0, xe.strides());
@@ -568,7 +574,8 @@ Tensor masked_select(const Tensor& x, const Tensor& mask) {
 
 namespace {
 
-// Calls f(linear_position, coords) for each nonzero element of x in row-major order.
+// Calls f(coords) for each nonzero element of x in row-major order. A serial walk, so it
+// checks the interrupt itself (every 2^20 elements): a view of 2^62 elements must stop on Ctrl-C.
 template <typename F>
 void for_each_nonzero(const Tensor& x, F&& f) {
   check_cpu(x, "nonzero");
@@ -580,6 +587,7 @@ void for_each_nonzero(const Tensor& x, F&& f) {
     int64_t coord[kMaxDims] = {};
     int64_t off = 0;
     for (int64_t i = 0; i < n; ++i) {
+      if ((i & 0xfffff) == 0xfffff) check_interrupt();
       if (compute_t<scalar_t>(base[off]) != compute_t<scalar_t>(0)) f(static_cast<const int64_t*>(coord));
       for (int d = nd - 1; d >= 0; --d) {
         off += x.stride(d);

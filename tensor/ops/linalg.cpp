@@ -14,7 +14,9 @@
 
 #include "../backend.hpp"
 #include "../interrupt.hpp"
+#include "../overlap.hpp"
 #include "../parallel.hpp"
+#include "creation.hpp"
 #include "elementwise.hpp"
 #include "reduce.hpp"
 #include "shape.hpp"
@@ -46,12 +48,10 @@ void check_devices(const char* op, const Tensor& a, const Tensor& b) {
             " ~= ", kb, ")");
 }
 
-bool shares_memory(const Tensor& a, const Tensor& b) {
-  return a.defined() && b.defined() && a.storage().get() == b.storage().get();
-}
-
 // The tensor a result is computed into: `out` itself when it is contiguous, has the result's
-// shape and dtype and shares no memory with an input; otherwise a new tensor.
+// shape and dtype and shares no memory with an input (tensor/overlap.hpp); otherwise a new
+// tensor, which deliver() copies into out. An out with elements sharing one address is an
+// error.
 Tensor result_tensor(const char* op, const Dims& shape, DType dt, const Tensor* out,
                      std::initializer_list<const Tensor*> inputs) {
   const Device device = (*inputs.begin())->device();
@@ -61,12 +61,13 @@ Tensor result_tensor(const char* op, const Dims& shape, DType dt, const Tensor* 
     TIDE_CHECK(out->sizes() == shape, op, ": out has shape ", out->sizes().str(),
                " but the result has shape ", shape.str());
     check_can_cast(op, dt, out->dtype());
+    check_no_internal_overlap(op, *out);
     bool direct = out->dtype() == dt && out->is_contiguous();
     for (const Tensor* in : inputs)
-      if (shares_memory(*out, *in)) direct = false;
+      if (needs_copy(*out, *in, Reads::Any)) direct = false;
     if (direct) return *out;
   }
-  return Tensor::empty(shape, dt, device);
+  return Tensor::empty(shape, dt, device, op);
 }
 
 // Hands the result back through `out` (copying when it was computed elsewhere).
@@ -105,8 +106,9 @@ Tensor reshape_to(const Tensor& t, const Dims& shape) {
 // Folds all dims but the last into one: a view when the layout allows, else a copy.
 Tensor fold_leading(const Tensor& t) {
   int nd = t.dim();
-  int64_t rows = 1;
-  for (int d = 0; d + 1 < nd; ++d) rows *= t.size(d);
+  Dims lead;
+  for (int d = 0; d + 1 < nd; ++d) lead.push_back(t.size(d));
+  const int64_t rows = shape_numel(lead);  // 0 when any size is 0
   int64_t cols = nd ? t.size(nd - 1) : 1;
   if (nd == 2) return t;
   // Collapsible when each non-trivial leading dim steps over the next one exactly.
@@ -299,6 +301,11 @@ void own_gemm(const GemmProblem& P, const Scalar& alpha_s, const Scalar& beta_s,
 // How a (rows x cols) view with element strides (rs, cs) is passed to BLAS: row-major as is,
 // or column-major as the transpose of a row-major matrix. False when neither fits.
 bool blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, CBLAS_TRANSPOSE& t, int64_t& ld) {
+  if (rows == 0 || cols == 0) {  // no element is read: any strides (an empty reversed view's too)
+    t = CblasNoTrans;
+    ld = std::max<int64_t>(cols, 1);
+    return true;
+  }
   if (cs == 1 || cols <= 1) {
     int64_t l = rows <= 1 ? std::max<int64_t>(cols, 1) : rs;
     if (l >= std::max<int64_t>(cols, 1) && l <= INT_MAX) {
@@ -420,7 +427,7 @@ DeviceOperand device_operand(const Tensor& t0, const Dims& bshape, int64_t batch
     Dims full = bshape;
     full.push_back(rows);
     full.push_back(cols);
-    o.t = expand_to(o.t, full).contiguous();
+    o.t = expand_to(o.t, full).clone();  // clone: an empty tensor counts as contiguous with any strides
   }
   TIDE_ASSERT(false);
 }
@@ -450,19 +457,54 @@ void gemm_device(const Tensor& A, const Tensor& B, Tensor& C, const Dims& bshape
             n, m * n, batch);
 }
 
+// Complex products (C contiguous): cblas_cgemm / cblas_zgemm on row-major copies, one call
+// per batch matrix (an empty k gives beta * C, or zeros).
+void complex_gemm(Tensor A, Tensor B, Tensor& C, const Dims& bshape, int64_t batch, const Scalar& alpha,
+                  const Scalar& beta, bool use_beta) {
+  const int64_t m = A.size(A.dim() - 2), k = A.size(A.dim() - 1), n = B.size(B.dim() - 1);
+  TIDE_CHECK(m <= INT_MAX && n <= INT_MAX && k <= INT_MAX, "matmul: complex matrices with more than ", INT_MAX,
+             " rows or columns are not supported (", m, " x ", k, " @ ", k, " x ", n, ")");
+  A = A.contiguous();
+  B = B.contiguous();
+  Offsets ao, bo;
+  batch_offsets(bshape, A, batch, ao);
+  batch_offsets(bshape, B, batch, bo);
+  TIDE_DISPATCH_COMPLEX(C.dtype(), "matmul", [&] {
+    using Cx = scalar_t;
+    const Cx al = alpha.to<Cx>(), be = use_beta ? beta.to<Cx>() : Cx(0);
+    const Cx* a = static_cast<const Cx*>(A.storage()->data());
+    const Cx* b = static_cast<const Cx*>(B.storage()->data());
+    Cx* c = static_cast<Cx*>(C.storage()->data()) + C.offset();
+    for (int64_t i = 0; i < batch; ++i) {
+      Cx* ci = c + i * m * n;
+      if (k == 0) {
+        for (int64_t j = 0; j < m * n; ++j) ci[j] = use_beta ? be * ci[j] : Cx(0);
+        continue;
+      }
+      if constexpr (std::is_same_v<Cx, std::complex<float>>)
+        cblas_cgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n), int(k), &al, a + ao.data()[i], int(k),
+                    b + bo.data()[i], int(n), &be, ci, int(n));
+      else
+        cblas_zgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n), int(k), &al, a + ao.data()[i], int(k),
+                    b + bo.data()[i], int(n), &be, ci, int(n));
+    }
+  });
+}
+
 void gemm_core(Tensor A, Tensor B, Tensor& C, const Dims& bshape, const Scalar& alpha, const Scalar& beta,
                bool use_beta) {
   const DType dt = C.dtype();
   const int64_t m = A.size(A.dim() - 2), k = A.size(A.dim() - 1), n = B.size(B.dim() - 1);
-  int64_t batch = 1;
-  for (int64_t s : bshape) batch *= s;
+  const int64_t batch = shape_numel(bshape);  // a factor of C's numel
   if (batch == 0 || m == 0 || n == 0) return;
   if (C.device().is_cuda()) return gemm_device(A, B, C, bshape, batch, alpha, beta, use_beta);
+  if (is_complex(dt)) return complex_gemm(A, B, C, bshape, batch, alpha, beta, use_beta);
 
   const bool is_blas_type = dt == DType::Float32 || dt == DType::Float64;
   const bool big = m > INT_MAX || n > INT_MAX || k > INT_MAX;
-  if ((dt == DType::Float16 || dt == DType::BFloat16) && !big && k > 0 &&
-      batch * m * n * k >= kHalfViaFloat) {
+  int64_t work = 0;  // multiply-adds (batch * m * n is C's numel; times k may pass int64)
+  const bool much = __builtin_mul_overflow(batch * m * n, k, &work) || work >= kHalfViaFloat;
+  if ((dt == DType::Float16 || dt == DType::BFloat16) && !big && k > 0 && much) {
     // Halves: float32 copies through sgemm (float32 accumulation, as the own loop does, at
     // BLAS speed), rounded once into the result.
     Tensor A32 = A.to(DType::Float32), B32 = B.to(DType::Float32);
@@ -546,8 +588,9 @@ Tensor dot_1d(const char* op, const Tensor& a, const Tensor& b, const Tensor* ou
   Tensor r = result_tensor(op, {}, dt, out, {&a, &b});
   if ((dt == DType::Float32 || dt == DType::Float64) && n > 64 && n <= INT_MAX && a.device().is_cpu()) {
     Tensor x = a, y = b;
-    if (n > 1 && (x.stride(0) == 0 || x.stride(0) > INT_MAX)) x = x.contiguous();
-    if (n > 1 && (y.stride(0) == 0 || y.stride(0) > INT_MAX)) y = y.contiguous();
+    // BLAS reads a negative increment from the vector's lowest address, not its first element.
+    if (n > 1 && (x.stride(0) <= 0 || x.stride(0) > INT_MAX)) x = x.contiguous();
+    if (n > 1 && (y.stride(0) <= 0 || y.stride(0) > INT_MAX)) y = y.contiguous();
     int incx = n > 1 ? int(x.stride(0)) : 1, incy = n > 1 ? int(y.stride(0)) : 1;
     if (dt == DType::Float32) *r.data<float>() = cblas_sdot(int(n), x.data<float>(), incx, y.data<float>(), incy);
     else *r.data<double>() = cblas_ddot(int(n), x.data<double>(), incx, y.data<double>(), incy);
@@ -640,12 +683,12 @@ lapack_int lapack_getri(lapack_int n, T* a, const lapack_int* ipiv, T* work, lap
 // A row-major (n x n) copy of each matrix of A is, read column-major, its transpose; LU of
 // the transpose serves for A x = b (getrs with 'T'), inv (inv(A^T) = inv(A)^T) and det.
 // batch_copy makes that contiguous (batch, n, n) copy in the compute dtype.
-Tensor batch_copy(const Tensor& A, const Dims& bshape, DType cdt) {
+Tensor batch_copy(const char* op, const Tensor& A, const Dims& bshape, DType cdt) {
   int64_t n = A.size(A.dim() - 1);
   Dims shape = bshape;
   shape.push_back(n);
   shape.push_back(n);
-  Tensor mats = Tensor::empty(shape, cdt);
+  Tensor mats = Tensor::empty(shape, cdt, Device{}, op);
   copy_bcast(mats, A);
   return mats;
 }
@@ -696,6 +739,7 @@ Tensor matmul(const Tensor& a, const Tensor& b, const Tensor* out, DTypePolicy p
 Tensor dot(const Tensor& a, const Tensor& b, const Tensor* out, DTypePolicy policy, const char* op) {
   check_devices(op, a, b);
   auto [x, y] = settle_dtypes(op, a, b, policy);
+  if (out) check_no_internal_overlap(op, *out);  // before mul would, under its name
   if (x.dim() == 0 || y.dim() == 0) return binary(BinaryOp::Mul, x, y, out);
   if (y.dim() <= 2) return matmul_impl(op, x, y, out);
   // N-D: sum over the last dim of a and the second-to-last of b.
@@ -707,13 +751,14 @@ Tensor dot(const Tensor& a, const Tensor& b, const Tensor* out, DTypePolicy poli
   Dims ps, pst;
   ps.push_back(kb);
   pst.push_back(y.stride(nb - 2));
-  int64_t cols = 1;
+  Dims col_sizes;
   for (int d = 0; d < nb; ++d) {
     if (d == nb - 2) continue;
     ps.push_back(y.size(d));
     pst.push_back(y.stride(d));
-    cols *= y.size(d);
+    col_sizes.push_back(y.size(d));
   }
+  const int64_t cols = shape_numel(col_sizes);
   Tensor B2 = reshape_to(y.as_strided(ps, pst, y.offset()), {kb, cols});
   Dims rshape = leading(x, 1);
   for (int d = 0; d < nb; ++d)
@@ -733,6 +778,7 @@ Tensor outer(const Tensor& a, const Tensor& b, const Tensor* out, bool flatten, 
   }
   TIDE_CHECK(x.dim() == 1 && y.dim() == 1, op, ": expected 1-D tensors, got ", ndim_str(a), " and ", ndim_str(b));
   const int64_t n = x.size(0), m = y.size(0);
+  if (out) check_no_internal_overlap(op, *out);  // before mul would refuse it under its own name
   Tensor xv = x.as_strided({n, m}, {x.stride(0), 0}, x.offset());
   Tensor yv = y.as_strided({n, m}, {0, y.stride(0)}, y.offset());
   return binary(BinaryOp::Mul, xv, yv, out);
@@ -810,15 +856,13 @@ Tensor solve(const Tensor& A, const Tensor& B, DTypePolicy policy, const char* o
              A.sizes().str(), " are too large for LAPACK");
   Dims bshape = broadcast_batch(op, A, B, leading(A, 2), leading(Bm, 2));
   const int64_t nrhs = Bm.size(Bm.dim() - 1);
-  int64_t batch = 1;
-  for (int64_t s : bshape) batch *= s;
-
-  Tensor mats = batch_copy(A, bshape, cdt);  // each read column-major is A^T
+  Tensor mats = batch_copy(op, A, bshape, cdt);
+  const int64_t batch = shape_numel(bshape);  // each read column-major is A^T
   // X: (batch..., nrhs, n) contiguous, i.e. each right-hand side a column-major (n x nrhs)
   Dims xs = bshape;
   xs.push_back(nrhs);
   xs.push_back(n);
-  Tensor X = Tensor::empty(xs, cdt);
+  Tensor X = Tensor::empty(xs, cdt, Device{}, op);
   {
     Dims bsz = bshape, bst = contiguous_strides(xs);
     bsz.push_back(n);
@@ -850,7 +894,7 @@ Tensor solve(const Tensor& A, const Tensor& B, DTypePolicy policy, const char* o
   Dims rs = bshape;
   rs.push_back(n);
   if (!vec) rs.push_back(nrhs);
-  Tensor R = Tensor::empty(rs, rdt);
+  Tensor R = Tensor::empty(rs, rdt, Device{}, op);
   if (vec) {
     Tensor Xv = X.as_strided(rs, contiguous_strides(rs), 0);
     copy_(R, Xv);
@@ -881,8 +925,8 @@ static SquareBatch square_batch(const Tensor& A, DTypePolicy policy, const char*
   sb.cdt = lapack_dtype(op, A.dtype(), policy, sb.rdt);
   TIDE_CHECK(sb.n <= INT_MAX, op, ": matrices of shape ", A.sizes().str(), " are too large for LAPACK");
   sb.bshape = leading(A, 2);
-  for (int64_t s : sb.bshape) sb.batch *= s;
-  sb.mats = batch_copy(A, sb.bshape, sb.cdt);
+  sb.mats = batch_copy(op, A, sb.bshape, sb.cdt);
+  sb.batch = shape_numel(sb.bshape);
   return sb;
 }
 
@@ -926,7 +970,7 @@ Tensor det(const Tensor& A, DTypePolicy policy, const char* op) {
   Tensor mats = sb.mats;
   const DType rdt = sb.rdt, cdt = sb.cdt;
   const Dims& bshape = sb.bshape;
-  Tensor R = Tensor::empty(bshape, cdt);
+  Tensor R = Tensor::empty(bshape, cdt, Device{}, op);
   std::vector<lapack_int> ipiv(static_cast<size_t>(std::max<int64_t>(n, 1)));
   lapack_dispatch(cdt, [&](auto zero_) {
     using scalar_t = decltype(zero_);
@@ -995,15 +1039,14 @@ Tensor linalg_norm(const Tensor& x, NormOrd ord, const std::vector<int>& dims_in
       pst.push_back(x.stride(d));
       kept.push_back(x.size(d));
     }
-  const int64_t rows = x.size(dims[0]), cols = x.size(dims[1]), inner = rows * cols;
+  const int64_t rows = x.size(dims[0]), cols = x.size(dims[1]), inner = shape_numel({rows, cols});
   for (int d : dims) {
     ps.push_back(x.size(d));
     pst.push_back(x.stride(d));
   }
   Tensor work = Tensor::empty(ps, DType::Float64);
   copy_(work, x.as_strided(ps, pst, x.offset()));
-  int64_t outer_n = 1;
-  for (int64_t s : kept) outer_n *= s;
+  const int64_t outer_n = shape_numel(kept);
   Tensor res = Tensor::empty(kept, DType::Float64);
   const double* w = work.data<double>();
   double* r = res.data<double>();
@@ -1064,6 +1107,465 @@ Tensor linalg_norm(const Tensor& x, NormOrd ord, const std::vector<int>& dims_in
     out = out.as_strided(ks, contiguous_strides(ks), out.offset());
   }
   return out;
+}
+
+
+// ---------------------------------------------------------------------------------------
+// Decompositions: svd, qr, eigh, cholesky, lstsq, slogdet
+
+namespace {
+
+// LAPACK's float / double routines under one name (the _work forms: no NaN scan, and the
+// workspace is ours).
+template <typename T>
+struct Lapack;
+template <>
+struct Lapack<float> {
+  static lapack_int gesdd(char jobz, lapack_int m, lapack_int n, float* a, lapack_int lda, float* s, float* u,
+                          lapack_int ldu, float* vt, lapack_int ldvt, float* work, lapack_int lwork, lapack_int* iwork) {
+    return LAPACKE_sgesdd_work(LAPACK_COL_MAJOR, jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, iwork);
+  }
+  static lapack_int syevd(char jobz, char uplo, lapack_int n, float* a, float* w, float* work, lapack_int lwork,
+                          lapack_int* iwork, lapack_int liwork) {
+    return LAPACKE_ssyevd_work(LAPACK_COL_MAJOR, jobz, uplo, n, a, n, w, work, lwork, iwork, liwork);
+  }
+  static lapack_int geqrf(lapack_int m, lapack_int n, float* a, float* tau, float* work, lapack_int lwork) {
+    return LAPACKE_sgeqrf_work(LAPACK_COL_MAJOR, m, n, a, m, tau, work, lwork);
+  }
+  static lapack_int orgqr(lapack_int m, lapack_int n, lapack_int k, float* a, const float* tau, float* work,
+                          lapack_int lwork) {
+    return LAPACKE_sorgqr_work(LAPACK_COL_MAJOR, m, n, k, a, m, tau, work, lwork);
+  }
+  static lapack_int potrf(char uplo, lapack_int n, float* a) { return LAPACKE_spotrf_work(LAPACK_COL_MAJOR, uplo, n, a, n); }
+  static lapack_int gelsd(lapack_int m, lapack_int n, lapack_int nrhs, float* a, float* b, lapack_int ldb, float* s,
+                          float rcond, lapack_int* rank, float* work, lapack_int lwork, lapack_int* iwork) {
+    return LAPACKE_sgelsd_work(LAPACK_COL_MAJOR, m, n, nrhs, a, m, b, ldb, s, rcond, rank, work, lwork, iwork);
+  }
+};
+template <>
+struct Lapack<double> {
+  static lapack_int gesdd(char jobz, lapack_int m, lapack_int n, double* a, lapack_int lda, double* s, double* u,
+                          lapack_int ldu, double* vt, lapack_int ldvt, double* work, lapack_int lwork,
+                          lapack_int* iwork) {
+    return LAPACKE_dgesdd_work(LAPACK_COL_MAJOR, jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, iwork);
+  }
+  static lapack_int syevd(char jobz, char uplo, lapack_int n, double* a, double* w, double* work, lapack_int lwork,
+                          lapack_int* iwork, lapack_int liwork) {
+    return LAPACKE_dsyevd_work(LAPACK_COL_MAJOR, jobz, uplo, n, a, n, w, work, lwork, iwork, liwork);
+  }
+  static lapack_int geqrf(lapack_int m, lapack_int n, double* a, double* tau, double* work, lapack_int lwork) {
+    return LAPACKE_dgeqrf_work(LAPACK_COL_MAJOR, m, n, a, m, tau, work, lwork);
+  }
+  static lapack_int orgqr(lapack_int m, lapack_int n, lapack_int k, double* a, const double* tau, double* work,
+                          lapack_int lwork) {
+    return LAPACKE_dorgqr_work(LAPACK_COL_MAJOR, m, n, k, a, m, tau, work, lwork);
+  }
+  static lapack_int potrf(char uplo, lapack_int n, double* a) {
+    return LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, uplo, n, a, n);
+  }
+  static lapack_int gelsd(lapack_int m, lapack_int n, lapack_int nrhs, double* a, double* b, lapack_int ldb,
+                          double* s, double rcond, lapack_int* rank, double* work, lapack_int lwork,
+                          lapack_int* iwork) {
+    return LAPACKE_dgelsd_work(LAPACK_COL_MAJOR, m, n, nrhs, a, m, b, ldb, s, rcond, rank, work, lwork, iwork);
+  }
+};
+
+// The workspace size a LAPACK query (lwork = -1) wrote into its first element.
+template <typename T>
+lapack_int work_size(T query) {
+  return std::max<lapack_int>(1, lapack_int(query));
+}
+
+// The input checks of the decompositions: a matrix (or batch), on the CPU, in a dtype LAPACK
+// takes. Half dtypes are an error as in PyTorch's and NumPy's linalg; integers are an error
+// through torch and float64 through np (lapack_dtype).
+DType decomp_dtype(const char* op, const Tensor& A, DTypePolicy policy) {
+  check_defined(A, op);
+  TIDE_CHECK(A.dim() >= 2, op, ": expected a matrix or a batch of matrices, got a ", ndim_str(A),
+             " tensor of shape ", A.sizes().str());
+  TIDE_CHECK(A.dtype() != DType::Float16 && A.dtype() != DType::BFloat16, op, ": ", dtype_name(A.dtype()),
+             " is not supported (use float32 or float64)");
+  TIDE_CHECK(A.size(A.dim() - 1) <= INT_MAX && A.size(A.dim() - 2) <= INT_MAX, op, ": matrices of shape ", A.sizes().str(),
+             " are too large for LAPACK");
+  DType rdt;
+  return lapack_dtype(op, A.dtype(), policy, rdt);
+}
+
+// Each matrix of A (batch..., m, n) laid out column-major, as LAPACK reads it: a contiguous
+// (batch..., n, m) tensor of dtype cdt.
+Tensor transposed(const Tensor& src, const char* op);
+
+Tensor col_major_copy(const Tensor& A, DType cdt, const char* op) { return transposed(A.to(cdt).contiguous(), op); }
+
+// A contiguous tensor holding the transpose of each matrix of a column-major batch (the
+// row-major result the user sees).
+Tensor from_col_major(const Tensor& mats, const char* op) { return transposed(mats, op); }
+
+// The transpose of each matrix of a contiguous float / double batch, in cache-sized tiles
+// (the generic strided copy_ is several times slower for a 500 x 500 matrix, which showed
+// in qr's time against NumPy).
+Tensor transposed(const Tensor& src, const char* op) {
+  Dims shape = src.sizes();
+  const int64_t r = shape[shape.size() - 2], c = shape[shape.size() - 1];
+  std::swap(shape[shape.size() - 1], shape[shape.size() - 2]);
+  Tensor dst = Tensor::empty(shape, src.dtype(), Device{}, op);
+  const int64_t batch = r * c == 0 ? 0 : src.numel() / (r * c);
+  constexpr int64_t B = 32;
+  lapack_dispatch(src.dtype(), [&](auto zero_) {
+    using T = decltype(zero_);
+    const T* in = src.data<T>();
+    T* out = dst.data<T>();
+    for (int64_t b = 0; b < batch; ++b, in += r * c, out += r * c)
+      for (int64_t i0 = 0; i0 < r; i0 += B)
+        for (int64_t j0 = 0; j0 < c; j0 += B)
+          for (int64_t i = i0; i < std::min(r, i0 + B); ++i)
+            for (int64_t j = j0; j < std::min(c, j0 + B); ++j) out[j * r + i] = in[i * c + j];
+  });
+  return dst;
+}
+
+// Shape `lead` + {r, c}.
+Dims with_matrix(const Dims& lead, int64_t r, int64_t c) {
+  Dims d = lead;
+  d.push_back(r);
+  d.push_back(c);
+  return d;
+}
+
+std::string which(int64_t batch, int64_t b) {
+  return batch <= 1 ? "the matrix" : "matrix " + std::to_string(b + 1) + " of the batch";
+}
+
+// NaN or infinity anywhere: LAPACK's iterations give no meaningful result for them.
+template <typename T>
+void check_finite(const char* op, const T* p, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    TIDE_CHECK(std::isfinite(p[i]), op, ": the input contains NaN or infinity (the algorithm cannot converge)");
+}
+
+// The lower triangle of each contiguous row-major (n x n) matrix of src, zeros above the
+// diagonal, written to dst in one pass: what potrf reads and the zeros it leaves alone,
+// without a full copy and a second pass over the upper half.
+template <typename T>
+void lower_triangle_copy(const T* src, T* dst, int64_t batch, int64_t n) {
+  for (int64_t row = 0; row < batch * n; ++row) {
+    const int64_t i = row % n;
+    const T* in = src + row * n;
+    T* out = dst + row * n;
+    std::copy(in, in + i + 1, out);
+    std::fill(out + i + 1, out + n, T(0));
+  }
+}
+
+}  // namespace
+
+std::vector<Tensor> svd(const Tensor& A, bool full_matrices, bool compute_uv, DTypePolicy policy, const char* op) {
+  const DType cdt = decomp_dtype(op, A, policy);
+  if (!A.device().is_cpu()) {
+    std::vector<Tensor> r = svd(A.to_device({}), full_matrices, compute_uv, policy, op);
+    for (Tensor& t : r) t = t.to_device(A.device());
+    return r;
+  }
+  const int64_t m = A.size(A.dim() - 2), n = A.size(A.dim() - 1), k = std::min(m, n);
+  const Dims lead = leading(A, 2);
+  const int64_t batch = shape_numel(lead);
+  // The buffer read column-major is A^T (n x m) = V S U^T: LAPACK's "U" is V and its "VT" is
+  // U^T, which read row-major are Vh and U.
+  Tensor a = Tensor::empty(with_matrix(lead, m, n), cdt, Device{}, op);
+  copy_(a, A);
+  Dims sshape = lead;
+  sshape.push_back(k);
+  Tensor S = Tensor::empty(sshape, cdt, Device{}, op);
+  const int64_t ucols = full_matrices ? m : k, vrows = full_matrices ? n : k;
+  Tensor U, Vh;
+  if (compute_uv) {
+    U = ops::zeros(with_matrix(lead, m, ucols), cdt);
+    Vh = ops::zeros(with_matrix(lead, vrows, n), cdt);
+  }
+  lapack_dispatch(cdt, [&](auto zero_) {
+    using T = decltype(zero_);
+    T* ap = a.data<T>();
+    check_finite(op, ap, a.numel());
+    if (k == 0) {  // the full factors of an empty matrix are identities, as in NumPy
+      if (!compute_uv) return;
+      for (int64_t b = 0; b < batch; ++b) {
+        for (int64_t i = 0; i < ucols && ucols == m; ++i) U.data<T>()[(b * m + i) * ucols + i] = 1;
+        for (int64_t i = 0; i < vrows && vrows == n; ++i) Vh.data<T>()[(b * vrows + i) * n + i] = 1;
+      }
+      return;
+    }
+    const char jobz = !compute_uv ? 'N' : full_matrices ? 'A' : 'S';
+    const lapack_int lm = lapack_int(n), ln = lapack_int(m), ldu = lapack_int(n), ldvt = lapack_int(ucols);
+    T dummy = 0;
+    T* up = compute_uv ? Vh.data<T>() : &dummy;
+    T* vp = compute_uv ? U.data<T>() : &dummy;
+    std::vector<lapack_int> iwork(size_t(8 * k));
+    T wq = 0;
+    Lapack<T>::gesdd(jobz, lm, ln, ap, lm, S.data<T>(), up, ldu, vp, ldvt, &wq, -1, iwork.data());
+    const lapack_int lwork = work_size(wq);
+    std::vector<T> work(static_cast<size_t>(lwork));
+    for (int64_t b = 0; b < batch; ++b) {
+      lapack_int info = Lapack<T>::gesdd(jobz, lm, ln, ap + b * m * n, lm, S.data<T>() + b * k,
+                                         compute_uv ? up + b * vrows * n : up, ldu,
+                                         compute_uv ? vp + b * m * ucols : vp, ldvt, work.data(), lwork, iwork.data());
+      TIDE_CHECK(info == 0, op, ": the singular value decomposition of ", which(batch, b), " did not converge");
+    }
+  });
+  DType rdt;
+  lapack_dtype(op, A.dtype(), policy, rdt);
+  if (!compute_uv) return {S.to(rdt)};
+  return {U.to(rdt), S.to(rdt), Vh.to(rdt)};
+}
+
+std::vector<Tensor> qr(const Tensor& A, QrMode mode, DTypePolicy policy, const char* op) {
+  const DType cdt = decomp_dtype(op, A, policy);
+  if (!A.device().is_cpu()) {
+    std::vector<Tensor> r = qr(A.to_device({}), mode, policy, op);
+    for (Tensor& t : r) t = t.to_device(A.device());
+    return r;
+  }
+  const int64_t m = A.size(A.dim() - 2), n = A.size(A.dim() - 1), k = std::min(m, n);
+  const Dims lead = leading(A, 2);
+  const int64_t batch = shape_numel(lead);
+  const int64_t qcols = mode == QrMode::Complete ? m : k;
+  // Column-major: each block of `a` is A (m x n); with room for m columns when Q is complete.
+  Tensor a = col_major_copy(A, cdt, op);  // (batch, n, m)
+  Tensor Qc;                                // (batch, qcols, m): column-major Q
+  Tensor R;
+  lapack_dispatch(cdt, [&](auto zero_) {
+    using T = decltype(zero_);
+    T* ap = a.data<T>();
+    std::vector<T> tau(size_t(std::max<int64_t>(k, 1)));
+    // R: the upper triangle of the first rows of each factored block, row-major (rrows x n).
+    const int64_t rrows = mode == QrMode::Complete ? m : k;
+    R = ops::zeros(with_matrix(lead, rrows, n), cdt);
+    if (mode != QrMode::R) Qc = ops::zeros(with_matrix(lead, qcols, m), cdt);
+    if (m == 0 || n == 0) {
+      if (mode != QrMode::R)
+        for (int64_t b = 0; b < batch; ++b)
+          for (int64_t i = 0; i < std::min(qcols, m); ++i) Qc.data<T>()[(b * qcols + i) * m + i] = 1;
+      return;
+    }
+    T wq = 0, wq2 = 0;
+    Lapack<T>::geqrf(lapack_int(m), lapack_int(n), ap, tau.data(), &wq, -1);
+    std::vector<T> qwork;
+    lapack_int lwork = work_size(wq);
+    if (mode != QrMode::R) {
+      Lapack<T>::orgqr(lapack_int(m), lapack_int(qcols), lapack_int(k), Qc.data<T>(), tau.data(), &wq2, -1);
+      lwork = std::max(lwork, work_size(wq2));
+    }
+    std::vector<T> work(static_cast<size_t>(lwork));
+    T* rp = R.data<T>();
+    for (int64_t b = 0; b < batch; ++b) {
+      T* ab = ap + b * m * n;
+      lapack_int info = Lapack<T>::geqrf(lapack_int(m), lapack_int(n), ab, tau.data(), work.data(), lwork);
+      TIDE_ASSERT(info == 0);
+      for (int64_t i = 0; i < rrows; ++i)
+        for (int64_t j = i; j < n; ++j) rp[(b * rrows + i) * n + j] = i < m ? ab[j * m + i] : 0;
+      if (mode == QrMode::R) continue;
+      T* q = Qc.data<T>() + b * qcols * m;
+      std::copy(ab, ab + m * std::min(n, qcols), q);
+      info = Lapack<T>::orgqr(lapack_int(m), lapack_int(qcols), lapack_int(k), q, tau.data(), work.data(), lwork);
+      TIDE_ASSERT(info == 0);
+    }
+  });
+  DType rdt;
+  lapack_dtype(op, A.dtype(), policy, rdt);
+  if (mode == QrMode::R) return {R.to(rdt)};
+  return {from_col_major(Qc, op).to(rdt), R.to(rdt)};
+}
+
+std::vector<Tensor> eigh(const Tensor& A, bool lower, bool compute_v, DTypePolicy policy, const char* op) {
+  const DType cdt = decomp_dtype(op, A, policy);
+  if (!A.device().is_cpu()) {
+    std::vector<Tensor> r = eigh(A.to_device({}), lower, compute_v, policy, op);
+    for (Tensor& t : r) t = t.to_device(A.device());
+    return r;
+  }
+  check_square(op, A);
+  const int64_t n = A.size(A.dim() - 1);
+  const Dims lead = leading(A, 2);
+  const int64_t batch = shape_numel(lead);
+  // The row-major buffer read column-major is A^T: its upper triangle is A's lower one.
+  Tensor a = Tensor::empty(with_matrix(lead, n, n), cdt, Device{}, op);
+  copy_(a, A);
+  Dims wshape = lead;
+  wshape.push_back(n);
+  Tensor W = Tensor::empty(wshape, cdt, Device{}, op);
+  lapack_dispatch(cdt, [&](auto zero_) {
+    using T = decltype(zero_);
+    if (n == 0) return;
+    T* ap = a.data<T>();
+    const char uplo = lower ? 'U' : 'L', jobz = compute_v ? 'V' : 'N';
+    // Only the referenced triangle must be finite (the other one is never read).
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          if (lower ? j <= i : j >= i) check_finite(op, ap + (b * n + i) * n + j, 1);
+    T wq = 0;
+    lapack_int iq = 0;
+    Lapack<T>::syevd(jobz, uplo, lapack_int(n), ap, W.data<T>(), &wq, -1, &iq, -1);
+    const lapack_int lwork = work_size(wq), liwork = std::max<lapack_int>(1, iq);
+    std::vector<T> work(static_cast<size_t>(lwork));
+    std::vector<lapack_int> iwork(static_cast<size_t>(liwork));
+    for (int64_t b = 0; b < batch; ++b) {
+      lapack_int info = Lapack<T>::syevd(jobz, uplo, lapack_int(n), ap + b * n * n, W.data<T>() + b * n, work.data(),
+                                         lwork, iwork.data(), liwork);
+      TIDE_CHECK(info == 0, op, ": the eigenvalue decomposition of ", which(batch, b), " did not converge");
+    }
+  });
+  DType rdt;
+  lapack_dtype(op, A.dtype(), policy, rdt);
+  if (!compute_v) return {W.to(rdt)};
+  // Eigenvectors are the columns of the column-major result.
+  return {W.to(rdt), from_col_major(a, op).to(rdt)};
+}
+
+Tensor cholesky(const Tensor& A, bool upper, DTypePolicy policy, const char* op) {
+  const DType cdt = decomp_dtype(op, A, policy);
+  if (!A.device().is_cpu()) return cholesky(A.to_device({}), upper, policy, op).to_device(A.device());
+  check_square(op, A);
+  const int64_t n = A.size(A.dim() - 1);
+  const Dims lead = leading(A, 2);
+  const int64_t batch = shape_numel(lead);
+  // Read column-major the row-major copy is A^T, whose upper factor U^T U is L L^T read
+  // row-major; LAPACK references the column-major upper triangle, i.e. A's lower one, and
+  // leaves the other (zeroed by the copy) alone.
+  const Tensor src = A.to(cdt).contiguous();
+  Tensor a = Tensor::empty(with_matrix(lead, n, n), cdt, Device{}, op);
+  lapack_dispatch(cdt, [&](auto zero_) {
+    using T = decltype(zero_);
+    T* ap = a.data<T>();
+    lower_triangle_copy(src.data<T>(), ap, batch, n);
+    for (int64_t b = 0; b < batch && n > 0; ++b) {
+      lapack_int info = Lapack<T>::potrf('U', lapack_int(n), ap + b * n * n);
+      TIDE_CHECK(info == 0, op, ": ", which(batch, b), " is not positive definite (leading minor of order ", info,
+                 ")");
+    }
+  });
+  DType rdt;
+  lapack_dtype(op, A.dtype(), policy, rdt);
+  return (upper ? from_col_major(a, op) : a).to(rdt);
+}
+
+std::vector<Tensor> lstsq(const Tensor& A, const Tensor& B, std::optional<double> rcond, DTypePolicy policy,
+                          const char* op) {
+  check_devices(op, A, B);
+  if (!A.device().is_cpu()) {
+    std::vector<Tensor> r = lstsq(A.to_device({}), B.to_device({}), rcond, policy, op);
+    for (Tensor& t : r) t = t.to_device(A.device());
+    return r;
+  }
+  decomp_dtype(op, A, policy);
+  TIDE_CHECK(B.dim() >= 1, op, ": B must be at least 1-D, got a 0-D tensor");
+  DType dt = common_dtype(op, A, B, policy), rdt;
+  TIDE_CHECK(dt != DType::Float16 && dt != DType::BFloat16, op, ": ", dtype_name(dt),
+             " is not supported (use float32 or float64)");
+  const DType cdt = lapack_dtype(op, dt, policy, rdt);
+  const int64_t m = A.size(A.dim() - 2), n = A.size(A.dim() - 1), k = std::min(m, n), ldb = std::max<int64_t>({m, n, 1});
+  // B is a vector when 1-D, or when it has A's shape without the last dim.
+  bool vec = B.dim() == 1 || (B.dim() == A.dim() - 1 && leading(B, 1) == leading(A, 2));
+  Tensor Bm = vec ? unsqueeze(B, B.dim()) : B;
+  TIDE_CHECK(Bm.size(Bm.dim() - 2) == m, op, ": shapes ", A.sizes().str(), " and ", B.sizes().str(), " are incompatible (",
+             m, " rows ~= ", Bm.size(Bm.dim() - 2), ")");
+  TIDE_CHECK(Bm.size(Bm.dim() - 1) <= INT_MAX, op, ": B of shape ", B.sizes().str(), " is too large for LAPACK");
+  const int64_t nrhs = Bm.size(Bm.dim() - 1);
+  const Dims lead = broadcast_batch(op, A, Bm, leading(A, 2), leading(Bm, 2));
+  const int64_t batch = shape_numel(lead);
+  Tensor a = col_major_copy(expand_to(A.to(cdt), with_matrix(lead, m, n)), cdt, op);
+  // Column-major (ldb x nrhs) blocks: B in the first m rows, the solution in the first n.
+  Tensor b = ops::zeros(with_matrix(lead, nrhs, ldb), cdt);
+  {
+    Tensor top = transpose(narrow(b, -1, 0, m), -2, -1);
+    copy_bcast(top, Bm);
+  }
+  Dims sshape = lead;
+  sshape.push_back(k);
+  Tensor S = Tensor::empty(sshape, cdt, Device{}, op);
+  Tensor rank = Tensor::empty(lead, DType::Int64, Device{}, op);
+  lapack_dispatch(cdt, [&](auto zero_) {
+    using T = decltype(zero_);
+    T* ap = a.data<T>();
+    T* bp = b.data<T>();
+    int64_t* rp = rank.data<int64_t>();
+    check_finite(op, ap, a.numel());
+    check_finite(op, bp, b.numel());
+    for (int64_t i = 0; i < batch; ++i) rp[i] = 0;
+    if (k == 0) return;  // the solution is all zeros (or empty)
+    const T rc = rcond ? T(*rcond) : std::numeric_limits<T>::epsilon() * T(std::max(m, n));
+    T wq = 0;
+    lapack_int iq = 0, rk = 0;
+    const lapack_int lnrhs = lapack_int(std::max<int64_t>(nrhs, 1));
+    std::vector<T> bone;  // a zero right-hand side when B has no columns
+    if (nrhs == 0) bone.assign(size_t(ldb), T(0));
+    Lapack<T>::gelsd(lapack_int(m), lapack_int(n), lnrhs, ap, nrhs ? bp : bone.data(), lapack_int(ldb), S.data<T>(),
+                     rc, &rk, &wq, -1, &iq);
+    const lapack_int lwork = work_size(wq);
+    std::vector<T> work(static_cast<size_t>(lwork));
+    std::vector<lapack_int> iwork(size_t(std::max<lapack_int>(iq, 1)));
+    for (int64_t i = 0; i < batch; ++i) {
+      if (nrhs == 0) std::fill(bone.begin(), bone.end(), T(0));
+      lapack_int info = Lapack<T>::gelsd(lapack_int(m), lapack_int(n), lnrhs, ap + i * m * n,
+                                         nrhs ? bp + i * nrhs * ldb : bone.data(), lapack_int(ldb),
+                                         S.data<T>() + i * k, rc, &rk, work.data(), lwork, iwork.data());
+      TIDE_CHECK(info == 0, op, ": the singular value decomposition of ", which(batch, i), " did not converge");
+      rp[i] = rk;
+    }
+  });
+  // Solution: rows 0..n of each block; residuals (NumPy): the squared norms of rows n..m
+  // when every matrix has full column rank and m > n, else empty.
+  Tensor x = transpose(narrow(b, -1, 0, n), -2, -1);
+  Tensor res;
+  bool full_rank = m > n;
+  for (int64_t i = 0; i < batch && full_rank; ++i) full_rank = rank.data<int64_t>()[i] == n;
+  if (full_rank) {
+    Tensor tail = narrow(b, -1, n, m - n);
+    res = norm(tail, 2.0, {int(tail.dim()) - 1}, false);
+    res = binary(BinaryOp::Mul, res, res);
+  } else {
+    Dims rs = lead;
+    rs.push_back(0);
+    res = Tensor::empty(rs, cdt, Device{}, op);
+  }
+  if (vec) x = squeeze(x, {-1});
+  return {x.contiguous().to(rdt), res.to(rdt), rank, S.to(rdt)};
+}
+
+std::vector<Tensor> slogdet(const Tensor& A, DTypePolicy policy, const char* op) {
+  check_defined(A, op);
+  if (!A.device().is_cpu()) {
+    std::vector<Tensor> r = slogdet(A.to_device({}), policy, op);
+    for (Tensor& t : r) t = t.to_device(A.device());
+    return r;
+  }
+  decomp_dtype(op, A, policy);
+  SquareBatch sb = square_batch(A, policy, op);
+  const int64_t n = sb.n, batch = sb.batch;
+  Tensor sign = Tensor::empty(sb.bshape, sb.cdt, Device{}, op), logabs = Tensor::empty(sb.bshape, sb.cdt, Device{}, op);
+  std::vector<lapack_int> ipiv(static_cast<size_t>(std::max<int64_t>(n, 1)));
+  lapack_dispatch(sb.cdt, [&](auto zero_) {
+    using T = decltype(zero_);
+    T* a = sb.mats.data<T>();
+    for (int64_t bi = 0; bi < batch; ++bi) {
+      T s = 1, l = 0;
+      if (n > 0) {
+        T* ab = a + bi * n * n;
+        lapack_int info = lapack_getrf<T>(lapack_int(n), ab, ipiv.data());
+        TIDE_ASSERT(info >= 0);
+        for (int64_t i = 0; i < n; ++i) {
+          T d = ab[i * n + i];
+          if (d < 0) s = -s;
+          else if (!(d > 0)) s = d == 0 ? 0 : d;  // 0 for singular, NaN stays NaN
+          l += std::log(std::fabs(d));
+          if (ipiv[size_t(i)] != lapack_int(i + 1)) s = -s;
+        }
+        if (s == 0) l = -std::numeric_limits<T>::infinity();
+      }
+      sign.data<T>()[bi] = s;
+      logabs.data<T>()[bi] = l;
+    }
+  });
+  return {sign.to(sb.rdt), logabs.to(sb.rdt)};
 }
 
 }  // namespace tide::ops

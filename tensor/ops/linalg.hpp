@@ -12,6 +12,7 @@
 // Dtypes: PyTorch rejects operands of different dtypes, NumPy promotes them; each op takes a
 // DTypePolicy and the bindings pass the one of the module the call came through.
 #pragma once
+#include <optional>
 #include <vector>
 
 #include "../tensor.hpp"
@@ -80,5 +81,34 @@ struct NormOrd {
 };
 Tensor linalg_norm(const Tensor& x, NormOrd ord, const std::vector<int>& dims, bool keepdim,
                    DTypePolicy policy = DTypePolicy::Strict, const char* op = "linalg.norm");
+
+
+// Decompositions (LAPACK, batched over leading dims; float32 / float64; halves are an error;
+// integers as for solve). Each returns the factors in NumPy's order.
+// svd: {U, S, Vh} (gesdd; full_matrices: U (m,m), Vh (n,n), else (m,k), (k,n), k = min(m,n)),
+// or {S} without compute_uv. NaN / inf input or no convergence is an error.
+std::vector<Tensor> svd(const Tensor& A, bool full_matrices = true, bool compute_uv = true,
+                        DTypePolicy policy = DTypePolicy::Strict, const char* op = "linalg.svd");
+// qr: {Q, R} ('reduced': (m,k),(k,n); 'complete': (m,m),(m,n)) or {R} ('r': (k,n)).
+enum class QrMode : uint8_t { Reduced, Complete, R };
+std::vector<Tensor> qr(const Tensor& A, QrMode mode = QrMode::Reduced, DTypePolicy policy = DTypePolicy::Strict,
+                       const char* op = "linalg.qr");
+// eigh: {w, V} ascending eigenvalues and column eigenvectors of the symmetric matrix given by
+// its lower (lower = true, 'L') or upper triangle (syevd); {w} without compute_v.
+std::vector<Tensor> eigh(const Tensor& A, bool lower = true, bool compute_v = true,
+                         DTypePolicy policy = DTypePolicy::Strict, const char* op = "linalg.eigh");
+// The lower Cholesky factor L (A = L L^T, from A's lower triangle), or L^T with upper.
+// "op: the matrix is not positive definite (leading minor of order k)" otherwise.
+Tensor cholesky(const Tensor& A, bool upper = false, DTypePolicy policy = DTypePolicy::Strict,
+                const char* op = "linalg.cholesky");
+// Least squares by gelsd: {x, residuals, rank (int64), singular values}. rcond: singular
+// values below rcond * s_max count as zero (default eps * max(m, n), NumPy's rcond=None).
+// Residuals are the squared residual norms per column of B when m > n and A has full column
+// rank (every matrix of a batch), else an empty last dim, as in NumPy.
+std::vector<Tensor> lstsq(const Tensor& A, const Tensor& B, std::optional<double> rcond = std::nullopt,
+                          DTypePolicy policy = DTypePolicy::Strict, const char* op = "linalg.lstsq");
+// {sign, log|det|} of each square matrix (sign 0 and -inf for a singular one).
+std::vector<Tensor> slogdet(const Tensor& A, DTypePolicy policy = DTypePolicy::Strict,
+                            const char* op = "linalg.slogdet");
 
 }  // namespace tide::ops

@@ -61,7 +61,8 @@ Tensor unfold2d(const Tensor& x_, const Window2d& w, double pad, const char* op)
   int64_t window = 0, rows = 0;
   TIDE_CHECK(!__builtin_mul_overflow(kh, kw, &window) && !__builtin_mul_overflow(C, window, &rows), op, ": a ", kh,
              " x ", kw, " window over ", C, " channels is too large (the patch size overflows 64 bits)");
-  Tensor cols = Tensor::empty({N, rows, L}, x.dtype());
+  Tensor cols = Tensor::empty({N, rows, L}, x.dtype(), Device{}, op);
+  if (cols.numel() == 0) return cols;  // no work, however large the other sizes
   TIDE_DISPATCH_ALL(x.dtype(), op, [&] {
     const scalar_t* src = x.data<scalar_t>();
     scalar_t* dst = cols.data<scalar_t>();
@@ -87,16 +88,19 @@ Tensor fold2d(const Tensor& cols_, int64_t H, int64_t W, const Window2d& w, cons
   check_defined(cols_, op);
   int64_t kh = w.kernel[0], kw = w.kernel[1];
   int64_t Ho = w.out_size(0, H, op), Wo = w.out_size(1, W, op), L = w.positions(H, W, op);
-  TIDE_CHECK(cols_.dim() == 3 && cols_.size(1) % (kh * kw) == 0 && cols_.size(2) == L, op,
-             ": expected patches of shape (N, C*", kh * kw, ", ", L, "), got ", cols_.sizes().str());
+  const int64_t window = checked_mul(op, kh, kw, "a ", kh, " x ", kw, " window");
+  TIDE_CHECK(cols_.dim() == 3 && cols_.size(1) % window == 0 && cols_.size(2) == L, op,
+             ": expected patches of shape (N, C*", window, ", ", L, "), got ", cols_.sizes().str());
   Tensor cols = cols_.contiguous();
-  int64_t N = cols.size(0), C = cols.size(1) / (kh * kw);
+  int64_t N = cols.size(0), C = cols.size(1) / window;
+  check_extent(op, {N, C, H, W}, cols.dtype());
   if (!cols.device().is_cpu()) {  // the adjoint of the device unfold: patches added back
     Tensor x = zeros({N, C, H, W}, cols.dtype(), cols.device());
     put_on_device(op, x, unfold2d(positions_of(x), w, -1, op), cols, true);
     return x;
   }
-  Tensor x = Tensor::empty({N, C, H, W}, cols.dtype());
+  Tensor x = Tensor::empty({N, C, H, W}, cols.dtype(), Device{}, op);
+  if (x.numel() == 0) return x;
   TIDE_DISPATCH_ALL(cols.dtype(), op, [&] {
     const scalar_t* src = cols.data<scalar_t>();
     scalar_t* dst = x.data<scalar_t>();

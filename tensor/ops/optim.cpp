@@ -9,6 +9,7 @@
 
 #include "../backend.hpp"
 #include "../iterator.hpp"
+#include "../overlap.hpp"
 #include "../parallel.hpp"
 #include "optim_update.hpp"
 
@@ -27,15 +28,6 @@ struct StateBuffer {
   const char* name;
 };
 
-// Every element of a written tensor must have its own address: a stride-0 dim (an expanded
-// view) would make one step write an element several times.
-void check_no_overlap(const char* opt, const Tensor& t, const char* name) {
-  for (int d = 0; d < t.dim(); ++d)
-    TIDE_CHECK(t.size(d) <= 1 || t.stride(d) != 0, opt, ": the ", name,
-               " has overlapping elements (stride 0 in dim ", d + 1, " of size ", t.size(d),
-               ") and cannot be updated in place");
-}
-
 // The gradient or a state buffer must have the parameter's shape and dtype.
 void check_like_param(const char* opt, const Tensor& param, const Tensor& t, const char* name) {
   TIDE_CHECK(t.device() == param.device(), opt, ": the ", name, " is on ", t.device().str(), " but the parameter on ",
@@ -46,16 +38,26 @@ void check_like_param(const char* opt, const Tensor& param, const Tensor& t, con
              " but the parameter has ", dtype_name(param.dtype()));
 }
 
+// The parameter and the state buffers are all written (tensor/overlap.hpp): none may have
+// elements sharing one address, and no two may share memory.
 template <size_t NS>
 void check_operands(const char* opt, const Tensor& param, const Tensor& grad,
                     const std::array<StateBuffer, NS>& state) {
   TIDE_CHECK(is_floating(param.dtype()), opt,
              ": parameters must be float16, bfloat16, float32 or float64, got ", dtype_name(param.dtype()));
-  check_no_overlap(opt, param, "parameter");
+  check_writable(opt, param, "the parameter");
+  if (has_internal_overlap(param)) fail_internal_overlap(opt, "the parameter");
   check_like_param(opt, param, grad, "grad");
-  for (const StateBuffer& s : state) {
+  for (size_t i = 0; i < NS; ++i) {
+    const StateBuffer& s = state[i];
     check_like_param(opt, param, *s.tensor, s.name);
-    check_no_overlap(opt, *s.tensor, s.name);
+    check_writable(opt, *s.tensor, (std::string("the ") + s.name).c_str());
+    if (has_internal_overlap(*s.tensor)) fail_internal_overlap(opt, (std::string("the ") + s.name).c_str());
+    TIDE_CHECK(mem_overlap(param, *s.tensor) == MemOverlap::None, opt, ": the ", s.name,
+               " shares memory with the parameter; each state buffer needs its own tensor");
+    for (size_t j = 0; j < i; ++j)
+      TIDE_CHECK(mem_overlap(*state[j].tensor, *s.tensor) == MemOverlap::None, opt, ": the ", s.name,
+                 " shares memory with the ", state[j].name, "; each state buffer needs its own tensor");
   }
 }
 
@@ -98,9 +100,13 @@ template <size_t NS>
 void fused_step(const char* opt, OptimKind kind, const void* options, const Tensor& param, const Tensor& grad,
                 const std::array<StateBuffer, NS>& state) {
   check_operands(opt, param, grad, state);
+  // The gradient is read element for element before the writes; one sharing memory with a
+  // written tensor any other way is read from a copy (TensorIter does that for the parameter).
+  Tensor g = grad;
+  for (const StateBuffer& s : state) g = readable_input(*s.tensor, g, Reads::Elementwise);
   Tensor out = param;
   TensorIter it = std::apply(
-      [&](const auto&... s) { return TensorIter::build(opt, out, param.dtype(), {&grad, s.tensor...}); },
+      [&](const auto&... s) { return TensorIter::build(opt, out, param.dtype(), {&g, s.tensor...}); },
       state);
   if (it.device().is_cuda()) {
     backend_for(it.device()).optim_step(kind, it, param.dtype(), options);

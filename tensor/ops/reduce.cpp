@@ -25,6 +25,7 @@
 #include <utility>
 
 #include "../backend.hpp"
+#include "complex.hpp"
 #include "../parallel.hpp"
 #include "creation.hpp"
 #include "elementwise.hpp"
@@ -82,17 +83,27 @@ RedSpec make_spec(const char* op, const Tensor& x, const DimList& dims, bool kee
     seen[d] = true;
     s.red[d] = true;
   }
+  Dims reduced;
   for (int d = 0; d < nd; ++d) {
     if (s.red[d]) {
-      s.count *= x.size(d);
+      reduced.push_back(x.size(d));
       s.keep_shape.push_back(1);
       if (keepdim) s.out_shape.push_back(1);
     } else {
-      s.out_numel *= x.size(d);
       s.keep_shape.push_back(x.size(d));
       s.out_shape.push_back(x.size(d));
     }
   }
+  // Each factor of an empty x's numel may pass int64 on its own: a result that large is an
+  // error naming the op; a count that large goes with an empty result and is never used.
+  s.out_numel = shape_numel(s.keep_shape, op);
+  bool zero = false, overflow = false;
+  for (int64_t r : reduced) {
+    zero |= r == 0;
+    overflow |= __builtin_mul_overflow(s.count, r, &s.count);
+  }
+  if (zero) s.count = 0;
+  else if (overflow) s.count = INT64_MAX;
   return s;
 }
 
@@ -769,18 +780,21 @@ constexpr A highest() {
   else return std::numeric_limits<A>::max();
 }
 
+// Integers sum in int64 (PyTorch), except uint64, which only uint64 holds (NumPy).
 DType sum_dtype(DType x, std::optional<DType> dtype) {
   if (dtype) return *dtype;
-  return is_floating(x) ? x : DType::Int64;
+  return is_floating(x) || x == DType::UInt64 ? x : DType::Int64;
 }
 
 // The engine runs on four dtypes only, which keeps this file quick to compile: float16 and
-// bfloat16 are reduced as float32 (their accumulator anyway), other integers as int64 (bool
-// too unless the op takes bool itself), and results are converted back.
+// bfloat16 are reduced as float32 (their accumulator anyway), uint64 as itself (int64 would
+// misorder values above INT64_MAX), other integers as int64 (bool too unless the op takes bool
+// itself), and results are converted back.
 Tensor canonical(const Tensor& x, bool keep_bool) {
   DType d = x.dtype();
   if (d == DType::Float16 || d == DType::BFloat16) return x.to(DType::Float32);
-  if (d == DType::Bool ? !keep_bool : (is_integral(d) && d != DType::Int64)) return x.to(DType::Int64);
+  if (d == DType::Bool ? !keep_bool : (is_integral(d) && d != DType::Int64 && d != DType::UInt64))
+    return x.to(DType::Int64);
   return x;
 }
 
@@ -789,7 +803,7 @@ struct Tag {
   using type = T;
 };
 
-// f(Tag<T>{}) for a canonical dtype: int64, float32, float64, and bool when WithBool.
+// f(Tag<T>{}) for a canonical dtype: int64, uint64, float32, float64, and bool when WithBool.
 template <bool WithBool, typename F>
 void dispatch_canonical(DType d, F&& f) {
   switch (d) {
@@ -800,6 +814,7 @@ void dispatch_canonical(DType d, F&& f) {
       }
       break;
     case DType::Int64: f(Tag<int64_t>{}); return;
+    case DType::UInt64: f(Tag<uint64_t>{}); return;
     case DType::Float32: f(Tag<float>{}); return;
     case DType::Float64: f(Tag<double>{}); return;
     default: break;
@@ -919,9 +934,16 @@ ValuesIndices arg_impl(const char* op, const Tensor& x0, std::optional<int> dim,
   return r;
 }
 
+// A complex x: the variance of its real parts plus that of its imaginary parts (the mean
+// squared modulus of the deviations, as NumPy and PyTorch), in the real dtype.
 Tensor var_impl(const char* op, const Tensor& x, const DimList& dims, double correction, bool keepdim,
                 bool take_sqrt) {
   check_defined(x, op);
+  if (is_complex(x.dtype())) {
+    Tensor v = binary(BinaryOp::Add, var_impl(op, real(x), dims, correction, keepdim, false),
+                      var_impl(op, imag(x), dims, correction, keepdim, false));
+    return take_sqrt ? unary(UnaryOp::Sqrt, v) : v;
+  }
   check_float(op, x);
   RedSpec s = make_spec(op, x, dims, keepdim);
   Tensor xc = canonical(x, false);
@@ -963,15 +985,23 @@ Tensor var_impl(const char* op, const Tensor& x, const DimList& dims, double cor
 // ---------------------------------------------------------------------------------------
 // Public reductions.
 
+// A complex input or dtype: complex.cpp.
+static bool complex_reduction(const Tensor& x, std::optional<DType> dtype) {
+  return (x.defined() && is_complex(x.dtype())) || (dtype && is_complex(*dtype));
+}
+
 Tensor sum(const Tensor& x, const DimList& dims, bool keepdim, std::optional<DType> dtype) {
+  if (complex_reduction(x, dtype)) return complex_reduce("sum", x, dims, keepdim, dtype);
   return sum_prod<false>("sum", x, dims, keepdim, dtype);
 }
 
 Tensor prod(const Tensor& x, const DimList& dims, bool keepdim, std::optional<DType> dtype) {
+  if (complex_reduction(x, dtype)) return complex_reduce("prod", x, dims, keepdim, dtype);
   return sum_prod<true>("prod", x, dims, keepdim, dtype);
 }
 
 Tensor mean(const Tensor& x0, const DimList& dims, bool keepdim, std::optional<DType> dtype) {
+  if (complex_reduction(x0, dtype)) return complex_reduce("mean", x0, dims, keepdim, dtype);
   check_defined(x0, "mean");
   if (dtype)
     TIDE_CHECK(is_floating(*dtype), "mean: dtype must be a floating-point type, got ", dtype_name(*dtype));
@@ -1131,11 +1161,14 @@ struct Around {
 };
 Around around(const Tensor& x, int d) {
   Around a;
+  Dims outer, inner;
   for (int i = 0; i < x.dim(); ++i) {
-    if (i < d) a.outer *= x.size(i);
+    if (i < d) outer.push_back(x.size(i));
     else if (i == d) a.n = x.size(i);
-    else a.inner *= x.size(i);
+    else inner.push_back(x.size(i));
   }
+  a.outer = shape_numel(outer);  // 0 when any size is 0: an empty x's products may pass int64
+  a.inner = shape_numel(inner);
   return a;
 }
 
@@ -1148,6 +1181,7 @@ template <bool Prod>
 Tensor scan(const char* op, const Tensor& x0, int dim, std::optional<DType> dtype) {
   check_defined(x0, op);
   int d = norm_dim(op, dim, x0.dim());
+  if (is_complex(x0.dtype()) || (dtype && is_complex(*dtype))) return complex_scan(op, x0, d, dtype);
   DType od = sum_dtype(x0.dtype(), dtype);
   if (x0.device().is_cuda()) {  // rows along the last dim, scanned, moved back
     if (x0.dim() == 0) return cast(x0, od);

@@ -1,15 +1,16 @@
 // Shape ops. Views only rewrite sizes, strides and offset over the same storage; the copies
-// (cat, stack, repeat) write through views with ops::copy_, so they work wherever copy_
-// does; flip walks the input with negative strides on the CPU.
+// (cat, stack, repeat, flip) write through views with ops::copy_, so they work wherever
+// copy_ does (flip copies its reversed view, whose strides are negative).
 #include "shape.hpp"
 
 #include <algorithm>
 #include <string>
 
+#include "../interrupt.hpp"
+#include "../memory_budget.hpp"
 #include "../parallel.hpp"
 #include "elementwise.hpp"
 #include "index.hpp"
-#include "strided.hpp"
 
 namespace tide::ops {
 
@@ -27,6 +28,7 @@ std::string dims_str(const std::vector<int64_t>& dims) {
 
 Tensor view_impl(const char* op, const Tensor& x, const Dims& shape) {
   Dims s = infer_size(op, shape, x.numel());
+  check_extent(op, s, x.dtype());  // a tensor of no elements can be viewed as any shape of 0
   Dims st;
   if (!view_strides(x.sizes(), x.strides(), s, st))
     TIDE_FAIL(op, ": size ", s.str(), " is not compatible with the input's strides; use reshape (input size ",
@@ -57,19 +59,26 @@ int wrap_dim(const char* op, int64_t dim, int ndim) {
 }
 
 Dims infer_size(const char* op, const Dims& shape, int64_t numel) {
-  Dims out = shape;
+  Dims out = shape, given;
   int infer = -1;
-  int64_t known = 1;
   for (int i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
       TIDE_CHECK(infer < 0, op, ": only one size can be inferred (-1), got shape ", shape.str());
       infer = i;
     } else {
       TIDE_CHECK(shape[i] >= 0, op, ": invalid size ", shape[i], " in shape ", shape.str());
-      TIDE_CHECK(!__builtin_mul_overflow(known, shape[i], &known), op, ": shape ", shape.str(),
-                 " has too many elements");
+      given.push_back(shape[i]);
     }
   }
+  // A product of the given sizes past int64 (with no 0) fits no tensor: no input matches.
+  int64_t known = 1;
+  bool overflow = false, zero = false;
+  for (int64_t s : given) {
+    overflow |= __builtin_mul_overflow(known, s, &known);
+    zero |= s == 0;
+  }
+  if (zero) known = 0;
+  TIDE_CHECK(!overflow || zero, op, ": shape ", shape.str(), " is invalid for input of size ", numel);
   if (infer >= 0) {
     TIDE_CHECK(known != 0, op, ": cannot infer the size of -1 in shape ", shape.str(),
                " when the other sizes multiply to 0");
@@ -85,9 +94,7 @@ bool view_strides(const Dims& sizes, const Dims& strides, const Dims& new_shape,
   const int nd = new_shape.size();
   out = Dims(nd, 1);
   if (sizes.empty()) return true;  // a scalar views as any shape of one element
-  int64_t numel = 1;
-  for (int64_t s : sizes) numel *= s;
-  if (numel == 0) {
+  if (shape_numel(sizes) == 0) {
     if (sizes == new_shape) {
       out = strides;
       return true;
@@ -122,8 +129,39 @@ bool view_strides(const Dims& sizes, const Dims& strides, const Dims& new_shape,
 
 Tensor view(const Tensor& x, const Dims& shape) { return view_impl("view", x, shape); }
 
+// The bytes of x read as dtype dt (torch's x.view(dtype), NumPy's a.view(dtype)). With another
+// item size the last dim's size scales by the size ratio, which needs a last dim of stride 1
+// whose byte size is a multiple of the new item size, other strides and the offset in whole
+// new items. Bytes are not reinterpreted as bool (a bool must hold 0 or 1).
+Tensor view_dtype(const Tensor& x, DType dt) {
+  if (dt == x.dtype()) return alias(x);
+  TIDE_CHECK(dt != DType::Bool || x.dtype() == DType::Bool, "view: cannot view ", dtype_name(x.dtype()),
+             " data as bool (a bool holds only 0 or 1); compare instead, e.g. x ~= 0");
+  const int64_t from = int64_t(x.itemsize()), to = int64_t(dtype_size(dt));
+  Dims sizes = x.sizes(), strides = x.strides();
+  if (from == to) return Tensor::make_view(x.storage(), sizes, strides, x.offset(), dt);
+  const char* what = to > from ? "a larger" : "a smaller";
+  TIDE_CHECK(x.dim() > 0, "view: a 0-dim ", dtype_name(x.dtype()), " tensor cannot be viewed as ", what,
+             " dtype (", dtype_name(dt), "); unsqueeze it first");
+  const int last = x.dim() - 1;
+  TIDE_CHECK(x.stride(last) == 1 || x.size(last) == 1, "view: viewing ", dtype_name(x.dtype()), " as ", what,
+             " dtype (", dtype_name(dt), ") needs the last dim to have stride 1, got strides ", x.strides().str());
+  auto in_new_items = [&](int64_t elems, const char* what_bytes) {
+    const int64_t bytes = elems * from;
+    TIDE_CHECK(bytes % to == 0, "view: viewing ", dtype_name(x.dtype()), " as ", dtype_name(dt), " needs ",
+               what_bytes, " (", bytes, " bytes) to be a multiple of ", to, " bytes");
+    return bytes / to;
+  };
+  sizes[last] = in_new_items(x.size(last), "the last dim's size");
+  strides[last] = 1;
+  for (int d = 0; d < last; ++d) strides[d] = in_new_items(x.stride(d), "every other stride");
+  const int64_t offset = in_new_items(x.offset(), "the storage offset");
+  return Tensor::make_view(x.storage(), sizes, strides, offset, dt);
+}
+
 Tensor reshape(const Tensor& x, const Dims& shape) {
   Dims s = infer_size("reshape", shape, x.numel());
+  check_extent("reshape", s, x.dtype());
   Dims st;
   if (view_strides(x.sizes(), x.strides(), s, st)) return x.as_strided(s, st, x.offset());
   Tensor c = x.clone();
@@ -209,7 +247,10 @@ Tensor squeeze(const Tensor& x, const std::vector<int64_t>& dims) {
 Tensor unsqueeze(const Tensor& x, int64_t dim) {
   int d = wrap_dim("unsqueeze", dim, x.dim() + 1);
   Dims sz = x.sizes(), st = x.strides();
-  int64_t stride = d < x.dim() ? x.size(d) * x.stride(d) : 1;
+  // The stride of a size-1 dim never addresses memory; an empty tensor's product may pass
+  // int64, and then any value serves.
+  int64_t stride = 1;
+  if (d < x.dim() && __builtin_mul_overflow(x.size(d), x.stride(d), &stride)) stride = 1;
   sz.insert(d, 1);
   st.insert(d, stride);
   return x.as_strided(sz, st, x.offset());
@@ -239,6 +280,7 @@ Tensor expand(const Tensor& x, const Dims& sizes) {
       st[i] = 0;
     }
   }
+  check_extent("expand", sz, x.dtype());
   return x.as_strided(sz, st, x.offset());
 }
 
@@ -249,14 +291,13 @@ Tensor flatten(const Tensor& x, int64_t start, int64_t end) {
   TIDE_CHECK(s <= e, "flatten: start dim ", s + 1, " must not come after end dim ", e + 1);
   if (x.dim() == 0) return reshape(x, {1});
   if (s == e) return alias(x);
-  Dims shape;
-  int64_t mid = 1;
+  Dims shape, merged;
   for (int d = 0; d < x.dim(); ++d) {
     if (d < s || d > e) {
       shape.push_back(x.size(d));
     } else {
-      mid *= x.size(d);
-      if (d == e) shape.push_back(mid);
+      merged.push_back(x.size(d));
+      if (d == e) shape.push_back(shape_numel(merged, "flatten"));
     }
   }
   return reshape(x, shape);
@@ -286,7 +327,7 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
   TIDE_CHECK(start >= 0 && start <= n, "narrow: start ", start, " is out of range for dim ", d + 1,
              " of size ", n);
   TIDE_CHECK(length >= 0, "narrow: length must be non-negative, got ", length);
-  TIDE_CHECK(start + length <= n, "narrow: start ", start + 1, " and length ", length,
+  TIDE_CHECK(length <= n - start, "narrow: start ", start + 1, " and length ", length,
              " run past the end of dim ", d + 1, " of size ", n);
   return slice(x, d, start, start + length, 1);
 }
@@ -312,41 +353,87 @@ Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t s
   TIDE_CHECK(0 <= start && start <= end && end <= x.size(d), "slice: range [", start, ", ", end,
              ") is out of bounds for dim ", d + 1, " of size ", x.size(d));
   Dims sz = x.sizes(), st = x.strides();
-  sz[d] = (end - start + step - 1) / step;
-  st[d] = x.stride(d) * step;
+  sz[d] = (end - start) / step + ((end - start) % step != 0);
+  if (sz[d] > 1) st[d] = x.stride(d) * step;  // within the dim's span: cannot overflow
   // An empty slice keeps the base offset, so that no view points past its storage.
   int64_t off = sz[d] > 0 ? x.offset() + start * x.stride(d) : x.offset();
   return x.as_strided(sz, st, off);
 }
 
+Tensor flip_view(const Tensor& x, const std::vector<int64_t>& dims) {
+  check_defined(x, "flip");
+  std::vector<int> w = unique_dims("flip", dims, x.dim());
+  Dims st = x.strides();
+  int64_t off = x.offset();
+  for (int d : w) {
+    if (x.size(d) <= 1) continue;  // nothing to reverse (and an empty dim keeps the offset)
+    off += (x.size(d) - 1) * x.stride(d);  // the last element, inside the storage
+    st[d] = -st[d];
+  }
+  return x.as_strided(x.sizes(), st, off);
+}
+
+// An empty list for `count` views. The count comes from the script (unbind of an expanded
+// dim of 2^40, split(1) of it), so the views' memory is checked against the interpreter's
+// budget first, and the caller's loop checks the interrupt through add_view.
+static std::vector<Tensor> view_list(const char* op, int64_t count) {
+  check_host_memory(op, size_t(count) * (sizeof(Tensor) + sizeof(TensorImpl)));
+  // Past 2^32 views (64 GiB of list alone) the request is refused without trying: sanitizer
+  // builds abort on such an allocation instead of throwing bad_alloc.
+  constexpr int64_t kMaxViews = int64_t(1) << 32;
+  std::vector<Tensor> out;
+  try {
+    if (count > kMaxViews) throw std::bad_alloc();
+    out.reserve(size_t(count));
+  } catch (const std::exception&) {  // bad_alloc or length_error
+    throw OutOfMemory(std::string(op) + ": out of memory for a list of " + std::to_string(count) + " views");
+  }
+  return out;
+}
+
+static void add_view(std::vector<Tensor>& out, Tensor view) {
+  if ((out.size() & 0xffff) == 0xffff) check_interrupt();
+  out.push_back(std::move(view));
+}
+
+// Pieces of split_size along dim d (already wrapped); op names split or chunk in errors.
+static std::vector<Tensor> split_pieces(const char* op, const Tensor& x, int64_t split_size, int d) {
+  const int64_t n = x.size(d);
+  if (n == 0) return {alias(x)};
+  std::vector<Tensor> out = view_list(op, n / split_size + (n % split_size != 0));
+  for (int64_t s = 0; s < n;) {
+    const int64_t len = std::min(split_size, n - s);
+    add_view(out, slice(x, d, s, s + len));
+    s += len;
+  }
+  return out;
+}
+
 std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim) {
   TIDE_CHECK(x.dim() > 0, "split: cannot split a 0-dim tensor");
   int d = wrap_dim("split", dim, x.dim());
-  int64_t n = x.size(d);
-  TIDE_CHECK(split_size > 0 || (split_size == 0 && n == 0), "split: split size must be positive, got ",
+  TIDE_CHECK(split_size > 0 || (split_size == 0 && x.size(d) == 0), "split: split size must be positive, got ",
              split_size);
-  std::vector<Tensor> out;
-  if (n == 0) {
-    out.push_back(alias(x));
-    return out;
-  }
-  for (int64_t s = 0; s < n; s += split_size) out.push_back(slice(x, d, s, std::min(n, s + split_size)));
-  return out;
+  return split_pieces("split", x, split_size, d);
 }
 
 std::vector<Tensor> split_with_sizes(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim) {
   TIDE_CHECK(x.dim() > 0, "split: cannot split a 0-dim tensor");
   int d = wrap_dim("split", dim, x.dim());
   int64_t sum = 0;
+  std::string list = "{";
+  for (size_t i = 0; i < sizes.size() && list.size() < kQuoteChars; ++i) {
+    if (i) list += ',';
+    list += std::to_string(sizes[i]);
+  }
+  list += list.size() < kQuoteChars ? "}" : ",...}";
   for (int64_t s : sizes) {
     TIDE_CHECK(s >= 0, "split: split sizes must be non-negative, got ", s);
-    sum += s;
+    TIDE_CHECK(!__builtin_add_overflow(sum, s, &sum), "split: split sizes ", list, " sum past 2^63-1 but dim ",
+               d + 1, " has size ", x.size(d));
   }
-  if (sum != x.size(d)) {
-    std::string list = "{";
-    for (size_t i = 0; i < sizes.size(); ++i) list += (i ? "," : "") + std::to_string(sizes[i]);
-    TIDE_FAIL("split: split sizes ", list, "} sum to ", sum, " but dim ", d + 1, " has size ", x.size(d));
-  }
+  TIDE_CHECK(sum == x.size(d), "split: split sizes ", list, " sum to ", sum, " but dim ", d + 1, " has size ",
+             x.size(d));
   std::vector<Tensor> out;
   int64_t start = 0;
   for (int64_t s : sizes) {
@@ -361,15 +448,16 @@ std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim) {
   TIDE_CHECK(chunks > 0, "chunk: the number of chunks must be positive, got ", chunks);
   int d = wrap_dim("chunk", dim, x.dim());
   int64_t n = x.size(d);
-  if (n == 0) return split_with_sizes(x, std::vector<int64_t>(size_t(chunks), 0), d);
-  return split(x, (n + chunks - 1) / chunks, d);
+  // An empty dim gives one empty chunk, as split does (PyTorch gives `chunks` of them, which
+  // would make the work and memory grow with a count that holds no data).
+  return split_pieces("chunk", x, n / chunks + (n % chunks != 0), d);
 }
 
 std::vector<Tensor> unbind(const Tensor& x, int64_t dim) {
   TIDE_CHECK(x.dim() > 0, "unbind: cannot unbind a 0-dim tensor");
   int d = wrap_dim("unbind", dim, x.dim());
-  std::vector<Tensor> out;
-  for (int64_t i = 0; i < x.size(d); ++i) out.push_back(select(x, d, i));
+  std::vector<Tensor> out = view_list("unbind", x.size(d));
+  for (int64_t i = 0; i < x.size(d); ++i) add_view(out, select(x, d, i));
   return out;
 }
 
@@ -402,9 +490,9 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
       TIDE_CHECK(k == d || t.size(k) == r.size(k), "cat: sizes of tensors must match except in dim ", d + 1,
                  ": tensor ", ref + 1, " has size ", r.size(k), " at dim ", k + 1, " but tensor ", i + 1,
                  " has size ", t.size(k), " (shapes ", r.sizes().str(), " and ", t.sizes().str(), ")");
-    shape[d] += t.size(d);
+    shape[d] = checked_add("cat", shape[d], t.size(d), "the sum of the sizes at dim ", d + 1);
   }
-  Tensor out = Tensor::empty(shape, dt, dev);
+  Tensor out = Tensor::empty(shape, dt, dev, "cat");
   int64_t at = 0;
   for (const Tensor& t : tensors) {
     if (t.dim() == 1 && t.numel() == 0) continue;
@@ -440,9 +528,9 @@ Tensor repeat(const Tensor& x, const Dims& repeats) {
     TIDE_CHECK(repeats[i] >= 0, "repeat: repeats must be non-negative, got ", repeats.str());
     int xd = i - (n - nd);
     int64_t s = xd >= 0 ? x.size(xd) : 1;
-    TIDE_CHECK(!__builtin_mul_overflow(s, repeats[i], &out_shape[i]), "repeat: result is too large");
+    out_shape[i] = checked_mul("repeat", s, repeats[i], "size ", s, " repeated ", repeats[i], " times");
   }
-  Tensor out = Tensor::empty(out_shape, x.dtype(), x.device());
+  Tensor out = Tensor::empty(out_shape, x.dtype(), x.device(), "repeat");
   if (out.numel() == 0) return out;
   // out seen as (r0, s0, r1, s1, ...) blocks; the source broadcasts (stride 0) over each r.
   Dims ost = out.strides();
@@ -478,30 +566,10 @@ Dims tile_repeats(const Tensor& x, const Dims& repeats) {
 Tensor tile(const Tensor& x, const Dims& repeats) { return repeat(x, tile_repeats(x, repeats)); }
 
 Tensor flip(const Tensor& x, const std::vector<int64_t>& dims) {
-  std::vector<int> w = unique_dims("flip", dims, x.dim());
   check_defined(x, "flip");
-  if (!x.device().is_cpu()) return take_on_device("flip", x, flip(positions_of(x), dims));
+  Tensor reversed = flip_view(x, dims);
   Tensor out = Tensor::empty(x.sizes(), x.dtype(), x.device());
-  if (out.numel() == 0) return out;
-  detail::Strided<2> s(x.sizes());
-  s.set(0, out.strides());
-  s.set(1, x.strides());
-  int64_t base = x.offset();
-  for (int d : w) {
-    if (x.dim() == 0) break;
-    base += (x.size(d) - 1) * x.stride(d);
-    s.strides[1][d] = -x.stride(d);
-  }
-  s.coalesce();
-  char* dst = detail::storage_base(out);
-  const char* src = detail::storage_base(x) + base * int64_t(x.itemsize());
-  const size_t item = x.itemsize();
-  parallel_for(0, out.numel(), kParallelGrain, [&](int64_t b, int64_t e) {
-    detail::strided_walk(s, b, e, [&](const int64_t* o) {
-      detail::copy_item(dst + o[0] * int64_t(item), src + o[1] * int64_t(item), item);
-    });
-  });
-  return out;
+  return copy_(out, reversed);
 }
 
 void as_strided_write(Tensor& dst, const Tensor& src_, const Dims& strides, int64_t offset, bool accumulate) {

@@ -24,6 +24,8 @@ bool view_strides(const Dims& sizes, const Dims& strides, const Dims& new_shape,
 // Views. view() throws "view: size {..} is not compatible with the input's strides; use
 // reshape" when no view is possible; reshape() copies then.
 Tensor view(const Tensor& x, const Dims& shape);
+// The same bytes as another dtype (see shape.cpp); "view: ..." when the layout does not allow it.
+Tensor view_dtype(const Tensor& x, DType dt);
 Tensor reshape(const Tensor& x, const Dims& shape);
 Tensor alias(const Tensor& x);  // a new view of the same elements
 Tensor t(const Tensor& x);       // 0-, 1- and 2-D only
@@ -45,6 +47,9 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
 Tensor select(const Tensor& x, int64_t dim, int64_t index);
 // Elements start, start + step, ... below end of a dim (0 <= start <= end <= size, step >= 1).
 Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step = 1);
+// x with the order of elements along dims reversed, as a view (negative strides; NumPy's
+// a[::-1]). dims are 0-based, negative from the end, each at most once.
+Tensor flip_view(const Tensor& x, const std::vector<int64_t>& dims);
 std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim = 0);
 std::vector<Tensor> split_with_sizes(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim = 0);
 std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim = 0);
@@ -67,7 +72,7 @@ Tensor repeat(const Tensor& x, const Dims& repeats);
 Tensor tile(const Tensor& x, const Dims& repeats);
 // tile's repeats as repeat takes them: leading 1s up to x's number of dims.
 Dims tile_repeats(const Tensor& x, const Dims& repeats);
-// Reverses the order of elements along dims (always a copy).
+// Reverses the order of elements along dims (always a copy: torch.flip; flip_view is the view).
 Tensor flip(const Tensor& x, const std::vector<int64_t>& dims);
 
 }  // namespace tide::ops

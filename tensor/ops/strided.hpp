@@ -108,13 +108,14 @@ void strided_walk(const Strided<N>& s, int64_t begin, int64_t end, F&& f) {
   });
 }
 
-// Copies one element of `itemsize` bytes (1, 2, 4 or 8).
+// Copies one element of `itemsize` bytes (1, 2, 4, 8 or complex128's 16).
 inline void copy_item(char* dst, const char* src, size_t itemsize) {
   switch (itemsize) {
     case 1: *dst = *src; break;
     case 2: *reinterpret_cast<uint16_t*>(dst) = *reinterpret_cast<const uint16_t*>(src); break;
     case 4: *reinterpret_cast<uint32_t*>(dst) = *reinterpret_cast<const uint32_t*>(src); break;
-    default: *reinterpret_cast<uint64_t*>(dst) = *reinterpret_cast<const uint64_t*>(src); break;
+    case 8: *reinterpret_cast<uint64_t*>(dst) = *reinterpret_cast<const uint64_t*>(src); break;
+    default: std::memcpy(dst, src, itemsize); break;
   }
 }
 

@@ -3,11 +3,13 @@
 -- the generic case lists for unary and binary pointwise rows. ops.lua receives this table.
 local G = {}
 
-G.DTYPES = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"}
+G.DTYPES = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
+            "uint16", "uint32", "uint64"}
 G.FLOATS = {"float16", "bfloat16", "float32", "float64"}
-G.INTS = {"uint8", "int8", "int16", "int32", "int64"}
-G.NUMERIC = {"uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"}
-G.INTEGRAL = {"bool", "uint8", "int8", "int16", "int32", "int64"}
+G.INTS = {"uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64"}
+G.NUMERIC = {"uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64", "uint16",
+             "uint32", "uint64"}
+G.INTEGRAL = {"bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64"}
 G.scale = 1.0
 
 local is_float = {float16 = true, bfloat16 = true, float32 = true, float64 = true}
@@ -36,11 +38,25 @@ function G.numel(shape)
   for _, d in ipairs(shape) do n = n * d end
   return n
 end
+-- A shallow copy of a list or a keyword table.
 function G.copy(t)
   local r = {}
-  for i, v in ipairs(t) do r[i] = v end
+  for k, v in pairs(t) do r[k] = v end
   return r
 end
+-- A keyword table, or nil when it is empty (an empty table would be a positional argument).
+function G.kwargs(t) return t ~= nil and next(t) ~= nil and t or nil end
+
+-- f(...) with the keyword table kw appended when there is one.
+function G.with_kw(f, kw, ...)
+  local args = table.pack(...)
+  if G.kwargs(kw) then
+    args.n = args.n + 1
+    args[args.n] = kw
+  end
+  return f(table.unpack(args, 1, args.n))
+end
+
 function G.others(list, x)
   local r = {}
   for _, v in ipairs(list) do if v ~= x then r[#r + 1] = v end end
@@ -56,7 +72,8 @@ end
 -- overflow is undefined behaviour, and the sanitizer build stops on it); int8/int16/uint8 use
 -- their full range (they are computed in int and wrap on the way back, as in PyTorch).
 local INT_RANGE = {uint8 = {0, 255}, int8 = {-128, 127}, int16 = {-32768, 32767},
-                   int32 = {-40000, 40000}, int64 = {-2147483648, 2147483647}}
+                   int32 = {-40000, 40000}, int64 = {-2147483648, 2147483647},
+                   uint16 = {0, 65535}, uint32 = {0, 80000}, uint64 = {0, 4294967295}}
 local BIG = {float16 = 60000.0, bfloat16 = 1e38, float32 = 3e38, float64 = 1e300}
 local TINY = {float16 = 1e-7, bfloat16 = 1e-39, float32 = 1e-40, float64 = 1e-310}
 

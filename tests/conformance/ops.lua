@@ -9,7 +9,8 @@
 --           helpers of check.py (ax() turns 1-based dims into axes, and so on). Its value, or
 --           a tuple/list of values for several outputs, is compared with tide's outputs.
 --   out     expected result dtype(s) by PyTorch's rules (see check.py: same, float, bool,
---           promote, truediv, sum, all, p.dtype, a dtype name, py:<expr>; "x,y" for two outputs)
+--           promote, truediv, sum, all, p.dtype, a dtype name, py:<expr>; "x,y" for two outputs;
+--           numpy: the dtype of the ref computed by NumPy on the inputs as they are, with cast none)
 --   cast    what the reference computes in: result (float64, or the integer result dtype,
 --           default), common (the promoted dtype of the inputs), exact (the result dtype
 --           itself), none (the inputs as they are)
@@ -18,6 +19,8 @@
 --           dtypes, domain ("pos", "unit", "small", "div", ... or {a=, b=}), edges=false,
 --           scalars ({"int", "float"}: Lua numbers as the second operand), scalar_left
 --   expect_error  a string the error message must contain (the row checks failures)
+--   device_error  for an op that runs on the CPU only: the error devicecheck.lua expects
+--           from its cases on the device
 --   npstyle a NumPy spelling: Lua floats with integer tensors give float64 (NumPy's default
 --           float) instead of float32; a case may set p.npstyle instead
 --
@@ -54,6 +57,32 @@ local function add(r)
 end
 
 local unpack = table.unpack
+
+-- f(..., {out = c}) with c a fresh tensor of the plain call's dtype and shape (transposed
+-- when it has two dims or more, so the op writes through strides; filled with 3s): checks
+-- that f returns c itself and returns c, whose values the row compares with NumPy.
+-- Inputs that require grad take the plain call (out= is not differentiable).
+-- with_positional_out passes c as the last positional argument instead (NumPy's
+-- np.exp(a, out), which the np spellings of the pointwise ops take).
+local function call_with_out(positional, f, ...)
+  local args = {...}
+  for _, v in ipairs(args) do
+    if torch.is_tensor(v) and v.requires_grad then return f(...) end
+  end
+  local r = f(...)
+  local s = {}
+  for i, d in ipairs(r.shape) do s[i] = d end
+  local n = #s
+  if n >= 2 then s[n - 1], s[n] = s[n], s[n - 1] end
+  local c = torch.full(s, 3, {dtype = r.dtype, device = r.device})
+  if n >= 2 then c = c:transpose(-2, -1) end
+  args[#args + 1] = positional and c or {out = c}
+  local got = f(unpack(args))
+  assert(rawequal(got, c), "the out tensor was not returned itself")
+  return c
+end
+local function with_out(f, ...) return call_with_out(false, f, ...) end
+local function with_positional_out(f, ...) return call_with_out(true, f, ...) end
 -- A module function that must exist (a clear message instead of "attempt to call a nil value").
 local function fn_of(mod, modname, name)
   return function(...)
@@ -114,12 +143,17 @@ local UNARY_KIND = {
 }
 for _, u in ipairs(UNARY) do
   local name, kind, ref = u[1], UNARY_KIND[u[2]], u[3]
-  -- Spellings rotate by case: method, torch.f, np.f (where NumPy has the name), out=.
+  -- Spellings rotate by case: method, torch.f, torch.f with out=, and for float inputs (where
+  -- NumPy's dtype rules agree) np.f with out positional (round's comes after decimals).
   local fn = torch[name]
+  local np_out = name == "round" and function(a, c) return np.round(a, 0, c) end or np[name]
   add({name = name, gen = "unary", dtypes = kind.dtypes, out = kind.out, cast = kind.cast, ref = ref,
        domain = u.domain, edges = u.edges, tol = u.tol, grad = kind.grad, gradgrad = kind.grad ~= nil,
        call = function(a)
-         if fn and a:numel() % 3 == 1 then return fn(a) end
+         local k = a:numel() % 4
+         if fn and k == 1 then return fn(a) end
+         if k == 2 and a:is_floating_point() then return with_positional_out(np_out, a) end
+         if fn and k == 3 then return with_out(fn, a) end
          return a[name](a)
        end})
   if u.edge_list then
@@ -135,16 +169,30 @@ for _, u in ipairs(UNARY) do
   end
 end
 
--- In-place spellings of a few unary ops, on views (writes through strides).
+-- In-place spellings of the unary ops, on views (writes through strides); in the input's
+-- dtype (u.dtypes, floats by default), so a bool result lands as 0/1. No gradient for those
+-- with u.nograd (predicates, or not in the gradient column).
 for _, u in ipairs({{"exp_", "np.exp(a)", "pos"}, {"neg_", "np.negative(a)"}, {"sqrt_", "np.sqrt(a)", "pos"},
-                    {"floor_", "np.floor(a)"}, {"sigmoid_", "sigmoid(a)"}, {"abs_", "np.abs(a)"}}) do
+                    {"floor_", "np.floor(a)"}, {"sigmoid_", "sigmoid(a)"}, {"abs_", "np.abs(a)"},
+                    {"acos_", "np.arccos(a)", "unit"}, {"asin_", "np.arcsin(a)", "unit"}, {"atan_", "np.arctan(a)"},
+                    {"cos_", "np.cos(a)"}, {"sin_", "np.sin(a)"}, {"tan_", "np.tan(a)", "unit"},
+                    {"cosh_", "np.cosh(a)", "small"}, {"sinh_", "np.sinh(a)", "small"}, {"tanh_", "np.tanh(a)"},
+                    {"erf_", "erf(a)"}, {"exp2_", "np.exp2(a)"}, {"expm1_", "np.expm1(a)"},
+                    {"log_", "np.log(a)", "pos"}, {"log2_", "np.log2(a)", "pos"}, {"log10_", "np.log10(a)", "pos"},
+                    {"log1p_", "np.log1p(a)", "pos"}, {"rsqrt_", "1 / np.sqrt(a)", "pos"},
+                    {"reciprocal_", "1 / a", "nonzero"}, {"square_", "np.square(a)"},
+                    {"sign_", "np.sign(a)", "nonzero"}, {"ceil_", "np.ceil(a)"}, {"trunc_", "np.trunc(a)"},
+                    {"isnan_", "np.isnan(a)", nograd = true}, {"isinf_", "np.isinf(a)", nograd = true},
+                    {"isfinite_", "np.isfinite(a)", nograd = true}, {"logical_not_", "np.logical_not(a)", nograd = true},
+                    {"bitwise_not_", "np.invert(a)", dtypes = G.INTEGRAL, nograd = true}}) do
   local name = u[1]
-  add({name = name, gen = "unary", dtypes = G.FLOATS, out = "same", ref = u[2], domain = u[3], per_dtype = 3,
-       grad = {"a"}, grad_call = "clone",
+  local dtypes = u.dtypes or G.FLOATS
+  add({name = name, gen = "unary", dtypes = dtypes, out = "same", ref = u[2], domain = u[3], per_dtype = 3,
+       cast = u.dtypes and "none" or nil, grad = not u.nograd and {"a"} or nil, grad_call = "clone",
        call = function(a) local r = a[name](a); assert(rawequal(r, a), name .. " did not return x itself"); return a end,
        cases = function()
          local cs = {}
-         for _, dt in ipairs(G.FLOATS) do
+         for _, dt in ipairs(dtypes) do
            for _, lay in ipairs({"contig", "T", "step", "offset"}) do
              local a, l = G.view(G.shape({min_rank = 1, max_rank = 3}), dt, lay, {dom = u[3]})
              cs[#cs + 1] = {a = a, layouts = {a = l}}
@@ -173,6 +221,7 @@ local BINARY = {
   {"minimum", "np.minimum(a, b)", dtypes = G.DTYPES, out = "promote", scalars = {}, grad = true},
   {"atan2", "np.arctan2(a, b)", dtypes = G.DTYPES, out = "truediv", scalars = {}, grad = true, gradgrad = true,
    grad_domain = "nonzero"},
+  {"copysign", "np.copysign(a, b)", dtypes = G.DTYPES, out = "truediv", scalars = {}, grad = true},
   {"eq", "a == b", dtypes = G.DTYPES, out = "bool", cast = "common", domain = "small"},
   {"ne", "a != b", dtypes = G.DTYPES, out = "bool", cast = "common", domain = "small"},
   {"lt", "a < b", dtypes = G.DTYPES, out = "bool", cast = "common", domain = "small"},
@@ -194,8 +243,40 @@ for _, bspec in ipairs(BINARY) do
        grad = bspec.grad and {"a", "b"}, gradgrad = bspec.gradgrad, grad_domain = bspec.grad_domain,
        call = function(a, b)
          if not torch.is_tensor(a) then return fn(a, b) end
-         if fn and (a:numel() % 2 == 0) then return fn(a, b) end
+         local k = a:numel() % 4
+         if fn and k == 0 then return fn(a, b) end
+         if fn and k == 2 then return with_out(fn, a, b) end
+         -- np.f with out positional, for float operands (where NumPy's dtype rules agree)
+         if k == 3 and a:is_floating_point() and (not torch.is_tensor(b) or b:is_floating_point()) then
+           return with_positional_out(np[name], a, b)
+         end
          return a[name](a, b)
+       end})
+end
+
+-- In-place spellings of binary ops, on views (writes through strides): x:f_(y) in x's dtype,
+-- so a bool result lands as 0/1; y of x's shape and dtype.
+for _, o in ipairs({{"atan2_", "np.arctan2(a, b)"}, {"minimum_", "np.minimum(a, b)"},
+                    {"eq_", "a == b", "small"}, {"ne_", "a != b", "small"}, {"lt_", "a < b", "small"},
+                    {"le_", "a <= b", "small"}, {"gt_", "a > b", "small"}, {"ge_", "a >= b", "small"},
+                    {"logical_and_", "np.logical_and(a, b)", "small"}, {"logical_or_", "np.logical_or(a, b)", "small"},
+                    {"logical_xor_", "np.logical_xor(a, b)", "small"},
+                    {"bitwise_and_", "np.bitwise_and(a, b)", ints = true}, {"bitwise_or_", "np.bitwise_or(a, b)", ints = true},
+                    {"bitwise_xor_", "np.bitwise_xor(a, b)", ints = true}}) do
+  local name = o[1]
+  local dtypes = o.ints and G.INTEGRAL or G.FLOATS
+  add({name = name, ref = o[2], out = "same", cast = o.ints and "none" or nil,
+       call = function(a, b) local r = a[name](a, b); assert(rawequal(r, a), name .. " did not return x itself"); return a end,
+       cases = function()
+         local cs = {}
+         for _, dt in ipairs(dtypes) do
+           for _, lay in ipairs({"contig", "T", "step", "offset"}) do
+             local shape = G.shape({min_rank = 1, max_rank = 3})
+             local a, l = G.view(shape, dt, lay, {dom = o[3]})
+             cs[#cs + 1] = {a = a, b = G.make(shape, dt, {dom = o[3]}), layouts = {a = l}}
+           end
+         end
+         return cs
        end})
 end
 
@@ -309,6 +390,12 @@ local function clamp_cases()
       if dt == "uint8" and j == 1 then lo, hi = 1, 2 end
       if dt == "uint8" and j == 5 then lo, hi = 3, 1 end
       local form = (di + j) % 4
+      -- In NumPy spelling a negative Lua number next to an unsigned array casts by value
+      -- (uint16 with -1 is int32, as NumPy); the reference here follows PyTorch's dtype.
+      if form == 3 and dt:match("^uint") then
+        if type(lo) == "number" and lo < 0 then lo = 0 end
+        if type(hi) == "number" and hi < 0 then hi = 0 end
+      end
       cs[#cs + 1] = {a = a, b = lo, c = hi, layouts = {a = l}, p = {form = form, npstyle = form == 3 or nil}}
     end
   end
@@ -334,6 +421,22 @@ add({name = "clamp_", out = "same", ref = "clamp_ref(a, b, c)", grad = {"a"}, gr
      end,
      call = function(a, lo, hi) a:clamp_(lo, hi); return a end})
 
+-- x ^ e for the exponents with their own kernels (2, 3, 0.5, -1, -2) and -0.5, which has
+-- none (1/sqrt differs from pow at -inf and -0): every float dtype and layout, with zeros,
+-- NaN, infinities and negative bases among the values.
+add({name = "pow (fast exponents)", out = "same", ref = "np.power(a, p.e)", grad = {"a"},
+     call = function(a, _, _, p) return a ^ p.e end,
+     cases = function()
+       local cs = {}
+       for _, dt in ipairs(G.FLOATS) do
+         for _, e in ipairs({2, 3, 0.5, -1, -2, -0.5}) do
+           local a, l = G.view(G.shape({zero = 0.05}), dt, G.pick(G.LAYOUTS), {edges = 0.2})
+           cs[#cs + 1] = {a = a, layouts = {a = l}, p = {e = e}}
+         end
+       end
+       return cs
+     end})
+
 add({name = "where", out = "promote_bc", ref = "np.where(a, np.asarray(b), np.asarray(c))", cast = "none",
      grad = {"b", "c"},
      call = function(cond, x, y, p)
@@ -351,6 +454,7 @@ add({name = "where", out = "promote_bc", ref = "np.where(a, np.asarray(b), np.as
            local y
            if j == 2 then y = G.pick({0, 1.5, -2}) else y = G.make(j == 3 and {} or sb, G.pick({dt, dt, "float32", "int64"})) end
            local form = (di + j) % 3
+           if form == 2 and dt:match("^uint") and y == -2 then y = 2 end  -- as in clamp's cases
            cs[#cs + 1] = {a = cond, b = x, c = y, layouts = {a = lc, b = lx}, p = {form = form, npstyle = form == 2 or nil}}
          end
        end
@@ -379,7 +483,8 @@ add({name = "lerp", out = "same", ref = "a + c * (b - a)", grad = {"a", "b", "c"
 -- Casts between every pair of dtypes. Float -> integer only with values the target holds
 -- (truncation toward zero); integer -> narrower integer wraps; NaN/inf only into floats/bool.
 local INT_LIMIT = {uint8 = {0, 255}, int8 = {-128, 127}, int16 = {-32768, 32767},
-                   int32 = {-2147483648, 2147483647}, int64 = {-2 ^ 53, 2 ^ 53}}
+                   int32 = {-2147483648, 2147483647}, int64 = {-2 ^ 53, 2 ^ 53},
+                   uint16 = {0, 65535}, uint32 = {0, 4294967295}, uint64 = {0, 2 ^ 53}}
 local function cast_values(src, dst)
   return function()
     local v = {}
@@ -408,11 +513,12 @@ local function cast_values(src, dst)
 end
 local CONVERT = {float32 = "float", float64 = "double", float16 = "half", bfloat16 = "bfloat16",
                  int64 = "long", int32 = "int", int16 = "short", uint8 = "byte", int8 = "char", bool = "bool"}
--- x:to(p.dtype) in its spellings, by p.form.
+-- x:to(p.dtype) in its spellings, by p.form (form 2, the conversion method, falls back to
+-- x:to for the dtypes without one: uint16, uint32, uint64).
 local function cast_call(a, _, _, p)
   if p.form == 0 then return a:to(p.dtype) end
   if p.form == 1 then return a:astype(p.dtype) end
-  if p.form == 2 then return a[CONVERT[p.dtype]](a) end
+  if p.form == 2 and CONVERT[p.dtype] then return a[CONVERT[p.dtype]](a) end
   if p.form == 3 then return a:type(p.dtype) end
   return a:to({dtype = p.dtype})
 end
@@ -1104,7 +1210,8 @@ add({name = "max(a, b)", grad = {"a", "b"}, out = "promote", ref = "np.maximum(a
 ---------------------------------------------------------------------------------------------
 -- Indexing: x[...] reads and writes, index_select, gather, scatter, masked_fill, nonzero.
 -- An index spec is a list of entries: an integer (1-based, negative from the end), a
--- range {first, last[, step]} (inclusive), or ":".
+-- range {first, last[, step]} (inclusive; a negative step runs from first down to last, a
+-- view walked backwards), or ":".
 local function random_spec(s)
   local spec = {}
   local n = math.random(1, #s)
@@ -1120,7 +1227,9 @@ local function random_spec(s)
       local f = math.random(1, size)
       local l = math.random(f, size)
       if math.random() < 0.3 then l = l - size - 1 end
-      if math.random() < 0.5 then spec[i] = {f, l, G.pick({1, 2, 3})} else spec[i] = {f, l} end
+      if math.random() < 0.25 then spec[i] = {l, f, -G.pick({1, 2, 3})}  -- NumPy's a[l-1:f-2:-step]
+      elseif math.random() < 0.5 then spec[i] = {f, l, G.pick({1, 2, 3})}
+      else spec[i] = {f, l} end
     end
   end
   return spec
@@ -1135,6 +1244,7 @@ local function spec_shape(s, spec)
       local f, l, st = e[1], e[2], e[3] or 1
       if f < 0 then f = n + 1 + f end
       if l < 0 then l = n + 1 + l end
+      if st < 0 then f, l, st = l, f, -st end  -- the same count as the ascending range
       out[#out + 1] = l >= f and (l - f) // st + 1 or 0
     end
   end
@@ -1756,24 +1866,52 @@ for _, n in ipairs({{"add", "np.add(a, b)"}, {"subtract", "a - b"}, {"multiply",
                     {"power", "np.power(a, b)", {a = "pos", b = "small"}}, {"maximum", "np.maximum(a, b)"},
                     {"minimum", "np.minimum(a, b)"}, {"less", "a < b", nil, "bool"}, {"greater_equal", "a >= b", nil, "bool"},
                     {"equal", "a == b", "small", "bool"}, {"not_equal", "a != b", "small", "bool"},
-                    {"arctan2", "np.arctan2(a, b)"}, {"mod", "np.remainder(a, b)", "div"}}) do
+                    {"arctan2", "np.arctan2(a, b)"}, {"mod", "np.remainder(a, b)", "div"},
+                    {"true_divide", "a / b"}, {"less_equal", "a <= b", nil, "bool"},
+                    {"greater", "a > b", nil, "bool"}}) do
   local name = n[1]
   local f = fn_of(np, "np", name)
+  local calls = 0   -- out= and the positional out in turn
   add({name = "np." .. name, gen = "binary", dtypes = {"float32", "float64"}, out = n[4] or "promote", npstyle = true,
        cast = n[4] and "common" or "result", ref = n[2], domain = n[3], grad = not n[4] and {"a", "b"} or nil,
        grad_domain = (name == "arctan2" and "nonzero") or (name == "divide" and {b = "nonzero"}) or nil,
-       scalars = {"float"}, per_dtype = 4, call = function(a, b) return f(a, b) end})
+       scalars = {"float"}, per_dtype = 4,
+       call = function(a, b)
+         if torch.is_tensor(a) and a:numel() % 2 == 1 then
+           calls = calls + 1
+           if calls % 2 == 0 then return with_positional_out(f, a, b) end
+           return with_out(f, a, b)
+         end
+         return f(a, b)
+       end})
 end
 for _, n in ipairs({{"exp", "np.exp(a)"}, {"log", "np.log(a)", "pos"}, {"sqrt", "np.sqrt(a)", "pos"},
                     {"square", "np.square(a)"}, {"absolute", "np.abs(a)"}, {"abs", "np.abs(a)"}, {"tanh", "np.tanh(a)"},
                     {"negative", "np.negative(a)"}, {"arcsin", "np.arcsin(a)", "unit"}, {"floor", "np.floor(a)"},
-                    {"sign", "np.sign(a)", "nonzero"}, {"isnan", "np.isnan(a)", nil, "bool"}}) do
+                    {"sign", "np.sign(a)", "nonzero"}, {"isnan", "np.isnan(a)", nil, "bool"},
+                    {"arccos", "np.arccos(a)", "unit"}, {"arctan", "np.arctan(a)"}, {"around", "np.round(a)"}}) do
   local name = n[1]
   local f = fn_of(np, "np", name)
+  -- around's positional out comes after decimals
+  local f_out = name == "around" and function(a, c) return f(a, 0, c) end or f
+  local calls = 0   -- every other call gives out: as out=, then positionally
   add({name = "np." .. name, gen = "unary", dtypes = {"float32", "float64"}, out = n[4] or "same", ref = n[2], npstyle = true,
        grad = not n[4] and {"a"} or nil,
-       domain = n[3], per_dtype = 3, edges = name ~= "sign", call = function(a) return f(a) end})
+       domain = n[3], per_dtype = 3, edges = name ~= "sign",
+       call = function(a)
+         calls = calls + 1
+         if calls % 4 == 0 then return with_positional_out(f_out, a) end
+         if calls % 2 == 0 then return with_out(f, a) end
+         return f(a)
+       end})
 end
+local invert_calls = 0
+add({name = "np.invert", gen = "unary", dtypes = G.INTEGRAL, out = "same", cast = "none", ref = "np.invert(a)",
+     per_dtype = 2, call = function(a)
+       invert_calls = invert_calls + 1
+       if invert_calls % 2 == 0 then return with_positional_out(np.invert, a) end
+       return with_out(np.invert, a)
+     end})
 add({name = "np.sum", out = "sum", ref = "np.sum(a, " .. AX .. ")", tol = RTOL, grad = {"a"},
      cases = reduce_cases({multi = true, per_dtype = 2, dtypes = {"float32", "float64", "int64", "int32", "bool"}}),
      call = function(a, _, _, p)
@@ -1792,6 +1930,53 @@ add({name = "np.argmax", out = "int64", cast = "none", ref = "argk(np.argmax, a,
 add({name = "np.transpose", out = "same", cast = "none", ref = "np.transpose(a)", grad = {"a"},
      cases = shape_cases(function() return G.shape({max_rank = 4}), {} end, nil, 1),
      call = function(a) return np.transpose(a) end})
+
+---------------------------------------------------------------------------------------------
+-- Autograd extension points: custom Functions (their Lua backward written with differentiable
+-- ops, so gradgrad checks double backward through them) and the functional Jacobian and
+-- Hessian (computed with create_graph, so the gradient column differentiates through them).
+local CustomMul = torch.autograd.Function:extend("CustomMul")
+function CustomMul.forward(ctx, a, b)
+  ctx:save_for_backward(a, b)
+  return a * b
+end
+function CustomMul.backward(ctx, g)
+  local a, b = table.unpack(ctx.saved_tensors)
+  return g * b, g * a
+end
+local CustomExp = torch.autograd.Function:extend("CustomExp")  -- saves its output
+function CustomExp.forward(ctx, a)
+  local y = a:exp()
+  ctx:save_for_backward(y)
+  return y
+end
+function CustomExp.backward(ctx, g) return g * ctx.saved_tensors[1] end
+add({name = "autograd.Function (saved inputs)", gen = "binary", dtypes = G.FLOATS, out = "promote", ref = "a * b",
+     grad = {"a", "b"}, gradgrad = true, per_dtype = 3, edges = false,
+     call = function(a, b) return CustomMul.apply(a, b) end})
+add({name = "autograd.Function (saved output)", gen = "unary", dtypes = G.FLOATS, out = "same", ref = "np.exp(a)",
+     domain = "small", grad = {"a"}, gradgrad = true, per_dtype = 3, edges = false,
+     call = function(a) return CustomExp.apply(a) end})
+-- 1-D float cases of a few lengths (the Jacobian of n values is n x n).
+local function vector_cases()
+  local cs = {}
+  for _, dt in ipairs({"float32", "float64"}) do
+    for _, n in ipairs({1, 3, 5}) do cs[#cs + 1] = {a = G.make({n}, dt, {dom = "small", edges = false})} end
+  end
+  return cs
+end
+-- d/dv_j [sin(v_i) * sum(v)] = cos(v_i) [i = j] sum(v) + sin(v_i)
+add({name = "autograd.functional.jacobian", out = "same", tol = RTOL, grad = {"a"}, cases = vector_cases,
+     ref = "np.diag(np.cos(a)) * a.sum() + np.sin(a)[:, None]",
+     call = function(a)
+       return torch.autograd.functional.jacobian(function(v) return v:sin() * v:sum() end, a, {create_graph = true})
+     end})
+-- d2/dv_i dv_j [sum(sin(v)) * sum(v)] = -sin(v_i) [i = j] sum(v) + cos(v_i) + cos(v_j)
+add({name = "autograd.functional.hessian", out = "same", tol = RTOL, grad = {"a"}, cases = vector_cases,
+     ref = "np.diag(-np.sin(a)) * a.sum() + np.cos(a)[:, None] + np.cos(a)[None, :]",
+     call = function(a)
+       return torch.autograd.functional.hessian(function(v) return v:sin():sum() * v:sum() end, a, {create_graph = true})
+     end})
 
 ---------------------------------------------------------------------------------------------
 -- Errors: the op raises a Lua error that names the op (and the process lives on).
@@ -1821,5 +2006,31 @@ err_row("bitwise on float", "bitwise_and", function(a, b) return torch.bitwise_a
   function() return {a = G.make({2}, "float32"), b = G.make({2}, "float32")} end)
 err_row("view of non-contiguous", "view", function(a) return a:view(6) end,
   function() return {a = G.make({3, 2}, "float32"):t()} end)
+
+---------------------------------------------------------------------------------------------
+-- The nn layers, activations and losses checked against PyTorch: ops_nn.lua adds their rows.
+local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
+assert(loadfile(here .. "ops_nn.lua"))(G, add)
+-- torch.distributions against PyTorch: ops_distributions.lua.
+assert(loadfile(here .. "ops_distributions.lua"))(G, add)
+assert(loadfile(here .. "ops_stats.lua"))(G, add)
+assert(loadfile(here .. "ops_dtypes.lua"))(G, add)
+assert(loadfile(here .. "ops_sets_shape.lua"))(G, add)
+-- The LAPACK decompositions and the linalg functions on them: ops_linalg.lua.
+assert(loadfile(here .. "ops_linalg.lua"))(G, add)
+-- np.fft / torch.fft: ops_fft.lua.
+assert(loadfile(here .. "ops_fft.lua"))(G, add)
+
+
+-- NumPy semantics of NumPy arrays (promotion, value-based casting, true division, integer
+-- reductions): ops_npsem.lua adds their rows.
+assert(loadfile(here .. "ops_npsem.lua"))(G, add)
+assert(loadfile(here .. "ops_contract.lua"))(G, add)
+-- The tensor ops of issue 15 (torch_ops15.lua, erfinv / lgamma / digamma) against PyTorch.
+assert(loadfile(here .. "ops_ops15.lua"))(G, add)
+-- The optimizers, schedulers and hooks against PyTorch (check.py's optim_steps, schedule, ...).
+assert(loadfile(here .. "ops_optim.lua"))(G, add)
+-- complex64 / complex128 (CPU only: the device column skips them).
+assert(loadfile(here .. "ops_complex.lua"))(G, add)
 
 return rows

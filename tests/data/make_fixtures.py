@@ -35,7 +35,7 @@ def base(dtype):
 for dt in ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"]:
     np.save(path("dt_%s.npy" % dt), base(dt))
 
-# uint16 / uint32 are widened by tide to int32 / int64.
+# uint16 / uint32 (read as themselves since tide has those dtypes).
 np.save(path("u16.npy"), np.array([0, 1, 65535], dtype=np.uint16))
 np.save(path("u32.npy"), np.array([0, 4294967295], dtype=np.uint32))
 

@@ -24,8 +24,13 @@ local function deep_eq(a, b)
 end
 T.deep_eq = deep_eq
 
+-- TIDE_TEST_TIMES=1 prints each test's wall time (to find the slow ones).
+local show_times = os.getenv("TIDE_TEST_TIMES") == "1"
+
 function T.test(name, fn)
+  local t0 = show_times and torch.utils.clock()
   local ok, err = xpcall(fn, debug.traceback)
+  if show_times then io.stderr:write(string.format("%7.2f s  %s\n", torch.utils.clock() - t0, name)) end
   if ok then
     T.passed = T.passed + 1
   else
@@ -35,6 +40,14 @@ function T.test(name, fn)
 end
 
 -- Equal values (deep for tables).
+-- The keys of t, sorted (state_dict names and the like, for exact comparisons).
+function T.sorted_keys(t)
+  local keys = {}
+  for k in pairs(t) do keys[#keys + 1] = k end
+  table.sort(keys)
+  return keys
+end
+
 function T.eq(a, b, msg)
   if not deep_eq(a, b) then
     error((msg or "values differ") .. ": got " .. show(a) .. ", expected " .. show(b), 2)
@@ -167,6 +180,24 @@ function T.python(code, ...)
   local ok = p:close()
   os.remove(script)
   return out, ok == true
+end
+
+-- The numbers in a program's printed output, in order (to compare a Python reference's prints).
+function T.numbers(out)
+  local vals = {}
+  for v in out:gmatch("[-%d%.e+]+") do vals[#vals + 1] = tonumber(v) end
+  return vals
+end
+
+-- The number of live registry references (luaL_ref slots in use): a released slot holds the
+-- number of the next free one, so the live ones are the integer keys holding anything else.
+-- #registry is a high-water mark and never shrinks.
+function T.registry_refs()
+  local live = 0
+  for k, v in pairs(debug.getregistry()) do
+    if math.type(k) == "integer" and type(v) ~= "number" then live = live + 1 end
+  end
+  return live
 end
 
 function T.done()

@@ -58,7 +58,7 @@ T.test("zeros ones empty: shapes as varargs or a table", function()
   T.eq(torch.zeros({}).shape, {})
   T.eq(torch.zeros(2, {dtype = "int32"}).dtype, "int32")
   T.eq(torch.ones(2, 2, {dtype = torch.long}):tolist(), {{1, 1}, {1, 1}})
-  T.eq(torch.zeros(2, {device = "cpu"}).device, "cpu")
+  T.eq(tostring(torch.zeros(2, {device = "cpu"}).device), "cpu")
   T.eq(torch.zeros(2.0).shape, {2})  -- an integral float is a size
 end)
 
@@ -97,7 +97,8 @@ T.test("shape errors", function()
   T.error(function() torch.empty(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17) end, "at most 16 dims")
   T.error(function() torch.zeros(1e30) end, "zeros: size 1e+30 at position 1 is too large")
   T.error(function() torch.zeros(0 / 0) end, "zeros: sizes must be integers, got nan at position 1")
-  T.error(function() torch.empty(1e12, 1e12) end, "empty: shape {1000000000000,1000000000000} has too many elements")
+  T.error(function() torch.empty(1e12, 1e12) end,
+    "empty: shape {1000000000000,1000000000000} of float32 is too large (its byte size or strides would pass 2^63-1)")
   T.error(function() torch.empty(1e9, 1e9) end, "empty: ")
 end)
 
@@ -198,6 +199,16 @@ T.test("eye", function()
   T.error(function() torch.eye() end, "eye: expected eye(n[, m])")
 end)
 
+-- Found by the API fuzzer: eye walked all n rows, so eye(2^53, 0) ran forever; k at the ends
+-- of the integers overflowed i + k. Expected values from NumPy / PyTorch.
+T.test("eye: only the diagonal's rows are visited, for any n, m and k", function()
+  T.eq(torch.eye(1 << 53, 0).shape, {1 << 53, 0})
+  T.eq(np.eye(2, 3, math.maxinteger):tolist(), {{0, 0, 0}, {0, 0, 0}})
+  T.eq(np.eye(3, 2, math.mininteger):tolist(), {{0, 0}, {0, 0}, {0, 0}})
+  T.eq(np.eye(3, 3, -1):tolist(), {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}})
+  T.eq(np.eye(2, 4, 2):tolist(), {{0, 0, 1, 0}, {0, 0, 0, 1}})
+end)
+
 -- random -------------------------------------------------------------------------------------
 
 T.test("manual_seed makes draws repeat", function()
@@ -210,8 +221,11 @@ T.test("manual_seed makes draws repeat", function()
   T.eq(torch.initial_seed(), 42)
   torch.manual_seed(43)
   T.truthy(not T.deep_eq(torch.rand(5):tolist(), a), "another seed gives other numbers")
-  -- np.random.seed seeds the same generator
-  np.random.seed(42)
+  -- np.random has its own streams (NumPy's): seeding or drawing from it leaves torch's alone
+  torch.manual_seed(42)
+  np.random.seed(7)
+  np.random.rand(3)
+  np.random.default_rng(1):random(3)
   T.eq(torch.rand(5):tolist(), a)
   T.error(function() torch.manual_seed(1.5) end, "manual_seed: the seed must be an integer, got 1.5")
   T.error(function() torch.manual_seed("x") end, "manual_seed: the seed must be an integer, got string")
@@ -398,6 +412,19 @@ T.test("tostring prints like PyTorch", function()
   T.eq(tostring(torch.tensor{1e-5, 1}), "tensor([1.0000e-05, 1.0000e+00])")
   T.eq(tostring(torch.arange(2000)),
        "tensor([   0,    1,    2,  ..., 1997, 1998, 1999])")
+end)
+
+-- NumPy and PyTorch take a 0-dim tensor wherever they take a number.
+T.test("0-dim tensors as numbers", function()
+  T.eq(np.linspace(0, np.arange(5.0):max(), 3):tolist(), {0, 2, 4})
+  T.eq(np.arange(0, torch.tensor(3)):tolist(), {0, 1, 2})
+  T.eq(np.zeros(np.array(2)):tolist(), {0, 0})
+  T.eq(np.full(2, torch.tensor(1.5)):tolist(), {1.5, 1.5})
+  T.eq(torch.zeros({}):dim(), 0)
+  T.eq(np.round(np.array{1.25}, np.array(1)):tolist(), {1.2})
+  T.eq(torch.ones(2):sum({dim = torch.tensor(1)}):item(), 2)
+  T.error(function() return np.zeros(np.array(2.0)) end, "zeros: sizes must be integers, got a tensor at position 1")
+  T.error(function() return np.arange(np.array{1, 2}) end, "arange: expected a number for end (argument 1), got tensor")
 end)
 
 T.done()

@@ -29,8 +29,8 @@ T.test("device strings are checked", function()
   T.error(function() return x:to("cuda:x") end, "unknown dtype or device 'cuda:x'")
   T.error(function() return x:to("gpu") end, "unknown dtype or device 'gpu'")
   T.error(function() return torch.zeros(2, {device = "tpu"}) end, "unknown device 'tpu'")
-  T.eq(x:cpu().device, "cpu")
-  T.eq(x:to("cpu").device, "cpu")
+  T.eq(tostring(x:cpu().device), "cpu")
+  T.eq(tostring(x:to("cpu").device), "cpu")
 end)
 
 if not available then
@@ -78,7 +78,7 @@ T.test("transfers keep values, dtypes and shapes", function()
   for _, dt in ipairs({"float64", "float32", "float16", "bfloat16", "int64", "int32", "int8", "uint8", "bool"}) do
     local x = (T.arange_shaped(3, 4) - 5):to(dt)
     local g = x:cuda()
-    T.eq(g.device, "cuda:0")
+    T.eq(tostring(g.device), "cuda:0")
     T.eq(g.dtype, dt)
     T.eq(g:cpu():tolist(), x:tolist(), dt)
   end
@@ -87,6 +87,13 @@ T.test("transfers keep values, dtypes and shapes", function()
   local nc = T.arange_shaped(4, 5):t()
   T.eq(nc:cuda():tolist(), nc:tolist())
   T.eq(tostring(torch.ones(2, {device = "cuda"})), "tensor([1., 1.], device='cuda:0')")
+  -- only the shown elements cross to the host: a 2^40-element view prints at once
+  local t0 = torch.utils.clock()
+  T.eq(tostring(torch.arange(7, {device = "cuda"}):view(7, 1):expand(7, 2 ^ 37)),
+    "tensor([[0, 0, 0,  ..., 0, 0, 0],\n        [1, 1, 1,  ..., 1, 1, 1],\n        [2, 2, 2,  ..., 2, 2, 2],\n" ..
+    "        ...,\n        [4, 4, 4,  ..., 4, 4, 4],\n        [5, 5, 5,  ..., 5, 5, 5],\n" ..
+    "        [6, 6, 6,  ..., 6, 6, 6]], device='cuda:0')")
+  T.truthy(torch.utils.clock() - t0 < 1, "printing took under a second")
 end)
 
 T.test("rand, randn and randint give the CPU's numbers for a seed", function()
@@ -131,6 +138,22 @@ T.test("an index out of range is a Lua error, and the GPU stays usable", functio
   T.eq((x * 2):sum():item(), 30)
 end)
 
+T.test("writes overlapping their inputs give NumPy's answer; shared elements are refused", function()
+  local x = torch.arange(9, {dtype = "float64", device = "cuda"}):reshape(3, 3)
+  x:add_(x:t())  -- np.add(a, a.T, out=a)
+  T.eq(x:cpu():tolist(), {{0, 4, 8}, {4, 8, 12}, {8, 12, 16}})
+  local v = torch.arange(5, {dtype = "float64", device = "cuda"})
+  v[{{2, 5}}]:copy_(v[{{1, 4}}])
+  T.eq(v:cpu():tolist(), {0, 0, 1, 2, 3})
+  local a = torch.arange(4, {dtype = "float64", device = "cuda"}):reshape(2, 2)
+  torch.mm(a, a, {out = a})
+  T.eq(a:cpu():tolist(), {{2, 3}, {6, 11}})
+  local z = torch.zeros(3, {device = "cuda"})
+  T.error_usable(function() z:view(1, 3):expand(2, 3):add_(1) end,
+    "add_: unsupported operation: more than one element of the written-to tensor refers to a single memory location")
+  T.eq(z:cpu():tolist(), {0, 0, 0})
+end)
+
 T.test("the caching allocator counts, caches and empties", function()
   torch.cuda.synchronize()
   collectgarbage()
@@ -146,6 +169,32 @@ T.test("the caching allocator counts, caches and empties", function()
   T.error_usable(function() return torch.empty(1 << 50, {device = "cuda"}) end, "out of memory")
 end)
 
+T.test("the device argument of synchronize and the memory counters", function()
+  local n = torch.cuda.device_count()
+  local x = torch.ones(256, {device = "cuda:0"})
+  torch.cuda.synchronize(0)
+  torch.cuda.synchronize("cuda:0")
+  T.eq(torch.cuda.memory_allocated(0), torch.cuda.memory_allocated())
+  T.eq(torch.cuda.memory_allocated("cuda:0"), torch.cuda.memory_allocated())
+  T.eq(torch.cuda.memory_reserved(0), torch.cuda.memory_reserved())
+  T.eq(torch.cuda.max_memory_allocated(0), torch.cuda.max_memory_allocated())
+  T.truthy(torch.cuda.max_memory_allocated(0) >= torch.cuda.memory_allocated(0))
+  for _, f in ipairs({"synchronize", "memory_allocated", "memory_reserved", "max_memory_allocated"}) do
+    T.error_usable(function() return torch.cuda[f](n) end,
+                   "cuda." .. f .. ": no such CUDA device cuda:" .. n .. " (" .. n .. " available)")
+  end
+  T.eq(x:sum():item(), 256.0)
+end)
+
+T.test("allow_tf32 reaches the backend", function()
+  torch.backends.cuda.matmul.allow_tf32 = true
+  T.eq(torch.backends.cuda.matmul.allow_tf32, true)
+  torch.backends.cuda.matmul.allow_tf32 = false
+  T.eq(torch.backends.cuda.matmul.allow_tf32, false)
+  local a = torch.tensor({{1 + 2 ^ -12}}, {device = "cuda"})
+  T.eq(a:mm(torch.ones(1, 1, {device = "cuda"})):item(), 1 + 2 ^ -12)  -- full float32 without TF32
+end)
+
 T.test("autograd on CUDA matches the CPU", function()
   torch.manual_seed(1)
   local w = torch.randn(5, 3, {dtype = "float64", requires_grad = true})
@@ -156,12 +205,12 @@ T.test("autograd on CUDA matches the CPU", function()
   local lg = (x:cuda():mm(wg):tanh() ^ 2):sum()
   lg:backward()
   T.near(lg:item(), loss:item(), 1e-10)
-  T.eq(wg.grad.device, "cuda:0")
+  T.eq(tostring(wg.grad.device), "cuda:0")
   T.truthy(close(wg.grad, w.grad, 1e-10))
   -- the gradient of a device move goes back to the cpu
   local c = torch.ones(3, {dtype = "float64", requires_grad = true})
   ;(c:cuda() * 3):sum():backward()
-  T.eq(c.grad.device, "cpu")
+  T.eq(tostring(c.grad.device), "cpu")
   T.eq(c.grad:tolist(), {3, 3, 3})
 end)
 
@@ -183,14 +232,26 @@ T.test("nn, optim and checkpoints on CUDA", function()
     end
   end
   for name, p in pairs(gpu_model:state_dict()) do
-    T.eq(p.device, "cuda:0")
+    T.eq(tostring(p.device), "cuda:0")
     T.truthy(close(p, cpu_model:state_dict()[name], 1e-9), name)
   end
   local TMP = T.tmpdir()
   torch.save(gpu_model:state_dict(), TMP .. "/m.safetensors")
   local back = torch.load(TMP .. "/m.safetensors", {map_location = "cuda"})
-  T.eq(back["1.weight"].device, "cuda:0")
-  T.truthy(close(back["1.weight"], cpu_model:state_dict()["1.weight"], 1e-9))
+  T.eq(tostring(back["0.weight"].device), "cuda:0")
+  T.truthy(close(back["0.weight"], cpu_model:state_dict()["0.weight"], 1e-9))
+  -- PyTorch's format: the GPU's storages are written from host copies, views sharing one
+  -- storage included, and load on the host by default
+  local sd = gpu_model:state_dict()
+  sd.w_t = sd["0.weight"]:t()
+  torch.save(sd, TMP .. "/m.pt")
+  local host = torch.load(TMP .. "/m.pt")
+  T.eq(tostring(host["0.weight"].device), "cpu")
+  T.eq(host["0.weight"]:tolist(), sd["0.weight"]:cpu():tolist())
+  T.eq(host.w_t:tolist(), sd["0.weight"]:cpu():t():tolist())
+  host["0.weight"][{1, 1}] = 42
+  T.eq(host.w_t[{1, 1}]:item(), 42, "the transposed view shares the loaded storage")
+  T.eq(tostring(torch.load(TMP .. "/m.pt", {map_location = "cuda"})["2.bias"].device), "cuda:0")
 end)
 
 -- Runs a script and returns its printed loss values.
@@ -237,6 +298,20 @@ T.test("a long training loop keeps GPU memory flat", function()
   local after_many = steps(many)
   T.truthy(after_many <= after_warmup, after_many .. " bytes after " .. warmup + many .. " steps vs " .. after_warmup ..
            " after " .. warmup)
+end)
+
+T.test("dead GPU tensors are collected within 256 MiB of device allocations, without a collection per tensor", function()
+  collectgarbage()
+  local base = torch.cuda.memory_allocated()
+  local most = 0
+  for _ = 1, 100 do  -- 100 x 8 MB of temporaries, none kept
+    torch.empty(1000, 1000, {dtype = "float64", device = "cuda"})
+    most = math.max(most, torch.cuda.memory_allocated() - base)
+  end
+  -- 256 MiB of tensor bytes is 34 tensors of 8e6 bytes; the allocator counts each one's 8 MiB
+  -- block (2 MiB rounding), so 35 blocks of 8 MiB at most
+  T.truthy(most <= 35 * 8 * 2^20, "at most 256 MiB of dead device tensors wait for the collector, saw " .. most)
+  T.truthy(most >= 64 * 2^20, "device tensors drive no collection per few MiB, saw at most " .. most .. " bytes live")
 end)
 
 T.done()

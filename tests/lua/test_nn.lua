@@ -12,12 +12,7 @@ local function names_of(iter)
   return out
 end
 
-local function sorted_keys(t)
-  local keys = {}
-  for k in pairs(t) do keys[#keys + 1] = k end
-  table.sort(keys)
-  return keys
-end
+local sorted_keys = T.sorted_keys
 
 local Net = nn.Module:extend("Net")
 function Net:init(hidden)
@@ -63,11 +58,11 @@ T.test("children, modules and their names", function()
   local Outer = nn.Module:extend("Outer")
   function Outer:init() self.body = Net(2); self.head = nn.Sequential(nn.Linear(1, 1), nn.Sigmoid()) end
   local o = Outer()
-  T.eq(names_of(o:named_modules()), {"", "body", "body.fc1", "body.act", "body.fc2", "head", "head.1", "head.2"})
+  T.eq(names_of(o:named_modules()), {"", "body", "body.fc1", "body.act", "body.fc2", "head", "head.0", "head.1"})
   T.eq(#o:modules(), 8)
   T.truthy(o:modules()[1] == o)
   T.eq(names_of(o:named_parameters()), {"body.scale", "body.fc1.weight", "body.fc1.bias", "body.fc2.weight",
-                                        "head.1.weight", "head.1.bias"})
+                                        "head.0.weight", "head.0.bias"})
 end)
 
 T.test("reassignment keeps the place, nil removes, kinds are told apart", function()
@@ -133,10 +128,10 @@ T.test("tostring prints the tree as PyTorch does", function()
     "    (fc2): Linear(in_features=3, out_features=1, bias=false)",
     "  )",
     "  (seq): Sequential(",
-    "    (1): Conv2d(1, 8, kernel_size={3, 3}, stride={1, 1}, padding={1, 1})",
-    "    (2): MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1)",
-    "    (3): Flatten(start_dim=2, end_dim=-1)",
-    "    (4): Dropout(p=0.25)",
+    "    (0): Conv2d(1, 8, kernel_size={3, 3}, stride={1, 1}, padding={1, 1})",
+    "    (1): MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1)",
+    "    (2): Flatten(start_dim=2, end_dim=-1)",
+    "    (3): Dropout(p=0.25)",
     "  )",
     "  (norm): LayerNorm({4}, eps=1e-05, elementwise_affine=true)",
     ")"}, "\n"))
@@ -214,7 +209,7 @@ T.test("to converts parameters in place of the module and keeps them leaves", fu
   m:to{device = "cpu", dtype = "float32"}
   m:float()
   T.truthy(m.fc1.weight == w)
-  T.eq(m.fc1.weight.device, "cpu")
+  T.eq(tostring(m.fc1.weight.device), "cpu")
   T.error_usable(function() m:to(5) end, "Net:to: expected a device, a dtype, a {device=, dtype=} table or a tensor, got 5")
 end)
 
@@ -288,10 +283,11 @@ T.test("Sequential: calls in order, indexes from 1, #, ipairs, append", function
   T.near(seq(x), seq[3](seq[2](seq[1](x))))
   seq:append(nn.Sigmoid())
   T.eq(#seq, 4)
-  T.eq(names_of(seq:named_parameters()), {"1.weight", "1.bias", "3.weight", "3.bias"})
+  T.eq(names_of(seq:named_parameters()), {"0.weight", "0.bias", "2.weight", "2.bias"})
   seq[2] = nn.Tanh()
   T.truthy(seq[2]:isinstance(nn.Tanh))
-  T.eq(names_of(seq:named_children()), {"1", "2", "3", "4"})
+  T.eq(names_of(seq:named_children()), {"0", "1", "2", "3"})
+  T.truthy(seq["0"] == seq[1], "the child named \"0\" is seq[1]")
   T.near(nn.Sequential()(x), x)
   T.error_usable(function() seq[7] = nn.ReLU() end, "Sequential: index 7 is out of range for 4 modules")
   T.error_usable(function() seq[1] = 5 end, "Sequential: expected a module at index 1, got 5")
@@ -311,7 +307,7 @@ T.test("ModuleList registers a list of modules", function()
   T.eq(#nn.ModuleList(nn.ReLU(), nn.Tanh()), 2)
   T.eq(#nn.ModuleList(), 0)
   local Stack = nn.ModuleList:extend("Stack")
-  T.eq(tostring(Stack{nn.ReLU()}), "Stack(\n  (1): ReLU()\n)")
+  T.eq(tostring(Stack{nn.ReLU()}), "Stack(\n  (0): ReLU()\n)")
   T.error_usable(function() list(torch.ones(1)) end, "ModuleList: is a container without forward")
   T.error_usable(function() nn.ModuleList{nn.ReLU(), 3} end, "ModuleList: element 2 is 3, expected a module")
   T.error_usable(function() list:extend(3) end, "ModuleList:extend: expected a list of modules, got 3")
@@ -335,6 +331,30 @@ T.test("buffers, register_parameter, add_module, apply, requires_grad_", functio
   T.eq(m.lin.weight.requires_grad, false)
   T.error_usable(function() m:add_module("x", 5) end, 'Module:add_module: expected a module for \'x\', got 5')
   T.error_usable(function() m:register_buffer("x", 5) end, "Module:register_buffer: expected a tensor for tensor, got 5")
+  -- every argument of the registry methods is checked (found by the API fuzzer: raw Lua errors)
+  local t = torch.zeros(2)
+  T.error_usable(function() m:register_parameter(t, nn.Parameter(t)) end,
+    "Module:register_parameter: the name must be a non-empty string without '.', got a tensor of shape {2}")
+  T.error_usable(function() m:register_buffer("a.b", t) end,
+    "Module:register_buffer: the name must be a non-empty string without '.', got \"a.b\"")
+  T.error_usable(function() m:register_buffer("c", t, "yes") end,
+    "Module:register_buffer: persistent must be true or false, got \"yes\"")
+  T.error_usable(function() m:apply(5) end, "Module:apply: expected a function, got 5")
+  T.error_usable(function() m:apply() end, "Module:apply: expected a function, got nil")
+  T.error_usable(function() m:named_parameters(t) end, "Module:named_parameters: prefix must be a string, got a tensor of shape {2}")
+  T.error_usable(function() m:named_parameters("p", 1) end, "Module:named_parameters: recurse must be true or false, got 1")
+  T.error_usable(function() m:named_buffers({}) end, "Module:named_buffers: prefix must be a string, got table")
+  T.error_usable(function() m:named_modules(true) end, "Module:named_modules: prefix must be a string, got true")
+  T.eq(names_of(m:named_parameters("net")), {"net.lin.weight", "net.lin.bias"})
+  T.eq(names_of(m:named_parameters("net", false)), {})
+  local called = 0
+  m:apply(setmetatable({}, {__call = function() called = called + 1 end}))
+  T.eq(called, 2)
+  local seq = nn.Sequential(nn.ReLU(), nn.Tanh())
+  T.error_usable(function() return seq:__getitem(t) end, "Sequential: an index must be an integer, got a tensor of shape {2}")
+  T.error_usable(function() seq[1.5] = nn.ReLU() end, "Sequential: cannot assign ReLU() to the key 1.5 (submodules, parameters and buffers are named by strings)")
+  T.error_usable(function() seq:__setitem(1.5, nn.ReLU()) end, "Sequential: an index must be an integer, got 1.5")
+  T.eq(tostring(seq[2.0]), "Tanh()")
 end)
 
 T.test("module errors name the class and the field", function()

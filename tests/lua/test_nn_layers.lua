@@ -254,8 +254,8 @@ T.test("training through modules matches PyTorch's gradients", function()
   -- m = nn.Sequential(nn.Linear(2, 3), nn.Tanh(), nn.Linear(3, 1)) with the weights below;
   -- loss = nn.MSELoss()(m(X), y); loss.backward()
   local m = nn.Sequential(nn.Linear(2, 3), nn.Tanh(), nn.Linear(3, 1))
-  m:load_state_dict{["1.weight"] = t{{0.5, -0.3}, {0.2, 0.8}, {-0.6, 0.1}}, ["1.bias"] = t{0.1, 0, -0.2},
-                    ["3.weight"] = t{{1, -0.5, 0.25}}, ["3.bias"] = t{0.05}}
+  m:load_state_dict{["0.weight"] = t{{0.5, -0.3}, {0.2, 0.8}, {-0.6, 0.1}}, ["0.bias"] = t{0.1, 0, -0.2},
+                    ["2.weight"] = t{{1, -0.5, 0.25}}, ["2.bias"] = t{0.05}}
   local X = t{{1, 2}, {-1, 0.5}, {0.3, -0.7}, {2, 1}}
   local y = t{{1}, {0}, {-1}, {0.5}}
   local loss = nn.MSELoss()(m(X), y)

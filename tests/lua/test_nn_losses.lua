@@ -144,4 +144,67 @@ T.test("loss errors name the loss and the offending shapes, dtypes and classes",
     "cross_entropy: unknown keyword 'smoothing' (valid: weight, ignore_index, reduction, label_smoothing)")
 end)
 
+T.test("smooth L1, Huber, KL divergence, margin and NLL losses match PyTorch", function()
+  -- torch.set_default_dtype(torch.float64); x = [[0.5,-1,2],[1.5,.25,-.75]]; y = [[0,1,1],[-1,.5,0]]
+  local function d(v) return torch.tensor(v, {dtype = "float64"}) end
+  local x, y = d{{0.5, -1.0, 2.0}, {1.5, 0.25, -0.75}}, d{{0.0, 1.0, 1.0}, {-1.0, 0.5, 0.0}}
+  -- F.smooth_l1_loss(x, y); F.smooth_l1_loss(x, y, beta=0.5, reduction='none'); F.huber_loss(x, y, delta=0.5)
+  T.near(F.smooth_l1_loss(x, y), 0.739583333333, 1e-11)
+  T.near(flat(nn.SmoothL1Loss{beta = 0.5, reduction = "none"}(x, y)), {0.25, 1.75, 0.75, 2.25, 0.0625, 0.5}, 1e-12)
+  T.near(nn.HuberLoss{delta = 0.5}(x, y), 0.463541666667, 1e-11)
+  -- lp = F.log_softmax(x, 1); t = [[.2,0,.8],[.5,.25,.25]]; F.kl_div(lp, t, reduction='batchmean');
+  -- F.kl_div(lp, t.log().clamp(min=-5), reduction='sum', log_target=True)
+  local lp, tp = F.log_softmax(x, 2), d{{0.2, 0.0, 0.8}, {0.5, 0.25, 0.25}}
+  T.near(nn.KLDivLoss{reduction = "batchmean"}(lp, tp), 0.103430355843, 1e-11)
+  T.near(F.kl_div(lp, tp:log():clamp{min = -5}, {reduction = "sum", log_target = true}), 0.195010760415, 1e-11)
+  -- F.cosine_embedding_loss(x, y, [1,-1], margin=0.1, reduction='none')
+  T.near(nn.CosineEmbeddingLoss{margin = 0.1, reduction = "none"}(x, y, torch.tensor{1, -1}), {0.691393300076, 0}, 1e-11)
+  -- F.margin_ranking_loss(x[0], x[1], [1,-1,1], margin=0.5)
+  T.near(F.margin_ranking_loss(x[1], x[2], d{1, -1, 1}, {margin = 0.5}), 0.5, 1e-12)
+  -- F.triplet_margin_loss(x, y, x*2, swap=True, reduction='none')
+  T.near(nn.TripletMarginLoss{swap = true, reduction = "none"}(x, y, x * 2), {1.000000436436, 1.926440786489}, 1e-11)
+  -- F.hinge_embedding_loss(x, [[1,-1,1],[-1,1,-1]], margin=1.5, reduction='none')
+  T.near(flat(F.hinge_embedding_loss(x, d{{1, -1, 1}, {-1, 1, -1}}, {margin = 1.5, reduction = "none"})),
+         {0.5, 2.5, 2.0, 0.0, 0.25, 2.25}, 1e-12)
+  -- F.multilabel_soft_margin_loss(x, [[1,0,1],[0,1,0]], weight=[1,2,.5], reduction='none')
+  T.near(nn.MultiLabelSoftMarginLoss{weight = d{1, 2, 0.5}, reduction = "none"}(x, d{{1, 0, 1}, {0, 1, 0}}),
+         {0.388021454913, 1.015575873599}, 1e-11)
+  -- F.poisson_nll_loss(x, [[0,2,3],[1,5,0]], full=True, reduction='none')
+  T.near(flat(nn.PoissonNLLLoss{full = true, reduction = "none"}(x, d{{0, 2, 3}, {1, 5, 0}})),
+         {1.6487212707, 3.019685925776, 3.153137642474, 2.981689070338, 4.80487246828, 0.472366552741}, 1e-10)
+  -- F.gaussian_nll_loss(x, y, [0.5, 1e-9], full=True, reduction='none'): var {2} is the input's shape
+  -- without its last dim (one variance per row).
+  T.near(flat(F.gaussian_nll_loss(x, y, d{0.5, 1e-9}, {full = true, reduction = "none"})),
+         {0.822364942925, 4.572364942925, 1.572364942925, 3124994.0111832544, 31244.01118325422, 281244.01118325425}, 1e-11)
+  -- v = [0.5, 1e-9] requiring grad; F.gaussian_nll_loss(x, y, v).backward(): var is clamped to eps for the
+  -- value only, the gradient passes as if unclamped.
+  local v = d{0.5, 1e-9}:requires_grad_()
+  nn.GaussianNLLLoss()(x, y, v):backward()
+  T.near(v.grad, {-1.25, -572916416666.6666}, 1e-9)
+end)
+
+T.test("the new losses' layers and errors", function()
+  T.eq(tostring(nn.SmoothL1Loss()), "SmoothL1Loss()")
+  T.eq(nn.SmoothL1Loss().beta, 1.0)
+  T.eq(nn.TripletMarginLoss{margin = 2}.margin, 2)
+  T.eq(nn.KLDivLoss{reduction = "batchmean"}.reduction, "batchmean")
+  T.error_usable(function() nn.KLDivLoss{reduction = "avg"} end,
+    "KLDivLoss: reduction must be \"mean\", \"batchmean\", \"sum\" or \"none\", got \"avg\"")
+  T.error_usable(function() nn.HuberLoss{reduction = "batchmean"} end,
+    "HuberLoss: reduction must be \"mean\", \"sum\" or \"none\", got \"batchmean\"")
+  T.error_usable(function() F.smooth_l1_loss(t{1}, t{2}, {beta = -1}) end, "smooth_l1_loss: beta must be >= 0, got -1")
+  T.error_usable(function() F.huber_loss(t{1}, t{2}, {delta = 0}) end, "huber_loss: delta must be > 0, got 0")
+  T.error_usable(function() F.smooth_l1_loss(t{1, 2}, t{2}) end, "smooth_l1_loss: input shape {2} and target shape {1} differ")
+  T.error_usable(function() F.cosine_embedding_loss(t{{1, 2}}, t{{1, 2}}, torch.tensor{1, 1}) end,
+    "cosine_embedding_loss: target must have shape {1} for inputs of shape {1,2}, got {2}")
+  T.error_usable(function() F.margin_ranking_loss(t{1, 2}, t{1, 2}, t{{1}}) end,
+    "margin_ranking_loss: input1, input2 and target must have the same number of dims")
+  T.error_usable(function() F.triplet_margin_loss(t{{1}}, t{1}, t{1}) end,
+    "triplet_margin_loss: anchor, positive and negative must all be (N, D) or (D) tensors, got shapes {1,1}, {1} and {1}")
+  T.error_usable(function() F.gaussian_nll_loss(t{1, 2}, t{1, 2}, t{-1, 1}) end, "gaussian_nll_loss: var has negative entries")
+  T.error_usable(function() F.gaussian_nll_loss(t{{1, 2}}, t{{1, 2}}, t{1, 2, 3}) end,
+    "gaussian_nll_loss: var of shape {3} does not fit input of shape {1,2}")
+  T.error_usable(function() F.pairwise_distance(t{1}, t{2}, {p = "x"}) end, "pairwise_distance: p must be a number, got \"x\"")
+end)
+
 T.done()

@@ -440,7 +440,7 @@ T.test("bad hyper-parameters are errors naming the optimizer and the value", fun
   T.error_usable(function() optim.SGD(p, {lr = 0.1, nesterov = true, momentum = 0.9, dampening = 0.1}) end,
     "got momentum 0.9 and dampening 0.1")
   T.error_usable(function() optim.SGD(p, {lr = "fast"}) end, "SGD: lr must be a number, got string")
-  T.error_usable(function() optim.SGD(p, {lr = 0.1, momentom = 0.9}) end, "SGD: unknown keyword 'momentom' (did you mean 'momentum'? valid: dampening, lr, maximize, momentum, nesterov, weight_decay)")
+  T.error_usable(function() optim.SGD(p, {lr = 0.1, momentom = 0.9}) end, "SGD: unknown keyword 'momentom' (did you mean 'momentum'? valid: dampening, differentiable, foreach, lr, maximize, momentum, nesterov, weight_decay)")
   T.error_usable(function() optim.SGD({{params = p, lr = -1}}, {lr = 0.1}) end, "SGD: invalid lr -1")
   T.error_usable(function() optim.Adam(p, {lr = -1}) end, "Adam: invalid lr -1")
   T.error_usable(function() optim.Adam(p, {eps = -1e-8}) end, "Adam: invalid eps -1e-08")
@@ -479,18 +479,37 @@ T.test("a failed step leaves the parameter and its state as they were", function
   local p = torch.tensor({1.0, 2.0}, {dtype = "float64"})
   local opt = optim.SGD({p}, {lr = 0.1, momentum = 0.9, dampening = 0.5})
   p.grad = torch.tensor({1.0, -1.0}, {dtype = "float64"})
-  opt.param_groups[1].lr = "fast"  -- groups are plain tables: a bad value shows at the step
-  T.error_usable(function() opt:step() end, "keyword 'lr' must be a number, got a string")
+  opt.param_groups[1].lr = "fast"  -- groups are plain tables: each step checks them first
+  T.error_usable(function() opt:step() end, "SGD: lr must be a number, got string")
   T.eq(p:tolist(), {1.0, 2.0})
-  T.eq(opt.state[p].momentum_buffer, nil)
+  T.eq(opt.state[p], nil)
   opt.param_groups[1].lr = 0.1
   opt:step()  -- still the first step: the buffer takes the gradient undamped
   T.near(opt.state[p].momentum_buffer, {1.0, -1.0}, 0)
   T.near(p, {0.9, 2.1}, 1e-15)
   local a = optim.Adam({p})
   a.param_groups[1].eps = "tiny"
-  T.error_usable(function() a:step() end, "keyword 'eps' must be a number, got a string")
-  T.eq(a.state[p].step, 0)
+  T.error_usable(function() a:step() end, "Adam: eps must be a number, got string")
+  T.eq(a.state[p], nil)
+end)
+
+T.test("the built-in optimizers' hooks called by a script check their arguments", function()
+  local w = torch.ones(2, {requires_grad = true})
+  local opt = optim.SGD({w}, {lr = 0.1, momentum = 0.9})
+  T.error_usable(function() opt:validate() end, "SGD:validate: expected a table of options, got nil")
+  T.error_usable(function() opt:validate({lr = 1}, 1) end, "SGD:validate: expected true, false or nil for defaults_only, got 1")
+  T.error_usable(function() opt:update(1) end, "SGD:update: expected a tensor for param, got 1")
+  T.error_usable(function() opt:update(w, w, nil, {}) end, "SGD:update: expected a table for state, got nil")
+  T.error_usable(function() opt:update(w, w, {}, {}, 5) end, "SGD:update: expected at most 4 arguments")
+  local adam = optim.Adam({w})
+  T.error_usable(function() adam:update(w, "g", {}, {}) end, "Adam:update: expected a tensor for grad, got \"g\"")
+  T.error_usable(function() adam:validate(false) end, "Adam:validate: expected a table of options, got false")
+  -- called right, they work as the framework calls them
+  local s = {}
+  opt:update(w, torch.ones(2), s, {lr = 0.5, momentum = 0, dampening = 0, weight_decay = 0, nesterov = false,
+    maximize = false})
+  T.eq(w:detach():tolist(), {0.5, 0.5})
+  opt:validate({lr = 1, momentum = 0, weight_decay = 0, dampening = 0, nesterov = false})
 end)
 
 T.test("a user optimizer from optim.Optimizer:extend", function()
@@ -550,7 +569,7 @@ T.test("the fused kernels reject bad operands, naming the optimizer and the valu
     "SGD: the momentum_buffer of shape {3} does not match the parameter's shape {2,2}")
   T.error_usable(function() torch._sgd_step_(p, g, nil, {}) end, "SGD: keyword 'lr' is required")
   T.error_usable(function() torch._sgd_step_(torch.zeros(1):expand(3), torch.zeros(3), nil, {lr = 1}) end,
-    "SGD: the parameter has overlapping elements (stride 0 in dim 1 of size 3) and cannot be updated in place")
+    "SGD: unsupported operation: more than one element of the parameter refers to a single memory location. Please clone() the tensor before performing the operation.")
   local m, v = torch.zeros(2, 2), torch.zeros(2, 2)
   T.error_usable(function() torch._adam_step_(p, g, m, v, nil, {lr = 0.1, step = 1, amsgrad = true}) end,
     "Adam: amsgrad=true needs the state tensor max_exp_avg_sq, got nil")
@@ -559,7 +578,7 @@ T.test("the fused kernels reject bad operands, naming the optimizer and the valu
   T.error_usable(function() torch._adam_step_(p, g, m, v, nil, {lr = 0.1, step = 0, decoupled_weight_decay = true}) end,
     "AdamW: step must be >= 1 (the count including this step), got 0")
   T.error_usable(function() torch._adam_step_(p, g, torch.zeros(1):expand(2, 2), v, nil, {lr = 0.1, step = 1}) end,
-    "Adam: the exp_avg has overlapping elements")
+    "Adam: unsupported operation: more than one element of the exp_avg refers to a single memory location. Please clone() the tensor before performing the operation.")
   T.error_usable(function() torch._rmsprop_step_(p, g, m, nil, nil, {lr = 0.1, centered = true}) end,
     "RMSprop: centered=true needs the state tensor grad_avg, got nil")
   T.error_usable(function() torch._rmsprop_step_(p, g, m, nil, nil, {lr = 0.1, momentum = 0.5}) end,

@@ -418,4 +418,24 @@ T.test("results do not depend on the thread count", function()
   T.eq(a, b)
 end)
 
+-- NumPy's kind= and PyTorch's stable=: every kind gives the stable order. NumPy 1.24:
+-- np.argsort([3, 1, 2, 1, 3], kind=k) is [1, 3, 2, 0, 4] for quicksort, mergesort and stable;
+-- its heapsort orders the tied 3s the other way ([1, 3, 2, 4, 0]), which tide does not copy.
+T.test("sort / argsort take np's kind= and torch's stable=", function()
+  local x = np.array({3, 1, 2, 1, 3})
+  for _, kind in ipairs({"quicksort", "mergesort", "heapsort", "stable"}) do
+    T.eq(np.argsort(x, {kind = kind}):tolist(), {2, 4, 3, 1, 5})
+    T.eq(np.sort(x, {kind = kind}):tolist(), {1, 1, 2, 3, 3})
+  end
+  local t = torch.tensor({3, 1, 2, 1, 3})
+  for _, stable in ipairs({true, false}) do
+    local v, i = torch.sort(t, {stable = stable})
+    T.eq({v:tolist(), i:tolist()}, {{1, 1, 2, 3, 3}, {2, 4, 3, 1, 5}})
+    T.eq(t:argsort({stable = stable, descending = true}):tolist(), {1, 5, 3, 2, 4})
+  end
+  T.error(function() np.argsort(x, {kind = "bogo"}) end,
+          "argsort: kind must be 'quicksort', 'mergesort', 'heapsort' or 'stable', got 'bogo'")
+  T.error(function() torch.sort(t, {stable = 1}) end, "sort: keyword 'stable' must be a boolean")
+end)
+
 T.done()

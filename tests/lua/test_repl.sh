@@ -197,7 +197,7 @@ check("a long tensor is summarised", lambda:
 
 check("a module prints in its pretty form", lambda:
       s.line("nn.Sequential(nn.Linear(4, 2), nn.ReLU())",
-             r"Sequential\(\n  \(1\): Linear\(in_features=4, out_features=2, bias=true\)\n  \(2\): ReLU\(\)\n\)\n> "))
+             r"Sequential\(\n  \(0\): Linear\(in_features=4, out_features=2, bias=true\)\n  \(1\): ReLU\(\)\n\)\n> "))
 
 check("a statement runs silently", lambda: (
     s.line("y = 7", r"y = 7\n> "),

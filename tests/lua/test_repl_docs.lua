@@ -1,7 +1,8 @@
 -- help()'s documentation: every registered C function has a non-empty doc that starts with
 -- its signature (walked through torch, np, their sub-tables and the Tensor metatable), and
 -- every public Lua-written function and class (nn, nn.functional, nn.init, optim, the
--- schedulers, the grad-mode switches, utils.progress) has one in torch._doc.
+-- schedulers, the grad-mode switches, utils.progress, utils.data, autograd.Function and
+-- functional) has one in torch._doc.
 local dir = arg and arg[0] and arg[0]:match("(.*/)") or "./"
 local T = dofile(dir .. "harness.lua")
 local torch = torch or require("torch")
@@ -33,7 +34,7 @@ T.test("every C function reachable from torch, np and tensors is a documented bi
     if type(v) ~= "function" or debug.getinfo(v, "S").what ~= "C" then return end
     count = count + 1
     local doc = torch._binding_doc(v)
-    if type(doc) ~= "string" or not doc:match("^[%w_.%[%]\"]+%(.*%S") then bad[#bad + 1] = path end
+    if type(doc) ~= "string" or not doc:match("^[%w_.:%[%]\"]+%(.*%S") then bad[#bad + 1] = path end
   end
   walk(torch, "torch", check)
   walk(np, "np", check)
@@ -84,6 +85,15 @@ T.test("every public Lua-written function and class has a doc", function()
   own(torch.nn.Module, "nn.Module")
   own(torch.optim.Optimizer, "optim.Optimizer")
   own(torch.optim.lr_scheduler.LRScheduler, "optim.lr_scheduler.LRScheduler")
+  own(torch.autograd.functional, "torch.autograd.functional")
+  own(torch.autograd.Function, "torch.autograd.Function")
+  own(torch.utils.data, "torch.utils.data")
+  own(torch.distributions, "torch.distributions")
+  own(torch.distributions.kl, "torch.distributions.kl")
+  own(torch.distributions.Distribution, "torch.distributions.Distribution")
+  for _, name in ipairs{"Dataset", "IterableDataset", "Sampler", "DataLoader"} do
+    own(torch.utils.data[name], "torch.utils.data." .. name)
+  end
   table.sort(bad)
   T.eq(bad, {}, "Lua-written functions and classes without a doc")
   T.truthy(count > 100, "walked " .. count)

@@ -74,9 +74,9 @@ T.test("requires_grad_, .grad, .requires_grad: bad values", function()
   T.error_usable(function() x:requires_grad_(1) end, "requires_grad_: expected a boolean as argument 2, got number")
   T.error_usable(function() x:requires_grad_("yes") end, "requires_grad_: expected a boolean as argument 2, got string")
   T.error_usable(function() torch.tensor({1, 2}):requires_grad_() end,
-                 "requires_grad_: only floating-point tensors can require gradients, got int64")
+                 "requires_grad_: only floating-point and complex tensors can require gradients, got int64")
   T.error_usable(function() torch.tensor({true}):requires_grad_() end,
-                 "requires_grad_: only floating-point tensors can require gradients, got bool")
+                 "requires_grad_: only floating-point and complex tensors can require gradients, got bool")
   local p = leaf({1, 2, 3})
   T.error_usable(function() p.grad = torch.ones(2) end, "grad: assigned gradient has shape {2} but the tensor has shape {3}")
   T.error_usable(function() p.grad = torch.tensor({1, 2, 3}) end,
@@ -224,7 +224,7 @@ T.test("layer constructors: wrong types, negative, huge and NaN sizes", function
     {function() nn.Linear(2) end, "Linear: missing argument 'out_features'"},
     {function() nn.Linear(2, 2, "yes") end, 'Linear: bias must be true or false, got "yes"'},
     {function() nn.Linear(2, 2, {x = 1}) end, "Linear: unknown keyword 'x' (valid: in_features, out_features, bias, device, dtype)"},
-    {function() nn.Linear(math.maxinteger, 2) end, "has too many elements"},
+    {function() nn.Linear(math.maxinteger, 2) end, "of float32 is too large (its byte size or strides would pass 2^63-1)"},
     {function() nn.Conv2d(0, 1, 2) end, "Conv2d: in_channels must be an integer >= 1, got 0"},
     {function() nn.Conv2d(1, 1, 0 / 0) end, "Conv2d: kernel_size must be an integer >= 1, got"},
     {function() nn.Conv2d(1, 1, 2, {stride = {}}) end, "Conv2d: stride must be a number or a table of 2 numbers, got 0 numbers"},
@@ -332,6 +332,9 @@ T.test("to, train, add_module, register_buffer, Parameter, extend: bad arguments
                  'Linear:to: only floating-point dtypes (float16, bfloat16, float32, float64) are allowed, got "int64"')
   T.error_usable(function() m:to(torch.tensor({1})) end, 'Linear:to: only floating-point dtypes')
   T.error_usable(function() m:to("abc") end, 'Linear:to: only floating-point dtypes (float16, bfloat16, float32, float64) are allowed, got "abc"')
+  T.error_usable(function() m:to({device = "cpu", ddof = 1}) end, "Linear:to: unknown keyword 'ddof'")
+  T.error_usable(function() m:to({device = {}}) end, 'Linear:to: device must be a string such as "cpu" or "cuda" or a torch.device, got table')
+  T.eq(nn.Linear(2, 2):to({device = "cpu", dtype = "float64"}).weight.dtype, "float64")
   T.eq(m.weight.dtype, "float32")  -- nothing was converted
   T.eq(m:to("float64").weight.dtype, "float64")
   T.error_usable(function() m:train(1) end, "Linear:train: mode must be true or false, got 1")
@@ -345,7 +348,7 @@ T.test("to, train, add_module, register_buffer, Parameter, extend: bad arguments
   T.error_usable(function() m.weight = "w" end, "Linear: cannot assign \"w\" to parameter 'weight' (expected a leaf tensor or nil)")
   T.error_usable(function() m.weight = nn.ReLU() end, "Linear: cannot assign a module to 'weight'")
   T.error_usable(function() nn.Parameter(3) end, "Parameter: expected a tensor for data, got 3")
-  T.error_usable(function() nn.Parameter(torch.tensor({1, 2})) end, "only floating-point tensors can require gradients, got int64")
+  T.error_usable(function() nn.Parameter(torch.tensor({1, 2})) end, "only floating-point and complex tensors can require gradients, got int64")
   T.error_usable(function() nn.Module:extend(3) end, "Module:extend: expected a class name string, got 3")
 end)
 

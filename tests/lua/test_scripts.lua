@@ -22,7 +22,7 @@ T.test("demo.lua trains the digits MLP to >= 95% and saves a checkpoint", functi
   T.truthy(ok, out)
   local acc = tonumber(out:match("test accuracy (%S+)%%"))
   T.truthy(acc and acc >= 95, "test accuracy below 95%:\n" .. out)
-  T.truthy(out:find("(1): Linear(in_features=64, out_features=128, bias=true)", 1, true), out)
+  T.truthy(out:find("(0): Linear(in_features=64, out_features=128, bias=true)", 1, true), out)
   local loss10, loss60 = tonumber(out:match("epoch 10: mean loss (%S+)")), tonumber(out:match("epoch 60: mean loss (%S+)"))
   T.truthy(loss10 and loss60 and loss60 < loss10, "loss did not fall:\n" .. out)
   local pred, pok = run("predict.lua", quote(checkpoint) .. " --show 1")

@@ -287,7 +287,7 @@ T.test("narrow and select: 1-based start and index, views", function()
   s[1] = 77
   T.eq(x[{4, 1}]:item(), 77)
   err(function() return x:narrow(2, 7, 1) end, "narrow: start 7 is out of range for dim 2 of size 5 (valid 1..5 or -5..-1)")
-  err(function() return x:narrow(2, 4, 3) end, "narrow: start 4 with length 3 runs past the end of dim 2 of size 5")
+  err(function() return x:narrow(2, 4, 3) end, "narrow: start 4 and length 3 run past the end of dim 2 of size 5")
   err(function() return x:narrow(2, 1, -1) end, "narrow: length must be non-negative")
   err(function() return x:select(1, 5) end, "select: index 5 is out of range for dim 1 of size 4 (valid 1..4 or -4..-1)")
   err(function() return x:select(3, 1) end, "select: dim 3 is out of range")

@@ -1,0 +1,61 @@
+-- "PyTorch: Tensors and autograd" from PyTorch's tutorial "Learning PyTorch with Examples": the
+-- polynomial fit of sin(x), with the backward pass computed by autograd. A tensor with
+-- requires_grad = true is a node of the graph that autograd records; after loss:backward(),
+-- its .grad holds the gradient of the loss with respect to it.
+--
+--   tide polynomial_autograd.lua [init.npz]
+--
+-- With init.npz (written by the PyTorch original, polynomial_autograd.py) the weights start
+-- where PyTorch's did, and the printed losses match PyTorch's (tests/lua/test_examples_pytorch.sh).
+local init = arg[1] and np.load(arg[1])
+torch.manual_seed(0)
+
+local dtype = torch.float
+local device = "cpu"
+
+-- Create Tensors to hold input and outputs. By default, requires_grad = false, which
+-- indicates that we do not need to compute gradients with respect to these Tensors during the
+-- backward pass.
+local x = torch.linspace(-math.pi, math.pi, 2000, {dtype = dtype, device = device})
+local y = torch.sin(x)
+
+-- Create random Tensors for weights. For a third order polynomial, we need 4 weights:
+-- y = a + b x + c x^2 + d x^3. Setting requires_grad = true indicates that we want to compute
+-- gradients with respect to these Tensors during the backward pass.
+local function weight(name)
+  if init then return torch.tensor(init[name]:item(), {dtype = dtype, device = device, requires_grad = true}) end
+  return torch.randn({}, {dtype = dtype, device = device, requires_grad = true})
+end
+local a, b, c, d = weight("a"), weight("b"), weight("c"), weight("d")
+
+local learning_rate = 1e-6
+for t = 0, 1999 do
+  -- Forward pass: compute predicted y using operations on Tensors.
+  local y_pred = a + b * x + c * x ^ 2 + d * x ^ 3
+
+  -- Compute and print loss using operations on Tensors. loss is a 0-dim tensor;
+  -- loss:item() gets the number it holds.
+  local loss = (y_pred - y):pow(2):sum()
+  if t % 100 == 99 then print(t, loss:item()) end
+
+  -- Use autograd to compute the backward pass: the gradient of loss with respect to all
+  -- Tensors with requires_grad = true lands in a.grad, b.grad, c.grad and d.grad.
+  loss:backward()
+
+  -- Manually update weights using gradient descent, under torch.no_grad because the weights
+  -- require grad but the update must not be recorded.
+  torch.no_grad(function()
+    a:sub_(learning_rate * a.grad)
+    b:sub_(learning_rate * b.grad)
+    c:sub_(learning_rate * c.grad)
+    d:sub_(learning_rate * d.grad)
+
+    -- Manually zero the gradients after updating weights
+    a.grad = nil
+    b.grad = nil
+    c.grad = nil
+    d.grad = nil
+  end)
+end
+
+print(string.format("Result: y = %s + %s x + %s x^2 + %s x^3", a:item(), b:item(), c:item(), d:item()))
