@@ -12,7 +12,6 @@
 #include "../tensor/distributed/reducer.hpp"
 #include "../tensor/interrupt.hpp"
 #include "../tensor/ops/creation.hpp"
-#include "../tensor/random.hpp"
 #include "lua_api.hpp"
 
 namespace tide::lua {
@@ -477,21 +476,6 @@ int group_ranks_fn(lua_State* L, Args& a) {
   return 1;
 }
 
-// _seeded_randperm(n, seed) -> a permutation of 1..n from tide's generator seeded with seed
-// (the numbers torch.manual_seed(seed); torch.randperm(n) gives), without touching the global
-// generator: DistributedSampler's order for an epoch.
-int seeded_randperm_fn(lua_State* L, Args& a) {
-  int64_t n = a.integer(1), seed = a.integer(2);
-  TIDE_CHECK(n >= 0 && seed >= 0, a.op, ": expected n >= 0 and seed >= 0, got ", n, " and ", seed);
-  Generator g(uint64_t(seed));
-  struct Restore {
-    Generator* previous;
-    ~Restore() { set_thread_generator(previous); }
-  } restore{set_thread_generator(&g)};
-  push_tensor(L, ops::randperm(n));
-  return 1;
-}
-
 int group_size_fn(lua_State* L, Args& a) {
   lua_pushinteger(L, box_at<ProcessGroup>(a, 1, kGroupMeta, "process group")->p->size());
   return 1;
@@ -625,8 +609,6 @@ const Binding kDistributedBindings[] = {
     {DIST "_ProcessGroup.size", group_size_fn, TORCH, "ProcessGroup:size() -> integer: the number of ranks."},
     {DIST "_ProcessGroup.ranks", group_ranks_fn, TORCH,
      "ProcessGroup:ranks() -> list: the world ranks of the members, in group-rank order."},
-    {DIST "_seeded_randperm", seeded_randperm_fn, TORCH,
-     "distributed._seeded_randperm(n, seed) -> Tensor: a permutation of 1..n from a generator seeded with seed."},
     {DIST "_Reducer", reducer_fn, TORCH,
      "distributed._Reducer(params, names[, {group=, bucket_cap_mb=, find_unused_parameters=}]) -> reducer: "
      "DistributedDataParallel's gradient reducer (tensor/distributed/reducer.hpp)."},

@@ -109,7 +109,7 @@ function DDP:_reducer_stats() return self._reducer:stats() end
 ---------------------------------------------------------------------------------------------
 -- DistributedSampler(dataset[, {num_replicas=, rank=, shuffle=true, seed=0, drop_last=false}]):
 -- each rank's share of the dataset's indices, as PyTorch computes it: the indices 1..n (in a
--- random order when shuffling, drawn from tide's generator seeded with seed + epoch, the
+-- random order when shuffling, drawn from a torch.Generator seeded with seed + epoch, the
 -- same on every rank), padded to a multiple of num_replicas by repeating the first ones (with
 -- drop_last: cut down to one), then every num_replicas-th from position rank + 1.
 -- num_replicas and rank default to the default group's. set_epoch(e) before each epoch
@@ -157,7 +157,7 @@ function Sampler:indices()
   local n = #self.dataset
   local indices
   if self.shuffle then
-    indices = dist._seeded_randperm(n, self.seed + self.epoch):tolist()
+    indices = torch.randperm(n, {generator = torch.Generator():manual_seed(self.seed + self.epoch)}):tolist()
   else
     indices = {}
     for i = 1, n do indices[i] = i end

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "../module_loader.hpp"
 #include "modules.hpp"
 
 namespace tide::dist {
@@ -88,8 +89,11 @@ void check_collective(const Collective& c, int rank, int size) {
   const Device dev = main->device();
   const DType dt = main->dtype();
   if (c.kind == OpKind::AllReduce || c.kind == OpKind::Reduce || c.kind == OpKind::ReduceScatter) {
-    TIDE_CHECK(c.op != ReduceOp::Avg || is_floating(dt), op, ": ReduceOp.AVG needs a floating-point tensor, got ",
-               dtype_name(dt), " (sum, then divide as the dtype allows)");
+    TIDE_CHECK(c.op != ReduceOp::Avg || is_floating(dt) || is_complex(dt), op,
+               ": ReduceOp.AVG needs a floating-point or complex tensor, got ", dtype_name(dt),
+               " (sum, then divide as the dtype allows)");
+    TIDE_CHECK(!is_complex(dt) || (c.op != ReduceOp::Min && c.op != ReduceOp::Max), op, ": ReduceOp.",
+               reduce_op_name(c.op), " is not defined on ", dtype_name(dt), " (complex numbers have no order)");
   }
   switch (c.kind) {
     case OpKind::Broadcast: case OpKind::Reduce: case OpKind::Gather: case OpKind::Scatter:
@@ -146,35 +150,20 @@ void check_collective(const Collective& c, int rank, int size) {
 
 namespace {
 
-// The directory libtide was loaded from ("" if unknown).
-std::string library_dir() {
-  Dl_info info;
-  if (dladdr(reinterpret_cast<void*>(&mpi_available), &info) == 0 || !info.dli_fname) return "";
-  std::string path = info.dli_fname;
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "" : path.substr(0, slash + 1);
-}
-
-// dlopen + the entry point; `global`: the module's libraries' symbols are made available to
-// the libraries they load in turn (OpenMPI's components look up libmpi's symbols).
+// Opens a module (tensor/module_loader.hpp) and calls its entry point: the table, or null
+// with `why` set.
 template <typename Table, typename EntryFn>
 const Table* load(const char* env_var, const char* file, const char* entry_name, const char* what, bool global,
                   std::string& why) {
-  const char* env = std::getenv(env_var);
-  std::string path = env && *env ? env : library_dir() + file;
-  void* handle = dlopen(path.c_str(), RTLD_NOW | (global ? RTLD_GLOBAL : RTLD_LOCAL));
-  if (!handle) {
-    const char* err = dlerror();
-    std::string e = err ? err : "unknown error";
-    if (e.find(path) != std::string::npos && e.find("No such file") != std::string::npos)
-      why = std::string("tide was built without ") + what + " (no " + path + ")";
-    else
-      why = std::string("the ") + what + " module could not be loaded (" + e + ")";
+  ModuleHandle h = open_module(file, env_var, global);
+  if (!h.handle) {
+    why = h.missing ? std::string("tide was built without ") + what + " (no " + h.path + ")"
+                    : std::string("the ") + what + " module could not be loaded (" + h.error + ")";
     return nullptr;
   }
-  auto fn = reinterpret_cast<EntryFn>(dlsym(handle, entry_name));
+  auto fn = reinterpret_cast<EntryFn>(dlsym(h.handle, entry_name));
   if (!fn) {
-    why = path + " has no entry point " + entry_name;
+    why = h.path + " has no entry point " + entry_name;
     return nullptr;
   }
   const char* reason = nullptr;

@@ -67,6 +67,11 @@ MPI_Datatype mpi_type(DType dt) {
     case DType::Float16: case DType::BFloat16: return MPI_UINT16_T;
     case DType::Float32: return MPI_FLOAT;
     case DType::Float64: return MPI_DOUBLE;
+    case DType::UInt16: return MPI_UINT16_T;
+    case DType::UInt32: return MPI_UINT32_T;
+    case DType::UInt64: return MPI_UINT64_T;
+    case DType::Complex64: return MPI_C_FLOAT_COMPLEX;
+    case DType::Complex128: return MPI_C_DOUBLE_COMPLEX;
   }
   return MPI_BYTE;
 }

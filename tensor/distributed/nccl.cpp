@@ -43,7 +43,7 @@ ncclDataType_t nccl_type(DType dt) {
     case DType::BFloat16: return ncclBfloat16;
     case DType::Float32: return ncclFloat32;
     case DType::Float64: return ncclFloat64;
-    case DType::Int16: break;
+    default: break;
   }
   TIDE_FAIL("nccl: NCCL has no ", dtype_name(dt), " type (use int32, or the mpi backend on the CPU)");
 }
