@@ -16,14 +16,19 @@
 //   sent (a coroutine, a file) raises an error naming it when it is read in the receiver.
 // - a CPU tensor's storage moves to shared memory (as share_memory_ does) and its memfd
 //   travels with the message: the receiver's tensor uses the same bytes.
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <climits>
 #include <deque>
+#include <mutex>
+#include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "../tensor/autograd/autograd.hpp"
 #include "../tensor/ipc.hpp"
@@ -761,12 +766,29 @@ std::vector<std::string> worker_environment() {
   return env;
 }
 
+// The workers this process started and has not reaped yet: _wait_child and _kill act on
+// these only, never on another process's id.
+std::mutex g_children_mu;
+std::unordered_set<pid_t> g_children;
+
+pid_t worker_arg(Args& a) {
+  int64_t pid = a.integer(1);
+  std::lock_guard<std::mutex> lock(g_children_mu);
+  if (pid <= 0 || pid > INT32_MAX || !g_children.count(pid_t(pid)))
+    a.error("process " + std::to_string(pid) + " is not a running worker started by this process");
+  return pid_t(pid);
+}
+
 // _spawn_worker(socket) -> pid: starts the tide program running torch.multiprocessing's
 // worker loop, with the socket as its descriptor 3.
 int spawn_worker_fn(lua_State* L, Args& a) {
   int fd = socket_arg(a, 1);
   std::string tide = ipc::program_path(a.op);
   pid_t pid = ipc::spawn({tide, "-e", "torch.multiprocessing._worker_main()"}, worker_environment(), fd, a.op);
+  {
+    std::lock_guard<std::mutex> lock(g_children_mu);
+    g_children.insert(pid);
+  }
   lua_pushinteger(L, pid);
   return 1;
 }
@@ -794,24 +816,34 @@ void push_status(lua_State* L, const ipc::ExitStatus& s) {
 
 // _wait_child(pid[, timeout]) -> {signaled=, code=, text=} | nil while it runs.
 int wait_child_fn(lua_State* L, Args& a) {
-  pid_t pid = pid_t(a.integer(1));
+  pid_t pid = worker_arg(a);
   double timeout = a.has(2) ? a.number(2) : 0.0;
   auto s = timeout == 0 ? ipc::poll_child(pid) : ipc::wait_child(pid, timeout);
   if (!s) return 0;
+  {
+    std::lock_guard<std::mutex> lock(g_children_mu);
+    g_children.erase(pid);
+  }
   push_status(L, *s);
   return 1;
 }
 
 int kill_fn(lua_State*, Args& a) {
-  pid_t pid = pid_t(a.integer(1));
+  pid_t pid = worker_arg(a);
   int64_t sig = a.has(2) ? a.integer(2) : SIGTERM;
-  TIDE_CHECK(pid > 0 && sig > 0 && sig < 65, a.op, ": bad process ", pid, " or signal ", sig);
+  TIDE_CHECK(sig > 0 && sig < 65, a.op, ": bad signal ", sig);
   kill(pid, int(sig));
   return 0;
 }
 
 int pid_fn(lua_State* L, Args&) {
   lua_pushinteger(L, getpid());
+  return 1;
+}
+
+int cpu_count_fn(lua_State* L, Args&) {
+  unsigned n = std::thread::hardware_concurrency();
+  lua_pushinteger(L, n == 0 ? 1 : n);
   return 1;
 }
 
@@ -838,6 +870,8 @@ const Binding kMultiprocessingBindings[] = {
      "multiprocessing._wait_child(pid[, timeout]) -> status | nil: how a child process ended ({signaled=, code=, "
      "text=}), waiting up to timeout seconds; nil while it runs."},
     {"multiprocessing._kill", kill_fn, TORCH, "multiprocessing._kill(pid[, signal]): sends a signal (SIGTERM by default)."},
+    {"multiprocessing.cpu_count", cpu_count_fn, TORCH,
+     "multiprocessing.cpu_count() -> integer: the number of CPUs (hardware threads) of this machine."},
     {"multiprocessing._getpid", pid_fn, TORCH, "multiprocessing._getpid() -> integer: this process's id."},
 };
 

@@ -89,8 +89,11 @@ document(data, {
   default_collate = "utils.data.default_collate(samples) -> batch: PyTorch's collation (tensors stacked, numbers " ..
     "and booleans into tensors, tables entry by entry).",
   DataLoader = "utils.data.DataLoader(dataset[, {batch_size=1, shuffle=false, sampler=, batch_sampler=, " ..
-    "num_workers=0, collate_fn=, drop_last=false, generator=}]) -> loader: `for x, y in loader:iter() do` runs " ..
-    "one epoch of batches; #loader is their number.",
+    "num_workers=0, collate_fn=, drop_last=false, generator=, prefetch_factor=2, persistent_workers=false, " ..
+    "worker_init_fn=, timeout=0}]) -> loader: `for x, y in loader:iter() do` runs one epoch of batches (made by " ..
+    "num_workers worker processes when > 0, in the same order); #loader is their number.",
+  get_worker_info = "utils.data.get_worker_info() -> {id=, num_workers=, seed=} | nil: in a DataLoader's worker " ..
+    "process its 0-based id, the number of workers and its seed; nil elsewhere.",
 })
 
 document(data.Dataset, {
@@ -206,6 +209,8 @@ document(nn.Module, {
   half = "module:half() -> module: parameters and buffers as float16.",
   cpu = "module:cpu() -> module: parameters and buffers on the CPU.",
   cuda = "module:cuda() -> module: parameters and buffers on the GPU.",
+  share_memory = "module:share_memory() -> module: parameters, their grads and buffers moved to shared memory " ..
+    "(Tensor:share_memory_), so that worker processes given the module update the same tensors (Hogwild).",
   register_forward_pre_hook = "module:register_forward_pre_hook(hook) -> handle: hook(module, args) runs before " ..
     "forward (args.n arguments); a table it returns replaces the arguments, another value the only one; " ..
     "handle:remove() takes it out.",

@@ -162,6 +162,15 @@ local function packed(op, args, ...)
   return out
 end
 
+-- A number of worker processes for one call: at least 1, at most 4 per CPU (more would only
+-- take turns on the CPUs, and a typo such as nprocs = 1e6 must not start a million processes).
+function mp._check_process_count(op, name, n)
+  n = util.check_int(op, name, n, 1)
+  local limit = 4 * mp.cpu_count()
+  if n > limit then fail(op, "%s=%d: at most %d worker processes (4 per CPU) are started at once", name, n, limit) end
+  return n
+end
+
 local function check_function(op, fn)
   if type(fn) ~= "function" then fail(op, "expected a function to run, got %s", util.describe(fn)) end
 end
@@ -288,7 +297,7 @@ function mp.spawn(fn, ...)
   local op = "multiprocessing.spawn"
   local o = util.args(op, {"args", "nprocs", "join"}, 0, {args = {}, nprocs = 1, join = true}, ...)
   check_function(op, fn)
-  local nprocs = util.check_int(op, "nprocs", o.nprocs, 1)
+  local nprocs = mp._check_process_count(op, "nprocs", o.nprocs)
   util.check_bool(op, "join", o.join)
   local procs = {}
   local ok, err = pcall(function()
@@ -366,7 +375,7 @@ function mp._batch_workers(opts)
   check_function(op, o.producer)
   local self = setmetatable({}, BatchWorkers)
   self.producer = o.producer
-  self.num_workers = util.check_int(op, "num_workers", o.num_workers, 1)
+  self.num_workers = mp._check_process_count(op, "num_workers", o.num_workers)
   self.prefetch_factor = util.check_int(op, "prefetch_factor", o.prefetch_factor, 1)
   self.persistent = util.check_bool(op, "persistent_workers", o.persistent_workers)
   if o.worker_init_fn ~= nil then check_function(op, o.worker_init_fn) end
@@ -407,7 +416,7 @@ function BatchWorkers:close()
   self.workers = nil
   for _, w in ipairs(workers) do close(w.tasks) end
   for _, w in ipairs(workers) do
-    if not mp._wait_child(w.pid, 2.0) then
+    if not w.status and not mp._wait_child(w.pid, 2.0) then
       mp._kill(w.pid, 9)
       mp._wait_child(w.pid, -1)
     end
@@ -435,8 +444,8 @@ end
 -- A worker that has ended, if any (its slot and status).
 local function dead_worker(self)
   for slot, w in ipairs(self.workers) do
-    local st = mp._wait_child(w.pid)
-    if st then return slot, st end
+    w.status = w.status or mp._wait_child(w.pid)
+    if w.status then return slot, w.status end
   end
 end
 
