@@ -36,6 +36,10 @@ if ! command -v mpirun >/dev/null; then
   exit
 fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
+# Under AddressSanitizer (tests/run_all.sh's second half), OpenMPI's memory patcher, which
+# rewrites the allocation functions ASan intercepts, stays off (it serves RDMA networks only);
+# tests/lsan.supp suppresses the allocations OpenMPI's libraries keep until exit.
+if [ "${TIDE_SANITIZED:-0}" = 1 ]; then export OMPI_MCA_memory=^patcher; fi
 mpi() { timeout 120 mpirun --oversubscribe --bind-to none -n "$@"; }
 
 # Started by mpirun, but the module cannot be found.
