@@ -513,13 +513,15 @@ int reducer_prepare_fn(lua_State*, Args& a) {
 int reducer_stats_fn(lua_State* L, Args& a) {
   auto& r = *box_at<dist::Reducer>(a, 1, kReducerMeta, "reducer")->p;
   const auto& s = r.stats();
-  lua_createtable(L, 0, 4);
+  lua_createtable(L, 0, 5);
   lua_pushinteger(L, s.buckets);
   lua_setfield(L, -2, "buckets");
   lua_pushinteger(L, s.iterations);
   lua_setfield(L, -2, "iterations");
   lua_pushnumber(L, s.wait_seconds);
   lua_setfield(L, -2, "wait_seconds");
+  lua_pushinteger(L, s.launched_in_backward);
+  lua_setfield(L, -2, "launched_in_backward");
   lua_newtable(L);
   int k = 0;
   for (const auto& b : r.bucket_indices()) {
@@ -615,8 +617,9 @@ const Binding kDistributedBindings[] = {
     {DIST "_ReducerMethods.prepare", reducer_prepare_fn, TORCH,
      "reducer:prepare(): the next backward averages the gradients over the group."},
     {DIST "_ReducerMethods.stats", reducer_stats_fn, TORCH,
-     "reducer:stats() -> {buckets=, iterations=, wait_seconds=, bucket_params=}: the buckets (parameter indices, "
-     "in launch order) and the time backward waited for the all-reduces."},
+     "reducer:stats() -> {buckets=, iterations=, wait_seconds=, launched_in_backward=, bucket_params=}: the "
+     "buckets (parameter indices, in launch order), the time backward waited for the all-reduces, and how many "
+     "all-reduces started while backward still ran."},
 };
 #undef DIST
 

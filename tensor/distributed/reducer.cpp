@@ -125,6 +125,7 @@ void Reducer::finish() {
   const char* op = "DistributedDataParallel";
   expecting_ = false;
   ++stats_.iterations;
+  stats_.launched_in_backward += int64_t(next_launch_);  // the rest start here, after the walk
   std::vector<bool> used = ready_;
   if (next_launch_ < buckets_.size()) {
     if (!find_unused_) {

@@ -25,6 +25,7 @@ struct ReducerStats {
   int buckets = 0;
   int64_t iterations = 0;
   double wait_seconds = 0;  // in the end-of-backward wait for the all-reduces, summed
+  int64_t launched_in_backward = 0;  // all-reduces started by the gradient hooks, while backward ran
 };
 
 class Reducer : public std::enable_shared_from_this<Reducer> {

@@ -55,8 +55,11 @@ T.test("DDP training of the digits MLP on 2 ranks gives the parameters of single
   local ddp = DDP(model, {bucket_cap_mb = 0.002})
   train(ddp, 12, true, 0.9)
   local stats = ddp:_reducer_stats()
-  T.truthy(stats.buckets > 1, "several buckets, got " .. stats.buckets)
+  -- Buckets of at most 2 KB in reverse parameter order: {4.bias, 4.weight, 2.bias}, then one
+  -- per larger tensor; every all-reduce started from the gradient hooks, during backward.
+  T.eq(stats.bucket_params, {{6, 5, 4}, {3}, {2}, {1}})
   T.eq(stats.iterations, 12)
+  T.eq(stats.launched_in_backward, 4 * 12)
   local d = max_diff(params_of(model), params_of(reference))
   T.truthy(d < 1e-12, "parameters differ from single-process training by " .. d)
 end)
@@ -135,6 +138,8 @@ T.test("find_unused_parameters: a parameter unused on one rank averages as zero 
   ddp2(x, false):sum():backward()
   T.eq(fresh.a.weight.grad:tolist(), {{2}})
   T.eq(fresh.b.weight.grad, nil)
+  -- The one bucket holds b's weight, which got no gradient: its all-reduce starts at the end.
+  T.eq(ddp2:_reducer_stats().launched_in_backward, 0)
 end)
 
 T.test("without find_unused_parameters an unused parameter is an error naming it", function()
