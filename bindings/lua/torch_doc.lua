@@ -524,3 +524,67 @@ document(distributions.Distribution, {
   set_default_validate_args = "Distribution.set_default_validate_args(value): whether distributions made without " ..
     "validate_args check their arguments (true at start).",
 })
+
+local mp = torch.multiprocessing
+document(mp, {
+  Queue = "multiprocessing.Queue() -> queue: items put by any process are received by one getter; tensors travel " ..
+    "by shared-memory handle (no copy), numbers, strings, booleans, tables and functions by value.",
+  Pipe = "multiprocessing.Pipe([duplex=true]) -> a, b: two connected ends; with duplex=false a only receives and " ..
+    "b only sends.",
+  Process = "multiprocessing.Process{target=fn[, args={...}]} -> process: start() runs fn(table.unpack(args)) in " ..
+    "a new worker process; join([timeout]), is_alive(), terminate(), kill(), exitcode.",
+  spawn = "multiprocessing.spawn(fn[, {nprocs=1, args={}, join=true}]) -> nil | context: runs fn(rank, ...) in " ..
+    "nprocs worker processes (rank 0-based, at most 4 per CPU); a worker's error is raised here with its " ..
+    "traceback; join=false returns a context with join([timeout]) and pids().",
+})
+document(mp._Queue, {
+  put = "queue:put(obj): sends obj to the queue (tensors move to shared memory).",
+  get = "queue:get([block=true][, timeout]) or get{block=, timeout=} -> obj: the next item; an error when none " ..
+    "arrives in time.",
+  get_nowait = "queue:get_nowait() -> obj: get(false).",
+  empty = "queue:empty() -> boolean: whether no item waits.",
+  close = "queue:close(): closes this process's ends of the queue.",
+})
+document(mp._Connection, {
+  send = "conn:send(obj): sends obj to the other end.",
+  recv = "conn:recv() -> obj: the next object, waiting for it.",
+  poll = "conn:poll([timeout=0]) -> boolean: whether an object waits, after up to timeout seconds.",
+  close = "conn:close(): closes this end.",
+})
+document(mp._Process, {
+  start = "process:start(): starts the worker process.",
+  join = "process:join([timeout]): waits until the process ends (or timeout seconds pass); sets exitcode.",
+  is_alive = "process:is_alive() -> boolean: whether it was started and has not ended.",
+  terminate = "process:terminate(): sends SIGTERM.",
+  kill = "process:kill(): sends SIGKILL.",
+})
+document(mp._SpawnContext, {
+  join = "context:join([timeout]) -> boolean: waits for the workers (true when all ended, false when the " ..
+    "timeout ran out first); a worker's failure is raised, after the others are ended.",
+  pids = "context:pids() -> list: the workers' process ids, by rank.",
+})
+
+document(nn.parallel, {
+  DistributedDataParallel = "nn.parallel.DistributedDataParallel(module[, {process_group=, bucket_cap_mb=25, " ..
+    "find_unused_parameters=false, broadcast_buffers=true}]) -> module: data-parallel training over the ranks: " ..
+    "rank 0's parameters and buffers broadcast at construction, gradients averaged during backward in buckets " ..
+    "(docs/distributed.md); state_dict keys prefixed with module.",
+})
+document(nn.parallel.DistributedDataParallel, {
+  init = "DistributedDataParallel:init(module[, options]): the constructor (see DistributedDataParallel).",
+  forward = "ddp:forward(...) -> module's outputs: broadcasts the buffers (broadcast_buffers), arms the gradient " ..
+    "averaging of the next backward, and runs the module.",
+  no_sync = "ddp:no_sync([fn, ...]) -> fn's results, or a to-be-closed guard: backwards inside accumulate " ..
+    "gradients locally; the next synchronized backward averages the sum.",
+})
+document(data.distributed, {
+  DistributedSampler = "utils.data.distributed.DistributedSampler(dataset[, {num_replicas=, rank=, shuffle=true, " ..
+    "seed=0, drop_last=false}]) -> sampler: this rank's share of the indices, split as PyTorch does; num_replicas " ..
+    "and rank default to the default group's.",
+})
+document(data.distributed.DistributedSampler, {
+  indices = "sampler:indices() -> list: this rank's indices (1-based) for the current epoch.",
+  iter = "sampler:iter() -> iterator: this rank's indices for the current epoch.",
+  len = "sampler:len() -> integer: the number of indices a rank gets (also #sampler).",
+  set_epoch = "sampler:set_epoch(epoch): the shuffled order of the next epochs (seed + epoch).",
+})

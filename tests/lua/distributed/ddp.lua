@@ -175,5 +175,25 @@ T.test("DistributedSampler shuffles the same permutation on every rank, per epoc
   T.truthy(not T.deep_eq(s:indices(), first), "set_epoch changes the order")
 end)
 
+T.test("DistributedSampler and DDP check their arguments", function()
+  local S = torch.utils.data.distributed.DistributedSampler
+  local ds = torch.utils.data.TensorDataset(torch.zeros(4))
+  local s = S(ds)
+  T.eq(s.num_replicas, 2)
+  T.eq(s.rank, rank)
+  local ok, err = pcall(s.set_epoch, s, 1, 2)
+  T.eq(err, "DistributedSampler:set_epoch: unexpected argument 2 (the number 2): DistributedSampler:set_epoch " ..
+            "takes 1 argument and no keywords")
+  ok, err = pcall(S, ds, {num_replicas = 2, rank = 2})
+  T.eq(err, "DistributedSampler: invalid rank 2, rank should be in the interval [0, 1]")
+  ok, err = pcall(S, ds, {bogus = 1})
+  T.eq(err, "DistributedSampler: unknown keyword 'bogus' (valid: num_replicas, rank, shuffle, seed, drop_last)")
+  ok, err = pcall(DDP, nn.Linear(1, 1), {bucket_size = 1})
+  T.eq(err, "DistributedDataParallel: unknown keyword 'bucket_size' (valid: process_group, bucket_cap_mb, " ..
+            "find_unused_parameters, broadcast_buffers)")
+  ok, err = pcall(DDP, 5)
+  T.eq(err, "DistributedDataParallel: expected a module, got 5")
+end)
+
 dist.destroy_process_group()
 T.done()
