@@ -4,7 +4,8 @@
 # with 2 and 4 ranks every collective on every dtype matches NumPy's reductions
 # (distributed/collectives.lua, references from distributed/make_refs.py); DDP and
 # DistributedSampler on 2 ranks (distributed/ddp.lua); a rank that fails ends every rank
-# with its message, within the timeout. Ends with "N passed, M failed".
+# with its message, and a rank stuck in Lua ends with the others' timeout. Ends with
+# "N passed, M failed".
 #   bash tests/lua/test_distributed.sh build/tide
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -83,8 +84,9 @@ for n in 2 4; do
 done
 run_tests 2 tests/lua/distributed/ddp.lua
 
-# A failing rank ends every rank with its message (waiting in a collective, or busy in Lua).
-for run in "2 wait" "4 wait" "2 busy"; do
+# A failing rank ends every rank with its message (waiting in a collective, or busy in Lua);
+# a rank stuck computing makes the others' all_reduce time out, and their failure ends it.
+for run in "2 wait" "4 wait" "2 busy" "2 hang"; do
   set -- $run
   n=$1 mode=$2
   out="$tmp/failure$n$mode"
@@ -93,12 +95,14 @@ for run in "2 wait" "4 wait" "2 busy"; do
   rc=$?
   secs=$((SECONDS - t0))
   last=$((n - 1))
+  message="rank $last gives up on purpose"
+  [ "$mode" = hang ] && message="all_reduce: timed out after 3 s waiting for the other ranks"
   good=1
   [ "$rc" -ne 0 ] || good=0
   [ "$secs" -lt 20 ] || good=0
   for ((r = 0; r < n; r++)); do
     grep -q "was not stopped" "$(rank_file "$out" $r stdout)" && good=0
-    grep -q "^[^ ]*tide: \[rank $r\] .*rank $last gives up on purpose" "$(rank_file "$out" $r stderr)" || good=0
+    grep -q "^[^ ]*tide: \[rank $r\] .*$message" "$(rank_file "$out" $r stderr)" || good=0
   done
   if [ "$good" -eq 1 ]; then ok; else
     bad "failure ($mode, $n ranks): exit $rc after $secs s:"
