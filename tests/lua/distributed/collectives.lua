@@ -7,7 +7,9 @@ local T = dofile((arg[0]:match("(.*/)") or "./") .. "../harness.lua")
 local dist = torch.distributed
 local dir = assert(arg[1], "usage: collectives.lua DIR")
 
-dist.init_process_group{backend = "mpi", timeout = 60}
+-- rank= and world_size= are checked against mpirun's.
+dist.init_process_group{backend = "mpi", timeout = 60, rank = tonumber(os.getenv("OMPI_COMM_WORLD_RANK")),
+                        world_size = tonumber(os.getenv("OMPI_COMM_WORLD_SIZE"))}
 local rank, world = dist.get_rank(), dist.get_world_size()
 
 local function load(name) return torch.from_numpy(np.load(dir .. "/" .. name .. ".npy")) end
@@ -213,6 +215,26 @@ T.test("new_group: the members reduce among themselves, the others are not membe
     local ok, err = pcall(dist.get_world_size, g)
     T.eq(err, "distributed.get_world_size: this process is not a member of the group")
   end
+end)
+
+T.test("new_group's keywords, and its errors (raised before any rank communicates)", function()
+  local g = dist.new_group{ranks = {world - 1, 0}, timeout = 5, backend = "mpi"}
+  T.eq(g:ranks(), {0, world - 1})
+  if rank == 0 or rank == world - 1 then
+    local x = torch.ones({2})
+    dist.all_reduce(x, {group = g})
+    T.eq(x:tolist(), {2, 2})
+  end
+  local ok, err = pcall(dist.init_process_group, {backend = "mpi"})
+  T.eq(err, "init_process_group: the default process group is initialized already (destroy_process_group() first)")
+  ok, err = pcall(dist.new_group, {0, world})
+  T.eq(err, "new_group: rank " .. world .. " is not a rank of the world (0.." .. (world - 1) .. ")")
+  ok, err = pcall(dist.new_group, {0, 0})
+  T.eq(err, "new_group: ranks must be distinct")
+  ok, err = pcall(dist.new_group, {ranks = {0, 1}, backend = "nccl"})
+  T.eq(err, "distributed.new_group: backend 'nccl' differs from the default group's 'mpi' (one backend per process)")
+  ok, err = pcall(dist.new_group, {ranks = {0, 1}, timeout = 0})
+  T.eq(err, "distributed.new_group: timeout must be > 0 seconds, got 0")
 end)
 
 T.test("barrier", function() dist.barrier() end)

@@ -88,6 +88,17 @@ T.test("construction broadcasts rank 0's parameters and buffers", function()
   T.eq(model.count:tolist(), {0, 0})
 end)
 
+T.test("broadcast_buffers=false leaves each rank's buffers; process_group= reduces over that group", function()
+  local model = Counted():double()
+  local ddp = DDP(model, {broadcast_buffers = false, process_group = dist.new_group({0, 1})})
+  model.count:fill_(rank)
+  ddp(torch.zeros({1, 3}, {dtype = torch.float64}))
+  T.eq(model.count:tolist(), {rank, rank})
+  torch.no_grad(function() model.lin.weight:fill_(1) end)
+  ddp(torch.full({1, 3}, rank + 1, {dtype = torch.float64})):sum():backward()
+  T.eq(model.lin.weight.grad:tolist(), {{1.5, 1.5, 1.5}, {1.5, 1.5, 1.5}})  -- (1 + 2) / 2
+end)
+
 T.test("state_dict keys carry the module. prefix", function()
   local ddp = DDP(mlp(1))
   T.eq(T.sorted_keys(ddp:state_dict()), {"module.0.bias", "module.0.weight", "module.2.bias", "module.2.weight",
