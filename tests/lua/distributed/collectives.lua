@@ -237,6 +237,45 @@ T.test("new_group's keywords, and its errors (raised before any rank communicate
   T.eq(err, "distributed.new_group: timeout must be > 0 seconds, got 0")
 end)
 
+T.test("the collectives' keywords: src=, dst=, op=, tag=, async_op=, group=", function()
+  local x = input("float64", rank)
+  dist.broadcast(x, {src = world - 1})
+  same(x, load("x" .. (world - 1)), "broadcast{src=}")
+  x = input("float64", rank)
+  dist.reduce(x, {dst = world - 1, op = dist.ReduceOp.MAX})
+  same(x, rank == world - 1 and load("max_x") or load("x" .. rank), "reduce{dst=, op=MAX}")
+  local l = load("l" .. rank)
+  local inputs = {}
+  for j = 1, world do inputs[j] = l[j]:clone() end
+  local out = torch.zeros({3, 4}, {dtype = torch.float64})
+  dist.reduce_scatter(out, inputs, {op = dist.ReduceOp.MIN})
+  local want = load("l0")[rank + 1]
+  for j = 1, world - 1 do want = torch.minimum(want, load("l" .. j)[rank + 1]) end
+  same(out, want, "reduce_scatter{op=MIN}")
+  local list = {}
+  for r = 1, world do list[r] = torch.zeros({3, 4}, {dtype = torch.float64}) end
+  local work = dist.all_gather(list, input("float64", rank), {async_op = true})
+  work:wait()
+  for r = 1, world do same(list[r], load("x" .. (r - 1)), "all_gather{async_op=}") end
+  -- Tags: rank 0 sends two messages; rank 1 receives the second tag first.
+  if rank == 0 then
+    local a = dist.isend(torch.tensor({1.0}), 1, {tag = 7})
+    local b = dist.isend(torch.tensor({2.0}), 1, {tag = 8})
+    a:wait()
+    b:wait()
+  elseif rank == 1 then
+    local second, first = torch.zeros({1}), torch.zeros({1})
+    T.eq(dist.recv(second, 0, {tag = 8}), 0)
+    T.eq(dist.recv(first, {src = 0, tag = 7}), 0)
+    T.eq({first:item(), second:item()}, {1, 2})
+  end
+  T.eq(dist.get_backend(dist.new_group({0, 1})), "mpi")
+  local g = dist.new_group({0, 1})
+  dist.destroy_process_group(g)
+  local ok, err = pcall(dist.all_reduce, torch.ones({1}), {group = g})
+  T.eq(err, "distributed.all_reduce: the process group was destroyed")
+end)
+
 T.test("barrier", function() dist.barrier() end)
 
 dist.destroy_process_group()
