@@ -157,6 +157,11 @@ def targets(best):
             0.95 * r if r else None, 1.0)
     for w in sorted(k for k in best["tide"] if k.startswith("w12_")):
         add("12: %s, tide / NumPy" % w[4:], ratio(best, w, "numpy"), 1.05)
+    add("16: BatchNorm2d forward + backward (32x64x32x32 float32, training), tide / PyTorch",
+        ratio(best, "w16_batchnorm2d_train_float32", "torch"), 1.0)
+    add("16: LSTM 2x128, sequence 35, batch 20, forward and backward, tide / PyTorch",
+        ratio(best, "w16_lstm_2x128_seq35_batch20", "torch"), 1.0)
+    add("16: MultiheadAttention forward+backward, tide / PyTorch", ratio(best, "w16_mha_fwd_bwd_float32", "torch"), 1.0)
     add("9: start-up wall time, tide / PyTorch", ratio(best, "w9_startup_wall", "torch"), 0.05)
     add("9: start-up peak memory, tide / PyTorch", ratio(best, "w9_startup_memory", "torch"), 0.1)
     return rows

@@ -195,6 +195,33 @@ add("w8_digits_epoch", function()
   end, 1
 end)
 
+-- Issue 16: an LSTM (2 layers, input and hidden 128, sequence 35, batch 20; float32) forward
+-- and backward, as the word-level language model trains it.
+add("w16_lstm_2x128_seq35_batch20", function()
+  torch.manual_seed(0)
+  local lstm = nn.LSTM(128, 128, 2)
+  local x = torch.randn(35, 20, 128)
+  local h0 = {torch.zeros(2, 20, 128), torch.zeros(2, 20, 128)}
+  return function()
+    lstm:zero_grad()
+    local out, hc = lstm(x, h0)
+    local loss = out:sum() + hc[1]:sum() + hc[2]:sum()
+    loss:backward()
+  end, 1
+end)
+
+-- Workload 16: nn.MultiheadAttention forward and backward, self-attention over a batch of 32
+-- sequences of 64 with embed_dim 256 and 8 heads (float32), the weights returned as by default.
+add("w16_mha_fwd_bwd_float32", function()
+  torch.manual_seed(0)
+  local m = nn.MultiheadAttention(256, 8)
+  local x = torch.randn(64, 32, 256):requires_grad_()
+  return function()
+    local out = m(x, x, x)
+    out:sum():backward()
+  end, 1
+end)
+
 -- Workload 11: LAPACK decompositions of a 500 x 500 float64 matrix (symmetric positive
 -- definite for eigh and cholesky; lstsq with 10 right-hand sides).
 local LA_N = 500
@@ -234,6 +261,18 @@ for name, f in pairs({
     return function() return f(re, c) end, 1
   end)
 end
+
+-- Workload 16 (issue 16): nn.BatchNorm2d(64) in training mode, forward and backward (into the
+-- input, weight and bias) of a 32 x 64 x 32 x 32 float32 batch.
+add("w16_batchnorm2d_train_float32", function()
+  torch.manual_seed(0)
+  local x = torch.randn(32, 64, 32, 32):requires_grad_()
+  local g = torch.randn(32, 64, 32, 32)
+  local bn = nn.BatchNorm2d(64)
+  return function()
+    bn(x):backward(g)
+  end, 1
+end)
 
 -- Workload 10: workloads 1, 2 and 7 on the GPU; every call ends with a synchronize.
 local function on_cuda(make)

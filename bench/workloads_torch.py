@@ -222,6 +222,23 @@ def _():
     return fn, 1
 
 
+@add("w16_lstm_2x128_seq35_batch20")
+def _():
+    """An LSTM (2 layers, input and hidden 128, sequence 35, batch 20; float32) forward and backward."""
+    torch.manual_seed(0)
+    lstm = nn.LSTM(128, 128, 2)
+    x = torch.randn(35, 20, 128)
+    h0 = (torch.zeros(2, 20, 128), torch.zeros(2, 20, 128))
+
+    def fn():
+        with torch.enable_grad():
+            lstm.zero_grad()
+            out, (h, c) = lstm(x, h0)
+            loss = out.sum() + h.sum() + c.sum()
+            loss.backward()
+    return fn, 1
+
+
 def on_cuda(make):
     """Workload 10: a workload on the GPU, every call ending with a synchronize."""
     def setup():
@@ -248,6 +265,21 @@ for dt in ("float32", "float64"):
         add("w10_matmul_%d_cuda_%s" % (n, dt))(on_cuda(matmul))
 
 
+@add("w16_mha_fwd_bwd_float32")
+def _():
+    """Workload 16: nn.MultiheadAttention forward and backward (batch 32, sequence 64, embed 256,
+    8 heads, float32; self-attention, the weights returned as by default)."""
+    torch.manual_seed(0)
+    m = nn.MultiheadAttention(256, 8)
+    x = torch.randn(64, 32, 256, requires_grad=True)
+
+    def fn():
+        with torch.enable_grad():
+            out, _ = m(x, x, x)
+            out.sum().backward()
+    return fn, 1
+
+
 LA_N = 500
 
 
@@ -265,6 +297,21 @@ for _name, _f in {"svd": lambda a, s, b: torch.linalg.svd(a), "eigh": lambda a, 
     def _(f=_f):
         a, s, b = la_inputs()
         return (lambda: f(a, s, b)), 1
+
+
+@add("w16_batchnorm2d_train_float32")
+def _():
+    """Workload 16 (issue 16): nn.BatchNorm2d(64) in training mode, forward and backward (into the
+    input, weight and bias) of a 32 x 64 x 32 x 32 float32 batch."""
+    torch.manual_seed(0)
+    x = torch.randn(32, 64, 32, 32).requires_grad_()
+    g = torch.randn(32, 64, 32, 32)
+    bn = nn.BatchNorm2d(64)
+
+    def fn():
+        with torch.enable_grad():
+            bn(x).backward(g)
+    return fn, 1
 
 FFT_N = 1 << 20
 

@@ -17,6 +17,7 @@
 #include "../tensor/allocator.hpp"
 #include "../tensor/interrupt.hpp"
 #include "../tensor/memory_budget.hpp"
+#include "autocast.hpp"
 #include "complex_value.hpp"
 
 namespace tide::lua {
@@ -83,7 +84,8 @@ void remember_tensor_metatable(lua_State* L) {
   lua_pushvalue(L, -1);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &kMetaKey);
   // Also in the thread's extra space (copied to coroutines), for a pointer compare in
-  // to_tensor; left alone if a host already uses that space.
+  // to_tensor; left alone if a host already uses that space (tide's own states zero it at
+  // creation; a host that loads tide as a module into its state should do the same).
   auto** slot = static_cast<const void**>(lua_getextraspace(L));
   if (*slot == nullptr) *slot = lua_topointer(L, -1);
 }
@@ -1153,7 +1155,8 @@ const ArgSpec& binding_spec(const Binding& b) { return *arg_spec(b); }
 void Args::fail_complex(const Tensor& t) const { TIDE_FAIL(op, ": ", dtype_name(t.dtype()), " is not supported"); }
 
 // The lua_CFunction behind every binding: C++ exceptions become Lua errors here, after the
-// try block has destroyed every C++ object of the call.
+// try block has destroyed every C++ object of the call. Under torch.autocast, an op of the
+// cast policy gets its tensor arguments cast first (bindings/autocast.hpp).
 static int call_binding(lua_State* L) {
   auto* b = static_cast<const Binding*>(lua_touserdata(L, lua_upvalueindex(2)));
   auto* spec = static_cast<const ArgSpec*>(lua_touserdata(L, lua_upvalueindex(3)));
@@ -1161,8 +1164,11 @@ static int call_binding(lua_State* L) {
   int nret = 0;
   bool failed = false;
   try {
+    int traits = int(lua_tointeger(L, lua_upvalueindex(4)));
+    if (autocast::active() && style == Style::Torch && traits > 1) [[unlikely]]
+      autocast::cast_arguments(L, 1, traits >> 1, b->name);
     Args a(L, b->name, style, spec);
-    a.complex_ok = lua_toboolean(L, lua_upvalueindex(4));
+    a.complex_ok = traits & 1;
     {
       CallSemantics semantics(a);
       nret = b->fn(L, a);
@@ -1186,7 +1192,8 @@ void push_binding(lua_State* L, const Binding& b, Style style) {
   lua_pushinteger(L, lua_Integer(style));
   lua_pushlightuserdata(L, const_cast<Binding*>(&b));
   lua_pushlightuserdata(L, const_cast<ArgSpec*>(arg_spec(b)));
-  lua_pushboolean(L, complex_capable(b.name));
+  // Upvalue 4, the binding's traits: bit 0 complex_capable, the bits above its autocast rules.
+  lua_pushinteger(L, lua_Integer(complex_capable(b.name)) | lua_Integer(autocast::packed_rules(b.name)) << 1);
   lua_pushcclosure(L, call_binding, 4);
 }
 

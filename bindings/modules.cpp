@@ -13,12 +13,19 @@
 #include "../tensor/parallel.hpp"
 #include "../tensor/backend.hpp"
 #include "lua_api.hpp"
+#include "autocast.hpp"
 #include "complex_value.hpp"
 #include "lua_embedded.hpp"
 
 namespace tide::lua {
 
+void register_norm_bindings();  // bind_norm.cpp (declared here: lua_api.hpp is widely included)
+
 void build_tensor_metatable(lua_State* L);
+
+// The recurrent layers' binding (bind_rnn.cpp), declared here rather than in the widely
+// included lua_api.hpp.
+void register_rnn_bindings();
 
 namespace {
 
@@ -38,11 +45,14 @@ void ensure_registered() {
     register_autograd_bindings();
     register_function_bindings();
     register_nn_bindings();
+    register_norm_bindings();
+    register_rnn_bindings();
     register_tensor_bindings();
     register_multiprocessing_bindings();
     register_distributed_bindings();
     register_complex_bindings();
     register_fft_bindings();
+    autocast::register_amp_bindings();
   });
 }
 

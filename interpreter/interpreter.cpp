@@ -577,6 +577,7 @@ Interpreter::Interpreter(const Options& options) : s_(std::make_unique<State>())
   lua_State* L = lua_newstate(lua_allocate, s_.get());
   if (!L) throw ScriptError("cannot create a Lua state: not enough memory", "");
   s_->L = L;
+  std::memset(lua_getextraspace(L), 0, LUA_EXTRASPACE);  // Lua leaves it uninitialised
   try {
     protected_call(*s_, open_libraries, nullptr, 0);
     if (options.memory_limit_bytes) {

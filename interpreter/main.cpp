@@ -422,6 +422,8 @@ int main(int argc, char** argv) {
     print_message(g_progname, "cannot create state: not enough memory");
     return EXIT_FAILURE;
   }
+  // Lua leaves a new state's extra space uninitialised; tide keeps a pointer there (free = null).
+  std::memset(lua_getextraspace(L), 0, LUA_EXTRASPACE);
   lua_pushcfunction(L, run_main);
   lua_pushinteger(L, argc);
   lua_pushlightuserdata(L, argv);

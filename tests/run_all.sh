@@ -80,6 +80,8 @@ run_all_suites() {
   run_suite "$tag device paths: test_cuda.lua (stand-in backend)" \
     env TIDE_CUDA_MODULE="$fake" TIDE_FAKE_CUDA=1 ${coverage:+TIDE_ARG_COVERAGE="$coverage"} \
     "$build/tide" tests/lua/test_cuda.lua
+  run_suite "$tag device paths: test_amp.lua, autocast \"cuda\" (stand-in backend)" \
+    env TIDE_CUDA_MODULE="$fake" TIDE_FAKE_CUDA=1 "$build/tide" tests/lua/test_amp.lua
   run_suite "$tag device paths: conformance (stand-in backend)" \
     env TIDE_CUDA_MODULE="$fake" TIDE_FAKE_CUDA=1 "$build/tide" tests/conformance/devicecheck.lua
   # The layout column: every conformance case again with its inputs as reversed views

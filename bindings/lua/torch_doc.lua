@@ -144,8 +144,9 @@ document(nn, {
     "bias=true}]) -> Module: 2-D convolution over (N, C, H, W) input; padding may be \"same\" or \"valid\".",
   MaxPool2d = "nn.MaxPool2d(kernel_size[, {stride=kernel_size, padding=0, dilation=1}]) -> Module: the " ..
     "maximum over each window of (N, C, H, W) input.",
-  Embedding = "nn.Embedding(num_embeddings, embedding_dim[, {padding_idx=}]) -> Module: looks rows of a " ..
-    "{num, dim} table up by 1-based integer indices; the padding row stays zero and gets no gradient.",
+  Embedding = "nn.Embedding(num_embeddings, embedding_dim[, {padding_idx=, device=, dtype=}]) -> Module: looks " ..
+    "rows of a {num, dim} table up by 1-based integer indices; the padding row (negative: from the end) starts " ..
+    "zero and gets no gradient. max_norm, norm_type, scale_grad_by_freq and sparse are not supported (errors).",
   LayerNorm = "nn.LayerNorm(normalized_shape[, {eps=1e-5, elementwise_affine=true}]) -> Module: normalises " ..
     "over the trailing dims to mean 0 and variance 1, then scales and shifts.",
   Dropout = "nn.Dropout([p=0.5]) -> Module: in training mode zeroes each element with probability p and " ..
@@ -308,6 +309,41 @@ document(F, {
   threshold = "F.threshold(input, threshold, value) -> Tensor: input where > threshold, else value.",
 })
 
+-- Normalization and channel dropout (torch_nn_norm.lua).
+document(nn, {
+  BatchNorm1d = "nn.BatchNorm1d(num_features[, {eps=1e-5, momentum=0.1, affine=true, track_running_stats=true, " ..
+    "device=, dtype=}]) -> Module: normalises each channel of (N, C) or (N, C, L) input by the batch's mean and " ..
+    "variance in training (updating running_mean and running_var, momentum=false: cumulative average as " ..
+    "PyTorch's None) and by the running statistics in eval mode; then weight * x + bias.",
+  BatchNorm2d = "nn.BatchNorm2d(num_features[, {eps=1e-5, momentum=0.1, affine=true, track_running_stats=true, " ..
+    "device=, dtype=}]) -> Module: BatchNorm1d for (N, C, H, W) input.",
+  InstanceNorm1d = "nn.InstanceNorm1d(num_features[, {eps=1e-5, momentum=0.1, affine=false, " ..
+    "track_running_stats=false, device=, dtype=}]) -> Module: normalises each channel of each sample of " ..
+    "(N, C, L) or (C, L) input over L.",
+  InstanceNorm2d = "nn.InstanceNorm2d(num_features[, {eps=1e-5, momentum=0.1, affine=false, " ..
+    "track_running_stats=false, device=, dtype=}]) -> Module: normalises each channel of each sample of " ..
+    "(N, C, H, W) or (C, H, W) input over H and W.",
+  GroupNorm = "nn.GroupNorm(num_groups, num_channels[, {eps=1e-5, affine=true, device=, dtype=}]) -> Module: " ..
+    "normalises each group of num_channels / num_groups channels of each sample; weight and bias per channel.",
+  Dropout1d = "nn.Dropout1d([p=0.5][, {inplace=false}]) -> Module: in training mode zeroes whole channels of " ..
+    "(N, C, L) or (C, L) input with probability p and scales the rest by 1/(1-p).",
+  Dropout2d = "nn.Dropout2d([p=0.5][, {inplace=false}]) -> Module: in training mode zeroes whole channels of " ..
+    "(N, C, H, W) (or (N, C, L)) input with probability p and scales the rest by 1/(1-p).",
+})
+document(F, {
+  batch_norm = "F.batch_norm(input, running_mean, running_var[, weight, bias, training=false, momentum=0.1, " ..
+    "eps=1e-5]) -> Tensor: per-channel (dim 2) normalization by the batch statistics when training (moving " ..
+    "the running ones, the variance unbiased), else by running_mean and running_var.",
+  instance_norm = "F.instance_norm(input[, running_mean, running_var, weight, bias, use_input_stats=true, " ..
+    "momentum=0.1, eps=1e-5]) -> Tensor: each channel of each sample normalised over its spatial dims.",
+  group_norm = "F.group_norm(input, num_groups[, weight, bias, eps=1e-5]) -> Tensor: each group of channels " ..
+    "of each sample normalised; weight and bias per channel.",
+  dropout1d = "F.dropout1d(input[, p=0.5, training=true, inplace=false]) -> Tensor: whole channels of (N, C, L) " ..
+    "or (C, L) input zeroed with probability p, the rest scaled by 1/(1-p).",
+  dropout2d = "F.dropout2d(input[, p=0.5, training=true, inplace=false]) -> Tensor: whole channels of " ..
+    "(N, C, H, W) or (N, C, L) input zeroed with probability p, the rest scaled by 1/(1-p).",
+})
+
 -- Losses (torch_nn_loss.lua).
 document(nn, {
   SmoothL1Loss = "nn.SmoothL1Loss([{reduction=\"mean\", beta=1.0}]) -> Module: 0.5 d^2 / beta where |d| < beta, " ..
@@ -388,6 +424,25 @@ document(nn.utils, {
 document(nn.utils.rnn, {
   pad_sequence = "nn.utils.rnn.pad_sequence(sequences[, batch_first=false][, padding_value=0]) -> Tensor: " ..
     "sequences of shapes (L_i, *) stacked into (T, B, *) (batch_first: (B, T, *)), padded to the longest.",
+})
+
+-- The recurrent layers (torch_nn_rnn.lua).
+document(nn, {
+  RNN = "nn.RNN(input_size, hidden_size[, num_layers=1][, {nonlinearity=\"tanh\", bias=true, batch_first=false, " ..
+    "dropout=0, bidirectional=false, dtype=, device=}]) -> Module: h_t = act(x_t W_ih^T + b_ih + h_{t-1} W_hh^T " ..
+    "+ b_hh) (act tanh or relu) over (T, N, input_size) input ((N, T, .) with batch_first, (T, .) unbatched); " ..
+    "`output, h_n = rnn(x[, h0])`; dropout between layers in training; parameters weight_ih_l0 ... as in PyTorch.",
+  LSTM = "nn.LSTM(input_size, hidden_size[, num_layers=1][, {bias=true, batch_first=false, dropout=0, " ..
+    "bidirectional=false, proj_size=0, dtype=, device=}]) -> Module: long short-term memory (gates i, f, g, o as " ..
+    "in PyTorch); `output, hc = lstm(x[, {h0, c0}])` with hc = {h_n, c_n}; proj_size projects h by weight_hr_l0.",
+  GRU = "nn.GRU(input_size, hidden_size[, num_layers=1][, {bias=true, batch_first=false, dropout=0, " ..
+    "bidirectional=false, dtype=, device=}]) -> Module: gated recurrent unit (gates r, z, n as in PyTorch); " ..
+    "`output, h_n = gru(x[, h0])`.",
+  RNNCell = "nn.RNNCell(input_size, hidden_size[, bias=true][, nonlinearity=\"tanh\"]) -> Module: one step " ..
+    "h' = act(x W_ih^T + b_ih + h W_hh^T + b_hh) of (N, input_size) or (input_size) input: `h = cell(x[, h])`.",
+  LSTMCell = "nn.LSTMCell(input_size, hidden_size[, bias=true]) -> Module: one LSTM step: " ..
+    "`h, c = cell(x[, {h, c}])`.",
+  GRUCell = "nn.GRUCell(input_size, hidden_size[, bias=true]) -> Module: one GRU step: `h = cell(x[, h])`.",
 })
 
 document(optim, {
@@ -587,4 +642,92 @@ document(data.distributed.DistributedSampler, {
   iter = "sampler:iter() -> iterator: this rank's indices for the current epoch.",
   len = "sampler:len() -> integer: the number of indices a rank gets (also #sampler).",
   set_epoch = "sampler:set_epoch(epoch): the shuffled order of the next epochs (seed + epoch).",
+})
+
+-- Mixed precision (bindings/lua/torch_amp.lua; the state's functions are bindings).
+document(torch, {
+  autocast = "autocast(device_type[, {dtype=, enabled=true, cache_enabled=}][, fn, ...]) -> results of fn, or a " ..
+    "to-be-closed scope: ops of PyTorch's autocast lists run in dtype (bfloat16 or float16; default the device's " ..
+    "autocast dtype, bfloat16 on \"cpu\", float16 on \"cuda\") on tensors of device_type: products and " ..
+    "convolutions in dtype, losses (and on CUDA reductions, softmax, exp, log) in float32; `local ac <close> = " ..
+    "torch.autocast(\"cpu\")` lasts to the end of the block; nesting, enabled=false and errors restore the " ..
+    "previous state; \"cuda\" without CUDA disables itself with a warning.",
+})
+document(torch.amp, {
+  GradScaler = "amp.GradScaler([device=\"cuda\"][, {device=, init_scale=65536, growth_factor=2, backoff_factor=0.5, " ..
+    "growth_interval=2000, enabled=true}]) -> scaler: dynamic loss scaling; scaler:scale(loss):backward(), " ..
+    "scaler:step(optimizer) (skipped when a gradient is inf or NaN), scaler:update() (the scale halves after inf/NaN " ..
+    "and doubles after growth_interval clean steps). Disabled for \"cuda\" without CUDA, as PyTorch.",
+})
+document(torch.amp.GradScaler, {
+  new = "GradScaler.new([device][, {...}]) -> scaler: as amp.GradScaler(...).",
+  scale = "scaler:scale(outputs) -> outputs times the scale: a tensor (its shape broadcast with the 1-element " ..
+    "float32 scale) or a table of them, nested; outputs itself when disabled.",
+  unscale_ = "scaler:unscale_(optimizer): divides the optimizer's gradients by the scale and records whether one " ..
+    "is inf or NaN (once per optimizer between updates; before gradient clipping).",
+  step = "scaler:step(optimizer, ...) -> what optimizer:step(...) returns: unscales unless unscale_ was called and " ..
+    "runs the step only when every gradient is finite (nil when skipped).",
+  update = "scaler:update([new_scale]): the next scale: times backoff_factor after a step with inf/NaN, times " ..
+    "growth_factor after growth_interval clean steps in a row, or new_scale (a number or a 1-element float32 tensor).",
+  get_scale = "scaler:get_scale() -> number: the current scale (init_scale before the first scale(), 1.0 when disabled).",
+  is_enabled = "scaler:is_enabled() -> boolean.",
+  get_growth_factor = "scaler:get_growth_factor() -> number.",
+  set_growth_factor = "scaler:set_growth_factor(v): a new growth_factor (> 1).",
+  get_backoff_factor = "scaler:get_backoff_factor() -> number.",
+  set_backoff_factor = "scaler:set_backoff_factor(v): a new backoff_factor (< 1).",
+  get_growth_interval = "scaler:get_growth_interval() -> integer.",
+  set_growth_interval = "scaler:set_growth_interval(n): a new growth_interval (a positive integer).",
+  state_dict = "scaler:state_dict() -> table: PyTorch's keys scale, growth_factor, backoff_factor, growth_interval, " ..
+    "_growth_tracker (empty when disabled).",
+  load_state_dict = "scaler:load_state_dict(sd): restores a state_dict() (an error for an empty one, as PyTorch).",
+})
+document(torch.cuda.amp, {
+  GradScaler = "cuda.amp.GradScaler([{init_scale=, growth_factor=, backoff_factor=, growth_interval=, enabled=}]) " ..
+    "-> scaler: amp.GradScaler(\"cuda\", {...}).",
+})
+
+-- Attention and transformers (torch_nn_attention.lua).
+document(F, {
+  scaled_dot_product_attention = "F.scaled_dot_product_attention(query, key, value[, {attn_mask=, dropout_p=0, " ..
+    "is_causal=false, scale=1/sqrt(E)}]) -> Tensor: softmax(query key^T * scale + mask) value over (..., L, E), " ..
+    "(..., S, E), (..., S, Ev) with broadcasting batch dims; a bool attn_mask is true where a query may attend, " ..
+    "a float one is added; is_causal masks keys after each query (not with attn_mask); dropout_p drops weights.",
+})
+
+document(nn, {
+  MultiheadAttention = "nn.MultiheadAttention(embed_dim, num_heads[, {dropout=0, bias=true, add_bias_kv=false, " ..
+    "add_zero_attn=false, kdim=, vdim=, batch_first=false, dtype=, device=}]) -> Module: m(query, key, value[, " ..
+    "{key_padding_mask=, need_weights=true, attn_mask=, average_attn_weights=true, is_causal=false}]) returns " ..
+    "the output (L, N, E) (batch_first: (N, L, E); unbatched: (L, E)) and the attention weights (nil unless " ..
+    "need_weights); bool masks are true where attending is NOT allowed, float masks are added; is_causal says " ..
+    "attn_mask is the causal mask (checked). Parameters as PyTorch's: in_proj_weight (or q/k/v_proj_weight), " ..
+    "in_proj_bias, bias_k, bias_v, out_proj.",
+  TransformerEncoderLayer = "nn.TransformerEncoderLayer(d_model, nhead[, {dim_feedforward=2048, dropout=0.1, " ..
+    "activation=\"relu\", layer_norm_eps=1e-5, batch_first=false, norm_first=false, dtype=, device=}]) -> Module: " ..
+    "self-attention and a feed-forward block, each with a residual and a LayerNorm (before: norm_first); " ..
+    "activation \"relu\", \"gelu\" or a function or module; forward(src[, {src_mask=, src_key_padding_mask=, " ..
+    "is_causal=}]).",
+  TransformerDecoderLayer = "nn.TransformerDecoderLayer(d_model, nhead[, {dim_feedforward=2048, dropout=0.1, " ..
+    "activation=\"relu\", layer_norm_eps=1e-5, batch_first=false, norm_first=false, dtype=, device=}]) -> Module: " ..
+    "self-attention, attention over memory and a feed-forward block; forward(tgt, memory[, {tgt_mask=, " ..
+    "memory_mask=, tgt_key_padding_mask=, memory_key_padding_mask=, tgt_is_causal=, memory_is_causal=}]).",
+  TransformerEncoder = "nn.TransformerEncoder(encoder_layer, num_layers[, norm]) -> Module: num_layers copies " ..
+    "of encoder_layer (layers.0, layers.1, ...) and an optional final norm; forward(src[, {mask=, " ..
+    "src_key_padding_mask=, is_causal=}]).",
+  TransformerDecoder = "nn.TransformerDecoder(decoder_layer, num_layers[, norm]) -> Module: num_layers copies " ..
+    "of decoder_layer and an optional final norm; forward(tgt, memory[, {tgt_mask=, memory_mask=, " ..
+    "tgt_key_padding_mask=, memory_key_padding_mask=, tgt_is_causal=, memory_is_causal=}]).",
+  Transformer = "nn.Transformer([{d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6, " ..
+    "dim_feedforward=2048, dropout=0.1, activation=\"relu\", custom_encoder=, custom_decoder=, layer_norm_eps=1e-5, " ..
+    "batch_first=false, norm_first=false, dtype=, device=}]) -> Module: encoder and decoder stacks with final " ..
+    "LayerNorms, Xavier-initialised; forward(src, tgt[, {src_mask=, tgt_mask=, memory_mask=, " ..
+    "src_key_padding_mask=, tgt_key_padding_mask=, memory_key_padding_mask=, src_is_causal=, tgt_is_causal=, " ..
+    "memory_is_causal=}]). nn.Transformer.generate_square_subsequent_mask(sz[, {dtype=, device=}]) gives the " ..
+    "causal float mask (-inf above the diagonal).",
+})
+
+document(nn.Transformer, {
+  generate_square_subsequent_mask = "nn.Transformer.generate_square_subsequent_mask(sz[, {dtype=, device=}]) -> " ..
+    "Tensor: the (sz, sz) float mask with -inf above the diagonal and 0 elsewhere (each position sees itself and " ..
+    "the ones before it).",
 })

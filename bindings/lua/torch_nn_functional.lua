@@ -106,7 +106,8 @@ function util.padding_index(op, padding_idx, n)
 end
 
 -- Normalises over the trailing dims given by normalized_shape (a number or a table):
--- (x - mean) / sqrt(var + eps) with the biased variance, then * weight + bias.
+-- (x - mean) / sqrt(var + eps) with the biased variance, then * weight + bias. An empty
+-- input is only scaled and shifted.
 function F.layer_norm(input, ...)
   local op = "layer_norm"
   check_float(op, "input", input)
@@ -118,14 +119,24 @@ function F.layer_norm(input, ...)
   if not fits then
     fail(op, "input of shape %s does not end in normalized_shape %s", shape_str(shape), shape_str(normalized))
   end
-  local dims = {}
-  for i = 1, k do dims[i] = -i end
-  local centered = input - input:mean{dim = dims, keepdim = true}
-  local var = (centered * centered):mean{dim = dims, keepdim = true}
-  local out = centered * (var + util.check_number(op, "eps", o.eps)):rsqrt()
-  if o.weight ~= nil then out = out * o.weight end
-  if o.bias ~= nil then out = out + o.bias end
-  return out
+  for _, name in ipairs{"weight", "bias"} do
+    local t = o[name]
+    if t ~= nil and not (torch.is_tensor(t) and util.same_shape(t.shape, normalized)) then
+      fail(op, "%s must be a tensor of shape normalized_shape %s, got %s", name, shape_str(normalized), describe(t))
+    end
+  end
+  local eps = util.check_number(op, "eps", o.eps)
+  if input:numel() == 0 then
+    local out = input * 1
+    if o.weight ~= nil then out = out * o.weight end
+    if o.bias ~= nil then out = out + o.bias end
+    return out
+  end
+  -- The engine's fused op on rows of the normalised block (tensor/autograd/batch_norm.cpp).
+  local block = 1
+  for i = 1, k do block = block * normalized[i] end
+  return torch._layer_norm_rows(input:reshape{-1, block}, o.weight and o.weight:reshape(block),
+                                o.bias and o.bias:reshape(block), eps):reshape(shape)
 end
 
 -- padding="valid" is 0; padding="same" keeps the spatial size (stride 1, and

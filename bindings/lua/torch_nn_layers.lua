@@ -135,7 +135,12 @@ local Embedding = util.module_class("Embedding")
 
 function Embedding:init(...)
   local op = "Embedding"
-  local o = util.args(op, {"num_embeddings", "embedding_dim", "padding_idx", "device", "dtype"}, 2, {}, ...)
+  local o = util.args(op, {"num_embeddings", "embedding_dim", "padding_idx", "max_norm", "norm_type",
+                           "scale_grad_by_freq", "sparse", "device", "dtype"}, 2, {}, ...)
+  -- PyTorch's positional order; the options that change the lookup are not supported.
+  for _, name in ipairs{"max_norm", "norm_type", "scale_grad_by_freq", "sparse"} do
+    if o[name] ~= nil then fail(op, "%s is not supported (got %s)", name, util.describe(o[name])) end
+  end
   self.num_embeddings = util.check_int(op, "num_embeddings", o.num_embeddings, 0)
   self.embedding_dim = util.check_int(op, "embedding_dim", o.embedding_dim, 0)
   if o.padding_idx ~= nil then self.padding_idx = util.padding_index(op, o.padding_idx, self.num_embeddings) end

@@ -46,7 +46,7 @@ local function is_class(v)
   return type(v) == "table" and (rawget(v, "_name") ~= nil or (rawget(v, "name") ~= nil and rawget(v, "__index") == v))
 end
 for _, space in ipairs{torch.nn, torch.optim, torch.optim.lr_scheduler, torch.utils.data, torch.distributions,
-                       torch.multiprocessing, torch.nn.parallel, torch.utils.data.distributed} do
+                       torch.amp, torch.multiprocessing, torch.nn.parallel, torch.utils.data.distributed} do
   for _, cls in pairs(space) do
     if is_class(cls) then wrap(cls, (rawget(cls, "_name") or rawget(cls, "name")) .. ":", true) end
   end

@@ -6,6 +6,7 @@
 #include "../ops/nn.hpp"
 #include "../ops/index.hpp"
 #include "../ops/shape.hpp"
+#include "../ops/softmax.hpp"
 #include "formulas.hpp"
 
 namespace tide::ag {
@@ -47,12 +48,23 @@ Tensor softmax(const Tensor& x, int dim) {
   check_float(x, "softmax", "input");
   int d = ops::wrap_dim("softmax", dim, std::max(x.dim(), 1));
   DimList dl = x.dim() ? DimList{d} : DimList{};
-  Tensor e = ops::unary(UnaryOp::Exp, ops::binary(BinaryOp::Sub, x, ops::amax(x, dl, true)));
-  Tensor y = ops::binary(BinaryOp::Div, e, ops::sum(e, dl, true), &e);
+  // Over the last dim of a contiguous CPU float tensor: the row kernels (ops/softmax.hpp).
+  const bool rows = x.dim() && d == x.dim() - 1 && ops::softmax_rows_fit(x);
+  Tensor y;
+  if (rows) {
+    y = ops::softmax_rows(x);
+  } else {
+    Tensor e = ops::unary(UnaryOp::Exp, ops::binary(BinaryOp::Sub, x, ops::amax(x, dl, true)));
+    y = ops::binary(BinaryOp::Div, e, ops::sum(e, dl, true), &e);
+  }
   if (!needs_recording({&x})) return y;
   SavedTensor sy = SavedTensor::output(y);
-  record("softmax", y, {&x}, [sy, dl](const Tensor& g, const Node& n) -> Grads {
+  record("softmax", y, {&x}, [sy, dl, rows](const Tensor& g, const Node& n) -> Grads {
     Tensor yv = sy.unpack(n);
+    // The row kernel unless this gradient is itself recorded (create_graph: it must be
+    // differentiable).
+    if (rows && !needs_recording({&g, &yv}) && g.dtype() == yv.dtype() && g.device().is_cpu())
+      return {ops::softmax_rows_backward(yv, g.contiguous())};
     return {yv * (g - sum(g * yv, dl, true))};
   });
   return y;

@@ -368,17 +368,34 @@ void blas_gemm_one(int64_t m, int64_t n, int64_t k, T alpha, const T* A, int64_t
                 int(ldc));
 }
 
+// OpenBLAS runs a product of at most this many multiply-adds (m * n * k) on the calling
+// thread alone (SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD in its interface/gemm.c).
+constexpr int64_t kBlasOneThreadWork = 65536 * 4;
+
 template <typename T>
 void blas_batched(const GemmProblem& P, const Scalar& alpha, const Scalar& beta, bool use_beta) {
   const T* a = reinterpret_cast<const T*>(P.a_base);
   const T* b = reinterpret_cast<const T*>(P.b_base);
   T* c = reinterpret_cast<T*>(P.c_base);
   const T al = T(alpha.to_double()), be = use_beta ? T(beta.to_double()) : T(0);
-  for (int64_t bi = 0; bi < P.batch; ++bi) {
-    check_interrupt();  // a long batch of products stops between matrices on Ctrl-C
-    blas_gemm_one<T>(P.m, P.n, P.k, al, a + P.a_off[bi], P.ars, P.acs, b + P.b_off[bi], P.brs, P.bcs, be,
-                     c + P.c_off[bi], P.n);
+  auto products = [&](int64_t first, int64_t last) {
+    for (int64_t bi = first; bi < last; ++bi) {
+      check_interrupt();  // a long batch of products stops between matrices on Ctrl-C
+      blas_gemm_one<T>(P.m, P.n, P.k, al, a + P.a_off[bi], P.ars, P.acs, b + P.b_off[bi], P.brs, P.bcs, be,
+                       c + P.c_off[bi], P.n);
+    }
+  };
+  // A batch of small products (attention's per-head ones) would run one after another on one
+  // thread, as OpenBLAS keeps each to one: the engine's threads share the batch instead, each
+  // product still on one thread, so the results do not depend on the thread count. Only
+  // matrix-matrix products: OpenBLAS threads a matrix-vector product from a lower size.
+  int64_t work = 0;
+  const bool huge = __builtin_mul_overflow(P.m * P.n, std::max<int64_t>(P.k, 1), &work);
+  if (P.batch > 1 && P.m > 1 && P.n > 1 && !huge && work <= kBlasOneThreadWork) {
+    parallel_for(0, P.batch, std::max<int64_t>(1, kBlasOneThreadWork / work), products);
+    return;
   }
+  products(0, P.batch);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -553,6 +553,36 @@ def hooked_linear(x, w, bias):
     return [N(out), N(xt.grad), N(lin.weight.grad), N(lin.bias.grad), N(out.grad)]
 
 
+
+def norm_layer_steps(layer, args, kw, xs, w, bias):
+    """torch.nn.<layer>(*args, **kw) in float64 (weight and bias copied from w and bias when
+    given; kw's momentum False is None) run in training mode on each input of xs, the first with
+    (y ** 3).sum() backward, then in eval mode on xs[0] (ops_nn_norm.lua's layer rows). Returns
+    the training outputs, x.grad, weight.grad and bias.grad (when affine), the eval output,
+    then running_mean, running_var and num_batches_tracked (as float64) when tracked."""
+    import torch
+    kw = dict(kw or {})
+    if kw.get("momentum") is False:
+        kw["momentum"] = None
+    m = getattr(torch.nn, layer)(*args, **kw).double()
+    if w is not None:
+        with torch.no_grad():
+            m.weight.copy_(T(w))
+            m.bias.copy_(T(bias))
+    outs, grads = [], []
+    for i, x in enumerate(xs):
+        xt = T(x).requires_grad_(i == 0)
+        y = m(xt)
+        if i == 0:
+            (y ** 3).sum().backward()
+            grads = [xt.grad] + ([m.weight.grad, m.bias.grad] if w is not None else [])
+        outs.append(y)
+    m.eval()
+    outs = outs + grads + [m(T(xs[0]))]
+    if getattr(m, "running_mean", None) is not None:
+        outs += [m.running_mean, m.running_var, m.num_batches_tracked.double()]
+    return N(outs)
+
 def product_ref(op, a, b, c, kw):
     """torch.<op>(a, b, c, **kw) for baddbmm / addbmm / addmv / addr. With beta = 0 into a zeroed
     out=: the plain call now and then gave a NaN that no input held (float32, beta = 0, an

@@ -2013,6 +2013,10 @@ local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
 assert(loadfile(here .. "ops_nn.lua"))(G, add)
 -- torch.distributions against PyTorch: ops_distributions.lua.
 assert(loadfile(here .. "ops_distributions.lua"))(G, add)
+assert(loadfile(here .. "ops_nn_norm.lua"))(G, add)
+-- The recurrent layers against PyTorch: ops_nn_rnn.lua.
+assert(loadfile(here .. "ops_nn_rnn.lua"))(G, add)
+assert(loadfile(here .. "ops_nn_attn.lua"))(G, add)
 assert(loadfile(here .. "ops_stats.lua"))(G, add)
 assert(loadfile(here .. "ops_dtypes.lua"))(G, add)
 assert(loadfile(here .. "ops_sets_shape.lua"))(G, add)

@@ -48,8 +48,10 @@ T.test("a loop of small ops keeps the Lua heap bounded", function()
     if k % 1000 == 0 then peak = math.max(peak, collectgarbage("count")) end
   end
   -- With Lua's default pause the heap grew without bound here (finalized temporaries count
-  -- as live when the next cycle's threshold is set): 10 MB after 400 thousand ops.
-  T.truthy(peak < base + 2048, string.format("heap grew from %.0f KB to %.0f KB", base, peak))
+  -- as live when the next cycle's threshold is set): 10 MB after 400 thousand ops. Bounded,
+  -- the peak is a multiple of the live heap (the pause is relative: about 2.7 times it), so
+  -- the bound is one too; a fixed margin failed as the library's own Lua code grew.
+  T.truthy(peak < 3 * base, string.format("heap grew from %.0f KB to %.0f KB", base, peak))
 end)
 
 T.done()
