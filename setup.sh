@@ -9,11 +9,12 @@ cd "$(dirname "$0")"
 
 # Debian packages: the build (meson, ninja, g++, pkg-config), the libraries tide links
 # (Lua 5.4, OpenBLAS with LAPACKE, zlib, doctest for the C++ tests, libedit for the REPL's
-# line editing), FFTW for the FFT module libtide_fft.so (np.fft, torch.fft) and, for the tests
+# line editing), FFTW for the FFT module libtide_fft.so (np.fft, torch.fft), OpenMPI for
+# torch.distributed's module libtide_mpi.so (and mpirun to start ranks) and, for the tests
 # and benchmarks, NumPy and PyTorch (the references: the
 # DLPack exchange test hands tensors to PyTorch, and bench/ times both).
 packages=(g++ meson ninja-build pkg-config liblua5.4-dev lua5.4 libopenblas-dev liblapacke-dev
-          zlib1g-dev doctest-dev libdlpack-dev libedit-dev libfftw3-dev python3 python3-numpy python3-torch)
+          zlib1g-dev doctest-dev libdlpack-dev libedit-dev libfftw3-dev libopenmpi-dev openmpi-bin python3 python3-numpy python3-torch)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

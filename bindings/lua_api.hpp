@@ -289,6 +289,8 @@ void register_autograd_bindings();
 void register_function_bindings();  // tensor hooks, torch.autograd.Function
 void register_nn_bindings();
 void register_tensor_bindings();  // conversions, properties, misc methods
+void register_multiprocessing_bindings();
+void register_distributed_bindings();
 void register_fft_bindings();     // np.fft / torch.fft (bind_fft.cpp)
 
 }  // namespace tide::lua

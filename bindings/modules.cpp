@@ -48,6 +48,8 @@ void ensure_registered() {
     register_norm_bindings();
     register_rnn_bindings();
     register_tensor_bindings();
+    register_multiprocessing_bindings();
+    register_distributed_bindings();
     register_complex_bindings();
     register_fft_bindings();
     autocast::register_amp_bindings();

@@ -24,10 +24,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "bindings/modules.hpp"
 #include "repl/repl.hpp"
 #include "tensor/interrupt.hpp"
+#include "tensor/distributed/process_group.hpp"
+#include "tensor/ipc.hpp"
 #include "tensor/parallel.hpp"
 
 #ifndef TIDE_VERSION
@@ -46,11 +49,14 @@ void print_message(const char* prefix, const char* msg) {
   fflush(stderr);
 }
 
-// Prints the error on top of the stack (if status is an error) and pops it.
+// Prints the error on top of the stack (if status is an error) and pops it. In a rank of a
+// distributed job the other ranks learn of it first, and the message names this rank.
 int report(lua_State* L, int status) {
   if (status != LUA_OK) {
     const char* msg = lua_tostring(L, -1);
-    print_message(g_progname, msg ? msg : "(error object is not a string)");
+    std::string text = msg ? msg : "(error object is not a string)";
+    if (!g_in_repl) text = tide::dist::uncaught_error(text);
+    print_message(g_progname, text.c_str());
     lua_pop(L, 1);
   }
   return status;
@@ -397,12 +403,20 @@ int run_main(lua_State* L) {
   return 1;
 }
 
+// The path of this program, which torch.multiprocessing's workers run.
+void register_program_path() {
+  char path[4096];
+  ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n > 0) tide::ipc::set_program_path(std::string(path, size_t(n)));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   end_loading();
   if (argc > 0 && argv[0] && argv[0][0]) g_progname = argv[0];
   tide::set_interrupt_thread();
+  register_program_path();
   lua_State* L = luaL_newstate();
   if (L == nullptr) {
     print_message(g_progname, "cannot create state: not enough memory");

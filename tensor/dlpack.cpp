@@ -32,11 +32,16 @@ Reach reach_of(const Dims& shape, const Dims& strides, DType dtype, const char* 
 }
 
 // What a DLPack export keeps alive: the tensor, and the shape and strides arrays it points to.
+// While it lives, the storage counts it as an export (its bytes must not move).
 struct ExportContext {
   Tensor tensor;
-  int64_t shape[kMaxDims];
-  int64_t strides[kMaxDims];
-  DLManagedTensor managed;
+  int64_t shape[kMaxDims] = {};
+  int64_t strides[kMaxDims] = {};
+  DLManagedTensor managed = {};
+  explicit ExportContext(const Tensor& t) : tensor(t) { tensor.storage()->add_export(1); }
+  ~ExportContext() { tensor.storage()->add_export(-1); }
+  ExportContext(const ExportContext&) = delete;
+  ExportContext& operator=(const ExportContext&) = delete;
 };
 
 }  // namespace
@@ -143,7 +148,7 @@ Tensor Tensor::from_dlpack(DLManagedTensor* managed) {
 
 DLManagedTensor* Tensor::to_dlpack() const {
   TIDE_CHECK(defined(), "to_dlpack: the tensor is undefined (freed)");
-  auto* ctx = new ExportContext{*this, {}, {}, {}};
+  auto* ctx = new ExportContext(*this);
   for (int d = 0; d < dim(); ++d) {
     ctx->shape[d] = size(d);
     ctx->strides[d] = stride(d);

@@ -19,11 +19,11 @@ std::string library_dir() {
 
 }  // namespace
 
-ModuleHandle open_module(const char* file, const char* env_var) {
+ModuleHandle open_module(const char* file, const char* env_var, bool global) {
   ModuleHandle m;
   const char* env = std::getenv(env_var);
   m.path = env && *env ? env : library_dir() + file;
-  m.handle = dlopen(m.path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  m.handle = dlopen(m.path.c_str(), RTLD_NOW | (global ? RTLD_GLOBAL : RTLD_LOCAL));
   if (!m.handle) {
     const char* err = dlerror();
     m.error = err ? err : "unknown error";

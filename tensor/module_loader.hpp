@@ -1,5 +1,6 @@
 // Optional engines built as their own shared modules next to libtide (the CUDA backend
-// libtide_cuda.so, the FFT module libtide_fft.so) are opened here with dlopen, on first use,
+// libtide_cuda.so, the FFT module libtide_fft.so, torch.distributed's libtide_mpi.so and
+// libtide_nccl.so) are opened here with dlopen, on first use,
 // so libtide and the tide program never link them or their libraries.
 #pragma once
 #include <string>
@@ -14,7 +15,8 @@ struct ModuleHandle {
 };
 
 // Opens `file` from the directory libtide was loaded from, or the path in the environment
-// variable env_var when that is set and not empty.
-ModuleHandle open_module(const char* file, const char* env_var);
+// variable env_var when that is set and not empty. `global`: the module's libraries' symbols
+// become visible to the libraries they load in turn (OpenMPI's components need libmpi's).
+ModuleHandle open_module(const char* file, const char* env_var, bool global = false);
 
 }  // namespace tide

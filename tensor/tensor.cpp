@@ -179,7 +179,9 @@ std::shared_ptr<Storage> Storage::wrap(void* data, size_t nbytes, Device device,
   return std::make_shared<Storage>(data, nbytes, device, std::move(deleter));
 }
 
-Storage::~Storage() {
+Storage::~Storage() { release_memory(); }
+
+void Storage::release_memory() {
   if (deleter_) {
     deleter_(data_);
   } else if (device_.is_cpu()) {
@@ -187,6 +189,14 @@ Storage::~Storage() {
   } else {
     backend_for(device_.type).free(data_, nbytes_, device_.index);
   }
+}
+
+void Storage::replace_memory(void* data, std::function<void(void*)> deleter, int shared_fd) {
+  TIDE_ASSERT(owns_memory() && !exported());
+  release_memory();
+  data_ = data;
+  deleter_ = std::move(deleter);
+  shared_fd_ = shared_fd;
 }
 
 // Complex tensors live on the CPU only: no device kernel handles their 16-byte complex128

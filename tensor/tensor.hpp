@@ -170,15 +170,33 @@ class Storage {
   bool read_only() const { return read_only_; }
   void set_read_only() { read_only_ = true; }
 
-  Storage(void* data, size_t nbytes, Device device, std::function<void(void*)> deleter)
-      : data_(data), nbytes_(nbytes), device_(device), deleter_(std::move(deleter)) {}
+  // Shared memory (tensor/shared_memory.hpp): the memfd that holds the bytes, -1 while they
+  // are private to this process.
+  int shared_fd() const { return shared_fd_; }
+  // Whether the memory is the engine's own (from its allocator or shared memory), not
+  // wrapped host memory (from_blob, DLPack import) that the engine must not move or free.
+  bool owns_memory() const { return !deleter_ || shared_fd_ >= 0; }
+  // DLPack exports alive: their consumers hold the address, so the bytes must not move.
+  void add_export(int delta) { exports_.fetch_add(delta, std::memory_order_relaxed); }
+  bool exported() const { return exports_.load(std::memory_order_relaxed) > 0; }
+  // Replaces the bytes by `data` (the same size, already holding a copy), released by
+  // `deleter`, and frees the old ones: every view sees the new address. share_memory_ moves
+  // a storage into the memfd `shared_fd` this way.
+  void replace_memory(void* data, std::function<void(void*)> deleter, int shared_fd);
+
+  Storage(void* data, size_t nbytes, Device device, std::function<void(void*)> deleter, int shared_fd = -1)
+      : data_(data), nbytes_(nbytes), device_(device), deleter_(std::move(deleter)), shared_fd_(shared_fd) {}
 
  private:
+  void release_memory();
+
   void* data_;
   size_t nbytes_;
   Device device_;
   std::function<void(void*)> deleter_;  // empty: returned to the device's allocator
+  int shared_fd_ = -1;
   std::atomic<uint32_t> version_{0};
+  std::atomic<int32_t> exports_{0};
   bool read_only_ = false;
 };
 

@@ -89,8 +89,11 @@ document(data, {
   default_collate = "utils.data.default_collate(samples) -> batch: PyTorch's collation (tensors stacked, numbers " ..
     "and booleans into tensors, tables entry by entry).",
   DataLoader = "utils.data.DataLoader(dataset[, {batch_size=1, shuffle=false, sampler=, batch_sampler=, " ..
-    "num_workers=0, collate_fn=, drop_last=false, generator=}]) -> loader: `for x, y in loader:iter() do` runs " ..
-    "one epoch of batches; #loader is their number.",
+    "num_workers=0, collate_fn=, drop_last=false, generator=, prefetch_factor=2, persistent_workers=false, " ..
+    "worker_init_fn=, timeout=0}]) -> loader: `for x, y in loader:iter() do` runs one epoch of batches (made by " ..
+    "num_workers worker processes when > 0, in the same order); #loader is their number.",
+  get_worker_info = "utils.data.get_worker_info() -> {id=, num_workers=, seed=} | nil: in a DataLoader's worker " ..
+    "process its 0-based id, the number of workers and its seed; nil elsewhere.",
 })
 
 document(data.Dataset, {
@@ -209,6 +212,8 @@ document(nn.Module, {
   half = "module:half() -> module: parameters and buffers as float16.",
   cpu = "module:cpu() -> module: parameters and buffers on the CPU.",
   cuda = "module:cuda() -> module: parameters and buffers on the GPU.",
+  share_memory = "module:share_memory() -> module: parameters, their grads and buffers moved to shared memory " ..
+    "(Tensor:share_memory_), so that worker processes given the module update the same tensors (Hogwild).",
   register_forward_pre_hook = "module:register_forward_pre_hook(hook) -> handle: hook(module, args) runs before " ..
     "forward (args.n arguments); a table it returns replaces the arguments, another value the only one; " ..
     "handle:remove() takes it out.",
@@ -626,6 +631,70 @@ document(distributions.Distribution, {
   entropy = "d:entropy() -> Tensor: the entropy, of batch_shape.",
   set_default_validate_args = "Distribution.set_default_validate_args(value): whether distributions made without " ..
     "validate_args check their arguments (true at start).",
+})
+
+local mp = torch.multiprocessing
+document(mp, {
+  Queue = "multiprocessing.Queue() -> queue: items put by any process are received by one getter; tensors travel " ..
+    "by shared-memory handle (no copy), numbers, strings, booleans, tables and functions by value.",
+  Pipe = "multiprocessing.Pipe([duplex=true]) -> a, b: two connected ends; with duplex=false a only receives and " ..
+    "b only sends.",
+  Process = "multiprocessing.Process{target=fn[, args={...}]} -> process: start() runs fn(table.unpack(args)) in " ..
+    "a new worker process; join([timeout]), is_alive(), terminate(), kill(), exitcode.",
+  spawn = "multiprocessing.spawn(fn[, {nprocs=1, args={}, join=true}]) -> nil | context: runs fn(rank, ...) in " ..
+    "nprocs worker processes (rank 0-based, at most 4 per CPU); a worker's error is raised here with its " ..
+    "traceback; join=false returns a context with join([timeout]) and pids().",
+})
+document(mp._Queue, {
+  put = "queue:put(obj): sends obj to the queue (tensors move to shared memory).",
+  get = "queue:get([block=true][, timeout]) or get{block=, timeout=} -> obj: the next item; an error when none " ..
+    "arrives in time.",
+  get_nowait = "queue:get_nowait() -> obj: get(false).",
+  empty = "queue:empty() -> boolean: whether no item waits.",
+  close = "queue:close(): closes this process's ends of the queue.",
+})
+document(mp._Connection, {
+  send = "conn:send(obj): sends obj to the other end.",
+  recv = "conn:recv() -> obj: the next object, waiting for it.",
+  poll = "conn:poll([timeout=0]) -> boolean: whether an object waits, after up to timeout seconds.",
+  close = "conn:close(): closes this end.",
+})
+document(mp._Process, {
+  start = "process:start(): starts the worker process.",
+  join = "process:join([timeout]): waits until the process ends (or timeout seconds pass); sets exitcode.",
+  is_alive = "process:is_alive() -> boolean: whether it was started and has not ended.",
+  terminate = "process:terminate(): sends SIGTERM.",
+  kill = "process:kill(): sends SIGKILL.",
+})
+document(mp._SpawnContext, {
+  join = "context:join([timeout]) -> boolean: waits for the workers (true when all ended, false when the " ..
+    "timeout ran out first); a worker's failure is raised, after the others are ended.",
+  pids = "context:pids() -> list: the workers' process ids, by rank.",
+})
+
+document(nn.parallel, {
+  DistributedDataParallel = "nn.parallel.DistributedDataParallel(module[, {process_group=, bucket_cap_mb=25, " ..
+    "find_unused_parameters=false, broadcast_buffers=true}]) -> module: data-parallel training over the ranks: " ..
+    "rank 0's parameters and buffers broadcast at construction, gradients averaged during backward in buckets " ..
+    "(docs/distributed.md); state_dict keys prefixed with module.",
+})
+document(nn.parallel.DistributedDataParallel, {
+  init = "DistributedDataParallel:init(module[, options]): the constructor (see DistributedDataParallel).",
+  forward = "ddp:forward(...) -> module's outputs: broadcasts the buffers (broadcast_buffers), arms the gradient " ..
+    "averaging of the next backward, and runs the module.",
+  no_sync = "ddp:no_sync([fn, ...]) -> fn's results, or a to-be-closed guard: backwards inside accumulate " ..
+    "gradients locally; the next synchronized backward averages the sum.",
+})
+document(data.distributed, {
+  DistributedSampler = "utils.data.distributed.DistributedSampler(dataset[, {num_replicas=, rank=, shuffle=true, " ..
+    "seed=0, drop_last=false}]) -> sampler: this rank's share of the indices, split as PyTorch does; num_replicas " ..
+    "and rank default to the default group's.",
+})
+document(data.distributed.DistributedSampler, {
+  indices = "sampler:indices() -> list: this rank's indices (1-based) for the current epoch.",
+  iter = "sampler:iter() -> iterator: this rank's indices for the current epoch.",
+  len = "sampler:len() -> integer: the number of indices a rank gets (also #sampler).",
+  set_epoch = "sampler:set_epoch(epoch): the shuffled order of the next epochs (seed + epoch).",
 })
 
 -- Mixed precision (bindings/lua/torch_amp.lua; the state's functions are bindings).

@@ -588,6 +588,19 @@ function Module:to(...)
   return self
 end
 
+-- Moves every parameter, buffer and existing gradient to shared memory (Tensor:share_memory_),
+-- so that worker processes the module is sent to update the same tensors (Hogwild); returns self.
+function Module:share_memory()
+  for _, m in ipairs(self:modules()) do
+    for _, p in rawget(m, "_parameters"):items() do
+      p:share_memory_()
+      if p.grad ~= nil then p.grad:share_memory_() end
+    end
+    for _, b in rawget(m, "_buffers"):items() do b:share_memory_() end
+  end
+  return self
+end
+
 function Module:float() return self:to("float32") end
 function Module:double() return self:to("float64") end
 function Module:half() return self:to("float16") end

@@ -590,12 +590,21 @@ end
 
 ---------------------------------------------------------------------------------------------
 -- DataLoader(dataset[, {batch_size=1, shuffle=false, sampler=, batch_sampler=, num_workers=0,
--- collate_fn=, drop_last=false, generator=}]): batches of samples, for x, y in loader:iter().
+-- collate_fn=, drop_last=false, generator=, prefetch_factor=2, persistent_workers=false,
+-- worker_init_fn=, timeout=0}]): batches of samples, for x, y in loader:iter().
 --
 -- Map-style datasets are read in the order of a sampler (sequential, or RandomSampler with
 -- the generator when shuffle=true), grouped by batch_size (or by batch_sampler); an
 -- IterableDataset is read in its own order. collate_fn(samples) makes a batch from a list of
 -- samples (a sample of several values is a table of them); the default is default_collate.
+--
+-- With num_workers > 0 (map-style datasets), worker processes make the batches
+-- (torch.multiprocessing._batch_workers): batch i by worker (i - 1) % num_workers, at most
+-- prefetch_factor batches per worker ahead, tensors returned in shared memory, in the same
+-- order as with no workers. Worker w seeds torch with base_seed + w (base_seed drawn from the
+-- generator, or torch's, at each start of the workers, as PyTorch does), then calls
+-- worker_init_fn(w); get_worker_info() there gives {id=, num_workers=, seed=}.
+-- persistent_workers keeps them for the next epoch; timeout > 0 bounds the wait for a batch.
 
 local DataLoader = new_class("DataLoader")
 data.DataLoader = DataLoader
@@ -603,16 +612,33 @@ DataLoader.__tostring = instance_tostring
 DataLoader.__len = dispatch_len
 
 local LOADER_OPTIONS = {"batch_size", "shuffle", "sampler", "batch_sampler", "num_workers", "collate_fn", "drop_last",
-                        "generator"}
+                        "generator", "prefetch_factor", "persistent_workers", "worker_init_fn", "timeout"}
 
 function DataLoader:init(dataset, ...)
   local op = "DataLoader"
-  local o = util.args(op, LOADER_OPTIONS, 0, {batch_size = 1, shuffle = false, num_workers = 0, drop_last = false}, ...)
+  local o = util.args(op, LOADER_OPTIONS, 0, {batch_size = 1, shuffle = false, num_workers = 0, drop_last = false,
+                                              persistent_workers = false, timeout = 0}, ...)
   if not is_instance_of(dataset, Dataset) then fail(op, "expected a dataset, got %s", describe(dataset)) end
   local workers = util.check_int(op, "num_workers", o.num_workers, 0)
-  if workers > 0 then
-    fail(op, "num_workers=%d: worker processes are not supported yet (they come with multiprocessing support); " ..
-         "use num_workers=0", workers)
+  util.check_bool(op, "persistent_workers", o.persistent_workers)
+  util.check_number(op, "timeout", o.timeout)
+  if o.timeout < 0 then fail(op, "timeout option should be non-negative, got %s", tostring(o.timeout)) end
+  if o.worker_init_fn ~= nil and type(o.worker_init_fn) ~= "function" then
+    fail(op, "worker_init_fn must be a function, got %s", describe(o.worker_init_fn))
+  end
+  if workers == 0 then
+    if o.prefetch_factor ~= nil then
+      fail(op, "prefetch_factor option could only be specified in multiprocessing (num_workers > 0)")
+    end
+    if o.persistent_workers then fail(op, "persistent_workers option needs num_workers > 0") end
+  else
+    if is_instance_of(dataset, IterableDataset) then
+      fail(op, "num_workers=%d: worker processes read map-style datasets only (an IterableDataset needs num_workers=0)",
+           workers)
+    end
+    torch.multiprocessing._check_process_count(op, "num_workers", workers)
+    self._workers = {num_workers = workers, prefetch_factor = util.check_int(op, "prefetch_factor", o.prefetch_factor or 2, 1),
+                     persistent_workers = o.persistent_workers, worker_init_fn = o.worker_init_fn, timeout = o.timeout}
   end
   self.batch_size = util.check_int(op, "batch_size", o.batch_size, 1)
   util.check_bool(op, "shuffle", o.shuffle)
@@ -620,7 +646,7 @@ function DataLoader:init(dataset, ...)
   if o.collate_fn ~= nil and type(o.collate_fn) ~= "function" then
     fail(op, "collate_fn must be a function, got %s", describe(o.collate_fn))
   end
-  self.dataset, self.collate_fn, self.generator, self.num_workers = dataset, o.collate_fn, o.generator, 0
+  self.dataset, self.collate_fn, self.generator, self.num_workers = dataset, o.collate_fn, o.generator, workers
   if is_instance_of(dataset, IterableDataset) then
     for _, name in ipairs{"shuffle", "sampler", "batch_sampler"} do
       if o[name] then fail(op, "with an IterableDataset, %s must be left unset (the dataset gives the order)", name) end
@@ -662,9 +688,42 @@ end
 
 -- loader:iter() -> an iterator over the batches of one epoch: each step returns the values of
 -- one batch (x, y for samples of two values).
+-- The batches of one epoch made by the worker processes (see DataLoader), as iter returns them.
+local function worker_batches(self, op, collate_fn)
+  local w, dataset = self._workers, self.dataset
+  -- The sampler's order first, then the workers' seed: the same order as with no workers.
+  local next_batch = batch_sampler_iter(op, self.batch_sampler)
+  local pool = self._pool
+  if not pool then
+    local base_seed = torch.randint(0, 1 << 53, {1}, {dtype = "int64", generator = self.generator}):item()
+    pool = torch.multiprocessing._batch_workers{
+      producer = function(indices)
+        local samples = {}
+        for i, index in ipairs(indices) do samples[i] = pack_sample(dataset, index, dataset:get(index)) end
+        return table.pack(collate_fn(samples))
+      end,
+      num_workers = w.num_workers, prefetch_factor = w.prefetch_factor, persistent_workers = w.persistent_workers,
+      worker_init_fn = w.worker_init_fn, seed = base_seed, timeout = w.timeout}
+    if w.persistent_workers then self._pool = pool end
+  end
+  local results = pool:run(function() return batch_indices(op, next_batch()) end)
+  return function()
+    local _, batch = results()
+    if batch == nil then return nil end
+    if batch[1] == nil then fail(op, "collate_fn returned nil for a batch") end
+    if batch.n == 1 and getmetatable(batch[1]) == Tuple then return table.unpack(batch[1], 1, batch[1].n) end
+    return table.unpack(batch, 1, batch.n)
+  end
+end
+
+-- get_worker_info() -> {id=, num_workers=, seed=} in a DataLoader's worker process (id
+-- 0-based), nil elsewhere.
+function data.get_worker_info() return torch.multiprocessing._worker_info() end
+
 function DataLoader:iter()
   local op = "DataLoader"
   local collate_fn = self.collate_fn or data.default_collate
+  if self._workers then return worker_batches(self, op, collate_fn) end
   local next_samples
   if self.batch_sampler then
     local next_batch, dataset = batch_sampler_iter(op, self.batch_sampler), self.dataset

@@ -34,6 +34,9 @@ struct Edge {
   std::shared_ptr<Node> node;
 };
 
+// Called after a backward pass has accumulated a leaf's gradient into its grad.
+using PostAccumulateHook = std::function<void(const Tensor& leaf)>;
+
 struct AutogradMeta {
   bool requires_grad = false;
   Tensor grad;                        // leaves: the accumulated gradient
@@ -44,6 +47,7 @@ struct AutogradMeta {
   std::shared_ptr<AutogradMeta> view_base;
   uint32_t base_generation = 0;
   uint32_t generation = 0;            // bumped when an in-place op rewrites this tensor's history
+  std::vector<std::pair<int, PostAccumulateHook>> post_accumulate_hooks;  // leaves: by handle
   GradHooks hooks;                    // leaves: the tensor hooks, run before accumulation
   bool retains_grad = false;          // non-leaves: x:retain_grad() keeps the gradient in grad
   ~AutogradMeta();                    // frees a long history without recursion (engine.cpp)
@@ -166,6 +170,14 @@ class InPlace {
   Tensor base_, base_input_;  // for a view: its base, and the stand-in for the base's old value
 };
 
+// Hooks on a leaf that run, in the order added, each time backward has accumulated its
+// gradient (PyTorch's register_post_accumulate_grad_hook); the DDP reducer starts its
+// all-reduces from them. Returns a handle for remove_post_accumulate_hook.
+int add_post_accumulate_hook(const Tensor& leaf, PostAccumulateHook hook);
+void remove_post_accumulate_hook(const Tensor& leaf, int handle);
+// Queues fn to run once the backward pass now running has finished its walk (PyTorch's
+// queue_callback); called from a hook. Not run when the pass fails.
+void queue_callback(std::function<void()> fn);
 // x:register_hook(h): h sees every gradient computed for t (t must require grad). A leaf's
 // hooks live in its meta and run before accumulation; a non-leaf's run at its grad_fn, so a
 // hook added before an in-place change of t sees the gradient of t's old value, as in

@@ -1,5 +1,6 @@
 // The autograd core: grad mode, per-tensor meta, recording, saved tensors, the in-place
 // protocol, and the dependency-counted backward walk.
+#include <atomic>
 #include <algorithm>
 #include <cctype>
 #include <string_view>
@@ -18,6 +19,9 @@ namespace tide {
 namespace {
 
 thread_local bool g_grad_enabled = true;
+// Callbacks queued during the backward pass running on this thread (queue_callback); a
+// backward run from a hook has its own list.
+thread_local std::vector<std::function<void()>>* t_callbacks = nullptr;
 
 // The node a differentiable op records: its backward formula as a closure.
 struct FunctionNode final : Node {
@@ -62,6 +66,11 @@ struct AccumulateGrad final : Node {
       m.grad = ag::binary(BinaryOp::Add, m.grad, grad);  // create_graph: keep the sum differentiable
     } else {
       ops::binary(BinaryOp::Add, m.grad, grad, &m.grad);
+    }
+    if (!m.post_accumulate_hooks.empty()) {
+      Tensor t(leaf);
+      auto hooks = m.post_accumulate_hooks;  // a hook may add or remove hooks
+      for (auto& h : hooks) h.second(t);
     }
     return {};
   }
@@ -113,7 +122,7 @@ Tensor history_snapshot(const Tensor& t) {
     gradient_edge(t);  // brings a view's history up to date
     const AutogradMeta& m = *t.impl()->autograd;
     snap.impl()->autograd = std::make_shared<AutogradMeta>(
-        AutogradMeta{m.requires_grad, {}, m.grad_fn, m.accumulator, {}, 0, 0, {}, false});
+        AutogradMeta{m.requires_grad, {}, m.grad_fn, m.accumulator, {}, 0, 0, {}, {}, false});
   }
   return snap;
 }
@@ -149,13 +158,37 @@ struct NodeTask {
 
 // The dependency-counted walk shared by backward and grad. With `capture`, the gradients
 // arriving at those nodes are stored in `captured` and leaves are not accumulated into.
+void walk_graph(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, bool retain_graph,
+                bool create_graph, const char* op, const std::vector<Node*>* capture,
+                std::unordered_map<Node*, Tensor>* captured);
+
+// The walk, then the callbacks its hooks queued (in order; a callback may queue more).
+void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, bool retain_graph,
+                  bool create_graph, const char* op, const std::vector<Node*>* capture,
+                  std::unordered_map<Node*, Tensor>* captured) {
+  std::vector<std::function<void()>> callbacks;
+  auto* outer = t_callbacks;
+  t_callbacks = &callbacks;
+  try {
+    walk_graph(roots, grads, retain_graph, create_graph, op, capture, captured);
+    for (size_t i = 0; i < callbacks.size(); ++i) {
+      auto fn = std::move(callbacks[i]);
+      fn();
+    }
+  } catch (...) {
+    t_callbacks = outer;
+    throw;
+  }
+  t_callbacks = outer;
+}
+
 // Every walk is a loop over explicit stacks: a graph's length costs heap, never call depth.
 // The nodes stay alive throughout: the roots' nodes are held in `starts`, every other node
 // by an edge of a node that reaches it (running a node drops its saved tensors, never its
 // edges).
-void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, bool retain_graph,
-                  bool create_graph, const char* op, const std::vector<Node*>* capture,
-                  std::unordered_map<Node*, Tensor>* captured) {
+void walk_graph(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, bool retain_graph,
+                bool create_graph, const char* op, const std::vector<Node*>* capture,
+                std::unordered_map<Node*, Tensor>* captured) {
   TIDE_CHECK(grads.empty() || grads.size() == roots.size(), op, ": got ", grads.size(), " gradients for ", roots.size(),
              " outputs");
   std::vector<std::pair<std::shared_ptr<Node>, Tensor>> starts;
@@ -315,6 +348,30 @@ Tensor SavedTensor::unpack(const Node& owner) const {
 }
 
 namespace autograd {
+
+int add_post_accumulate_hook(const Tensor& leaf, PostAccumulateHook hook) {
+  TIDE_CHECK(is_leaf(leaf), "register_post_accumulate_grad_hook: only leaf tensors accumulate gradients");
+  static std::atomic<int> next{1};
+  int handle = next.fetch_add(1);
+  meta(leaf).post_accumulate_hooks.emplace_back(handle, std::move(hook));
+  return handle;
+}
+
+void remove_post_accumulate_hook(const Tensor& leaf, int handle) {
+  auto& m = leaf.impl()->autograd;
+  if (!m) return;
+  auto& hooks = m->post_accumulate_hooks;
+  for (auto it = hooks.begin(); it != hooks.end(); ++it)
+    if (it->first == handle) {
+      hooks.erase(it);
+      return;
+    }
+}
+
+void queue_callback(std::function<void()> fn) {
+  TIDE_CHECK(t_callbacks, "queue_callback: no backward pass is running on this thread");
+  t_callbacks->push_back(std::move(fn));
+}
 
 bool grad_enabled() { return g_grad_enabled; }
 void set_grad_enabled(bool on) { g_grad_enabled = on; }

@@ -275,6 +275,7 @@ H.instances = {
     function S:iter() local i = 0 return function() i = i + 1 if i <= 3 then return torch.ones(2) * i end end end
     return S()
   end)()]],
+  ["torch.utils.data.distributed.DistributedSampler"] = "torch.utils.data.distributed.DistributedSampler(torch.utils.data.TensorDataset(torch.ones(5)), {num_replicas = 2, rank = 1})",
   ["torch.utils.data.RandomSampler"] = "torch.utils.data.RandomSampler(torch.utils.data.TensorDataset(torch.ones(5)))",
   ["torch.utils.data.Sampler"] = "torch.utils.data.SequentialSampler(torch.utils.data.TensorDataset(torch.ones(5)))",
   ["torch.utils.data.SequentialSampler"] = "torch.utils.data.SequentialSampler(torch.utils.data.TensorDataset(torch.ones(5)))",

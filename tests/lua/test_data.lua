@@ -466,8 +466,10 @@ end)
 
 T.test("DataLoader argument errors", function()
   local ds = data.TensorDataset(torch.zeros(4))
-  T.eq(message(function() return data.DataLoader(ds, {num_workers = 2}) end),
-       "DataLoader: num_workers=2: worker processes are not supported yet (they come with multiprocessing support); use num_workers=0")
+  local Stream = data.IterableDataset:extend("Stream")
+  function Stream:iter() return function() end end
+  T.eq(message(function() return data.DataLoader(Stream(), {num_workers = 2}) end),
+       "DataLoader: num_workers=2: worker processes read map-style datasets only (an IterableDataset needs num_workers=0)")
   T.eq(message(function() return data.DataLoader(ds, {sampler = {1, 2}, shuffle = true}) end),
        "DataLoader: sampler option is mutually exclusive with shuffle")
   T.eq(message(function() return data.DataLoader(ds, {batch_sampler = {{1}}, batch_size = 2}) end),
@@ -476,7 +478,7 @@ T.test("DataLoader argument errors", function()
        "DataLoader: batch_size must be an integer >= 1, got 0")
   T.eq(message(function() return data.DataLoader(ds, {pin_memory = true}) end),
        "DataLoader: unknown keyword 'pin_memory' (valid: batch_size, shuffle, sampler, batch_sampler, num_workers, " ..
-       "collate_fn, drop_last, generator)")
+       "collate_fn, drop_last, generator, prefetch_factor, persistent_workers, worker_init_fn, timeout)")
   T.eq(message(function() return data.DataLoader(5) end), "DataLoader: expected a dataset, got 5")
 end)
 

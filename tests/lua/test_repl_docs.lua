@@ -95,6 +95,15 @@ T.test("every public Lua-written function and class has a doc", function()
   for _, name in ipairs{"Dataset", "IterableDataset", "Sampler", "DataLoader"} do
     own(torch.utils.data[name], "torch.utils.data." .. name)
   end
+  local mp = torch.multiprocessing
+  own(mp, "torch.multiprocessing")
+  for _, name in ipairs{"Queue", "Connection", "Process", "SpawnContext"} do
+    own(mp["_" .. name], "torch.multiprocessing." .. name)
+  end
+  own(torch.nn.parallel, "nn.parallel")
+  own(torch.nn.parallel.DistributedDataParallel, "nn.parallel.DistributedDataParallel")
+  own(torch.utils.data.distributed, "torch.utils.data.distributed")
+  own(torch.utils.data.distributed.DistributedSampler, "torch.utils.data.distributed.DistributedSampler")
   table.sort(bad)
   T.eq(bad, {}, "Lua-written functions and classes without a doc")
   T.truthy(count > 100, "walked " .. count)
