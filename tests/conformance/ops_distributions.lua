@@ -265,7 +265,7 @@ add({name = "kl_divergence(Uniform inside, Beta)", out = "float64", tol = TOL, g
      ref = "N(torch.distributions.kl_divergence(torch.distributions.Uniform(T(a)[0], T(a)[0] + T(a)[1]), " ..
            "torch.distributions.Beta(T(b)[0], T(b)[1])))",
      call = function(a, b) return D.kl_divergence(D.Uniform(a[1], a[1] + a[2]), D.Beta(b[1], b[2])) end})
-add({name = "kl_divergence(Uniform positive, Gamma)", out = "float64", tol = TOL, grad = {"a", "b"},
+add({name = "kl_divergence(Uniform positive, Gamma)", out = "same", tol = TOL, grad = {"a", "b"},
      grad_domain = "pos", cases = family_cases(KL_FAMS.Uniform),
      ref = "N(torch.distributions.kl_divergence(torch.distributions.Uniform(T(a)[0], T(a)[0] + T(a)[1]), " ..
            "torch.distributions.Gamma(T(a)[1], T(a)[0] + 1)))",

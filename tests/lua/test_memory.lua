@@ -91,7 +91,9 @@ T.test(name .. ": 5000 steps peak within 1.5x of 200 steps", function()
   local ratio = mb5000 / mb200
   T.truthy(ratio <= 1.5, string.format("5000-step peak %.1f MB is %.2fx the 200-step peak %.1f MB",
                                        mb5000, ratio, mb200))
-  T.truthy(secs5000 < 30, string.format("5000 steps took %.1f s (expected under 30 s)", secs5000))
+  -- A runaway guard only (speed is measured in bench/, against NumPy and PyTorch): a shared,
+  -- loaded 2-core machine took 54 s where an idle one takes 10.
+  T.truthy(secs5000 < 300, string.format("5000 steps took %.1f s (a runaway: expected under 300 s)", secs5000))
 end)
 end
 

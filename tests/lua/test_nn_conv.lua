@@ -277,4 +277,29 @@ print(tuple(y1.shape), tuple(y2.shape))
   os.execute("rm -r " .. T.quote(tmp))
 end)
 
+-- The engine bindings under F (torch.conv_transpose2d, torch.max_pool2d, torch.avg_pool2d, as
+-- PyTorch's torch.* names) take their options positionally or as keywords, alike.
+T.test("torch.conv_transpose2d / max_pool2d / avg_pool2d: positional options equal the keyword ones", function()
+  torch.manual_seed(3)
+  local x = torch.randn(2, 4, 6, 6, {dtype = "float64"})
+  local w, b = torch.randn(4, 2, 3, 3, {dtype = "float64"}), torch.randn(4, {dtype = "float64"})
+  local kw = torch.conv_transpose2d(x, w, b, {stride = 2, padding = 1, output_padding = 1, groups = 2, dilation = 1})
+  T.truthy(torch.equal(torch.conv_transpose2d(x, w, b, 2, 1, 1, 2, 1), kw))
+  T.truthy(torch.equal(torch.conv_transpose2d(x, w, {bias = b, stride = 2, padding = 1, output_padding = 1,
+                                                     groups = 2}), kw))
+  T.eq(kw:size(), {2, 4, 12, 12})
+  local mv, mi = torch.max_pool2d(x, 3, 2, 1, 1, true, true)
+  local kv, ki = torch.max_pool2d(x, {kernel_size = 3, stride = 2, padding = 1, dilation = 1, ceil_mode = true,
+                                      return_indices = true})
+  T.truthy(torch.equal(mv, kv) and torch.equal(mi, ki))
+  T.truthy(torch.equal(mv, F.max_pool2d(x, 3, {stride = 2, padding = 1, ceil_mode = true})))
+  local a = torch.avg_pool2d(x, 3, 2, 1, true, false, 5)
+  T.truthy(torch.equal(a, torch.avg_pool2d(x, {kernel_size = 3, stride = 2, padding = 1, ceil_mode = true,
+                                              count_include_pad = false, divisor_override = 5})))
+  T.truthy(torch.equal(a, F.avg_pool2d(x, 3, {stride = 2, padding = 1, ceil_mode = true, count_include_pad = false,
+                                             divisor_override = 5})))
+  -- divisor_override 5 over a full 3x3 window: the window's sum / 5.
+  T.near(a[{1, 1, 2, 2}]:item(), x[{1, 1, {2, 4}, {2, 4}}]:sum():item() / 5, 1e-12)
+end)
+
 T.done()
