@@ -64,11 +64,9 @@ end
 ---------------------------------------------------------------------------------------------
 -- torch.autocast
 
-local function describe(v)
-  if type(v) == "string" then return '"' .. v .. '"' end
-  if torch.is_tensor(v) then return "a tensor" end
-  return type(v) == "nil" and "nil" or "a " .. type(v)
-end
+-- A value for error messages, as every Lua-written op shows it (nn's util.describe: numbers
+-- by value, tensors by shape); looked up per call, as nn loads after this file.
+local function describe(v) return torch.nn._util.describe(v) end
 
 local function fail(op, fmt, ...) error(op .. ": " .. string.format(fmt, ...), 0) end
 
