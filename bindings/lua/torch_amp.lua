@@ -64,9 +64,13 @@ end
 ---------------------------------------------------------------------------------------------
 -- torch.autocast
 
--- A value for error messages, as every Lua-written op shows it (nn's util.describe: numbers
--- by value, tensors by shape); looked up per call, as nn loads after this file.
-local function describe(v) return torch.nn._util.describe(v) end
+-- A value for error messages: "a table", "a function", else as nn's util.describe shows it
+-- (numbers by value, strings quoted, tensors by shape; looked up per call, as nn loads after
+-- this file).
+local function describe(v)
+  if type(v) == "table" or type(v) == "function" then return "a " .. type(v) end
+  return torch.nn._util.describe(v)
+end
 
 local function fail(op, fmt, ...) error(op .. ": " .. string.format(fmt, ...), 0) end
 
