@@ -391,7 +391,7 @@ void blas_batched(const GemmProblem& P, const Scalar& alpha, const Scalar& beta,
   // matrix-matrix products: OpenBLAS threads a matrix-vector product from a lower size.
   // Concurrent calls are safe in a threaded OpenBLAS (Debian's 0.3.21 pthreads build): each
   // takes one of its 2 * MAX_THREADS (128) buffers under its lock, and a parallel region runs
-  // at most 64 chunks at once, whatever set_num_threads says (test_linalg runs 1024 threads).
+  // at most 64 chunks at once, whatever set_num_threads says (test_linalg runs 200 threads).
   int64_t work = 0;
   const bool huge = __builtin_mul_overflow(P.m * P.n, std::max<int64_t>(P.k, 1), &work);
   if (P.batch > 1 && P.m > 1 && P.n > 1 && !huge && work <= kBlasOneThreadWork) {
