@@ -64,10 +64,12 @@ end
 ---------------------------------------------------------------------------------------------
 -- torch.autocast
 
+-- A value for error messages: "a table", "a function", else as nn's util.describe shows it
+-- (numbers by value, strings quoted, tensors by shape; looked up per call, as nn loads after
+-- this file).
 local function describe(v)
-  if type(v) == "string" then return '"' .. v .. '"' end
-  if torch.is_tensor(v) then return "a tensor" end
-  return type(v) == "nil" and "nil" or "a " .. type(v)
+  if type(v) == "table" or type(v) == "function" then return "a " .. type(v) end
+  return torch.nn._util.describe(v)
 end
 
 local function fail(op, fmt, ...) error(op .. ": " .. string.format(fmt, ...), 0) end

@@ -491,11 +491,11 @@ document(nn, {
   GRU = "nn.GRU(input_size, hidden_size[, num_layers=1][, {bias=true, batch_first=false, dropout=0, " ..
     "bidirectional=false, dtype=, device=}]) -> Module: gated recurrent unit (gates r, z, n as in PyTorch); " ..
     "`output, h_n = gru(x[, h0])`.",
-  RNNCell = "nn.RNNCell(input_size, hidden_size[, bias=true][, nonlinearity=\"tanh\"]) -> Module: one step " ..
+  RNNCell = "nn.RNNCell(input_size, hidden_size[, bias=true][, nonlinearity=\"tanh\"][, {device=, dtype=}]) -> Module: one step " ..
     "h' = act(x W_ih^T + b_ih + h W_hh^T + b_hh) of (N, input_size) or (input_size) input: `h = cell(x[, h])`.",
-  LSTMCell = "nn.LSTMCell(input_size, hidden_size[, bias=true]) -> Module: one LSTM step: " ..
+  LSTMCell = "nn.LSTMCell(input_size, hidden_size[, bias=true][, {device=, dtype=}]) -> Module: one LSTM step: " ..
     "`h, c = cell(x[, {h, c}])`.",
-  GRUCell = "nn.GRUCell(input_size, hidden_size[, bias=true]) -> Module: one GRU step: `h = cell(x[, h])`.",
+  GRUCell = "nn.GRUCell(input_size, hidden_size[, bias=true][, {device=, dtype=}]) -> Module: one GRU step: `h = cell(x[, h])`.",
 })
 
 document(optim, {

@@ -24,10 +24,12 @@ local quote = torch.utils._quote
 local function name_of(k) return quote(tostring(k)) end
 util.name_of = name_of
 
--- A value for error messages: tensors by shape, strings quoted.
+-- A value for error messages: tensors by shape, strings quoted, NaN as nan (tostring's
+-- "-nan" or "nan" depends on the sign bit the C library shows).
 local function describe(v)
   if torch.is_tensor(v) then return "a tensor of shape " .. util.shape_str(v.shape) end
   if type(v) == "string" then return string.format("%q", quote(v)) end
+  if v ~= v then return "nan" end
   return tostring(v)
 end
 util.describe = describe

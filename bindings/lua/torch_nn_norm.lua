@@ -93,6 +93,24 @@ local function check_momentum(op, momentum)
   return m
 end
 
+-- The checks F.batch_norm and F.instance_norm share, their errors naming `op`: input a
+-- floating (N, C, ...) tensor of at least min_dims dims, the running statistics and the
+-- affine parameters {C}. Returns the mode flag (o[mode_name]), momentum, eps and the running
+-- statistics.
+local function check_norm_args(op, input, o, mode_name, min_dims)
+  util.check_float(op, "input", input)
+  local mode = util.check_bool(op, mode_name, o[mode_name])
+  local momentum = check_momentum(op, o.momentum)
+  local eps = util.check_number(op, "eps", o.eps)
+  if input:dim() < min_dims then
+    fail(op, "expected an input of at least %d dims (N, C, ...), got shape %s", min_dims, shape_str(input.shape))
+  end
+  local rm = check_channels(op, "running_mean", o.running_mean, input)
+  local rv = check_channels(op, "running_var", o.running_var, input)
+  local mixed = check_affine(op, input, o.weight, o.bias, true)
+  return mode, momentum, eps, rm, rv, mixed
+end
+
 ---------------------------------------------------------------------------------------------
 -- F.batch_norm
 
@@ -105,17 +123,9 @@ local BATCH_NORM_ARGS = {"running_mean", "running_var", "weight", "bias", "train
 -- F.batch_norm's work, its errors naming `op` (the function or the layer); o holds the
 -- arguments named in BATCH_NORM_ARGS.
 local function batch_norm(op, input, o)
-  util.check_float(op, "input", input)
-  local training = util.check_bool(op, "training", o.training)
-  local momentum = check_momentum(op, o.momentum)
-  local eps = util.check_number(op, "eps", o.eps)
-  if input:dim() < 2 then
-    fail(op, "expected an input of at least 2 dims (N, C, ...), got shape %s", shape_str(input.shape))
-  end
+  local training, momentum, eps, rm, rv, mixed = check_norm_args(op, input, o, "training", 2)
+  if mixed then return batch_norm(op, input:float(), o):bfloat16() end
   local C = input.shape[2]
-  local rm = check_channels(op, "running_mean", o.running_mean, input)
-  local rv = check_channels(op, "running_var", o.running_var, input)
-  if check_affine(op, input, o.weight, o.bias, true) then return batch_norm(op, input:float(), o):bfloat16() end
   if not training and (rm == nil or rv == nil) then
     fail(op, "running_mean and running_var must be given when not training")
   end
@@ -150,17 +160,9 @@ local INSTANCE_NORM_ARGS = {"running_mean", "running_var", "weight", "bias", "us
 
 -- F.instance_norm's work, its errors naming `op`; o holds INSTANCE_NORM_ARGS.
 local function instance_norm(op, input, o)
-  util.check_float(op, "input", input)
-  local use_input_stats = util.check_bool(op, "use_input_stats", o.use_input_stats)
-  local momentum = check_momentum(op, o.momentum)
-  local eps = util.check_number(op, "eps", o.eps)
-  if input:dim() < 3 then
-    fail(op, "expected an input of at least 3 dims (N, C, ...), got shape %s", shape_str(input.shape))
-  end
+  local use_input_stats, momentum, eps, rm, rv, mixed = check_norm_args(op, input, o, "use_input_stats", 3)
+  if mixed then return instance_norm(op, input:float(), o):bfloat16() end
   local C = input.shape[2]
-  local rm = check_channels(op, "running_mean", o.running_mean, input)
-  local rv = check_channels(op, "running_var", o.running_var, input)
-  if check_affine(op, input, o.weight, o.bias, true) then return instance_norm(op, input:float(), o):bfloat16() end
   if not use_input_stats then
     if rm == nil or rv == nil then
       fail(op, "running_mean and running_var must be given when use_input_stats is false")

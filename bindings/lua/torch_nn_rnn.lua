@@ -16,6 +16,21 @@ local GATES = {RNN_TANH = 1, RNN_RELU = 1, LSTM = 4, GRU = 3}
 
 local function shape_str(t) return util.shape_str(t.shape) end
 
+-- An initial state of a layer or cell for x (the input with its batch dim): zeros of shape
+-- `full` when v is nil, else v checked to be a tensor of shape full (without dim batch_dim for
+-- an unbatched input) and x's dtype; returned with the batch dim, errors naming `op`.
+local function initial_state(op, what, v, x, full, batch_dim, batched)
+  if v == nil then return torch.zeros(full, {dtype = x.dtype, device = x.device}) end
+  util.check_tensor(op, what, v)
+  local want = table.move(full, 1, #full, 1, {})
+  if not batched then table.remove(want, batch_dim) end
+  if not util.same_shape(v.shape, want) then
+    fail(op, "expected %s of shape %s, got %s", what, util.shape_str(want), shape_str(v))
+  end
+  if v.dtype ~= x.dtype then fail(op, "%s has dtype %s but input has dtype %s", what, v.dtype, x.dtype) end
+  return batched and v or v:unsqueeze(batch_dim)
+end
+
 -- An LSTM's state {h, c}: checked to be a plain table of two values.
 local function check_pair_state(op, hx, what)
   if type(hx) == "table" and getmetatable(hx) == nil then
@@ -145,18 +160,11 @@ local function recurrent_class(name)
     local real_hidden = self.proj_size > 0 and self.proj_size or self.hidden_size
     -- The initial states, as (num_layers * dirs, batch, size).
     local function state(v, what, size)
-      if v == nil then return torch.zeros({nstate, batch, size}, {dtype = x.dtype, device = x.device}) end
-      util.check_tensor(name, what, v)
-      local want = batched and {nstate, batch, size} or {nstate, size}
-      if v:dim() ~= #want then
-        fail(name, "%s must be %d-D for a %d-D input, got a %d-D tensor of shape %s", what, #want, input:dim(),
-             v:dim(), shape_str(v))
+      if torch.is_tensor(v) and v:dim() ~= (batched and 3 or 2) then
+        fail(name, "%s must be %d-D for a %d-D input, got a %d-D tensor of shape %s", what, batched and 3 or 2,
+             input:dim(), v:dim(), shape_str(v))
       end
-      if not util.same_shape(v.shape, want) then
-        fail(name, "expected %s of shape %s, got %s", what, util.shape_str(want), shape_str(v))
-      end
-      if v.dtype ~= x.dtype then fail(name, "%s has dtype %s but input has dtype %s", what, v.dtype, x.dtype) end
-      return batched and v or v:unsqueeze(2)
+      return initial_state(name, what, v, x, {nstate, batch, size}, 2, batched)
     end
     local h0, c0
     if lstm then
@@ -261,16 +269,7 @@ local function cell_class(name, gates)
     end
     local batched = input:dim() == 2
     local x = batched and input or input:unsqueeze(1)
-    local function state(v, what)
-      if v == nil then return torch.zeros({x:size(1), self.hidden_size}, {dtype = x.dtype, device = x.device}) end
-      util.check_tensor(name, what, v)
-      local want = batched and {x:size(1), self.hidden_size} or {self.hidden_size}
-      if not util.same_shape(v.shape, want) then
-        fail(name, "expected %s of shape %s, got %s", what, util.shape_str(want), shape_str(v))
-      end
-      if v.dtype ~= x.dtype then fail(name, "%s has dtype %s but input has dtype %s", what, v.dtype, x.dtype) end
-      return batched and v or v:unsqueeze(1)
-    end
+    local function state(v, what) return initial_state(name, what, v, x, {x:size(1), self.hidden_size}, 1, batched) end
     local h, c
     if lstm then
       if hx ~= nil then check_pair_state(name, hx, "{h, c}") end

@@ -388,6 +388,28 @@ Grads layer_fused_backward(const Tensor& g_in, const Tensor& x_in, const Tensor*
   return {dx, dw, db};
 }
 
+// Records a fused normalization (batch or layer) on out. Its backward is the closed form
+// from the forward's statistics (fused32/fused64 by x's dtype) or, when the backward is
+// itself recorded (create_graph), the composed formula, so that second derivatives exist.
+using ComposedBackward = Grads (*)(const Tensor&, const Tensor&, const Tensor*, bool, bool, double);
+using FusedBackward = Grads (*)(const Tensor&, const Tensor&, const Tensor*, bool, bool, const Stats&);
+void record_fused(const char* op, Tensor& out, const Tensor& x, const Tensor* weight, const Tensor* bias,
+                  double eps, std::shared_ptr<Stats> st, ComposedBackward composed, FusedBackward fused32,
+                  FusedBackward fused64) {
+  SavedTensor sx = SavedTensor::input(x);
+  std::optional<SavedTensor> sw;
+  if (weight) sw = SavedTensor::input(*weight);
+  bool want_w = weight != nullptr, want_b = bias != nullptr;
+  record(op, out, {&x, weight, bias},
+         [sx, sw, st, want_w, want_b, eps, composed, fused32, fused64](const Tensor& g, const Node& n) -> Grads {
+           Tensor xv = sx.unpack(n);
+           Tensor wv = sw ? sw->unpack(n) : Tensor();
+           const Tensor* w = sw ? &wv : nullptr;
+           if (autograd::grad_enabled()) return composed(g, xv, w, want_w, want_b, eps);
+           return (xv.dtype() == DType::Float32 ? fused32 : fused64)(g, xv, w, want_w, want_b, *st);
+         });
+}
+
 }  // namespace
 
 BatchNormResult batch_norm_train(const Tensor& x, const Tensor* weight, const Tensor* bias, double eps) {
@@ -397,19 +419,9 @@ BatchNormResult batch_norm_train(const Tensor& x, const Tensor* weight, const Te
   auto st = std::make_shared<Stats>();
   BatchNormResult r = x.dtype() == DType::Float32 ? fused_forward<float>(x, weight, bias, eps, st)
                                                   : fused_forward<double>(x, weight, bias, eps, st);
-  if (!needs_recording({&x, weight, bias})) return r;
-  SavedTensor sx = SavedTensor::input(x);
-  std::optional<SavedTensor> sw;
-  if (weight) sw = SavedTensor::input(*weight);
-  bool want_w = weight != nullptr, want_b = bias != nullptr;
-  record(kOp, r.out, {&x, weight, bias}, [sx, sw, st, want_w, want_b, eps](const Tensor& g, const Node& n) -> Grads {
-    Tensor xv = sx.unpack(n);
-    Tensor wv = sw ? sw->unpack(n) : Tensor();
-    const Tensor* w = sw ? &wv : nullptr;
-    if (autograd::grad_enabled()) return composed_backward(g, xv, w, want_w, want_b, eps);
-    return xv.dtype() == DType::Float32 ? fused_backward<float>(g, xv, w, want_w, want_b, *st)
-                                        : fused_backward<double>(g, xv, w, want_w, want_b, *st);
-  });
+  if (needs_recording({&x, weight, bias}))
+    record_fused(kOp, r.out, x, weight, bias, eps, st, composed_backward, fused_backward<float>,
+                 fused_backward<double>);
   return r;
 }
 
@@ -429,19 +441,9 @@ Tensor layer_norm_rows(const Tensor& x, const Tensor* weight, const Tensor* bias
   auto st = std::make_shared<Stats>();
   Tensor y = x.dtype() == DType::Float32 ? layer_fused_forward<float>(x, weight, bias, eps, *st)
                                          : layer_fused_forward<double>(x, weight, bias, eps, *st);
-  if (!needs_recording({&x, weight, bias})) return y;
-  SavedTensor sx = SavedTensor::input(x);
-  std::optional<SavedTensor> sw;
-  if (weight) sw = SavedTensor::input(*weight);
-  bool want_w = weight != nullptr, want_b = bias != nullptr;
-  record(kLayerOp, y, {&x, weight, bias}, [sx, sw, st, want_w, want_b, eps](const Tensor& g, const Node& n) -> Grads {
-    Tensor xv = sx.unpack(n);
-    Tensor wv = sw ? sw->unpack(n) : Tensor();
-    const Tensor* w = sw ? &wv : nullptr;
-    if (autograd::grad_enabled()) return layer_composed_backward(g, xv, w, want_w, want_b, eps);
-    return xv.dtype() == DType::Float32 ? layer_fused_backward<float>(g, xv, w, want_w, want_b, *st)
-                                        : layer_fused_backward<double>(g, xv, w, want_w, want_b, *st);
-  });
+  if (needs_recording({&x, weight, bias}))
+    record_fused(kLayerOp, y, x, weight, bias, eps, st, layer_composed_backward, layer_fused_backward<float>,
+                 layer_fused_backward<double>);
   return y;
 }
 

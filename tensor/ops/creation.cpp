@@ -456,19 +456,21 @@ Tensor multinomial(const Tensor& probs, int64_t n, bool replacement, Generator* 
     TIDE_CHECK(replacement || n <= positive, "multinomial: cannot draw ", n, " samples without replacement from ",
                positive, " categories of positive weight", rows > 1 ? " in row " + std::to_string(r + 1) : std::string());
   }
-  // The uniform draws of random.hpp's scheme: one per sample with replacement, one per
-  // category without.
-  const int64_t per_row = replacement ? n : cats;
-  std::vector<double> u(size_t(rows * per_row));
-  philox_for<2>(rows * per_row, gen_or_default(gen).reserve(rows * per_row, 2),
-                [&](int64_t i, const uint32_t* words) { u[size_t(i)] = philox::uniform53(words[0], words[1]); });
-  Tensor out = Tensor::empty(probs.dim() == 2 ? Dims{rows, n} : Dims{n}, DType::Int64);
+  // The output and the uniform draws of random.hpp's scheme (one per sample with
+  // replacement, one per category without) through the size- and memory-checked allocation,
+  // so that a huge n is an error naming multinomial.
+  Tensor out = make_uninitialised("multinomial", probs.dim() == 2 ? Dims{rows, n} : Dims{n}, DType::Int64, Device{});
   int64_t* o = out.data<int64_t>();
+  const int64_t per_row = replacement ? n : cats;
+  Tensor draws = make_uninitialised("multinomial", Dims{rows * per_row}, DType::Float64, Device{});
+  double* u = draws.data<double>();
+  philox_for<2>(rows * per_row, gen_or_default(gen).reserve(rows * per_row, 2),
+                [&](int64_t i, const uint32_t* words) { u[i] = philox::uniform53(words[0], words[1]); });
   std::vector<double> cdf(static_cast<size_t>(cats));
   std::vector<std::pair<double, int64_t>> keys(static_cast<size_t>(cats));
   for (int64_t r = 0; r < rows; ++r) {
     const double* pr = p + r * cats;
-    const double* ur = u.data() + r * per_row;
+    const double* ur = u + r * per_row;
     if (replacement) {
       double acc = 0;
       for (int64_t c = 0; c < cats; ++c) cdf[size_t(c)] = acc += pr[c];

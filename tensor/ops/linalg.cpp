@@ -389,6 +389,9 @@ void blas_batched(const GemmProblem& P, const Scalar& alpha, const Scalar& beta,
   // thread, as OpenBLAS keeps each to one: the engine's threads share the batch instead, each
   // product still on one thread, so the results do not depend on the thread count. Only
   // matrix-matrix products: OpenBLAS threads a matrix-vector product from a lower size.
+  // Concurrent calls are safe in a threaded OpenBLAS (Debian's 0.3.21 pthreads build): each
+  // takes one of its 2 * MAX_THREADS (128) buffers under its lock, and a parallel region runs
+  // at most 64 chunks at once, whatever set_num_threads says (test_linalg runs 200 threads).
   int64_t work = 0;
   const bool huge = __builtin_mul_overflow(P.m * P.n, std::max<int64_t>(P.k, 1), &work);
   if (P.batch > 1 && P.m > 1 && P.n > 1 && !huge && work <= kBlasOneThreadWork) {

@@ -349,31 +349,29 @@ local function noise_case(draw, shape, seed, extra)
   return c, p
 end
 
+-- The cases of a two-parameter family's rsample: a = its parameters (2, batch...), both
+-- positive, and the noise of draw over (sample..., batch...) from seed seed_base + i.
+local function two_parameter_noise_cases(draw, seed_base)
+  return function()
+    local cs = {}
+    for i, batch in ipairs(BATCHES) do
+      local a = G.make(concat({2}, batch), F64, {fn = pos})
+      local c, p = noise_case(draw, concat(SAMPLES[i], batch), seed_base + i, {sample = SAMPLES[i]})
+      cs[#cs + 1] = {a = a, c = c, p = p}
+    end
+    return cs
+  end
+end
+
 add({name = "Normal.rsample", out = "float64", tol = TOL, grad = {"a"}, grad_domain = "pos",
-     cases = function()
-       local cs = {}
-       for i, batch in ipairs(BATCHES) do
-         local a = G.make(concat({2}, batch), F64, {fn = pos})
-         local c, p = noise_case(torch.randn, concat(SAMPLES[i], batch), 100 + i, {sample = SAMPLES[i]})
-         cs[#cs + 1] = {a = a, c = c, p = p}
-       end
-       return cs
-     end,
+     cases = two_parameter_noise_cases(torch.randn, 100),
      ref = "N(T(a)[0] + T(c) * T(a)[1])",
      call = function(a, _, _, p)
        torch.manual_seed(p.seed)
        return D.Normal(a[1], a[2]):rsample(p.sample)
      end})
 add({name = "Uniform.rsample", out = "float64", tol = TOL, grad = {"a"}, grad_domain = "pos",
-     cases = function()
-       local cs = {}
-       for i, batch in ipairs(BATCHES) do
-         local a = G.make(concat({2}, batch), F64, {fn = pos})
-         local c, p = noise_case(torch.rand, concat(SAMPLES[i], batch), 200 + i, {sample = SAMPLES[i]})
-         cs[#cs + 1] = {a = a, c = c, p = p}
-       end
-       return cs
-     end,
+     cases = two_parameter_noise_cases(torch.rand, 200),
      ref = "N(T(a)[0] + T(c) * T(a)[1])",
      call = function(a, _, _, p)
        torch.manual_seed(p.seed)

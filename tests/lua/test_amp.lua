@@ -332,13 +332,13 @@ end)
 
 T.test("autocast's arguments are checked", function()
   T.error_usable(function() torch.autocast("mps") end, 'autocast: device_type must be "cpu" or "cuda", got "mps"')
-  T.error_usable(function() torch.autocast(1) end, 'autocast: expected a device_type ("cpu" or "cuda"), got a number')
+  T.error_usable(function() torch.autocast(1) end, 'autocast: expected a device_type ("cpu" or "cuda"), got 1')
   T.error_usable(function() torch.autocast("cpu", {dtype = "float32"}) end,
                  'autocast: dtype must be bfloat16 or float16, got "float32"')
   T.error_usable(function() torch.autocast("cpu", {enabled = "yes"}) end, 'autocast: enabled must be true or false, got "yes"')
-  T.error_usable(function() torch.autocast("cpu", {cache_enabled = 1}) end, "autocast: cache_enabled must be true or false, got a number")
+  T.error_usable(function() torch.autocast("cpu", {cache_enabled = 1}) end, "autocast: cache_enabled must be true or false, got 1")
   T.error_usable(function() torch.autocast("cpu", {dtyp = "float16"}) end, "autocast: unknown keyword 'dtyp' (did you mean 'dtype'?")
-  T.error_usable(function() torch.autocast("cpu", {}, 3) end, "autocast: expected a keyword table or a function, got a number")
+  T.error_usable(function() torch.autocast("cpu", {}, 3) end, "autocast: expected a keyword table or a function, got 3")
   T.error_usable(function() torch.set_autocast_cpu_dtype("float64") end,
                  "set_autocast_cpu_dtype: dtype must be bfloat16 or float16, got float64")
   T.error_usable(function() torch.is_autocast_enabled("tpu") end,
@@ -564,7 +564,9 @@ T.test("GradScaler's errors are PyTorch's", function()
   T.error_usable(function() torch.amp.GradScaler("cpu", {backoff_factor = 1}) end,
                  "GradScaler: backoff_factor must be < 1.0, got 1")
   T.error_usable(function() torch.amp.GradScaler("cpu", {growth_interval = 2.5}) end,
-                 "GradScaler: growth_interval must be a positive integer, got a number")
+                 "GradScaler: growth_interval must be a positive integer, got 2.5")
+  T.error_usable(function() torch.amp.GradScaler("cpu", {init_scale = 0 / 0}) end,
+                 "GradScaler: init_scale must be a number, got nan")
   T.error_usable(function() torch.amp.GradScaler("cpu", {init_scal = 2}) end,
                  "GradScaler: unknown keyword 'init_scal' (did you mean 'init_scale'?")
   T.error_usable(function() torch.amp.GradScaler("tpu") end, 'GradScaler: device must be "cpu" or "cuda", got "tpu"')

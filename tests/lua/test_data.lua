@@ -139,6 +139,11 @@ T.test("multinomial errors", function()
   T.eq(message(function() return torch.multinomial(torch.tensor{1, 2}, 1) end),
        "multinomial: expected floating-point weights, got int64")
   T.eq(message(function() return torch.multinomial(w, 0) end), "multinomial: the number of samples must be positive, got 0")
+  -- A huge draw (as Categorical:sample({2^62}) asks) is a size error, not std::bad_alloc.
+  T.eq(message(function() return torch.multinomial(w, 2 ^ 62, true) end),
+       "multinomial: shape {4611686018427387904} of int64 is too large (its byte size or strides would pass 2^63-1)")
+  T.eq(message(function() return torch.distributions.Categorical(w):sample({2 ^ 62}) end),
+       "multinomial: shape {1,4611686018427387904} of int64 is too large (its byte size or strides would pass 2^63-1)")
   T.eq(message(function() return torch.multinomial(torch.ones(2, 2, 2), 1) end),
        "multinomial: expected a 1-D or 2-D tensor of weights, got shape {2,2,2}")
   T.eq(message(function() return torch.multinomial(w, 1, true, {replacement = true}) end),

@@ -8,17 +8,8 @@
 # above 0.6 after 3 epochs; PyTorch reaches ~0.8 with its own masks and order).
 # Skipped without torch. Ends with "N passed, M failed".
 #   bash tests/lua/test_example_mnist.sh build/tide
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-tide=${1:-build/tide}
-python=/usr/bin/python3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-if ! "$python" -c "import torch, numpy" >/dev/null 2>&1; then
-  echo "skipped: $python cannot import torch and numpy"
-  echo "0 passed, 0 failed"
-  exit 0
-fi
+# shellcheck source=example_prelude.sh
+source "$(dirname "$0")/example_prelude.sh" "$@"
 pass=0 fail=0
 "$python" examples/mnist_digits/main.py --epochs 3 --no-dropout --save-init "$tmp/init.pt" \
   --save-order "$tmp/order.npz" >"$tmp/ref.txt" 2>&1 || { echo "FAILED: main.py"; cat "$tmp/ref.txt"; }

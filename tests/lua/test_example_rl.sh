@@ -9,17 +9,8 @@
 # Then each runs on its own with tide's generator (and dropout) for a few episodes.
 # Skipped without torch. Ends with "N passed, M failed".
 #   bash tests/lua/test_example_rl.sh build/tide
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-tide=$(cd "$(dirname "${1:-build/tide}")" && pwd)/$(basename "${1:-build/tide}")
-python=/usr/bin/python3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-if ! "$python" -c "import torch, numpy" >/dev/null 2>&1; then
-  echo "skipped: $python cannot import torch and numpy"
-  echo "0 passed, 0 failed"
-  exit 0
-fi
+# shellcheck source=example_prelude.sh
+source "$(dirname "$0")/example_prelude.sh" "$@"
 pass=0 fail=0
 cd examples/reinforcement_learning
 "$python" -c "import numpy as np; np.save('$tmp/u.npy', np.random.default_rng(16).random(40000))"

@@ -6,17 +6,8 @@
 # Linear, MSELoss, LBFGS, no_grad prediction of 100 future steps) agrees within a relative
 # 1e-6. Skipped without torch. Ends with "N passed, M failed".
 #   bash tests/lua/test_example_time_sequence.sh build/tide
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-tide=${1:-build/tide}
-python=/usr/bin/python3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-if ! "$python" -c "import torch, numpy" >/dev/null 2>&1; then
-  echo "skipped: $python cannot import torch and numpy"
-  echo "0 passed, 0 failed"
-  exit 0
-fi
+# shellcheck source=example_prelude.sh
+source "$(dirname "$0")/example_prelude.sh" "$@"
 dir=examples/time_sequence_prediction
 "$python" $dir/train.py --save-init "$tmp/init.pt" >"$tmp/ref.txt" 2>&1 || { echo "FAILED: train.py"; cat "$tmp/ref.txt"; }
 "$tide" $dir/train.lua --init "$tmp/init.pt" >"$tmp/got.txt" 2>&1 || { echo "FAILED: train.lua"; cat "$tmp/got.txt"; }

@@ -8,39 +8,18 @@
 # loader, must learn: the test loss of epoch 3 below 30 (PyTorch's run: 27.6).
 # Skipped without torch. Ends with "N passed, M failed".
 #   bash tests/lua/test_example_vae.sh build/tide
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-tide=${1:-build/tide}
-python=/usr/bin/python3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-if ! "$python" -c "import torch, numpy" >/dev/null 2>&1; then
-  echo "skipped: $python cannot import torch and numpy"
-  echo "0 passed, 0 failed"
-  exit 0
-fi
+# shellcheck source=example_prelude.sh
+source "$(dirname "$0")/example_prelude.sh" "$@"
 pass=0 fail=0
 "$python" examples/vae_digits/main.py --epochs 3 --save-init "$tmp/init.pt" --save-order "$tmp/order.npz" \
   --save-noise "$tmp/noise.npz" >"$tmp/ref.txt" 2>&1 || { echo "FAILED: main.py"; cat "$tmp/ref.txt"; }
 "$tide" examples/vae_digits/main.lua --epochs 3 --init "$tmp/init.pt" --order "$tmp/order.npz" \
   --noise "$tmp/noise.npz" >"$tmp/got.txt" 2>&1 || { echo "FAILED: main.lua"; cat "$tmp/got.txt"; }
-if "$python" - "$tmp/ref.txt" "$tmp/got.txt" <<'PY'; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
-import re, sys
-ref, got = ([l for l in open(p).read().split("\n") if l] for p in sys.argv[1:3])
-num = re.compile(r"[-+]?\d+\.\d+")
-ok = len(ref) == len(got) and len(ref) >= 15
-for a, b in zip(ref, got):
-    if num.sub("#", a) != num.sub("#", b):
-        ok = False
-        print("FAIL: PyTorch printed %r, tide %r" % (a, b))
-        continue
-    for x, y in zip(num.findall(a), num.findall(b)):
-        if abs(float(x) - float(y)) > 1e-5 * abs(float(x)):
-            ok = False
-            print("FAIL: PyTorch printed %r, tide %r" % (a, b))
-print("%d lines compared" % len(ref) if ok else "FAIL: %d lines from PyTorch, %d from tide" % (len(ref), len(got)))
-sys.exit(0 if ok else 1)
-PY
+if "$python" tests/lua/compare_printed.py "$tmp/ref.txt" "$tmp/got.txt" 1e-5 15; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1))
+fi
 loss=$("$tide" examples/vae_digits/main.lua --epochs 3 2>&1 | tail -1 | sed -E 's/.*loss: ([0-9.]+).*/\1/')
 if "$python" -c "import sys; sys.exit(0 if float('${loss:-1e9}') < 30 else 1)" 2>/dev/null; then
   pass=$((pass + 1))

@@ -10,17 +10,8 @@
 # with dropout 0.2 must learn (test perplexity below 150; the vocabulary has 255 words).
 # Skipped without torch. Ends with "N passed, M failed".
 #   bash tests/lua/test_example_word_language_model.sh build/tide
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-tide=${1:-build/tide}
-python=/usr/bin/python3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-if ! "$python" -c "import torch, numpy" >/dev/null 2>&1; then
-  echo "skipped: $python cannot import torch and numpy"
-  echo "0 passed, 0 failed"
-  exit 0
-fi
+# shellcheck source=example_prelude.sh
+source "$(dirname "$0")/example_prelude.sh" "$@"
 dir=examples/word_language_model
 small=(--lr 2 --emsize 32 --nhid 32 --batch_size 4 --bptt 10 --epochs 3 --log-interval 5)
 pass=0 fail=0

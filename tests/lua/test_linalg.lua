@@ -236,4 +236,26 @@ T.test("large products match their parts (BLAS and threads)", function()
   T.near(ci:double(), ai:double():mm(bi:double()), 0)
 end)
 
+-- A batch of small products is shared by the engine's threads, each product one OpenBLAS
+-- call on one thread: the bits do not depend on the thread count, and 200 engine threads
+-- stay within OpenBLAS's per-call buffers (a parallel region runs at most 64 chunks at once).
+T.test("bmm of small products: the same bits on any thread count", function()
+  local before = torch.get_num_threads()
+  torch.manual_seed(3)
+  local a, b = torch.randn(2048, 8, 16), torch.randn(2048, 16, 8)
+  local a64 = torch.randn(300, 12, 17, {dtype = "float64"}):transpose(2, 3)
+  local b64 = torch.randn(300, 12, 20, {dtype = "float64"})
+  torch.set_num_threads(1)
+  local want, want64 = torch.bmm(a, b), torch.matmul(a64, b64)
+  T.near(want[2048], a[2048]:mm(b[2048]), 1e-5)
+  for _, n in ipairs({2, 7, 200}) do
+    torch.set_num_threads(n)
+    for _ = 1, 3 do
+      T.eq(torch.equal(torch.bmm(a, b), want), true)
+      T.eq(torch.equal(torch.matmul(a64, b64), want64), true)
+    end
+  end
+  torch.set_num_threads(before)
+end)
+
 T.done()

@@ -260,6 +260,8 @@ T.test("errors name the layer and the values", function()
           "MultiheadAttention: attn_mask of shape {3,3} should have shape {4,4}")
   T.error(function() return nn.Transformer.generate_square_subsequent_mask(-1) end,
           "generate_square_subsequent_mask: sz must be an integer >= 0, got -1")
+  T.error(function() return nn.Transformer.generate_square_subsequent_mask(3, {dtype = "int64"}) end,
+          "generate_square_subsequent_mask: dtype must be a floating dtype (the mask holds -inf), got int64")
   T.still_usable()
 end)
 

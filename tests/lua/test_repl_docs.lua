@@ -92,6 +92,12 @@ T.test("every public Lua-written function and class has a doc", function()
   own(torch.distributions, "torch.distributions")
   own(torch.distributions.kl, "torch.distributions.kl")
   own(torch.distributions.Distribution, "torch.distributions.Distribution")
+  for _, name in ipairs{"Normal", "Uniform", "Gamma", "Beta", "Categorical", "Bernoulli", "MultivariateNormal",
+                        "Independent"} do
+    own(torch.distributions[name], "torch.distributions." .. name)
+  end
+  own(torch.amp, "torch.amp")
+  own(torch.amp.GradScaler, "torch.amp.GradScaler")
   for _, name in ipairs{"Dataset", "IterableDataset", "Sampler", "DataLoader"} do
     own(torch.utils.data[name], "torch.utils.data." .. name)
   end
