@@ -617,7 +617,7 @@ const Binding kDistributedBindings[] = {
     {DIST "_ReducerMethods.prepare", reducer_prepare_fn, TORCH,
      "reducer:prepare(): the next backward averages the gradients over the group."},
     {DIST "_ReducerMethods.stats", reducer_stats_fn, TORCH,
-     "reducer:stats() -> {buckets=, iterations=, wait_seconds=, launched_in_backward=, bucket_params=}: the "
+     "reducer:stats() -> table (fields buckets, iterations, wait_seconds, launched_in_backward, bucket_params): the "
      "buckets (parameter indices, in launch order), the time backward waited for the all-reduces, and how many "
      "all-reduces started while backward still ran."},
 };

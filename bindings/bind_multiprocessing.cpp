@@ -867,8 +867,8 @@ const Binding kMultiprocessingBindings[] = {
     {"multiprocessing._bootstrap_socket", bootstrap_socket_fn, TORCH,
      "multiprocessing._bootstrap_socket() -> socket: a worker's channel to the process that started it."},
     {"multiprocessing._wait_child", wait_child_fn, TORCH,
-     "multiprocessing._wait_child(pid[, timeout]) -> status | nil: how a child process ended ({signaled=, code=, "
-     "text=}), waiting up to timeout seconds; nil while it runs."},
+     "multiprocessing._wait_child(pid[, timeout]) -> status | nil: how a child process ended (a table with "
+     "fields signaled, code and text), waiting up to timeout seconds; nil while it runs."},
     {"multiprocessing._kill", kill_fn, TORCH, "multiprocessing._kill(pid[, signal]): sends a signal (SIGTERM by default)."},
     {"multiprocessing.cpu_count", cpu_count_fn, TORCH,
      "multiprocessing.cpu_count() -> integer: the number of CPUs (hardware threads) of this machine."},

@@ -515,10 +515,12 @@ void build_tensor_metatable(lua_State* L) {
   // ops, and slower by cache misses); 150% keeps it near the live heap. Incremental mode
   // only: in generational mode the pause is not used. The larger the live heap (the embedded
   // Lua modules are ~0.8 MB), the longer a cycle and the more finalized garbage it carries
-  // over: a step multiplier of 200 (Lua's default is 100) keeps a + b on 10 elements at
-  // +1.3 MB over 900 thousand ops with the modules loaded (+20 MB at 100).
+  // over: the step multiplier must grow with the modules' heap. At 200 (Lua's default is 100)
+  // a + b on 10 elements stayed bounded with 0.8 MB of modules, but with 1.5 MB (issues 16
+  // and 17's Lua code) it grew without bound again (21 MB after 900 thousand ops, 280 MB of
+  // tensors waiting for finalizers); 400 keeps it at 2.7x the live heap and the loop faster.
   lua_gc(L, LUA_GCSETPAUSE, 150);
-  lua_gc(L, LUA_GCSETSTEPMUL, 200);
+  lua_gc(L, LUA_GCSETSTEPMUL, 400);
   lua_pushcfunction(L, close_mm);
   lua_setfield(L, mt, "__close");
   lua_pushliteral(L, "Tensor");

@@ -25,7 +25,9 @@ if ldd "$tide" "$libtide" | grep -q 'libmpi'; then bad "tide or libtide links MP
 out=$("$tide" -e '
   local dist = torch.distributed
   print(dist.is_available(), dist.unavailable_reason())
-  print(select(2, pcall(dist.init_process_group, {backend = "mpi"})))' 2>&1)
+  print(select(2, pcall(dist.init_process_group, {backend = "mpi"})))
+  assert(select(2, pcall(dist.init_process_group, "mpi")) == select(2, pcall(dist.init_process_group)))
+  assert(dist.unavailable_reason("mpi") == dist.unavailable_reason())' 2>&1)
 want='false	this process was not started by mpirun (run `mpirun -n 2 tide script.lua`)
 init_process_group: the mpi backend is not available: this process was not started by mpirun (run `mpirun -n 2 tide script.lua`)'
 if [ "$out" = "$want" ]; then ok; else bad "without mpirun: got <$out>"; fi

@@ -238,7 +238,7 @@ check("Tab lists module functions: torch.ra offers rand randn ...", lambda:
 check("Tab completes a unique name in place", lambda:
       complete("torch.rand_l", r"^torch\.rand_like"))
 check("Tab completes globals", lambda: complete("torc", r"^torch"))
-check("Tab completes tensor properties after a dot", lambda: complete("x.sha", r"^x\.shape"))
+check("Tab completes tensor properties after a dot", lambda: complete("x.shap", r"^x\.shape"))
 check("Tab completes a module's parameters and methods", lambda: (
     s.line("lin = nn.Linear(2, 3)", r"\n> "),
     complete("lin.wei", r"^lin\.weight"),

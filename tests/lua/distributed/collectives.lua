@@ -276,6 +276,87 @@ T.test("the collectives' keywords: src=, dst=, op=, tag=, async_op=, group=", fu
   T.eq(err, "distributed.all_reduce: the process group was destroyed")
 end)
 
+-- Each collective's optional arguments in their other spellings (positional, group=,
+-- async_op=, tag=), on a group of every rank, against the values the default forms give.
+T.test("every positional and keyword form of the collectives' arguments", function()
+  local all = {}
+  for r = 0, world - 1 do all[#all + 1] = r end
+  local g = dist.new_group(all)
+  T.eq({dist.get_rank(g), dist.get_rank{group = g}}, {rank, rank})
+  T.eq({dist.get_world_size{group = g}, dist.get_backend(g), dist.get_backend{group = g}}, {world, "mpi", "mpi"})
+  dist.barrier(g)
+  dist.barrier{group = g, async_op = true}:wait()
+  local function val(r) return torch.full({3}, r + 1, {dtype = "float64"}) end
+  local function zeros(n) return torch.zeros(n, {dtype = "float64"}) end
+  local list = {}
+  for r = 1, world do list[r] = zeros(3) end
+  dist.all_gather(list, val(rank), {group = g})
+  for r = 1, world do same(list[r], val(r - 1), "all_gather{group=}") end
+  local flat = zeros(3 * world)
+  dist.all_gather_into_tensor(flat, val(rank), {group = g, async_op = true}):wait()
+  same(flat, torch.cat(list), "all_gather_into_tensor{group=, async_op=}")
+  local outs, ins = {}, {}
+  for r = 1, world do outs[r], ins[r] = zeros(1), torch.full({1}, 10 * rank + r - 1, {dtype = "float64"}) end
+  dist.all_to_all(outs, ins, {group = g, async_op = true}):wait()
+  for r = 1, world do same(outs[r], torch.full({1}, 10 * (r - 1) + rank, {dtype = "float64"}), "all_to_all") end
+  local b = val(rank)
+  dist.broadcast(b, 0, {async_op = true}):wait()
+  same(b, val(0), "broadcast{async_op=}")
+  -- gather and scatter with the list and the root positionally, then as keywords with group=.
+  local gl = rank == 0 and {} or nil
+  if gl then for r = 1, world do gl[r] = zeros(3) end end
+  dist.gather(val(rank), gl, 0)
+  if gl then for r = 1, world do same(gl[r], val(r - 1), "gather(t, list, dst)") end end
+  dist.gather(val(rank), {gather_list = gl, dst = 0, group = g, async_op = true}):wait()
+  if gl then for r = 1, world do same(gl[r], val(r - 1), "gather{group=, async_op=}") end end
+  local sl = rank == 0 and {} or nil
+  if sl then for r = 1, world do sl[r] = val(r - 1) end end
+  local got = zeros(3)
+  dist.scatter(got, sl, 0)
+  same(got, val(rank), "scatter(t, list, src)")
+  got = zeros(3)
+  dist.scatter(got, {scatter_list = sl, src = 0, group = g, async_op = true}):wait()
+  same(got, val(rank), "scatter{group=, async_op=}")
+  -- reduce and reduce_scatter with op positionally, then group= and async_op=.
+  local sum = zeros(3)
+  for r = 0, world - 1 do sum = sum + val(r) end
+  local x = val(rank)
+  dist.reduce(x, 0, dist.ReduceOp.SUM)
+  if rank == 0 then same(x, sum, "reduce(t, dst, op)") end
+  x = val(rank)
+  dist.reduce(x, 0, {group = g, async_op = true}):wait()
+  if rank == 0 then same(x, sum, "reduce{group=, async_op=}") end
+  local parts = {}
+  for r = 1, world do parts[r] = val(r - 1) * (rank + 1) end
+  local total = world * (world + 1) / 2
+  local out = zeros(3)
+  dist.reduce_scatter(out, parts, dist.ReduceOp.SUM)
+  same(out, val(rank) * total, "reduce_scatter(out, list, op)")
+  out = zeros(3)
+  dist.reduce_scatter(out, parts, {group = g, async_op = true}):wait()
+  same(out, val(rank) * total, "reduce_scatter{group=, async_op=}")
+  -- Point to point between ranks 0 and 1: dst=/src=, group= and tag= as keywords.
+  if rank == 0 then
+    dist.send(val(7), {dst = 1, group = g, tag = 3})
+    dist.isend(val(8), {dst = 1, group = g, tag = 5}):wait()
+  elseif rank == 1 then
+    local t = zeros(3)
+    T.eq(dist.recv(t, {src = 0, group = g, tag = 3}), 0)
+    same(t, val(7), "send/recv{dst=, src=, group=, tag=}")
+    local w = dist.irecv(t, {src = 0, group = g, tag = 5})
+    T.eq(w:wait(), 0)
+    same(t, val(8), "isend/irecv{dst=, src=, group=, tag=}")
+  end
+  if rank == 0 then
+    dist.send(val(9), 1, {group = g})
+  elseif rank == 1 then
+    local t = zeros(3)
+    T.eq(dist.recv(t, {group = g}), 0)
+    same(t, val(9), "recv{group=} from any rank")
+  end
+  dist.destroy_process_group{group = g}
+end)
+
 T.test("barrier", function() dist.barrier() end)
 
 dist.destroy_process_group()
