@@ -13,7 +13,6 @@
 #include <type_traits>
 
 #include "../cpu/vec_math.hpp"
-#include "../blas_threads.hpp"
 #include "../interrupt.hpp"
 #include "autograd.hpp"
 #include "formulas.hpp"
@@ -40,6 +39,24 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* A, const T
   else
     cblas_dgemm(CblasRowMajor, TA, TB, int(m), int(n), int(k), 1.0, A, lda, B, ldb, beta, C, int(n));
 }
+
+// The per-step products are small (batch x hidden x gates * hidden): OpenBLAS's threads cost
+// more than they save there, so the time loops run them on the calling thread; the products
+// over the whole sequence (input projection, gradients of x and the weights) keep them.
+class BlasOnCallingThread {
+ public:
+  BlasOnCallingThread() : prev_(openblas_get_num_threads()) {
+    if (prev_ > 1) openblas_set_num_threads(1);
+  }
+  ~BlasOnCallingThread() {
+    if (prev_ > 1) openblas_set_num_threads(prev_);
+  }
+  BlasOnCallingThread(const BlasOnCallingThread&) = delete;
+  BlasOnCallingThread& operator=(const BlasOnCallingThread&) = delete;
+
+ private:
+  int prev_;
+};
 
 // sigmoid and tanh through the engine's branch-free exp (tensor/cpu/vec_math.hpp), so that the
 // gate loops vectorise; the argument is clamped to exp's normal range, where both functions
@@ -112,8 +129,6 @@ void forward_loop(RnnMode mode, const Sizes& z, const Order& ord, const T* x, co
                        ? Tensor::empty({B, GH}, ws.gates.dtype())
                        : Tensor();
   T* tmp = scratch.defined() ? scratch.data<T>() : nullptr;
-  // The per-step products (batch x hidden x gates * hidden) are too small for OpenBLAS's
-  // threads to pay; the products over the whole sequence keep them.
   BlasOnCallingThread one_thread;
   for (int64_t s = 0; s < z.T; ++s) {
     check_interrupt();

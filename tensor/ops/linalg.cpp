@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "../backend.hpp"
-#include "../blas_threads.hpp"
 #include "../interrupt.hpp"
 #include "../overlap.hpp"
 #include "../parallel.hpp"
@@ -373,10 +372,6 @@ void blas_gemm_one(int64_t m, int64_t n, int64_t k, T alpha, const T* A, int64_t
 // thread alone (SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD in its interface/gemm.c).
 constexpr int64_t kBlasOneThreadWork = 65536 * 4;
 
-// Larger products in a batch go one per engine thread when there are at least this many per
-// thread (fewer would leave threads idle at the end of the batch).
-constexpr int64_t kBatchPerThread = 4;
-
 template <typename T>
 void blas_batched(const GemmProblem& P, const Scalar& alpha, const Scalar& beta, bool use_beta) {
   const T* a = reinterpret_cast<const T*>(P.a_base);
@@ -390,29 +385,18 @@ void blas_batched(const GemmProblem& P, const Scalar& alpha, const Scalar& beta,
                        c + P.c_off[bi], P.n);
     }
   };
-  // A batch of products is shared out among the engine's threads, each product on one
-  // thread, so the results do not depend on the thread count: small ones (attention's
-  // per-head products), which OpenBLAS would keep to one thread each anyway, and batches of
-  // larger ones with at least kBatchPerThread products per engine thread (a convolution's
-  // per-image products), for which OpenBLAS's threads are kept idle: splitting each product
-  // of a few million multiply-adds over threads costs more in synchronisation than it saves.
-  // Only matrix-matrix products: OpenBLAS threads a matrix-vector product from a lower size.
+  // A batch of small products (attention's per-head ones) would run one after another on one
+  // thread, as OpenBLAS keeps each to one: the engine's threads share the batch instead, each
+  // product still on one thread, so the results do not depend on the thread count. Only
+  // matrix-matrix products: OpenBLAS threads a matrix-vector product from a lower size.
   // Concurrent calls are safe in a threaded OpenBLAS (Debian's 0.3.21 pthreads build): each
   // takes one of its 2 * MAX_THREADS (128) buffers under its lock, and a parallel region runs
   // at most 64 chunks at once, whatever set_num_threads says (test_linalg runs 200 threads).
   int64_t work = 0;
   const bool huge = __builtin_mul_overflow(P.m * P.n, std::max<int64_t>(P.k, 1), &work);
-  if (P.batch > 1 && P.m > 1 && P.n > 1 && !huge) {
-    if (work <= kBlasOneThreadWork) {
-      parallel_for(0, P.batch, std::max<int64_t>(1, kBlasOneThreadWork / work), products);
-      return;
-    }
-    const int threads = get_num_threads();
-    if (threads > 1 && !in_parallel_region() && P.batch >= kBatchPerThread * threads) {
-      BlasOnCallingThread one_thread;
-      parallel_for(0, P.batch, 1, products);
-      return;
-    }
+  if (P.batch > 1 && P.m > 1 && P.n > 1 && !huge && work <= kBlasOneThreadWork) {
+    parallel_for(0, P.batch, std::max<int64_t>(1, kBlasOneThreadWork / work), products);
+    return;
   }
   products(0, P.batch);
 }

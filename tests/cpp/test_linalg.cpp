@@ -227,25 +227,6 @@ TEST_CASE("matmul: batched operands with broadcast batch dims") {
     Tensor yi = y.as_strided({40, 20}, {20, 1}, i * 800);
     CHECK(max_diff(values(r.as_strided({30, 20}, {20, 1}, i * 600)), ref_mm(xi.contiguous(), yi)) < 1e-4);
   }
-  // a batch of products above OpenBLAS's one-thread size (a convolution's per-image products)
-  // is shared out among the engine's threads, one product per thread: the same bits on any
-  // thread count as each product alone on one thread
-  Tensor f = randt({8, 64, 288}, DType::Float32, 29), p = randt({288, 36}, DType::Float32, 30);
-  Tensor ft = f.as_strided({8, 288, 64}, {64 * 288, 1, 288}, 0);  // k-major, not folded into rows
-  int saved = get_num_threads();
-  std::vector<std::vector<double>> per;
-  set_num_threads(1);
-  for (int64_t i = 0; i < 8; ++i) per.push_back(values(ops::mm(p.as_strided({36, 288}, {1, 36}, 0),
-                                                                ft.as_strided({288, 64}, {1, 288}, i * 64 * 288))));
-  std::vector<double> one = values(ops::matmul(p.as_strided({36, 288}, {1, 36}, 0), ft));
-  set_num_threads(2);
-  std::vector<double> two = values(ops::matmul(p.as_strided({36, 288}, {1, 36}, 0), ft));
-  set_num_threads(saved);
-  CHECK(one == two);
-  for (int64_t i = 0; i < 8; ++i)
-    CHECK(std::vector<double>(two.begin() + i * 36 * 64, two.begin() + (i + 1) * 36 * 64) == per[size_t(i)]);
-  CHECK(max_diff(std::vector<double>(two.begin(), two.begin() + 36 * 64),
-                 ref_mm(p.as_strided({36, 288}, {1, 36}, 0).contiguous(), f.as_strided({288, 64}, {1, 288}, 0).contiguous())) < 1e-3);
 }
 
 TEST_CASE("own loop: integer and half products against the reference, any thread count") {
