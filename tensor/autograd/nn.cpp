@@ -444,8 +444,11 @@ std::vector<Tensor> max_pool2d_ex(const Tensor& x, const Pool2dOptions& o, bool 
   Tensor x4 = batched(x);
   int64_t N = x4.size(0), C = x4.size(1), H = x4.size(2), W = x4.size(3);
   PoolWindows p = pool_windows(op, x4, o);
-  int64_t kk = o.kernel[0] * o.kernel[1], L = p.out[0] * p.out[1];
   Tensor cols = unfold(append_border(x4, p.extra, Scalar(-INFINITY)), p.w, -INFINITY);  // padding never wins
+  // After unfold, whose message names a window too large for its patches; checked still,
+  // for an input without channels (no patches to refuse).
+  int64_t kk = checked_mul(op, o.kernel[0], o.kernel[1], "the window size"),
+          L = checked_mul(op, p.out[0], p.out[1], "the number of windows");
   ops::ValuesIndices m = max(reshape(cols, {N, C, kk, L}), 2);
   std::vector<Tensor> r{unbatched_like(reshape(m.values, {N, C, p.out[0], p.out[1]}), x)};
   if (with_indices) {
@@ -474,8 +477,11 @@ Tensor avg_pool2d(const Tensor& x, const Pool2dOptions& o, bool count_include_pa
   Tensor x4 = batched(x);
   int64_t N = x4.size(0), C = x4.size(1), H = x4.size(2), W = x4.size(3);
   PoolWindows p = pool_windows(op, x4, o);
-  int64_t kk = o.kernel[0] * o.kernel[1], L = p.out[0] * p.out[1];
   Tensor cols = unfold(append_border(x4, p.extra, Scalar(0.0)), p.w, 0);
+  // After unfold, whose message names a window too large for its patches; checked still,
+  // for an input without channels (no patches to refuse).
+  int64_t kk = checked_mul(op, o.kernel[0], o.kernel[1], "the window size"),
+          L = checked_mul(op, p.out[0], p.out[1], "the number of windows");
   Tensor sums = sum(reshape(cols, {N, C, kk, L}), {2});
   // PyTorch's divisor per window: its extent clipped to the padded input (count_include_pad)
   // or to the input itself.
