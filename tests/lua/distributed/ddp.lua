@@ -5,7 +5,7 @@ local T = dofile((arg[0]:match("(.*/)") or "./") .. "../harness.lua")
 local dist, nn, F, optim = torch.distributed, torch.nn, torch.nn.functional, torch.optim
 local DDP = nn.parallel.DistributedDataParallel
 
-dist.init_process_group{backend = "mpi", timeout = 60}
+dist.init_process_group("mpi", {timeout = 60})  -- the backend positionally (collectives.lua: as a keyword)
 local rank, world = dist.get_rank(), dist.get_world_size()
 assert(world == 2, "ddp.lua runs on 2 ranks")
 
