@@ -15,6 +15,7 @@
 #include "../tensor/ops/reduce.hpp"
 #include "../tensor/ops/shape.hpp"
 #include "../tensor/overlap.hpp"
+#include "../tensor/scalar_fit.hpp"
 #include "indexing.hpp"
 
 namespace tide::lua {
@@ -287,6 +288,7 @@ Tensor index_get(const Tensor& x, const std::vector<Entry>& entries) {
 // One number into a plain view is a fill, which may go into an expanded view (as in
 // PyTorch); anything else refuses a target with elements sharing one address.
 void index_set(Tensor& x, const std::vector<Entry>& entries, const std::optional<Scalar>& s, Tensor v) {
+  if (s) check_scalar_fits(kOp, *s, x.dtype());
   Applied a = apply_key(x, entries);
   if (a.n_adv == 0 && s) {
     ops::fill_(a.r, *s);

@@ -586,8 +586,9 @@ function Transformer.generate_square_subsequent_mask(...)
   local op = "generate_square_subsequent_mask"
   local o = util.args(op, {"sz", "device", "dtype"}, 1, {}, ...)
   local n = util.check_int(op, "sz", o.sz, 0)
-  local mask = causal_mask(n, n, o.dtype or torch.get_default_dtype(), o.device or "cpu")
-  -- An integer dtype cannot hold -inf (PyTorch's full refuses it; ours would store INT_MIN).
-  if not mask:is_floating_point() then fail(op, "dtype must be a floating dtype (the mask holds -inf), got %s", mask.dtype) end
-  return mask
+  local dtype = o.dtype or torch.get_default_dtype()
+  if not torch.empty(0, {dtype = dtype}):is_floating_point() then
+    fail(op, "dtype must be a floating dtype (the mask holds -inf), got %s", dtype)
+  end
+  return causal_mask(n, n, dtype, o.device or "cpu")
 end

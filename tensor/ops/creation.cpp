@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <sstream>
@@ -12,6 +11,7 @@
 #include "../backend.hpp"
 #include "../overlap.hpp"
 #include "../parallel.hpp"
+#include "../scalar_fit.hpp"
 #include "elementwise.hpp"
 
 namespace tide::ops {
@@ -166,6 +166,7 @@ Tensor ones(const Dims& shape, DType dtype, Device device) {
 }
 
 Tensor full(const Dims& shape, const Scalar& value, std::optional<DType> dtype, Device device) {
+  check_scalar_fits("full", value, dtype ? *dtype : value.natural_dtype());
   Tensor t = make("full", shape, dtype ? *dtype : value.natural_dtype(), device);
   fill_(t, value);
   return t;
@@ -513,6 +514,7 @@ Tensor ones_like(const Tensor& x, std::optional<DType> dtype, std::optional<Devi
 
 Tensor full_like(const Tensor& x, const Scalar& value, std::optional<DType> dtype,
                  std::optional<Device> device) {
+  check_scalar_fits("full_like", value, dtype.value_or(x.dtype()));
   Tensor t = make("full_like", x.sizes(), dtype.value_or(x.dtype()), device.value_or(x.device()));
   fill_(t, value);
   return t;

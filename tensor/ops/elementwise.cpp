@@ -13,6 +13,7 @@
 #include "../cpu/loops.hpp"
 #include "../iterator.hpp"
 #include "../overlap.hpp"
+#include "../scalar_fit.hpp"
 #include "complex.hpp"
 
 namespace tide {
@@ -321,6 +322,8 @@ Tensor clamp(const Tensor& x, const std::optional<TensorOrScalar>& lo,
     return r;
   }
   // One pass for numeric bounds.
+  for (const auto* b : {&lo, &hi})
+    if (*b) check_scalar_fits("clamp", (*b)->scalar, dt);
   Tensor src = x.to(dt);
   Tensor o = out_target("clamp", out, dt, x.sizes());
   TensorIter it = TensorIter::build("clamp", o, dt, {&src});
@@ -473,6 +476,7 @@ Tensor& fill_(Tensor& dst, const Scalar& value) {
   TIDE_CHECK(!value.is_complex() || is_complex(dst.dtype()), "fill_: cannot fill a ", dtype_name(dst.dtype()),
              " tensor with the complex value (", value.f, std::signbit(value.im) ? "" : "+", value.im,
              "j)");
+  check_scalar_fits("fill_", value, dst.dtype());
   dst.storage()->bump_version();
   Tensor distinct = dst;
   Dims sizes = dst.sizes();

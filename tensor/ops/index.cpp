@@ -18,6 +18,7 @@
 #include "../iterator.hpp"
 #include "../overlap.hpp"
 #include "../parallel.hpp"
+#include "../scalar_fit.hpp"
 #include "creation.hpp"
 #include "shape.hpp"
 #include "strided.hpp"
@@ -485,6 +486,7 @@ Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor
 
 Tensor& index_fill_(Tensor& x, int64_t dim, const Tensor& index, const Scalar& value) {
   const char* op = "index_fill";
+  check_scalar_fits(op, value, x.dtype());
   const IndexAlongDim at = index_along_dim(op, x, dim, index);
   Tensor v = Tensor::empty({}, x.dtype(), x.device());
   fill_(v, value);
@@ -509,6 +511,7 @@ Scalar fill_value(const char* op, const Tensor& x, const TensorOrScalar& value) 
     s = value.scalar;
   }
   if (is_bool(x.dtype())) return Scalar(s.to<bool>());
+  check_scalar_fits(op, s, x.dtype());
   if (is_integral(x.dtype())) return Scalar(s.to_int());
   return s;
 }

@@ -220,4 +220,50 @@ T.test("<< and >>: NumPy's shifts, counts past the width shift everything out", 
       "bitwise_right_shift: not supported for bool tensors")
 end)
 
+-- A scalar stored into elements must fit their dtype, as PyTorch's "value cannot be converted
+-- to type ... without overflow" (NumPy 2 raises OverflowError too; 1.24 wrapped or gave
+-- INT_MIN). Arithmetic with scalars keeps PyTorch's wrapping (uint8 + 300 is 44).
+T.test("scalars stored into elements must fit the dtype", function()
+  err(function() return torch.full({2}, -math.huge, {dtype = "int64"}) end,
+      "full: value -inf cannot be converted to int64 without overflow")
+  err(function() return torch.full({2}, 0 / 0, {dtype = "int32"}) end, "full: value nan cannot be converted to int32")
+  err(function() return np.full(2, 1e30, {dtype = "int64"}) end,
+      "full: value 1e+30 cannot be converted to int64 without overflow")
+  err(function() return torch.full({2}, 300, {dtype = "uint8"}) end,
+      "full: value 300 cannot be converted to uint8 without overflow")
+  err(function() return torch.full({2}, 1e10, {dtype = "float16"}) end,
+      "full: value 1e+10 cannot be converted to float16 without overflow")
+  err(function() return torch.full_like(torch.zeros(2, {dtype = "int8"}), 128) end,
+      "full_like: value 128 cannot be converted to int8 without overflow")
+  err(function() return torch.zeros(2, {dtype = "int64"}):fill_(math.huge) end,
+      "fill_: value inf cannot be converted to int64 without overflow")
+  err(function() return torch.zeros(2, {dtype = "uint64"}):fill_(2.0 ^ 64) end,
+      "fill_: value 1.84467e+19 cannot be converted to uint64 without overflow")
+  err(function() local t = torch.zeros(3, {dtype = "int64"}); t[1] = math.huge end,
+      "index: value inf cannot be converted to int64 without overflow")
+  err(function() local t = torch.zeros(3, {dtype = "int16"}); t[torch.tensor({true, false, true})] = 70000 end,
+      "index: value 70000 cannot be converted to int16 without overflow")
+  err(function() return torch.zeros(3, {dtype = "int64"}):masked_fill(torch.tensor({true, false, true}), 0 / 0) end,
+      "masked_fill: value nan cannot be converted to int64")
+  err(function() return torch.zeros(3, {dtype = "int8"}):index_fill_(1, torch.tensor({1}), 1e300) end,
+      "index_fill: value 1e+300 cannot be converted to int8 without overflow")
+  err(function() return torch.zeros(3, {dtype = "int8"}):clamp(1000) end,
+      "clamp: value 1000 cannot be converted to int8 without overflow")
+  err(function() return torch.zeros(3, {dtype = "int8"}):clamp(nil, -1000) end,
+      "clamp: value -1000 cannot be converted to int8 without overflow")
+  -- What fits is stored as PyTorch stores it: truncated toward zero, negative integers wrapping
+  -- into unsigned types, infinities and NaN into floating types.
+  T.eq(torch.full({2}, 127.9, {dtype = "int8"}):tolist(), {127, 127})
+  T.eq(torch.full({1}, -2.0 ^ 63, {dtype = "int64"}):tolist(), {math.mininteger})
+  T.eq(torch.zeros(2, {dtype = "uint8"}):fill_(-1):tolist(), {255, 255})
+  T.eq(torch.zeros(2, {dtype = "uint8"}):fill_(-255):tolist(), {1, 1})
+  err(function() return torch.zeros(2, {dtype = "uint8"}):fill_(-256) end,
+      "fill_: value -256 cannot be converted to uint8 without overflow")
+  T.eq(torch.full({1}, 65504, {dtype = "float16"}):tolist(), {65504})
+  T.eq(torch.full({1}, -math.huge, {dtype = "float16"}):tolist(), {-math.huge})
+  T.eq(torch.zeros(3, {dtype = "int64"}):masked_fill(torch.tensor({true, false, true}), 2.7):tolist(), {2, 0, 2})
+  T.eq((torch.zeros(2, {dtype = "uint8"}) + 300):tolist(), {44, 44})
+  T.eq(torch.zeros(2, {dtype = "int8"}):clamp(-1000.5).dtype, "float32")
+end)
+
 T.done()
