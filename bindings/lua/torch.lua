@@ -74,18 +74,37 @@ local function describe_argument(v)
   if type(v) == "table" and getmetatable(v) == nil and v[1] == nil and next(v) ~= nil then
     return "a keyword table"
   end
-  return type(v) == "boolean" and tostring(v) or "a " .. type(v)
+  if v == nil or type(v) == "boolean" then return tostring(v) end
+  return "a " .. type(v)
 end
 
 -- torch._strict(op, fn[, method]): fn, or (when fn has a fixed number of parameters) a
 -- function that first rejects a non-nil argument beyond them, as a Lua function would
 -- otherwise drop it silently (F.relu(x, {inplace = true})). `method`: the first parameter
--- is self, not counted in the message.
+-- is self, not counted in the message, and must be an object (a table): obj.forward(x) for
+-- obj:forward(x) is an error naming the method, not a failure inside it.
+local function check_self(op, self)
+  if type(self) ~= "table" then
+    error(string.format("%s: expected an object as self, got %s (call it with a colon: obj:%s(...))", op,
+                        describe_argument(self), op:match("[^:.]*$")), 3)
+  end
+end
+
+-- torch._self_checked(op, fn): fn with only the self check of a method (for the framework's
+-- hooks, whose arguments their subclasses choose).
+function torch._self_checked(op, fn)
+  return function(...)
+    check_self(op, (...))
+    return fn(...)
+  end
+end
+
 function torch._strict(op, fn, method)
   local nparams, vararg = torch._arity(fn)
-  if vararg then return fn end
+  if vararg then return method and torch._self_checked(op, fn) or fn end
   local shift = method and 1 or 0
   return function(...)
+    if method then check_self(op, (...)) end
     local n = select("#", ...)
     if n > nparams then
       for i = nparams + 1, n do

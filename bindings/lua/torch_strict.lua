@@ -11,18 +11,23 @@ local strict = torch._strict
 
 -- Methods the framework calls with its own arguments (an optimizer's validate(values,
 -- defaults_only) and update(...), a scheduler's get_lr()): subclasses define them with what
--- they use, so they are hooks, not entry points.
+-- they use, so only their self is checked.
 local hooks = {validate = true, update = true, get_lr = true, closed_form_lr = true}
+
+-- Class functions called on the class, not on an object: they take no self.
+local statics = {new = true, generate_square_subsequent_mask = true, set_default_validate_args = true}
 
 -- Wraps the public functions stored in t itself (not inherited); `method`: called with self.
 local function wrap(t, prefix, method)
   local names = {}
   for k, v in pairs(t) do
-    if type(k) == "string" and type(v) == "function" and k:sub(1, 1) ~= "_" and not (method and hooks[k]) then
-      names[#names + 1] = k
-    end
+    if type(k) == "string" and type(v) == "function" and k:sub(1, 1) ~= "_" then names[#names + 1] = k end
   end
-  for _, k in ipairs(names) do rawset(t, k, strict(prefix .. k, rawget(t, k), method)) end
+  for _, k in ipairs(names) do
+    local f = rawget(t, k)
+    if method and hooks[k] then rawset(t, k, torch._self_checked(prefix .. k, f))
+    else rawset(t, k, strict(prefix .. k, f, method and not statics[k])) end
+  end
 end
 
 wrap(torch, "")

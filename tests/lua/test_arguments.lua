@@ -225,4 +225,37 @@ T.test("the tensor metatable's functions take any value as self and raise an err
   T.eq(message(function() return methods.mm(5, torch.ones(2, 2)) end), "mm: expected a tensor as argument 1, got number")
 end)
 
+-- The Lua-written classes' methods (nn layers, optimizers, schedulers, data sets and loaders,
+-- distributions, GradScaler, DDP, ...) called with a non-object as self (obj.forward(x) for
+-- obj:forward(x)): an error naming the method, never a failure deep inside it.
+T.test("Lua-written class methods refuse a non-object self with the method's name", function()
+  local spaces = {nn, torch.optim, torch.optim.lr_scheduler, torch.utils.data, torch.distributions, torch.amp,
+                  torch.multiprocessing, torch.nn.parallel, torch.utils.data.distributed}
+  local statics = {new = true, generate_square_subsequent_mask = true, set_default_validate_args = true}
+  local checked = 0
+  for _, space in ipairs(spaces) do
+    for cname, cls in pairs(space) do
+      if type(cls) == "table" and (rawget(cls, "_name") ~= nil or (rawget(cls, "name") ~= nil and rawget(cls, "__index") == cls)) then
+        for mname, fn in pairs(cls) do
+          if type(mname) == "string" and type(fn) == "function" and mname:sub(1, 1) ~= "_" and not statics[mname] then
+            for _, v in ipairs{5, torch.ones(1), "s"} do
+              local ok, err = pcall(fn, v)
+              T.truthy(not ok, cname .. "." .. mname .. " accepted a " .. type(v))
+              T.truthy(tostring(err):match("^[^\n]-[%w_.]+:[%w_]+: expected a"), cname .. "." .. mname .. ": " .. tostring(err))
+            end
+            checked = checked + 1
+          end
+        end
+      end
+    end
+  end
+  T.truthy(checked > 200, "only " .. checked .. " methods found")
+  T.eq(message(function() return nn.Linear(2, 3).forward(torch.zeros(2)) end),
+       "Linear:forward: expected an object as self, got a tensor (call it with a colon: obj:forward(...))")
+  T.eq(message(function() return nn.Module.parameters() end),
+       "Module:parameters: expected an object as self, got nil (call it with a colon: obj:parameters(...))")
+  T.eq(message(function() return torch.optim.SGD.step(1) end),
+       "Optimizer:step: expected an object as self, got the number 1 (call it with a colon: obj:step(...))")
+end)
+
 T.done()

@@ -283,7 +283,9 @@ T.test("method arguments: sample_shape, extra arguments", function()
   T.error(function() n:log_prob(torch.zeros(1), 1) end, "Distribution:log_prob: unexpected argument 2")
   T.error(function() D.kl_divergence(n, n, n) end, "distributions.kl_divergence: unexpected argument 3")
   T.error(function() D.Normal.log_prob(5, torch.zeros(1)) end,
-          "Distribution:log_prob: expected a distribution as self, got 5")
+          "Distribution:log_prob: expected an object as self, got the number 5")
+  T.error(function() D.Normal.log_prob({}, torch.zeros(1)) end,
+          "Distribution:log_prob: expected a distribution as self, got table")
 end)
 
 T.test("kl_divergence: registered pairs, Independent's dims, errors naming both types", function()
