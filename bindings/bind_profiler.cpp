@@ -11,15 +11,15 @@ namespace tide::lua {
 
 namespace {
 
-// profiler._start(record_shapes, profile_memory, with_stack)
-int start_fn(lua_State*, Args& a) {
+// profiler._start(record_shapes, profile_memory, with_stack) -> session id
+int start_fn(lua_State* L, Args& a) {
   profiler::Options o;
   o.record_shapes = a.boolean(1);
   o.profile_memory = a.boolean(2);
   o.with_stack = a.boolean(3);
   TIDE_CHECK(!profiler::recording(), "profiler._start: a profiler is already recording (one at a time)");
-  profiler::start(o);
-  return 0;
+  lua_pushinteger(L, profiler::start(o));
+  return 1;
 }
 
 void push_int_list(lua_State* L, const std::vector<int64_t>& v) {
@@ -80,7 +80,8 @@ int stop_fn(lua_State* L, Args&) {
 }
 
 int recording_fn(lua_State* L, Args&) {
-  lua_pushboolean(L, profiler::recording());
+  if (uint32_t id = profiler::current_session()) lua_pushinteger(L, id);
+  else lua_pushnil(L);
   return 1;
 }
 
@@ -98,11 +99,12 @@ int pop_fn(lua_State*, Args& a) {
 
 const Binding kProfilerBindings[] = {
     {"profiler._start", start_fn, TORCH,
-     "profiler._start(record_shapes, profile_memory, with_stack): starts recording (torch.profiler.profile calls it)."},
+     "profiler._start(record_shapes, profile_memory, with_stack) -> id: starts recording a session (torch.profiler.profile "
+     "calls it)."},
     {"profiler._stop", stop_fn, TORCH,
      "profiler._stop() -> events: stops recording; each event a table of name, kind, start, end (microseconds), "
      "parent, shapes, memory, stack."},
-    {"profiler._recording", recording_fn, TORCH, "profiler._recording() -> boolean: whether a profiler records."},
+    {"profiler._recording", recording_fn, TORCH, "profiler._recording() -> id or nil: the recording session's id (nil when no profiler records)."},
     {"profiler._push", push_fn, TORCH,
      "profiler._push(name) -> token: opens a record_function range (-1 when no profiler records)."},
     {"profiler._pop", pop_fn, TORCH, "profiler._pop(token): closes a record_function range."},

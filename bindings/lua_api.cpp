@@ -1159,7 +1159,7 @@ void Args::fail_complex(const Tensor& t) const { TIDE_FAIL(op, ": ", dtype_name(
 // pushed here, after the try block has destroyed every C++ object of the call; returns the
 // number of results, or -1 with the message on the stack. Under torch.autocast, an op of the
 // cast policy gets its tensor arguments cast first (bindings/autocast.hpp).
-static inline int run_binding(lua_State* L, const Binding* b) {
+[[gnu::always_inline]] static inline int run_binding(lua_State* L, const Binding* b) {
   auto* spec = static_cast<const ArgSpec*>(lua_touserdata(L, lua_upvalueindex(3)));
   Style style = Style(lua_tointeger(L, lua_upvalueindex(1)));
   int nret = 0;

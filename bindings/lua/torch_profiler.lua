@@ -309,18 +309,24 @@ end
 
 local function start(op, opts)
   if C.recording() then fail(op, "a profiler is already recording (profiles do not nest)") end
-  C.start(opts.record_shapes, opts.profile_memory, opts.with_stack)
-  return setmetatable({_opts = opts, _running = true}, Profile)
+  local session = C.start(opts.record_shapes, opts.profile_memory, opts.with_stack)
+  return setmetatable({_opts = opts, _running = true, _session = session}, Profile)
 end
 
--- Stops the session this profile records (nothing when it stopped already).
+-- Stops the session this profile records (nothing when it stopped already; no events when
+-- profiler._stop() ended it behind the profile's back).
 local function stop(self)
   if not self._running then return end
   self._running = false
-  self._events = build_events(C.stop(), self._opts)
+  self._events = C.recording() == self._session and build_events(C.stop(), self._opts) or {}
 end
 
 Profile.__close = stop
+-- A running profile that nobody can reach any more stops recording when collected.
+Profile.__gc = function(self)
+  if self._running and C.recording() == self._session then C.stop() end
+  self._running = false
+end
 
 -- prof:stop(): stops recording (what leaving its <close> scope does); nothing if stopped.
 function Profile:stop() stop(self) end

@@ -60,7 +60,7 @@ void close_innermost(Session& s, int64_t t) {
 
 }  // namespace
 
-void start(const Options& options) {
+uint32_t start(const Options& options) {
   TIDE_CHECK(!recording(), "a profiler is already recording (one session at a time)");
   Session& s = session();
   uint32_t id = s.id + 1;
@@ -70,7 +70,10 @@ void start(const Options& options) {
   s.owner = std::this_thread::get_id();
   s.t0 = Clock::now();
   detail::g_recording.store(true, std::memory_order_relaxed);
+  return id;
 }
+
+uint32_t current_session() { return recording() ? session().id : 0; }
 
 std::vector<Event> stop() {
   TIDE_CHECK(recording(), "no profiler is recording");

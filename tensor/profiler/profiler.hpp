@@ -41,8 +41,11 @@ struct Event {
   std::vector<std::string> stack;    // innermost caller first (with_stack)
 };
 
-// Starts a session on the calling thread; throws if one is already recording.
-void start(const Options& options);
+// Starts a session on the calling thread and returns its id (> 0); throws if one is already
+// recording.
+uint32_t start(const Options& options);
+// The id of the recording session, 0 when none records.
+uint32_t current_session();
 // Stops the session (ends ranges still open at the current time) and returns its events in
 // the order they began. Throws if none is recording.
 std::vector<Event> stop();
