@@ -25,6 +25,11 @@ local function fail(op, fmt, ...) error(op .. ": " .. string.format(fmt, ...), 0
 
 local function plain_table(v) return type(v) == "table" and getmetatable(v) == nil end
 
+-- Methods called with another self (profiler._Profile.stop(x)) fail naming what they got.
+local function check_self(op, self, class, what)
+  if getmetatable(self) ~= class then fail(op, "expected %s as self, got %s", what, describe(self)) end
+end
+
 -- PyTorch's activity kinds; tide times CPU ops only.
 profiler.ProfilerActivity = {CPU = "CPU", CUDA = "CUDA"}
 
@@ -120,6 +125,7 @@ EventList.__name = "EventList"
 -- max_shapes_column_width=80, max_src_column_width=75}]) -> string.
 function EventList:table(kw)
   local op = "EventList:table"
+  check_self(op, self, EventList, "an EventList")
   if kw ~= nil and not plain_table(kw) then fail(op, "expected a keyword table, got %s", describe(kw)) end
   kw = torch._check_keywords(op, kw or {}, TABLE_KEYWORDS)
   local sort_by = kw.sort_by
@@ -329,10 +335,13 @@ Profile.__gc = function(self)
 end
 
 -- prof:stop(): stops recording (what leaving its <close> scope does); nothing if stopped.
-function Profile:stop() stop(self) end
+function Profile:stop()
+  check_self("profile:stop", self, Profile, "a profile")
+  stop(self)
+end
 
 local function results(self, op)
-  if getmetatable(self) ~= Profile then fail(op, "expected a profile as self, got %s", describe(self)) end
+  check_self(op, self, Profile, "a profile")
   if self._running then
     fail(op, "the profiler is still recording; call prof:stop() (or leave its <close> scope) first")
   end
@@ -429,7 +438,10 @@ Range.__name = "record_function"
 Range.__close = function(self) C.pop(self._token) end
 
 -- range:close(): ends the range (what leaving its <close> scope does); nothing if ended.
-function Range:close() C.pop(self._token) end
+function Range:close()
+  check_self("record_function:close", self, Range, "a record_function range")
+  C.pop(self._token)
+end
 
 -- torch.profiler.record_function(name[, fn, ...]): with fn, runs fn(...) inside a range named
 -- name and returns its results (the range ends also on an error); without, opens the range
