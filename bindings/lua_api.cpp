@@ -1203,7 +1203,7 @@ static std::vector<std::string> lua_stack(lua_State* L) {
 // A binding call while torch.profiler records: the call is one event, named by the binding,
 // with its arguments' shapes (a non-tensor argument has the empty shape) and the Lua stack
 // when asked. The profiler's own functions (profiler.*) are not events.
-static int call_binding_profiled(lua_State* L, const Binding* b) {
+[[gnu::noinline, gnu::cold]] static int call_binding_profiled(lua_State* L, const Binding* b) {
   int nret;
   if (std::strncmp(b->name, "profiler.", 9) == 0) {
     nret = run_binding(L, b);

@@ -13,7 +13,7 @@
 namespace tide::profiler {
 
 namespace detail {
-std::atomic<bool> g_recording{false};
+std::atomic<bool> g_recording __attribute__((visibility("hidden"))){false};
 }
 
 namespace {

@@ -16,10 +16,13 @@
 namespace tide::profiler {
 
 namespace detail {
-extern std::atomic<bool> g_recording;
+// Hidden: libtide reads it without going through the GOT (the flag is for libtide's own
+// code; another module asks through begin()).
+extern std::atomic<bool> g_recording __attribute__((visibility("hidden")));
 }
 
 // Whether a session is recording (on any thread; begin() keeps only the owner thread's ops).
+// For libtide's own code (the flag is hidden); other code asks current_session().
 inline bool recording() { return detail::g_recording.load(std::memory_order_relaxed); }
 
 struct Options {
