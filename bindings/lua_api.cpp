@@ -1209,6 +1209,7 @@ static std::vector<std::string> lua_stack(lua_State* L) {
     nret = run_binding(L, b);
   } else {
     int64_t token = -1;
+    bool failed = false;
     try {
       token = profiler::begin(b->name);
       if (token >= 0 && profiler::options().record_shapes) {
@@ -1219,8 +1220,11 @@ static std::vector<std::string> lua_stack(lua_State* L) {
       }
       if (token >= 0 && profiler::options().with_stack) profiler::set_stack(token, lua_stack(L));
     } catch (const std::exception& e) {
-      profiler::end(token);
       lua_pushstring(L, (std::string(b->name) + ": " + e.what()).c_str());
+      failed = true;
+    }
+    if (failed) {  // (outside the handler: no longjmp out of a catch block)
+      profiler::end(token);
       return lua_error(L);
     }
     nret = run_binding(L, b);

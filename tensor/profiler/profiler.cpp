@@ -20,9 +20,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The thread that records: other threads read it (begin() on an engine worker, a second
+// interpreter), so it is atomic; the rest of the session is the owner's alone.
+std::atomic<std::thread::id> g_owner;
+
 struct Session {
   Options options;
-  std::thread::id owner;
   uint32_t id = 0;  // tokens carry it, so a stale token is recognised
   Clock::time_point t0;
   std::vector<Event> events;
@@ -43,9 +46,8 @@ int64_t allocated_bytes() { return int64_t(cpu_allocator_stats().allocated_bytes
 
 // The event of token when it belongs to the recording session on this thread, else -1.
 int index_of(int64_t token) {
-  if (token < 0 || !recording()) return -1;
-  Session& s = session();
-  if (uint32_t(token >> 32) != s.id || s.owner != std::this_thread::get_id()) return -1;
+  if (token < 0 || !recording() || g_owner.load(std::memory_order_acquire) != std::this_thread::get_id()) return -1;
+  if (uint32_t(token >> 32) != session().id) return -1;
   return int(token & 0xffffffff);
 }
 
@@ -67,21 +69,25 @@ uint32_t start(const Options& options) {
   s = Session{};
   s.id = id;
   s.options = options;
-  s.owner = std::this_thread::get_id();
   s.t0 = Clock::now();
-  detail::g_recording.store(true, std::memory_order_relaxed);
+  g_owner.store(std::this_thread::get_id(), std::memory_order_release);
+  detail::g_recording.store(true, std::memory_order_release);
   return id;
 }
 
-uint32_t current_session() { return recording() ? session().id : 0; }
+uint32_t current_session() {
+  return recording() && g_owner.load(std::memory_order_acquire) == std::this_thread::get_id() ? session().id : 0;
+}
 
 std::vector<Event> stop() {
   TIDE_CHECK(recording(), "no profiler is recording");
   Session& s = session();
-  TIDE_CHECK(s.owner == std::this_thread::get_id(), "the profiler records on another thread");
+  TIDE_CHECK(g_owner.load(std::memory_order_acquire) == std::this_thread::get_id(),
+             "the profiler records on another thread");
   int64_t t = now_ns(s);
   while (!s.open.empty()) close_innermost(s, t);
   detail::g_recording.store(false, std::memory_order_relaxed);
+  g_owner.store(std::thread::id(), std::memory_order_relaxed);
   s.memory_at_begin.clear();
   return std::move(s.events);
 }
@@ -89,9 +95,8 @@ std::vector<Event> stop() {
 const Options& options() { return session().options; }
 
 int64_t begin(std::string name, Kind kind) {
-  if (!recording()) return -1;
+  if (!recording() || g_owner.load(std::memory_order_acquire) != std::this_thread::get_id()) return -1;
   Session& s = session();
-  if (s.owner != std::this_thread::get_id()) return -1;
   TIDE_CHECK(s.events.size() < 0x7fffffff, "profiler: more than 2^31 events in one session");
   Event e;
   e.name = std::move(name);

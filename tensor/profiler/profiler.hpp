@@ -47,7 +47,7 @@ struct Event {
 // Starts a session on the calling thread and returns its id (> 0); throws if one is already
 // recording.
 uint32_t start(const Options& options);
-// The id of the recording session, 0 when none records.
+// The id of the session recording on this thread, 0 when none does.
 uint32_t current_session();
 // Stops the session (ends ranges still open at the current time) and returns its events in
 // the order they began. Throws if none is recording.
