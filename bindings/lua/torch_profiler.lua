@@ -244,6 +244,9 @@ function EventList:table(kw)
   return table.concat(out, "\n") .. "\n"
 end
 
+-- print(list) prints the table as PyTorch's str(EventList) does.
+EventList.__tostring = function(self) return self:table() end
+
 -- The profile's averages by key (name, and input shapes / the first stack frames when
 -- grouped by them), in the order the keys first occur: key, count, cpu_time_total,
 -- self_cpu_time_total, cpu_time (the mean), cpu_memory_usage, self_cpu_memory_usage,

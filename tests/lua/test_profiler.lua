@@ -401,6 +401,8 @@ T.test("table(): PyTorch's _build_table layout for the same averages", function(
   T.truthy(lines[6]:match("^Self CPU time total: [%d.]+us$"), lines[6])
   T.eq(#lines, 6)
   T.eq(profile(function() end):key_averages():table(), "")
+  T.eq(tostring(p2:key_averages()), p2:key_averages():table())  -- print(prof:key_averages())
+  T.eq(tostring(p2:events()), p2:events():table())
 end)
 
 T.test("export_chrome_trace: JSON that Python reads, complete events that nest as the ops did", function()
