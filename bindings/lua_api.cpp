@@ -17,6 +17,7 @@
 #include "../tensor/allocator.hpp"
 #include "../tensor/interrupt.hpp"
 #include "../tensor/memory_budget.hpp"
+#include "../tensor/profiler/profiler.hpp"
 #include "autocast.hpp"
 #include "complex_value.hpp"
 
@@ -1154,15 +1155,14 @@ const ArgSpec& binding_spec(const Binding& b) { return *arg_spec(b); }
 
 void Args::fail_complex(const Tensor& t) const { TIDE_FAIL(op, ": ", dtype_name(t.dtype()), " is not supported"); }
 
-// The lua_CFunction behind every binding: C++ exceptions become Lua errors here, after the
-// try block has destroyed every C++ object of the call. Under torch.autocast, an op of the
+// Runs the binding behind the closure being called: C++ exceptions become an error message
+// pushed here, after the try block has destroyed every C++ object of the call; returns the
+// number of results, or -1 with the message on the stack. Under torch.autocast, an op of the
 // cast policy gets its tensor arguments cast first (bindings/autocast.hpp).
-static int call_binding(lua_State* L) {
-  auto* b = static_cast<const Binding*>(lua_touserdata(L, lua_upvalueindex(2)));
+[[gnu::always_inline]] static inline int run_binding(lua_State* L, const Binding* b) {
   auto* spec = static_cast<const ArgSpec*>(lua_touserdata(L, lua_upvalueindex(3)));
   Style style = Style(lua_tointeger(L, lua_upvalueindex(1)));
   int nret = 0;
-  bool failed = false;
   try {
     int traits = int(lua_tointeger(L, lua_upvalueindex(4)));
     if (autocast::active() && style == Style::Torch && traits > 1) [[unlikely]]
@@ -1179,13 +1179,68 @@ static int call_binding(lua_State* L) {
     std::string_view what = e.what(), name = b->name;
     bool named = what.starts_with(name) && what.substr(name.size()).starts_with(":");
     lua_pushstring(L, named ? e.what() : (std::string(name) + ": " + e.what()).c_str());
-    failed = true;
+    return -1;
   } catch (const std::exception& e) {
     lua_pushstring(L, e.what());
-    failed = true;
+    return -1;
   }
-  if (failed) return lua_error(L);
   return nret;
+}
+
+// The caller's Lua frames (innermost first, at most 16) as "source:line", for with_stack;
+// without C functions and the profiler's own Lua code (profile(fn) and record_function).
+static std::vector<std::string> lua_stack(lua_State* L) {
+  std::vector<std::string> frames;
+  lua_Debug ar;
+  for (int level = 1; frames.size() < 16 && lua_getstack(L, level, &ar); ++level) {
+    if (!lua_getinfo(L, "Sl", &ar) || ar.currentline < 0) continue;
+    if (std::strcmp(ar.source, "=[tide torch_profiler]") == 0) continue;
+    frames.push_back(std::string(ar.short_src) + ":" + std::to_string(ar.currentline));
+  }
+  return frames;
+}
+
+// A binding call while torch.profiler records: the call is one event, named by the binding,
+// with its arguments' shapes (a non-tensor argument has the empty shape) and the Lua stack
+// when asked. The profiler's own functions (profiler.*) are not events.
+[[gnu::noinline, gnu::cold]] static int call_binding_profiled(lua_State* L, const Binding* b) {
+  int nret;
+  if (std::strncmp(b->name, "profiler.", 9) == 0) {
+    nret = run_binding(L, b);
+  } else {
+    int64_t token = -1;
+    bool failed = false;
+    try {
+      token = profiler::begin(b->name);
+      if (token >= 0 && profiler::options().record_shapes) {
+        std::vector<std::vector<int64_t>> shapes(size_t(lua_gettop(L)));
+        for (int i = 1; i <= lua_gettop(L); ++i)
+          if (Tensor* t = tensor_slot(L, i); t && t->defined()) shapes[size_t(i - 1)] = t->sizes().vec();
+        profiler::set_shapes(token, std::move(shapes));
+      }
+      if (token >= 0 && profiler::options().with_stack) profiler::set_stack(token, lua_stack(L));
+    } catch (const std::exception& e) {
+      lua_pushstring(L, (std::string(b->name) + ": " + e.what()).c_str());
+      failed = true;
+    }
+    if (failed) {  // (outside the handler: no longjmp out of a catch block)
+      profiler::end(token);
+      return lua_error(L);
+    }
+    nret = run_binding(L, b);
+    profiler::end(token);
+  }
+  return nret >= 0 ? nret : lua_error(L);
+}
+
+// The lua_CFunction behind every binding. While torch.profiler records, each call is an
+// event (one flag checked here, the one place every binding is called through).
+static int call_binding(lua_State* L) {
+  auto* b = static_cast<const Binding*>(lua_touserdata(L, lua_upvalueindex(2)));
+  if (profiler::recording()) [[unlikely]]
+    return call_binding_profiled(L, b);
+  int nret = run_binding(L, b);
+  return nret >= 0 ? nret : lua_error(L);
 }
 
 void push_binding(lua_State* L, const Binding& b, Style style) {

@@ -26,6 +26,8 @@ void build_tensor_metatable(lua_State* L);
 // The recurrent layers' binding (bind_rnn.cpp), declared here rather than in the widely
 // included lua_api.hpp.
 void register_rnn_bindings();
+// torch.profiler's bindings (bind_profiler.cpp).
+void register_profiler_bindings();
 
 namespace {
 
@@ -53,6 +55,7 @@ void ensure_registered() {
     register_complex_bindings();
     register_fft_bindings();
     autocast::register_amp_bindings();
+    register_profiler_bindings();
   });
 }
 

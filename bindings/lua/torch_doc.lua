@@ -734,6 +734,41 @@ document(torch.amp.GradScaler, {
     "_growth_tracker (empty when disabled).",
   load_state_dict = "scaler:load_state_dict(sd): restores a state_dict() (an error for an empty one, as PyTorch).",
 })
+-- The profiler (bindings/lua/torch_profiler.lua; the recording core is tensor/profiler/).
+local profiler = torch.profiler
+document(profiler, {
+  profile = "profiler.profile([{record_shapes=false, profile_memory=false, with_stack=false, activities=}][, fn, ...]) " ..
+    "-> profile[, results of fn]: with fn, runs fn(...) under the profiler and returns the profile, then fn's " ..
+    "results (the profiler stops also on an error); without, starts recording and returns the profile, to-be-closed: " ..
+    "`local prof <close> = torch.profiler.profile{...}` records until the end of the block (prof:stop() earlier). " ..
+    "Each binding call, autograd backward node and record_function range is an event with its self and total time; " ..
+    "record_shapes adds its arguments' shapes, profile_memory the CPU bytes allocated net while it ran, with_stack " ..
+    "the Lua stack of the call. activities: {ProfilerActivity.CPU} only. One profiler records at a time.",
+  record_function = "profiler.record_function(name[, fn, ...]) -> results of fn, or a to-be-closed range: a labelled " ..
+    "range in the profile around fn, or until the end of the block (`local r <close> = record_function(\"step\")`, " ..
+    "r:close() earlier); records nothing when no profiler records.",
+})
+document(profiler._Profile, {
+  stop = "prof:stop(): stops recording (what leaving its <close> scope does); nothing when stopped already.",
+  events = "prof:events() -> EventList: every event in the order it began: name, kind (\"op\", \"backward\", " ..
+    "\"user\"), time_range (start, end), cpu_time_total, self_cpu_time_total (microseconds), cpu_parent, " ..
+    "cpu_children, and input_shapes, cpu_memory_usage, self_cpu_memory_usage, stack when recorded.",
+  key_averages = "prof:key_averages([{group_by_input_shape=false, group_by_stack_n=0}]) -> EventList: the events " ..
+    "summed per name (and per input shapes / first n stack frames): key, count, cpu_time_total, " ..
+    "self_cpu_time_total, cpu_time (the mean), cpu_memory_usage, self_cpu_memory_usage, input_shapes, stack.",
+  export_chrome_trace = "prof:export_chrome_trace(path): writes the events as Chrome trace JSON (chrome://tracing, " ..
+    "ui.perfetto.dev): complete events with ts and dur in microseconds, args Input Dims, CPU Mem, Call stack.",
+})
+document(profiler._EventList, {
+  table = "events:table([{sort_by=, row_limit=100, header=, max_name_column_width=55, max_shapes_column_width=80, " ..
+    "max_src_column_width=75}]) -> string: PyTorch's summary table (Name, Self CPU %, Self CPU, CPU total %, CPU " ..
+    "total, CPU time avg, CPU Mem and Self CPU Mem with profile_memory, # of Calls, Input Shapes and Source " ..
+    "Location when grouped by them), largest sort_by first (cpu_time, cpu_time_total, self_cpu_time_total, count, " ..
+    "cpu_memory_usage, self_cpu_memory_usage); row_limit=-1 shows every row.",
+})
+document(profiler._Range, {
+  close = "range:close(): ends a record_function range (and ranges still open inside it); nothing when ended.",
+})
 document(torch.cuda.amp, {
   GradScaler = "cuda.amp.GradScaler([{init_scale=, growth_factor=, backoff_factor=, growth_interval=, enabled=}]) " ..
     "-> scaler: amp.GradScaler(\"cuda\", {...}).",

@@ -2,7 +2,7 @@
 -- parts (torch, torch.utils, torch.utils.data and its classes, torch.autograd, its Function
 -- and functional, nn.functional, nn.init, the nn layer classes, the optimizers and
 -- schedulers, torch.distributions and its classes, torch.multiprocessing and its classes,
--- DistributedDataParallel and DistributedSampler) that has a fixed number of parameters
+-- DistributedDataParallel and DistributedSampler, torch.profiler and its classes) that has a fixed number of parameters
 -- rejects a non-nil argument beyond them, which Lua would drop silently: F.relu(x, {inplace = true}) is an error, not a relu.
 -- Functions with varargs check theirs themselves (nn._util.args, torch._check_keywords), as
 -- the C++ bindings do in their argument reader.
@@ -41,6 +41,7 @@ wrap(torch.nn.init, "init.")
 wrap(torch.nn.utils, "nn.utils.")
 wrap(torch.nn.utils.rnn, "nn.utils.rnn.")
 wrap(torch.multiprocessing, "multiprocessing.")
+wrap(torch.profiler, "profiler.")
 for _, name in ipairs{"Parameter", "is_module"} do torch.nn[name] = strict(name, torch.nn[name]) end
 wrap(torch.distributions, "distributions.")
 torch.distributions.kl.kl_divergence = torch.distributions.kl_divergence
@@ -51,7 +52,7 @@ local function is_class(v)
   return type(v) == "table" and (rawget(v, "_name") ~= nil or (rawget(v, "name") ~= nil and rawget(v, "__index") == v))
 end
 for _, space in ipairs{torch.nn, torch.optim, torch.optim.lr_scheduler, torch.utils.data, torch.distributions,
-                       torch.amp, torch.multiprocessing, torch.nn.parallel, torch.utils.data.distributed} do
+                       torch.amp, torch.multiprocessing, torch.profiler, torch.nn.parallel, torch.utils.data.distributed} do
   for _, cls in pairs(space) do
     if is_class(cls) then wrap(cls, (rawget(cls, "_name") or rawget(cls, "name")) .. ":", true) end
   end

@@ -11,6 +11,7 @@
 #include "../ops/elementwise.hpp"
 #include "../ops/shape.hpp"
 #include "../overlap.hpp"
+#include "../profiler/profiler.hpp"
 #include "autograd.hpp"
 #include "functions.hpp"
 
@@ -260,7 +261,12 @@ void walk_graph(const std::vector<Tensor>& roots, const std::vector<Tensor>& gra
         if (e.node && tasks.find(e.node.get())->second.useful) run = true;
     }
     std::vector<Tensor> out;
-    if (run && g.defined()) out = n->apply(autograd::run_tensor_hooks(*n, std::move(g)));
+    if (run && g.defined()) {
+      // Under torch.profiler each node is an event, named as grad_fn prints it.
+      profiler::Range range(profiler::recording() ? profiler::begin(n->name(), profiler::Kind::Backward) : -1);
+      if (range.token() >= 0 && profiler::options().record_shapes) profiler::set_shapes(range.token(), {g.sizes().vec()});
+      out = n->apply(autograd::run_tensor_hooks(*n, std::move(g)));
+    }
     if (run && !retain_graph) n->release();
     for (size_t i = 0; i < n->next.size(); ++i) {
       Node* input = n->next[i].node.get();

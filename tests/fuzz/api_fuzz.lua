@@ -537,7 +537,7 @@ local function write_seed_files()
 end
 
 -- Undoes what a call may have changed outside its arguments: the default dtype, the thread
--- count, grad mode, autocast, the random generators, the module tables.
+-- count, grad mode, autocast, a recording profiler, the random generators, the module tables.
 local function restore_state()
   if torch.get_default_dtype() ~= default_dtype then torch.set_default_dtype(default_dtype) end
   if torch.get_num_threads() ~= default_threads then torch.set_num_threads(default_threads) end
@@ -550,6 +550,7 @@ local function restore_state()
   torch.set_autocast_cache_enabled(true)
   while pcall(torch.autocast_decrement_nesting) do end
   torch.clear_autocast_cache()
+  if torch.profiler._recording() then torch.profiler._stop() end  -- a profile left recording
   for t, copy in pairs(snapshots) do
     for k in pairs(t) do if copy[k] == nil then rawset(t, k, nil) end end
     for k, v in pairs(copy) do if rawget(t, k) ~= v then rawset(t, k, v) end end

@@ -106,6 +106,8 @@ T.test("every public Lua-written function and class has a doc", function()
   for _, name in ipairs{"Queue", "Connection", "Process", "SpawnContext"} do
     own(mp["_" .. name], "torch.multiprocessing." .. name)
   end
+  own(torch.profiler, "torch.profiler")
+  for _, name in ipairs{"_Profile", "_EventList", "_Range"} do own(torch.profiler[name], "torch.profiler." .. name) end
   own(torch.nn.parallel, "nn.parallel")
   own(torch.nn.parallel.DistributedDataParallel, "nn.parallel.DistributedDataParallel")
   own(torch.utils.data.distributed, "torch.utils.data.distributed")
