@@ -290,11 +290,15 @@ Tensor conv_on_cpu(const Tensor& x4, const Tensor& weight, const Tensor* bias, c
   Tensor y = ops::conv2d_cpu(x4, weight, bias, w, G, op);
   if (!needs_recording({&x4, &weight, bias})) return y;
   SavedTensor sx = SavedTensor::input(x4), sw = SavedTensor::input(weight);
-  record(op, y, {&x4, &weight, bias}, [sx, sw, w, G](const Tensor& g, const Node& n) -> Grads {
+  record(op, y, {&x4, &weight, bias}, [sx, sw, w, G](const Tensor& g_, const Node& n) -> Grads {
     Tensor x = sx.unpack(n), wt = sw.unpack(n);
+    // contiguous once for the kernel and the bias's sum (a sum's gradient arrives expanded:
+    // reducing the expanded tensor costs 4x the contiguous one)
+    const bool graph = autograd::grad_enabled();
+    Tensor g = graph ? g_ : g_.contiguous();
     const int64_t N = x.size(0), Cout = wt.size(0), L = g.size(2), K = wt.size(1) * wt.size(2) * wt.size(3);
     Tensor gb = n.needs_grad(2) ? reshape(sum_to(g, {1, Cout, 1}), {Cout}) : Tensor();
-    if (autograd::grad_enabled()) {
+    if (graph) {
       Tensor cols = unfold(x, w, 0);
       Grads d = patch_grads(reshape(wt, {G, Cout / G, K}), reshape(cols, {N, G, K, L}),
                             reshape(g, {N, G, Cout / G, L}), n.needs_grad(1), n.needs_grad(0));

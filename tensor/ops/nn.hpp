@@ -22,7 +22,9 @@ Tensor fold2d(const Tensor& cols, int64_t H, int64_t W, const Window2d& w, const
 // Conv2d on the CPU without storing the batch's patches (tensor/ops/nn.cpp says how the
 // images are shared among threads): x (N, C, H, W) and weight (Cout, C/groups, kh, kw) of
 // float32 or float64, checked by the caller (tensor/autograd/nn.cpp). conv2d_on_cpu says
-// whether these kernels take x: CPU, float32/64 and one image's patches below 2^31 elements.
+// whether these kernels take x: CPU, float32/64, at least 256 output positions per image
+// (smaller images pay for one product over the batch) and one image's patches below 2^31
+// elements.
 bool conv2d_on_cpu(const Tensor& x, const Tensor& weight, const Window2d& w, const char* op);
 // y (N, Cout, Hout*Wout), plus bias (Cout) where not null: the same sums as the product's
 // result plus the bias.
