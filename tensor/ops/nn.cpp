@@ -165,13 +165,13 @@ Tensor unfold2d(const Tensor& x_, const Window2d& w, double pad, const char* op)
     return take_on_device(op, x_, unfold2d(positions_of(x_), w, -1, op), Scalar(pad));
   Tensor x = x_.contiguous();
   int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
-  const Patches p(w, H, W, op);
-  int64_t kh = w.kernel[0], kw = w.kernel[1];
+  int64_t kh = w.kernel[0], kw = w.kernel[1], L = w.positions(H, W, op);
   int64_t window = 0, rows = 0;
   TIDE_CHECK(!__builtin_mul_overflow(kh, kw, &window) && !__builtin_mul_overflow(C, window, &rows), op, ": a ", kh,
              " x ", kw, " window over ", C, " channels is too large (the patch size overflows 64 bits)");
-  Tensor cols = Tensor::empty({N, rows, p.L}, x.dtype(), Device{}, op);
+  Tensor cols = Tensor::empty({N, rows, L}, x.dtype(), Device{}, op);
   if (cols.numel() == 0) return cols;  // no work, however large the other sizes
+  const Patches p(w, H, W, op);  // after the size checks: its runs are one per kernel column
   TIDE_DISPATCH_ALL(x.dtype(), op, [&] {
     const scalar_t* src = x.data<scalar_t>();
     scalar_t* dst = cols.data<scalar_t>();
@@ -185,9 +185,9 @@ Tensor unfold2d(const Tensor& x_, const Window2d& w, double pad, const char* op)
 Tensor fold2d(const Tensor& cols_, int64_t H, int64_t W, const Window2d& w, const char* op) {
   check_defined(cols_, op);
   const int64_t window = checked_mul(op, w.kernel[0], w.kernel[1], "a ", w.kernel[0], " x ", w.kernel[1], " window");
-  const Patches p(w, H, W, op);
-  TIDE_CHECK(cols_.dim() == 3 && cols_.size(1) % window == 0 && cols_.size(2) == p.L, op,
-             ": expected patches of shape (N, C*", window, ", ", p.L, "), got ", cols_.sizes().str());
+  const int64_t L = w.positions(H, W, op);
+  TIDE_CHECK(cols_.dim() == 3 && cols_.size(1) % window == 0 && cols_.size(2) == L, op,
+             ": expected patches of shape (N, C*", window, ", ", L, "), got ", cols_.sizes().str());
   Tensor cols = cols_.contiguous();
   int64_t N = cols.size(0), C = cols.size(1) / window;
   check_extent(op, {N, C, H, W}, cols.dtype());
@@ -198,6 +198,7 @@ Tensor fold2d(const Tensor& cols_, int64_t H, int64_t W, const Window2d& w, cons
   }
   Tensor x = Tensor::empty({N, C, H, W}, cols.dtype(), Device{}, op);
   if (x.numel() == 0) return x;
+  const Patches p(w, H, W, op);
   TIDE_DISPATCH_ALL(cols.dtype(), op, [&] {
     const scalar_t* src = cols.data<scalar_t>();
     scalar_t* dst = x.data<scalar_t>();
