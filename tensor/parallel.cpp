@@ -1,6 +1,7 @@
 // A small fixed thread pool. parallel_for hands out chunks through an atomic counter; the
 // caller works too and waits for the rest. Nested calls and tiny ranges run inline.
 #include "parallel.hpp"
+#include "cpu/blas.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -211,6 +212,14 @@ void blas_threads_failed_to_start() {
 }
 
 bool in_parallel_region() { return t_in_parallel; }
+
+BlasOnCallingThread::BlasOnCallingThread() : prev_(openblas_get_num_threads()) {
+  if (prev_ > 1) openblas_set_num_threads(1);
+}
+
+BlasOnCallingThread::~BlasOnCallingThread() {
+  if (prev_ > 1) openblas_set_num_threads(prev_);
+}
 
 void parallel_for(int64_t begin, int64_t end, int64_t grain,
                   const std::function<void(int64_t, int64_t)>& f) {

@@ -248,30 +248,66 @@ Tensor unfold(const Tensor& x, const ops::Window2d& w, double pad) {
   return y;
 }
 
+// The gradients of Wg (G, Co, K) @ cols (N, G, K, L) -> (N, G, Co, L) from g, in
+// differentiable ops (each where `need` says). The weight gradient sums g_n cols_n^T over
+// the images: with few positions per image (L < Co) as one product over all N * L positions
+// (the operands regrouped by a copy), else per image and then summed, so that the per-image
+// products' (N, G, Co, K) results never outweigh the work.
+Grads patch_grads(const Tensor& Wg, const Tensor& c, const Tensor& g, bool need_w, bool need_cols) {
+  Tensor gw, gc;
+  if (need_w) {
+    int64_t N = c.size(0), G = c.size(1), K = c.size(2), L = c.size(3), Co = g.size(2);
+    if (L < Co) {
+      Tensor gp = reshape(permute(g, {1, 2, 0, 3}), {G, Co, N * L});
+      Tensor cp = reshape(permute(c, {1, 0, 3, 2}), {G, N * L, K});
+      gw = matmul(gp, cp);
+    } else {
+      gw = sum(matmul(g, transpose(c, 2, 3)), {0});
+    }
+  }
+  if (need_cols) gc = matmul(transpose(Wg, 1, 2), g);
+  return {gw, gc};
+}
+
 // The filters of each group times the image patches: Wg (G, Co, K) @ cols (N, G, K, L) ->
-// (N, G, Co, L), one batched product. Its weight gradient sums g_n cols_n^T over the images:
-// with few positions per image (L < Co) as one product over all N * L positions (the
-// operands regrouped by a copy), else per image and then summed, so that the per-image
-// products' (N, G, Co, K) results never outweigh the work. Both forms are differentiable.
+// (N, G, Co, L), one batched product (the path of devices and of float16 / bfloat16).
 Tensor patch_product(const Tensor& Wg, const Tensor& cols) {
   Tensor y = ops::matmul(Wg, cols);
   if (!needs_recording({&Wg, &cols})) return y;
   SavedTensor sw = SavedTensor::input(Wg), sc = SavedTensor::input(cols);
   record("conv2d", y, {&Wg, &cols}, [sw, sc](const Tensor& g, const Node& n) -> Grads {
-    Tensor gw, gc;
-    if (n.needs_grad(0)) {
-      Tensor c = sc.unpack(n);
-      int64_t N = c.size(0), G = c.size(1), K = c.size(2), L = c.size(3), Co = g.size(2);
-      if (L < Co) {
-        Tensor gp = reshape(permute(g, {1, 2, 0, 3}), {G, Co, N * L});
-        Tensor cp = reshape(permute(c, {1, 0, 3, 2}), {G, N * L, K});
-        gw = matmul(gp, cp);
-      } else {
-        gw = sum(matmul(g, transpose(c, 2, 3)), {0});
-      }
+    return patch_grads(sw.unpack(n), sc.unpack(n), g, n.needs_grad(0), n.needs_grad(1));
+  });
+  return y;
+}
+
+// Conv2d of x4 (N, Cin, H, W) by weight (Cout, Cin/G, kh, kw) plus bias -> (N, Cout, L) on
+// the CPU kernels that never store the batch's patches (ops::conv2d_cpu). The bias's
+// gradient is sum_to's, as for an added bias. A backward that builds a graph (create_graph)
+// goes through unfold and patch_grads, whose ops record.
+Tensor conv_on_cpu(const Tensor& x4, const Tensor& weight, const Tensor* bias, const ops::Window2d& w, int64_t G) {
+  const char* op = "conv2d";
+  Tensor y = ops::conv2d_cpu(x4, weight, bias, w, G, op);
+  if (!needs_recording({&x4, &weight, bias})) return y;
+  SavedTensor sx = SavedTensor::input(x4), sw = SavedTensor::input(weight);
+  record(op, y, {&x4, &weight, bias}, [sx, sw, w, G](const Tensor& g_, const Node& n) -> Grads {
+    Tensor x = sx.unpack(n), wt = sw.unpack(n);
+    // contiguous once for the kernel and the bias's sum (a sum's gradient arrives expanded:
+    // reducing the expanded tensor costs 4x the contiguous one)
+    const bool graph = autograd::grad_enabled();
+    Tensor g = graph ? g_ : g_.contiguous();
+    const int64_t N = x.size(0), Cout = wt.size(0), L = g.size(2), K = wt.size(1) * wt.size(2) * wt.size(3);
+    Tensor gb = n.needs_grad(2) ? reshape(sum_to(g, {1, Cout, 1}), {Cout}) : Tensor();
+    if (graph) {
+      Tensor cols = unfold(x, w, 0);
+      Grads d = patch_grads(reshape(wt, {G, Cout / G, K}), reshape(cols, {N, G, K, L}),
+                            reshape(g, {N, G, Cout / G, L}), n.needs_grad(1), n.needs_grad(0));
+      return {d[1].defined() ? fold(reshape(d[1], {N, cols.size(1), L}), x.size(2), x.size(3), w) : Tensor(),
+              d[0].defined() ? reshape(d[0], wt.sizes()) : Tensor(), gb};
     }
-    if (n.needs_grad(1)) gc = matmul(transpose(sw.unpack(n), 1, 2), g);
-    return {gw, gc};
+    Tensor gx, gw;
+    ops::conv2d_backward_cpu(x, wt, g, w, G, n.needs_grad(0) ? &gx : nullptr, n.needs_grad(1) ? &gw : nullptr, "conv2d");
+    return {gx, gw, gb};
   });
   return y;
 }
@@ -315,9 +351,14 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor* bias, const C
   int64_t Ho = w.out_size(0, x4.size(2), op), Wo = w.out_size(1, x4.size(3), op);
   int64_t L = w.positions(x4.size(2), x4.size(3), op);
   int64_t K = Cin / G * kernel[0] * kernel[1];
-  Tensor cols = unfold(x4, w, 0);  // (N, Cin*kh*kw, L)
-  Tensor y = reshape(patch_product(reshape(weight, {G, Cout / G, K}), reshape(cols, {N, G, K, L})), {N, Cout, L});
-  if (bias) y = y + reshape(*bias, {1, Cout, 1});
+  Tensor y;
+  if (ops::conv2d_on_cpu(x4, weight, w, op)) {
+    y = conv_on_cpu(x4, weight, bias, w, G);
+  } else {
+    Tensor cols = unfold(x4, w, 0);  // (N, Cin*kh*kw, L)
+    y = reshape(patch_product(reshape(weight, {G, Cout / G, K}), reshape(cols, {N, G, K, L})), {N, Cout, L});
+    if (bias) y = y + reshape(*bias, {1, Cout, 1});
+  }
   y = reshape(y, {N, Cout, Ho, Wo});
   return x.dim() == 4 ? y : squeeze(y, {0});
 }

@@ -4,8 +4,6 @@
 // of x and of the weights with one matrix product each.
 #include "rnn.hpp"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -13,6 +11,7 @@
 #include <type_traits>
 
 #include "../cpu/vec_math.hpp"
+#include "../cpu/blas.hpp"
 #include "../interrupt.hpp"
 #include "autograd.hpp"
 #include "formulas.hpp"
@@ -23,40 +22,6 @@ namespace tide::ag {
 namespace {
 
 constexpr const char* kOp = "rnn_layer";
-
-// C (m, n) = op(A) (m, k) op(B) (k, n) + beta C over contiguous row-major matrices.
-template <typename T>
-void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* A, const T* B, T beta, T* C) {
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    for (int64_t i = 0; i < m * n; ++i) C[i] = beta == T(0) ? T(0) : C[i] * beta;
-    return;
-  }
-  const int lda = int(ta ? m : k), ldb = int(tb ? k : n);
-  const CBLAS_TRANSPOSE TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
-  if constexpr (std::is_same_v<T, float>)
-    cblas_sgemm(CblasRowMajor, TA, TB, int(m), int(n), int(k), 1.0f, A, lda, B, ldb, beta, C, int(n));
-  else
-    cblas_dgemm(CblasRowMajor, TA, TB, int(m), int(n), int(k), 1.0, A, lda, B, ldb, beta, C, int(n));
-}
-
-// The per-step products are small (batch x hidden x gates * hidden): OpenBLAS's threads cost
-// more than they save there, so the time loops run them on the calling thread; the products
-// over the whole sequence (input projection, gradients of x and the weights) keep them.
-class BlasOnCallingThread {
- public:
-  BlasOnCallingThread() : prev_(openblas_get_num_threads()) {
-    if (prev_ > 1) openblas_set_num_threads(1);
-  }
-  ~BlasOnCallingThread() {
-    if (prev_ > 1) openblas_set_num_threads(prev_);
-  }
-  BlasOnCallingThread(const BlasOnCallingThread&) = delete;
-  BlasOnCallingThread& operator=(const BlasOnCallingThread&) = delete;
-
- private:
-  int prev_;
-};
 
 // sigmoid and tanh through the engine's branch-free exp (tensor/cpu/vec_math.hpp), so that the
 // gate loops vectorise; the argument is clamped to exp's normal range, where both functions
@@ -129,6 +94,8 @@ void forward_loop(RnnMode mode, const Sizes& z, const Order& ord, const T* x, co
                        ? Tensor::empty({B, GH}, ws.gates.dtype())
                        : Tensor();
   T* tmp = scratch.defined() ? scratch.data<T>() : nullptr;
+  // The per-step products (batch x hidden x gates * hidden) are too small for OpenBLAS's
+  // threads to pay; the products over the whole sequence keep them.
   BlasOnCallingThread one_thread;
   for (int64_t s = 0; s < z.T; ++s) {
     check_interrupt();

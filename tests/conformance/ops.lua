@@ -1699,6 +1699,14 @@ local CONV_CASES = {
   {{2, 2, 6, 6}, {2, 2, 2, 3}, {dilation = {2, 1}, padding = {1, 0}, bias = true}},
   {{1, 4, 5, 6}, {6, 2, 2, 2}, {groups = 2, stride = {1, 2}, bias = true}},
   {{3, 5, 5}, {2, 3, 3, 3}, {padding = {1, 1}}},
+  -- at least 256 output positions per image: the CPU's image-by-image kernels (tensor/ops/nn.cpp),
+  -- "same" padding (the shifted-image patches), the input's gradient as a convolution
+  -- (stride 1) or folded (stride 2, padding beyond the kernel's reach)
+  {{3, 2, 16, 16}, {4, 2, 3, 3}, {padding = {1, 1}, bias = true}},
+  {{2, 4, 18, 17}, {6, 2, 3, 3}, {groups = 2, dilation = {2, 2}, padding = {2, 2}}},
+  {{2, 3, 20, 19}, {4, 3, 3, 2}, {padding = {0, 1}, bias = true}},
+  {{2, 2, 33, 32}, {3, 2, 2, 2}, {stride = {2, 1}, padding = {1, 1}}},
+  {{1, 2, 16, 16}, {2, 2, 1, 1}, {padding = {1, 1}, bias = true}},
 }
 add({name = "conv2d", grad = {"a", "b", "c"}, out = "same", tol = {float32 = {1e-4, 1e-5}, float64 = {1e-10, 1e-12}},
      ref = "(lambda x4, w, s, pd, dl, G: (lambda win: (lambda o: o if a.ndim == 4 else o[0])("

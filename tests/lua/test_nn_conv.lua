@@ -302,4 +302,35 @@ T.test("torch.conv_transpose2d / max_pool2d / avg_pool2d: positional options equ
   T.near(a[{1, 1, 2, 2}]:item(), x[{1, 1, {2, 4}, {2, 4}}]:sum():item() / 5, 1e-12)
 end)
 
+-- The CPU's image-by-image Conv2d kernels (tensor/ops/nn.cpp; images of at least 256 output
+-- positions; their values against PyTorch are conformance rows of conv2d): no result depends
+-- on the thread count, a sum's expanded gradient gives the contiguous one's values, and a
+-- backward with create_graph (which goes through unfold and batched products, so that the
+-- gradients are differentiable) agrees with the kernels.
+T.test("conv2d image by image: thread count, expanded gradients, create_graph", function()
+  torch.manual_seed(3)
+  local x = torch.randn(20, 3, 16, 16, {requires_grad = true})
+  local conv = nn.Conv2d(3, 4, 3, {padding = 1})
+  local function grads(threads, gy)
+    local saved = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    x.grad, conv.weight.grad, conv.bias.grad = nil, nil, nil
+    local y = conv(x)
+    if gy then y:backward(gy) else y:sum():backward() end
+    torch.set_num_threads(saved)
+    return {y:detach(), x.grad, conv.weight.grad, conv.bias.grad}
+  end
+  local one, two = grads(1), grads(2)
+  local ones = grads(2, torch.ones(20, 4, 16, 16))
+  for i = 1, 4 do
+    T.eq(one[i]:eq(two[i]):all():item(), true, "1 vs 2 threads, result " .. i)
+    T.eq(ones[i]:eq(two[i]):all():item(), true, "contiguous vs expanded gradient, result " .. i)
+  end
+  local y = conv(x)
+  local gx, gw = table.unpack(torch.autograd.grad(y:sum(), {x, conv.weight}, {create_graph = true}))
+  T.near((gx - two[2]):abs():max():item(), 0, 1e-5)
+  T.near((gw - two[3]):abs():max():item(), 0, 1e-3)
+  T.eq(gx.requires_grad and gw.requires_grad, true)
+end)
+
 T.done()

@@ -1,0 +1,47 @@
+// OpenBLAS on the CPU for the fused kernels (a recurrent layer's time loops, a convolution's
+// per-image products): a row-major product on contiguous matrices, and a scope that keeps
+// OpenBLAS on the calling thread.
+#pragma once
+
+#include <cblas.h>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace tide {
+
+// C (m, n) = op(A) (m, k) op(B) (k, n) + beta C over contiguous row-major matrices (op(A) is
+// A^T when ta, stored (k, m)). The callers keep every size below 2^31.
+template <typename T>
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* A, const T* B, T beta, T* C) {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    for (int64_t i = 0; i < m * n; ++i) C[i] = beta == T(0) ? T(0) : C[i] * beta;
+    return;
+  }
+  const int lda = int(ta ? m : k), ldb = int(tb ? k : n);
+  const CBLAS_TRANSPOSE TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
+  if constexpr (std::is_same_v<T, float>)
+    cblas_sgemm(CblasRowMajor, TA, TB, int(m), int(n), int(k), 1.0f, A, lda, B, ldb, beta, C, int(n));
+  else
+    cblas_dgemm(CblasRowMajor, TA, TB, int(m), int(n), int(k), 1.0, A, lda, B, ldb, beta, C, int(n));
+}
+
+// While alive, every BLAS call runs on the thread that makes it (OpenBLAS's own threads are
+// idle); the previous count comes back at the end of the scope. For products too small for
+// OpenBLAS's threads to pay (a recurrent layer's per-step products), and for batches of
+// products that the engine's threads share out, one product per thread. Created on the
+// thread that owns the engine (not inside a parallel_for). Defined in tensor/parallel.cpp.
+class BlasOnCallingThread {
+ public:
+  BlasOnCallingThread();
+  ~BlasOnCallingThread();
+  BlasOnCallingThread(const BlasOnCallingThread&) = delete;
+  BlasOnCallingThread& operator=(const BlasOnCallingThread&) = delete;
+
+ private:
+  int prev_;
+};
+
+}  // namespace tide
