@@ -520,10 +520,14 @@ T.test("errors: keywords, types, nesting, results while recording", function()
   T.eq(message(function() prof:key_averages{group_by_input_shape = "yes"} end),
        "profile:key_averages: group_by_input_shape must be true or false, got \"yes\"")
   T.eq(message(function() prof:key_averages(5) end), "profile:key_averages: expected a keyword table, got 5")
-  T.eq(message(function() prof.key_averages(5) end), "profile:key_averages: expected a profile as self, got 5")
-  T.eq(message(function() prof.stop(torch.ones(2)) end), "profile:stop: expected a profile as self, got a tensor of shape {2}")
-  T.eq(message(function() profiler._EventList.table(torch.ones(2)) end),
-       "EventList:table: expected an EventList as self, got a tensor of shape {2}")
+  -- A non-object self is refused by every class method's common check (torch._strict), an
+  -- object of another class by the profiler's own.
+  T.truthy(message(function() prof.key_averages(5) end):find(
+    "profile:key_averages: expected an object as self, got the number 5", 1, true))
+  T.truthy(message(function() prof.stop(torch.ones(2)) end):find("profile:stop: expected an object as self, got a tensor", 1, true))
+  T.eq(message(function() prof.key_averages({}) end), "profile:key_averages: expected a profile as self, got a table")
+  T.eq(message(function() prof.stop(nn.Linear(1, 1)) end), "profile:stop: expected a profile as self, got a table")
+  T.eq(message(function() profiler._EventList.table({}) end), "EventList:table: expected an EventList as self, got a table")
   T.eq(message(function() profiler._Range.close({}) end), "record_function:close: expected a record_function range as self, got a table")
   T.truthy(message(function() prof:key_averages({}, 1) end):find(
     "profile:key_averages: unexpected argument 2 (the number 1): profile:key_averages takes 1 argument and no keywords", 1, true))
