@@ -10,7 +10,7 @@ local setup = cases[case] or error("perop: unknown case '" .. tostring(case) .. 
 local op = setup()
 -- Warm-up long enough for the garbage collector to reach its steady state, in which the
 -- pools and caches of the allocators hold every block a cycle of temporaries needs (the
--- autograd step makes about 30 tensors a call, the others one).
-local warm = case == "tiny_autograd_step" and 1000 or 30000
+-- autograd steps make about 30 tensors a call, the others one).
+local warm = ({tiny_autograd_step = 1000, lstsq_grad_d100 = 1000, linear_regression_step = 1000})[case] or 30000
 for _ = 1, warm do op() end
 for _ = 1, n do op() end

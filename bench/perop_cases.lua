@@ -45,4 +45,30 @@ return {
       w1.grad, w2.grad = nil, nil
     end
   end,
+  -- One step of workload 3's least-squares gradient at d=100 (bench/workloads.lua).
+  lstsq_grad_d100 = function()
+    torch.manual_seed(0)
+    local A, y = torch.randn(1000, 100, f64), torch.randn(1000, f64)
+    local x = torch.randn(100, {dtype = "float64", requires_grad = true})
+    return function()
+      local r = y - A:mv(x)
+      r:dot(r):backward()
+      x.grad = nil
+    end
+  end,
+  -- One epoch of workload 4's linear regression: nn.Linear + MSELoss + SGD on 100x10.
+  linear_regression_step = function()
+    torch.manual_seed(0)
+    local X = torch.randn(100, 10)
+    local y = X:mm(torch.randn(10, 1)) + 0.5
+    local model = nn.Linear(10, 1)
+    local criterion = nn.MSELoss()
+    local opt = optim.SGD(model:parameters(), {lr = 0.01})
+    return function()
+      opt:zero_grad()
+      local loss = criterion(model(X), y)
+      loss:backward()
+      opt:step()
+    end
+  end,
 }

@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "../tensor/allocator.hpp"
+#include "../tensor/autograd/functions.hpp"
 #include "../tensor/interrupt.hpp"
 #include "../tensor/memory_budget.hpp"
 #include "../tensor/profiler/profiler.hpp"
@@ -29,11 +30,15 @@ namespace tide::lua {
 namespace {
 
 // Tensor bytes not yet reported to the collector, and allocated since the last full
-// collection, per thread (each interpreter runs on one thread at a time).
-thread_local size_t t_gc_debt = 0;
-thread_local size_t t_since_full = 0;
-thread_local size_t t_live_after_full = 0;
-thread_local size_t t_device_since_full = 0;
+// collection, per thread (each interpreter runs on one thread at a time). One thread-local
+// object, so that a push looks up one thread-local address, not four.
+struct GcCounters {
+  size_t debt = 0;
+  size_t since_full = 0;
+  size_t live_after_full = 0;
+  size_t device_since_full = 0;
+};
+constinit thread_local GcCounters t_gc{};
 constexpr size_t kGcStepBytes = 256 * 1024;
 constexpr size_t kMinFullCollectBytes = size_t(64) << 20;
 constexpr size_t kDeviceFullCollectBytes = size_t(256) << 20;
@@ -56,23 +61,25 @@ constexpr int kGcDebtDivisor = 16;
 // the cycle its 8 MB result paid for, 54 us without). Their dead buffers wait in the device
 // allocator's cache until a full collection each 256 MiB of device tensors.
 void gc_account(lua_State* L, size_t nbytes, bool on_device) {
+  GcCounters& c = t_gc;
   if (on_device) {
-    t_device_since_full += nbytes;
-    if (t_device_since_full < kDeviceFullCollectBytes) return;
+    c.device_since_full += nbytes;
+    if (c.device_since_full < kDeviceFullCollectBytes) return;
     lua_gc(L, LUA_GCCOLLECT);
-    t_device_since_full = 0;
+    c.device_since_full = 0;
     return;
   }
-  t_gc_debt += nbytes;
-  if (t_gc_debt < kGcStepBytes) return;
-  t_since_full += t_gc_debt;
-  int kb = int(std::min<size_t>(t_gc_debt / 1024, 1 << 30));
-  t_gc_debt = 0;
-  if (t_since_full > std::max(kMinFullCollectBytes, t_live_after_full)) {
+  c.debt += nbytes;
+  if (c.debt < kGcStepBytes) [[likely]]
+    return;
+  c.since_full += c.debt;
+  int kb = int(std::min<size_t>(c.debt / 1024, 1 << 30));
+  c.debt = 0;
+  if (c.since_full > std::max(kMinFullCollectBytes, c.live_after_full)) {
     lua_gc(L, LUA_GCCOLLECT);
-    t_since_full = 0;
-    t_device_since_full = 0;
-    t_live_after_full = cpu_allocator_stats().allocated_bytes;
+    c.since_full = 0;
+    c.device_since_full = 0;
+    c.live_after_full = cpu_allocator_stats().allocated_bytes;
   } else {
     lua_gc(L, LUA_GCSTEP, std::max(1, kb / kGcDebtDivisor));
   }
@@ -846,6 +853,17 @@ ArgCoverage& arg_coverage() {
   static ArgCoverage c;
   return c;
 }
+
+// Notes for the coverage file keywords (bit k: spec->keywords[k]) and positional arguments
+// (bit i: argument i) that a call of op gave and its binding read.
+void note_coverage(const ArgSpec* spec, const char* op, uint64_t keywords, uint64_t positions) {
+  ArgCoverage& c = arg_coverage();
+  std::lock_guard<std::mutex> lock(c.mu);
+  auto& u = c.used[spec];
+  u.op = op;
+  u.keywords |= keywords;
+  u.positions |= positions;
+}
 }  // namespace
 
 // Notes for the coverage file the arguments this call gave and its binding read.
@@ -853,12 +871,7 @@ void Args::record_coverage() const {
   uint64_t positions = 0;
   for (int i = 1; i <= npos_ && i < 64; ++i)
     if ((seen_ >> i & 1) && !lua_isnil(L, i)) positions |= uint64_t(1) << i;
-  ArgCoverage& c = arg_coverage();
-  std::lock_guard<std::mutex> lock(c.mu);
-  auto& u = c.used[spec_];
-  u.op = op;
-  u.keywords |= kw_given_ & kw_read_;
-  u.positions |= positions;
+  note_coverage(spec_, op, kw_given_ & kw_read_, positions);
 }
 
 void Args::finish(const char* doc) const {
@@ -1155,6 +1168,44 @@ const ArgSpec& binding_spec(const Binding& b) { return *arg_spec(b); }
 
 void Args::fail_complex(const Tensor& t) const { TIDE_FAIL(op, ": ", dtype_name(t.dtype()), " is not supported"); }
 
+// The traits of a binding's closure (upvalue 4): bit 0 complex_capable, the next 15 bits its
+// autocast rules, and above them, for an arithmetic operator's metamethod, its BinaryOp + 1.
+constexpr int kAutocastBits = 0x7fff;
+constexpr int kOperatorShift = 16;
+
+// An operand of an operator's fast path: a torch tensor that is neither freed nor a NumPy
+// array, or a Lua number (read as Args::scalar reads it). False for anything else (booleans,
+// lists, complex numbers, a freed tensor), which the binding reads and reports itself.
+static bool operator_operand(lua_State* L, int idx, bool complex_ok, std::optional<TensorOrScalar>& out) {
+  int ty = lua_type(L, idx);
+  if (ty == LUA_TNUMBER) {
+    if (lua_isinteger(L, idx)) out.emplace(Scalar(int64_t(lua_tointeger(L, idx))));
+    else out.emplace(Scalar(double(lua_tonumber(L, idx))));
+    return true;
+  }
+  Tensor* t = ty == LUA_TUSERDATA ? tensor_slot(L, idx) : nullptr;
+  if (!t || !t->defined() || t->impl()->numpy || (!complex_ok && is_complex(t->dtype()))) return false;
+  out.emplace(*t);
+  return true;
+}
+
+// x + y, x * 2, ... on plain operands: the op itself, without the argument reader. Such a
+// call has nothing for the reader to check or refuse (two operands, one a tensor, no keyword
+// table) and no NumPy semantics (an array operand, or a call made inside a NumPy call, goes
+// through the binding), and binary_fn would run exactly ag::binary(op, x, y). The argument
+// coverage notes its two operands, as Args::finish would.
+static bool run_operator(lua_State* L, BinaryOp op, bool complex_ok, const Binding& b, const ArgSpec* spec) {
+  if (lua_gettop(L) != 2 || t_numpy_call) return false;
+  std::optional<TensorOrScalar> x, y;
+  if (!operator_operand(L, 1, complex_ok, x) || !operator_operand(L, 2, complex_ok, y)) return false;
+  if (!x->is_tensor() && !y->is_tensor()) return false;
+  push_tensor(L, ag::binary(op, *x, *y));
+  static const bool coverage = arg_coverage().path != nullptr;
+  if (coverage) [[unlikely]]
+    note_coverage(spec, b.name, 0, 0b110);  // positionals 1 and 2
+  return true;
+}
+
 // Runs the binding behind the closure being called: C++ exceptions become an error message
 // pushed here, after the try block has destroyed every C++ object of the call; returns the
 // number of results, or -1 with the message on the stack. Under torch.autocast, an op of the
@@ -1165,8 +1216,9 @@ void Args::fail_complex(const Tensor& t) const { TIDE_FAIL(op, ": ", dtype_name(
   int nret = 0;
   try {
     int traits = int(lua_tointeger(L, lua_upvalueindex(4)));
-    if (autocast::active() && style == Style::Torch && traits > 1) [[unlikely]]
-      autocast::cast_arguments(L, 1, traits >> 1, b->name);
+    if (autocast::active() && style == Style::Torch && (traits >> 1 & kAutocastBits)) [[unlikely]]
+      autocast::cast_arguments(L, 1, traits >> 1 & kAutocastBits, b->name);
+    if (int op = traits >> kOperatorShift; op && run_operator(L, BinaryOp(op - 1), traits & 1, *b, spec)) return 1;
     Args a(L, b->name, style, spec);
     a.complex_ok = traits & 1;
     {
@@ -1243,13 +1295,22 @@ static int call_binding(lua_State* L) {
   return nret >= 0 ? nret : lua_error(L);
 }
 
-void push_binding(lua_State* L, const Binding& b, Style style) {
+// The closure of a binding; `op` (BinaryOp + 1, or 0) marks an operator's metamethod.
+static void push_binding_closure(lua_State* L, const Binding& b, Style style, int op) {
   lua_pushinteger(L, lua_Integer(style));
   lua_pushlightuserdata(L, const_cast<Binding*>(&b));
   lua_pushlightuserdata(L, const_cast<ArgSpec*>(arg_spec(b)));
-  // Upvalue 4, the binding's traits: bit 0 complex_capable, the bits above its autocast rules.
-  lua_pushinteger(L, lua_Integer(complex_capable(b.name)) | lua_Integer(autocast::packed_rules(b.name)) << 1);
+  // Upvalue 4, the binding's traits (kOperatorShift).
+  const int rules = autocast::packed_rules(b.name);
+  TIDE_ASSERT((rules & ~kAutocastBits) == 0);
+  lua_pushinteger(L, lua_Integer(complex_capable(b.name)) | lua_Integer(rules) << 1 | lua_Integer(op) << kOperatorShift);
   lua_pushcclosure(L, call_binding, 4);
+}
+
+void push_binding(lua_State* L, const Binding& b, Style style) { push_binding_closure(L, b, style, 0); }
+
+void push_operator_binding(lua_State* L, const Binding& b, BinaryOp op) {
+  push_binding_closure(L, b, Style::Torch, int(op) + 1);
 }
 
 // __unm(x, x) / __bnot(x, x): the binding in upvalue 1 called with the operand alone. No C++

@@ -13,6 +13,9 @@
 
 namespace tide::lua {
 
+// An operator's metamethod: the binding's closure, marked with its op (lua_api.cpp).
+void push_operator_binding(lua_State* L, const Binding& b, BinaryOp op);
+
 namespace {
 
 // -------- misc methods
@@ -363,6 +366,12 @@ int index_mm(lua_State* L, Args& self) {
     lua_pop(L, 1);
     Tensor* x = &self_tensor(L, "__index");
     const char* k = lua_tostring(L, 2);
+    if (!std::strcmp(k, "grad")) {  // first: a training loop reads it per parameter and step
+      Tensor g = autograd::grad(*x);
+      if (g.defined()) push_tensor(L, g);
+      else lua_pushnil(L);
+      return 1;
+    }
     if (!std::strcmp(k, "shape")) return push_shape(L, x->sizes()), 1;
     if (!std::strcmp(k, "ndim")) return lua_pushinteger(L, x->dim()), 1;
     if (!std::strcmp(k, "dtype")) return lua_pushstring(L, std::string(dtype_name(x->dtype())).c_str()), 1;
@@ -387,12 +396,6 @@ int index_mm(lua_State* L, Args& self) {
       const auto& m = x->impl()->autograd;
       return lua_pushboolean(L, m && m->retains_grad && m->grad_fn), 1;
     }
-    if (!std::strcmp(k, "grad")) {
-      Tensor g = autograd::grad(*x);
-      if (g.defined()) push_tensor(L, g);
-      else lua_pushnil(L);
-      return 1;
-    }
     if (!std::strcmp(k, "grad_fn")) {
       const auto& fn = autograd::grad_fn(*x);
       if (fn) lua_pushstring(L, fn->name().c_str());
@@ -404,6 +407,18 @@ int index_mm(lua_State* L, Args& self) {
   Tensor* x = &self_tensor(L, "__index");
   Args a(L, "index", Style::Torch);
   return tensor_index_get(L, a, *x, 2);
+}
+
+// __index: a method name (x:mm(w), the common case) is one raw lookup in the methods table
+// (upvalue 1), with no C++ object in this frame; any other key goes to index_mm, which
+// repeats that lookup only after the index strings (":", "...", "newaxis"), none a method.
+int index_method_mm(lua_State* L) {
+  if (lua_type(L, 2) == LUA_TSTRING) {
+    lua_pushvalue(L, 2);
+    if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
+    lua_pop(L, 1);
+  }
+  return guarded<index_mm>(L);
 }
 
 int newindex_mm(lua_State* L, Args& self) {
@@ -499,7 +514,7 @@ void build_tensor_metatable(lua_State* L) {
   int mt = lua_gettop(L);
   remember_tensor_metatable(L);
   lua_pushvalue(L, methods);
-  lua_pushcclosure(L, guarded<index_mm>, 1);
+  lua_pushcclosure(L, index_method_mm, 1);
   lua_setfield(L, mt, "__index");
   lua_pushcfunction(L, guarded<newindex_mm>);
   lua_setfield(L, mt, "__newindex");
@@ -526,20 +541,35 @@ void build_tensor_metatable(lua_State* L) {
   lua_pushliteral(L, "Tensor");
   lua_setfield(L, mt, "__name");
   // Operators are the bindings of the same ops. Lua calls the unary ones (__unm, __bnot)
-  // with the operand twice, so those get it once (unary_metamethod).
+  // with the operand twice, so those get it once (unary_metamethod); the binary ones know
+  // their op, for the dispatcher's fast path (push_operator_binding).
   static const struct {
     const char* mm;
     const char* op;
-  } ops[] = {{"__add", "add"},          {"__sub", "sub"},          {"__mul", "mul"},
-             {"__div", "div"},          {"__pow", "pow"},          {"__idiv", "floor_divide"},
-             {"__mod", "remainder"},    {"__unm", "neg"},          {"__band", "bitwise_and"},
-             {"__bor", "bitwise_or"},   {"__bxor", "bitwise_xor"}, {"__bnot", "bitwise_not"},
-             {"__shl", "bitwise_left_shift"}, {"__shr", "bitwise_right_shift"}};
+    std::optional<BinaryOp> binary;
+  } ops[] = {{"__add", "add", BinaryOp::Add},
+             {"__sub", "sub", BinaryOp::Sub},
+             {"__mul", "mul", BinaryOp::Mul},
+             {"__div", "div", BinaryOp::Div},
+             {"__pow", "pow", BinaryOp::Pow},
+             {"__idiv", "floor_divide", BinaryOp::FloorDiv},
+             {"__mod", "remainder", BinaryOp::Remainder},
+             {"__unm", "neg", std::nullopt},
+             {"__band", "bitwise_and", BinaryOp::BitwiseAnd},
+             {"__bor", "bitwise_or", BinaryOp::BitwiseOr},
+             {"__bxor", "bitwise_xor", BinaryOp::BitwiseXor},
+             {"__bnot", "bitwise_not", std::nullopt},
+             {"__shl", "bitwise_left_shift", BinaryOp::BitwiseLeftShift},
+             {"__shr", "bitwise_right_shift", BinaryOp::BitwiseRightShift}};
   for (auto& o : ops) {
     const Binding* b = find_binding(o.op);
     TIDE_ASSERT(b != nullptr);
-    if (!std::strcmp(o.mm, "__unm") || !std::strcmp(o.mm, "__bnot")) push_unary_metamethod(L, *b);
-    else push_binding(L, *b, Style::Torch);
+    if (!o.binary) {
+      push_unary_metamethod(L, *b);
+    } else {
+      TIDE_ASSERT(!std::strcmp(binary_op_name(*o.binary), o.op));
+      push_operator_binding(L, *b, *o.binary);
+    }
     lua_setfield(L, mt, o.mm);
   }
   lua_settop(L, methods - 1);

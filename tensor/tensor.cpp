@@ -6,31 +6,17 @@
 #include <ostream>
 
 #include "allocator.hpp"
+#include "pool.hpp"
 #include "backend.hpp"
 #include "ops/elementwise.hpp"
 
 namespace tide {
 
-namespace {
-
-// Small-object pool for the control blocks of TensorImpl and Storage: a thread-local free
-// list per 64-byte size class, so that creating a tensor costs no malloc/free pair on the
-// hot path. Blocks freed on another thread join that thread's list. The lists are a
-// trivially destructible thread-local, so that a use costs one __tls_get_addr call at most
-// (one with a destructor went through its wrapper on every access: 14 calls an op); a
-// second thread-local, created on a thread's first use of the pool, gives the blocks back
-// when the thread exits.
-struct BlockPool {
-  static constexpr size_t kClasses = 8;  // up to 512 bytes
-  struct Node {
-    Node* next;
-  };
-  enum State : uint8_t { Unused, Active, Exited };
-  Node* heads[kClasses];
-  State state;
-};
+// The small-object pool (pool.hpp): the lists, and their release at thread exit.
+namespace detail {
 constinit thread_local BlockPool t_pool{};
 
+namespace {
 struct BlockPoolRelease {
   ~BlockPoolRelease() {
     t_pool.state = BlockPool::Exited;
@@ -42,52 +28,15 @@ struct BlockPoolRelease {
       }
   }
 };
+}  // namespace
 
-// Whether the calling thread's pool takes blocks: from its first use until the thread exits.
-bool pool_usable() {
-  if (t_pool.state == BlockPool::Active) [[likely]]
-    return true;
+bool pool_activate() {
   if (t_pool.state == BlockPool::Exited) return false;
   static thread_local BlockPoolRelease release;  // registers the release at thread exit
   t_pool.state = BlockPool::Active;
   return true;
 }
-
-template <typename T>
-struct PoolAllocator {
-  using value_type = T;
-  PoolAllocator() = default;
-  template <typename U>
-  PoolAllocator(const PoolAllocator<U>&) {}
-  static constexpr size_t cls() { return (sizeof(T) + 63) / 64 - 1; }
-  T* allocate(size_t n) {
-    if constexpr (cls() < BlockPool::kClasses) {
-      if (n == 1 && pool_usable()) {
-        if (BlockPool::Node* h = t_pool.heads[cls()]) {
-          t_pool.heads[cls()] = h->next;
-          return reinterpret_cast<T*>(h);
-        }
-        return static_cast<T*>(::operator new((cls() + 1) * 64));
-      }
-    }
-    return static_cast<T*>(::operator new(n * sizeof(T)));
-  }
-  void deallocate(T* p, size_t n) {
-    if constexpr (cls() < BlockPool::kClasses) {
-      if (n == 1 && pool_usable()) {
-        auto* node = reinterpret_cast<BlockPool::Node*>(p);
-        node->next = t_pool.heads[cls()];
-        t_pool.heads[cls()] = node;
-        return;
-      }
-    }
-    ::operator delete(p);
-  }
-  template <typename U>
-  bool operator==(const PoolAllocator<U>&) const { return true; }
-};
-
-}  // namespace
+}  // namespace detail
 
 std::string Device::str() const {
   return is_cpu() ? std::string("cpu") : "cuda:" + std::to_string(index);

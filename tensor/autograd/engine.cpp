@@ -11,6 +11,7 @@
 #include "../ops/elementwise.hpp"
 #include "../ops/shape.hpp"
 #include "../overlap.hpp"
+#include "../pool.hpp"
 #include "../profiler/profiler.hpp"
 #include "autograd.hpp"
 #include "functions.hpp"
@@ -81,7 +82,7 @@ struct AccumulateGrad final : Node {
 std::shared_ptr<Node> accumulator_of(const Tensor& leaf) {
   AutogradMeta& m = autograd::meta(leaf);
   if (auto acc = m.accumulator.lock()) return acc;
-  auto acc = std::make_shared<AccumulateGrad>(leaf.impl_ptr());
+  auto acc = std::allocate_shared<AccumulateGrad>(PoolAllocator<AccumulateGrad>(), leaf.impl_ptr());
   m.accumulator = acc;
   return acc;
 }
@@ -122,7 +123,7 @@ Tensor history_snapshot(const Tensor& t) {
   if (autograd::is_differentiable(t)) {
     gradient_edge(t);  // brings a view's history up to date
     const AutogradMeta& m = *t.impl()->autograd;
-    snap.impl()->autograd = std::make_shared<AutogradMeta>(
+    snap.impl()->autograd = std::allocate_shared<AutogradMeta>(PoolAllocator<AutogradMeta>(),
         AutogradMeta{m.requires_grad, {}, m.grad_fn, m.accumulator, {}, 0, 0, {}, {}, false});
   }
   return snap;
@@ -155,6 +156,49 @@ struct NodeTask {
   int deps = 0;        // edges into the node from nodes that have not run yet
   bool useful = true;  // with capture: a captured node can be reached from it
   Tensor grad;         // the sum of the gradients that arrived so far
+};
+
+// The tasks of a walk by node: an open-addressing table in one allocation (a hash map made
+// one allocation per node, and a backward of a small step has a few dozen nodes). A
+// reference to a task stays valid until the next insertion.
+class TaskTable {
+ public:
+  TaskTable() : slots_(16) {}
+  // The task of n, and whether it was just created.
+  std::pair<NodeTask*, bool> try_emplace(Node* n) {
+    if (2 * (size_ + 1) > slots_.size()) grow();
+    Slot& s = probe(n);
+    if (s.node) return {&s.task, false};
+    s.node = n;
+    ++size_;
+    return {&s.task, true};
+  }
+  // The task of a node the walk has seen.
+  NodeTask& at(Node* n) {
+    Slot& s = probe(n);
+    TIDE_ASSERT(s.node == n);
+    return s.task;
+  }
+
+ private:
+  struct Slot {
+    Node* node = nullptr;
+    NodeTask task;
+  };
+  Slot& probe(Node* n) {
+    const size_t mask = slots_.size() - 1;
+    size_t i = (reinterpret_cast<uintptr_t>(n) >> 4) * 0x9E3779B97F4A7C15ull >> 32 & mask;
+    while (slots_[i].node && slots_[i].node != n) i = (i + 1) & mask;
+    return slots_[i];
+  }
+  void grow() {
+    std::vector<Slot> old(slots_.size() * 2);
+    old.swap(slots_);
+    for (Slot& s : old)
+      if (s.node) probe(s.node) = std::move(s);
+  }
+  std::vector<Slot> slots_;  // a power of two, at most half full
+  size_t size_ = 0;
 };
 
 // The dependency-counted walk shared by backward and grad. With `capture`, the gradients
@@ -203,8 +247,9 @@ void walk_graph(const std::vector<Tensor>& roots, const std::vector<Tensor>& gra
   // A depth-first walk from the roots counts the edges into each node. It finishes a node
   // after every node below it, so with capture, `finished` lists each node after all the
   // nodes it reaches: whether it leads to a captured node is then known from its inputs.
-  std::unordered_map<Node*, NodeTask> tasks;
+  TaskTable tasks;
   std::vector<std::pair<Node*, size_t>> path;  // the walk's current path: node, next edge
+  path.reserve(16);
   std::vector<Node*> finished;
   for (auto& s : starts) {
     if (!tasks.try_emplace(s.first.get()).second) continue;
@@ -219,8 +264,8 @@ void walk_graph(const std::vector<Tensor>& roots, const std::vector<Tensor>& gra
       path.back().second = i + 1;
       Node* input = n->next[i].node.get();
       if (!input) continue;
-      auto [it, fresh] = tasks.try_emplace(input);
-      ++it->second.deps;
+      auto [task, fresh] = tasks.try_emplace(input);
+      ++task->deps;
       if (fresh) path.emplace_back(input, 0);
     }
   }
@@ -230,8 +275,8 @@ void walk_graph(const std::vector<Tensor>& roots, const std::vector<Tensor>& gra
     for (Node* n : finished) {
       bool useful = targets.count(n) > 0;
       for (const Edge& e : n->next)
-        if (e.node && tasks.find(e.node.get())->second.useful) useful = true;
-      tasks.find(n)->second.useful = useful;
+        if (e.node && tasks.at(e.node.get()).useful) useful = true;
+      tasks.at(n).useful = useful;
     }
   }
 
@@ -243,14 +288,15 @@ void walk_graph(const std::vector<Tensor>& roots, const std::vector<Tensor>& gra
       task.grad = create_graph ? ag::binary(BinaryOp::Add, task.grad, g) : ops::binary(BinaryOp::Add, task.grad, g);
   };
   std::vector<Node*> ready;
-  for (auto& s : starts) add_grad(tasks.find(s.first.get())->second, s.second);
+  ready.reserve(16);
+  for (auto& s : starts) add_grad(tasks.at(s.first.get()), s.second);
   for (auto& s : starts)
-    if (tasks.find(s.first.get())->second.deps == 0 && std::find(ready.begin(), ready.end(), s.first.get()) == ready.end())
+    if (tasks.at(s.first.get()).deps == 0 && std::find(ready.begin(), ready.end(), s.first.get()) == ready.end())
       ready.push_back(s.first.get());
   while (!ready.empty()) {
     Node* n = ready.back();
     ready.pop_back();
-    NodeTask& task = tasks.find(n)->second;
+    NodeTask& task = tasks.at(n);
     Tensor g = std::move(task.grad);
     bool run = task.useful;
     if (capture && targets.count(n)) {
@@ -258,7 +304,7 @@ void walk_graph(const std::vector<Tensor>& roots, const std::vector<Tensor>& gra
       // A target runs (with its hooks) only on the way to another target, as in PyTorch.
       run = false;
       for (const Edge& e : n->next)
-        if (e.node && tasks.find(e.node.get())->second.useful) run = true;
+        if (e.node && tasks.at(e.node.get()).useful) run = true;
     }
     std::vector<Tensor> out;
     if (run && g.defined()) {
@@ -271,7 +317,7 @@ void walk_graph(const std::vector<Tensor>& roots, const std::vector<Tensor>& gra
     for (size_t i = 0; i < n->next.size(); ++i) {
       Node* input = n->next[i].node.get();
       if (!input) continue;
-      NodeTask& to = tasks.find(input)->second;
+      NodeTask& to = tasks.at(input);
       if (i < out.size() && out[i].defined()) add_grad(to, conform(out[i], n->inputs[i], *n));
       if (--to.deps == 0) ready.push_back(input);
     }
@@ -384,7 +430,7 @@ void set_grad_enabled(bool on) { g_grad_enabled = on; }
 
 AutogradMeta& meta(const Tensor& t) {
   auto& p = t.impl()->autograd;
-  if (!p) p = std::make_shared<AutogradMeta>();
+  if (!p) p = std::allocate_shared<AutogradMeta>(PoolAllocator<AutogradMeta>());
   return *p;
 }
 
@@ -484,7 +530,7 @@ void check_complex_formula(const char* op, const Tensor& out, const std::vector<
 
 void record(const char* op, Tensor& out, const std::vector<const Tensor*>& inputs, BackwardFn fn, bool view) {
   check_complex_formula(op, out, inputs);
-  auto node = std::make_shared<FunctionNode>(op, std::move(fn));
+  auto node = std::allocate_shared<FunctionNode>(PoolAllocator<FunctionNode>(), op, std::move(fn));
   node->next.reserve(inputs.size());
   node->inputs.reserve(inputs.size());
   for (const Tensor* t : inputs) {

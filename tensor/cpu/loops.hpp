@@ -49,16 +49,23 @@ inline void kernel_loop(char** data, const int64_t* strides, int64_t n, const F&
       out[i] = Out(f(compute_t<In>(std::get<I>(in)[i])...));
     return;
   }
-  // Output contiguous, exactly one input broadcast (a tensor-op-scalar-like layout).
+  // Output contiguous, exactly one input broadcast (a tensor-op-scalar-like layout, either
+  // side: a backward formula's g * x has the 0-dim gradient on the left).
   if constexpr (sizeof...(In) == 2) {
-    if (strides[0] == sizeof(Out) && strides[1] == sizeof(std::tuple_element_t<0, std::tuple<In...>>) &&
-        strides[2] == 0) {
-      using A = std::tuple_element_t<0, std::tuple<In...>>;
-      using B = std::tuple_element_t<1, std::tuple<In...>>;
+    using A = std::tuple_element_t<0, std::tuple<In...>>;
+    using B = std::tuple_element_t<1, std::tuple<In...>>;
+    if (strides[0] == sizeof(Out) && strides[1] == sizeof(A) && strides[2] == 0) {
       Out* out = reinterpret_cast<Out*>(data[0]);
       const A* a = reinterpret_cast<const A*>(data[1]);
       const compute_t<B> b = load<B>(data[2]);
       for (int64_t i = 0; i < n; ++i) out[i] = Out(f(compute_t<A>(a[i]), b));
+      return;
+    }
+    if (strides[0] == sizeof(Out) && strides[1] == 0 && strides[2] == sizeof(B)) {
+      Out* out = reinterpret_cast<Out*>(data[0]);
+      const compute_t<A> a = load<A>(data[1]);
+      const B* b = reinterpret_cast<const B*>(data[2]);
+      for (int64_t i = 0; i < n; ++i) out[i] = Out(f(a, compute_t<B>(b[i])));
       return;
     }
   }

@@ -268,23 +268,29 @@ Tensor binary(BinaryOp op, const TensorOrScalar& a0, const TensorOrScalar& b0, c
     TIDE_CHECK(b.scalar.to_int() >= 0, name, ": integers to negative integer powers are not allowed (exponent ",
                b.scalar.to_int(), ")");
   DType result = (info.kind == COMPARE || info.kind == LOGICAL) ? DType::Bool : compute;
-  Tensor ta, tb;
-  if (a.is_tensor()) ta = a.tensor.to(compute);
-  if (b.is_tensor()) tb = b.tensor.to(compute);
+  // The tensor operands in the compute dtype: the operands themselves when they have it (a
+  // handle copied per operand cost two atomic reference-count updates).
+  Tensor converted_a, converted_b;
+  const Tensor* ta = !a.is_tensor()                 ? nullptr
+                     : a.tensor.dtype() == compute ? &a.tensor
+                                                   : &(converted_a = a.tensor.to(compute));
+  const Tensor* tb = !b.is_tensor()                 ? nullptr
+                     : b.tensor.dtype() == compute ? &b.tensor
+                                                   : &(converted_b = b.tensor.to(compute));
   // The result's shape matters here only for out= (TensorIter::build broadcasts anyway).
   Tensor o = out ? out_target(name, out, result,
-                              ta.defined() && tb.defined() ? broadcast_shapes(name, ta.sizes(), tb.sizes())
-                              : ta.defined()               ? ta.sizes()
-                                                           : tb.sizes())
+                              ta && tb ? broadcast_shapes(name, ta->sizes(), tb->sizes())
+                              : ta     ? ta->sizes()
+                                       : tb->sizes())
                  : Tensor();
-  TensorIter it = ta.defined() && tb.defined() ? TensorIter::build(name, o, result, {&ta, &tb})
-                  : ta.defined()               ? TensorIter::build(name, o, result, {&ta})
-                                               : TensorIter::build(name, o, result, {&tb});
+  TensorIter it = ta && tb ? TensorIter::build(name, o, result, {ta, tb})
+                  : ta     ? TensorIter::build(name, o, result, {ta})
+                           : TensorIter::build(name, o, result, {tb});
   const Scalar* sa = a.is_tensor() ? nullptr : &a.scalar;
   const Scalar* sb = b.is_tensor() ? nullptr : &b.scalar;
   if (it.device().is_cuda()) {
     backend_for(it.device()).binary(op, it, compute, sa, sb);
-    return finish(name, o, out);
+    return finish(name, std::move(o), out);
   }
   switch (op) {
 #define TIDE_CASE(n, F, kind) \
@@ -292,7 +298,7 @@ Tensor binary(BinaryOp op, const TensorOrScalar& a0, const TensorOrScalar& b0, c
     TIDE_BINARY_OPS(TIDE_CASE)
 #undef TIDE_CASE
   }
-  return finish(name, o, out);
+  return finish(name, std::move(o), out);
 }
 
 // clamp = minimum(maximum(x, lo), hi): with lo > hi every value becomes hi, as in PyTorch.
