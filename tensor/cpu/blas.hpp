@@ -10,22 +10,30 @@
 
 namespace tide {
 
-// C (m, n) = op(A) (m, k) op(B) (k, n) + beta C over contiguous row-major matrices (op(A) is
-// A^T when ta, stored (k, m)). The callers keep every size below 2^31.
+// C (m, n) = op(A) (m, k) op(B) (k, n) + beta C over row-major matrices with leading
+// dimensions lda, ldb, ldc (op(A) is A^T when ta, stored (k, m)). The callers keep every size
+// below 2^31.
 template <typename T>
-void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* A, const T* B, T beta, T* C) {
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* A, int64_t lda, const T* B, int64_t ldb, T beta,
+          T* C, int64_t ldc) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
   if (m == 0 || n == 0) return;
   if (k == 0) {
-    for (int64_t i = 0; i < m * n; ++i) C[i] = beta == T(0) ? T(0) : C[i] * beta;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) C[i * ldc + j] = beta == T(0) ? T(0) : C[i * ldc + j] * beta;
     return;
   }
-  const int lda = int(ta ? m : k), ldb = int(tb ? k : n);
   const CBLAS_TRANSPOSE TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
   if constexpr (std::is_same_v<T, float>)
-    cblas_sgemm(CblasRowMajor, TA, TB, int(m), int(n), int(k), 1.0f, A, lda, B, ldb, beta, C, int(n));
+    cblas_sgemm(CblasRowMajor, TA, TB, int(m), int(n), int(k), 1.0f, A, int(lda), B, int(ldb), beta, C, int(ldc));
   else
-    cblas_dgemm(CblasRowMajor, TA, TB, int(m), int(n), int(k), 1.0, A, lda, B, ldb, beta, C, int(n));
+    cblas_dgemm(CblasRowMajor, TA, TB, int(m), int(n), int(k), 1.0, A, int(lda), B, int(ldb), beta, C, int(ldc));
+}
+
+// The same over contiguous matrices (each leading dimension its row's length).
+template <typename T>
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* A, const T* B, T beta, T* C) {
+  gemm(ta, tb, m, n, k, A, ta ? m : k, B, tb ? k : n, beta, C, n);
 }
 
 // While alive, every BLAS call runs on the thread that makes it (OpenBLAS's own threads are

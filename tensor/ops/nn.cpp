@@ -299,6 +299,52 @@ bool fits_blas(int64_t rows, int64_t cols) {
   return !__builtin_mul_overflow(rows, cols, &n) && n < INT32_MAX;
 }
 
+// src (rows, cols) into dst (cols, rows), by tiles through a small buffer so that every
+// cache line of either side is read or written whole once (a plain loop over a tile read
+// lines 4 KB apart again and again, which evicted one another: 2 ns per element).
+template <typename T>
+void transpose_plane(const T* src, int64_t rows, int64_t cols, T* dst) {
+  constexpr int64_t kTile = 16;
+  T tile[kTile][kTile];
+  for (int64_t r0 = 0; r0 < rows; r0 += kTile)
+    for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
+      const int64_t nr = std::min(kTile, rows - r0), nc = std::min(kTile, cols - c0);
+      for (int64_t r = 0; r < nr; ++r)
+        for (int64_t c = 0; c < nc; ++c) tile[c][r] = src[(r0 + r) * cols + c0 + c];
+      for (int64_t c = 0; c < nc; ++c) std::copy_n(tile[c], nr, dst + (c0 + c) * rows + r0);
+    }
+}
+
+// The patches of a channels-last image (Ho*Wo positions of C channels, p's input) with the
+// output positions as rows: row (oy, ox) holds, group by group, kernel position by kernel
+// position, the group's C/G channels at the input position the kernel reaches (0 in the
+// padding). Stride 1 only (the input-gradient window), so each kernel column's run of
+// positions reads consecutive input positions.
+template <typename T>
+void patch_rows(const Patches& p, const T* img, int64_t C, int64_t G, T* rows) {
+  const Window2d& w = p.w;
+  const int64_t window = p.window(), Cg = C / G, width = C * window;
+  for (int64_t oy = 0; oy < p.Ho; ++oy) {
+    T* line = rows + oy * p.Wo * width;
+    for (int64_t i = 0; i < w.kernel[0]; ++i) {
+      const int64_t y = oy - w.padding[0] + i * w.dilation[0];
+      for (int64_t j = 0; j < w.kernel[1]; ++j) {
+        const ColumnRun& run = p.runs[size_t(j)];
+        const bool inside = y >= 0 && y < p.H;
+        for (int64_t g = 0; g < G; ++g) {
+          T* at = line + (g * window + i * w.kernel[1] + j) * Cg;
+          for (int64_t ox = 0; ox < p.Wo; ++ox, at += width) {
+            if (inside && ox >= run.lo && ox < run.hi)
+              std::copy_n(img + (y * p.W + run.first + (ox - run.lo)) * C + g * Cg, Cg, at);
+            else
+              std::fill_n(at, Cg, T(0));
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 bool conv2d_on_cpu(const Tensor& x, const Tensor& weight, const Window2d& w, const char* op) {
@@ -344,30 +390,41 @@ void conv2d_backward_cpu(const Tensor& x_, const Tensor& weight_, const Tensor& 
   Tensor x = x_.contiguous(), weight = weight_.contiguous(), grad = g_.contiguous();
   const ConvShape s(x, weight, w, groups, op);
   const int64_t Cog = s.Cout / s.G, Cg = s.C / s.G, window = s.p.window(), per = s.per_task();
-  // The input's gradient as a convolution (stride 1): the patches of the output's gradient
-  // (Cout*kh*kw, H*W) times the flipped filters, per group (Cin/G, Cout/G*kh*kw).
+  // The input's gradient as a convolution (stride 1), position by position: the output
+  // gradient's patches with positions as rows (H*W, G*kh*kw*Cout/G), built by copying
+  // channel runs from the image's gradient laid out channels last, times the flipped
+  // filters (G, kh*kw*Cout/G, Cin/G), gives the gradient channels last (H*W, Cin). With
+  // positions as the product's rows OpenBLAS runs near its peak (91 GFLOP/s on one core for
+  // CIFAR's 1024 x 576 x 32, against 78 for the 32 x 576 x 1024 of patches as columns).
   std::optional<Window2d> back = gx ? input_grad_window(w) : std::nullopt;
-  if (back && !fits_blas(s.Cout * window, s.plane())) back.reset();
+  if (back && !fits_blas(s.plane(), s.Cout * window)) back.reset();
   std::optional<Patches> gp;
   if (back) gp.emplace(*back, s.p.Ho, s.p.Wo, op);
   Tensor flipped;
   if (back) {
-    flipped = Tensor::empty({s.G, Cg, Cog * window}, x.dtype(), Device{}, op);
+    flipped = Tensor::empty({s.G, window * Cog, Cg}, x.dtype(), Device{}, op);
     blas_dispatch(x.dtype(), [&](auto zero) {
       using T = decltype(zero);
       const T* wt = weight.data<T>();
       T* f = flipped.data<T>();
       for (int64_t g = 0; g < s.G; ++g)
-        for (int64_t c = 0; c < Cg; ++c)
+        for (int64_t k = 0; k < window; ++k)
           for (int64_t o = 0; o < Cog; ++o)
-            for (int64_t k = 0; k < window; ++k)
-              f[((g * Cg + c) * Cog + o) * window + k] = wt[((g * Cog + o) * Cg + c) * window + (window - 1 - k)];
+            for (int64_t c = 0; c < Cg; ++c)
+              f[((g * window + k) * Cog + o) * Cg + c] = wt[((g * Cog + o) * Cg + c) * window + (window - 1 - k)];
     });
   }
   if (gx) *gx = Tensor::empty(x.sizes(), x.dtype(), Device{}, op);
-  // the weight gradient of each task, summed in order at the end
+  // The weight gradient of each task, transposed (G, C/G*kh*kw, Cout/G): the product of the
+  // patches (rows) and the output's gradient (transposed) runs at 89 GFLOP/s where the
+  // other order ran at 65. The tasks' sums are added in order at the end.
   Tensor partial = gw ? Tensor::empty({s.tasks(), s.Cout * s.K}, x.dtype(), Device{}, op) : Tensor();
-  const int64_t buffer = std::max(s.C * window * s.L, back ? s.Cout * window * s.plane() : 0);
+  // A task's buffer: the input's patches, then (back) the output gradient channels last,
+  // its position-major patches and the input's gradient channels last.
+  const int64_t x_cols = gw ? s.C * window * s.L : 0;
+  const int64_t dy_last = back ? s.Cout * s.L : 0, dy_rows = back ? s.plane() * s.Cout * window : 0,
+                dx_last = back ? s.plane() * s.C : 0;
+  const int64_t buffer = std::max(x_cols + dy_last + dy_rows + dx_last, back ? 0 : s.C * window * s.L);
   blas_dispatch(x.dtype(), [&](auto zero) {
     using T = decltype(zero);
     const T* src = x.data<T>();
@@ -385,15 +442,20 @@ void conv2d_backward_cpu(const Tensor& x_, const Tensor& weight_, const Tensor& 
           if (dw) {
             unfold_image(s, src, n, cols);
             for (int64_t g = 0; g < s.G; ++g)
-              gemm<T>(false, true, Cog, s.K, s.L, dyn + g * Cog * s.L, cols + g * Cg * window * s.L,
-                      T(n == first ? 0 : 1), dw + (first / per) * s.Cout * s.K + g * Cog * s.K);
+              gemm<T>(false, true, s.K, Cog, s.L, cols + g * Cg * window * s.L, dyn + g * Cog * s.L,
+                      T(n == first ? 0 : 1), dw + (first / per) * s.Cout * s.K + g * s.K * Cog);
           }
           if (back) {
-            for (int64_t o = 0; o < s.Cout; ++o)
-              unfold_plane(*gp, dyn + o * s.L, cols + o * window * s.plane(), T(0));
+            T* last_dy = cols + x_cols;
+            T* rows = last_dy + dy_last;
+            T* last_dx = rows + dy_rows;
+            transpose_plane(dyn, s.Cout, s.L, last_dy);
+            patch_rows(*gp, last_dy, s.Cout, s.G, rows);
+            const int64_t width = s.Cout * window;
             for (int64_t g = 0; g < s.G; ++g)
-              gemm<T>(false, false, Cg, s.plane(), Cog * window, flip + g * Cg * Cog * window,
-                      cols + g * Cog * window * s.plane(), T(0), dxn + g * Cg * s.plane());
+              gemm<T>(false, false, s.plane(), Cg, window * Cog, rows + g * window * Cog, width,
+                      flip + g * window * Cog * Cg, Cg, T(0), last_dx + g * Cg, s.C);
+            transpose_plane(last_dx, s.plane(), s.C, dxn);
           } else if (dx) {
             for (int64_t g = 0; g < s.G; ++g)
               gemm<T>(true, false, s.K, s.L, Cog, filters + g * Cog * s.K, dyn + g * Cog * s.L, T(0),
@@ -406,10 +468,13 @@ void conv2d_backward_cpu(const Tensor& x_, const Tensor& weight_, const Tensor& 
       *gw = Tensor::empty(weight.sizes(), x.dtype(), Device{}, op);
       T* out = gw->data<T>();
       const int64_t size = s.Cout * s.K, tasks = s.N > 0 ? s.tasks() : 0;
+      // out (G, Cout/G, K) from the tasks' (G, K, Cout/G)
       parallel_for(0, size, kParallelGrain / std::max<int64_t>(tasks, 1), [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) {
-          T acc = tasks > 0 ? dw[i] : T(0);
-          for (int64_t t = 1; t < tasks; ++t) acc = T(acc + dw[t * size + i]);
+          const int64_t g = i / (Cog * s.K), o = i / s.K % Cog, k = i % s.K;
+          const int64_t at = (g * s.K + k) * Cog + o;
+          T acc = tasks > 0 ? dw[at] : T(0);
+          for (int64_t t = 1; t < tasks; ++t) acc = T(acc + dw[t * size + at]);
           out[i] = acc;
         }
       });
