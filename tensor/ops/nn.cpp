@@ -225,6 +225,8 @@ Tensor fold2d(const Tensor& cols_, int64_t H, int64_t W, const Window2d& w, cons
 // another and OpenBLAS threads each product. The weight gradient adds the images' products
 // in order within a task (BLAS beta = 1) and then the tasks' sums in order, so it does not
 // depend on the thread count either.
+// 3x3 filters of stride 1 take Winograd's algorithm instead for the output and the input's
+// gradient (below).
 namespace {
 
 constexpr int64_t kConvTasks = 16;
@@ -345,6 +347,137 @@ void patch_rows(const Patches& p, const T* img, int64_t C, int64_t G, T* rows) {
   }
 }
 
+// ---------------------------------------------------------------------------------------
+// Winograd's F(2x2, 3x3) for 3x3 convolutions of stride 1 (Lavin and Gray, "Fast Algorithms
+// for Convolutional Neural Networks", 2015): each 2x2 block of outputs comes from a 4x4 tile
+// of the input as A^T [(G g G^T) . (B^T d B)] A, so the products over channels run once per
+// each of the 16 tile positions: 16 * 4 multiply-adds per 2x2 outputs instead of 36. The
+// transforms add and halve only (exact in binary), the products are 16 matrix products per
+// image with the tiles as rows (tiles x Cin by Cin x Cout, near OpenBLAS's peak), and the
+// input and output go through channels-last copies so that the transforms run over
+// contiguous channels. The forward pass and the stride-1 input gradient (a convolution of
+// the output's gradient with the flipped filters) both take it; the weight gradient keeps
+// the patches' product.
+constexpr int64_t kWinoPoints = 16;
+
+struct WinoShape {
+  int64_t Cin, Cout, G, H, W, pad_h, pad_w, Ho, Wo, tiles_w, tiles;
+  // The 16 planes of the transformed tiles and of the products lie this many elements
+  // apart: a plane's size plus 32 elements, so that the transforms' 16 streams fall in
+  // different cache sets (planes 32 or 64 KB apart shared one and evicted one another).
+  int64_t v_plane, m_plane;
+  WinoShape(int64_t cin, int64_t cout, int64_t g, int64_t h, int64_t w, int64_t ph, int64_t pw)
+      : Cin(cin), Cout(cout), G(g), H(h), W(w), pad_h(ph), pad_w(pw), Ho(h + 2 * ph - 2), Wo(w + 2 * pw - 2),
+        tiles_w((Wo + 1) / 2), tiles((Ho + 1) / 2 * tiles_w), v_plane(tiles * cin + 32), m_plane(tiles * cout + 32) {}
+  // a task's buffer: the input channels last, the transformed tiles, the products, the
+  // output channels last, and a row of zeros (the padding's channels, then the outputs
+  // past the edge)
+  int64_t buffer() const { return H * W * Cin + kWinoPoints * (v_plane + m_plane) + Ho * Wo * Cout + std::max(Cin, Cout); }
+};
+
+// Whether a convolution takes Winograd's algorithm: 3x3, stride and dilation 1, padding at
+// most 2 (so that the input gradient's padding 2 - p is one too).
+bool winograd_fits(const Window2d& w) {
+  for (int i = 0; i < 2; ++i)
+    if (w.kernel[i] != 3 || w.stride[i] != 1 || w.dilation[i] != 1 || w.padding[i] > 2) return false;
+  return true;
+}
+
+// The filters transformed, U[point][g][cin][cout] (16, G, Cin/G, Cout/G): G k G^T for the
+// 3x3 filter k = at(g, cout, cin) (a pointer to its 9 values and the step between them,
+// which lets the input gradient read the filters flipped).
+template <typename T, class At>
+void winograd_filters(int64_t G, int64_t Cin_g, int64_t Cout_g, At at, T* U) {
+  for (int64_t g = 0; g < G; ++g)
+    for (int64_t o = 0; o < Cout_g; ++o)
+      for (int64_t c = 0; c < Cin_g; ++c) {
+        auto [k9, step] = at(g, o, c);
+        T k[3][3], t[4][3];
+        for (int i = 0; i < 9; ++i) k[i / 3][i % 3] = k9[i * step];
+        for (int j = 0; j < 3; ++j) {
+          t[0][j] = k[0][j];
+          t[1][j] = T(0.5) * (k[0][j] + k[1][j] + k[2][j]);
+          t[2][j] = T(0.5) * (k[0][j] - k[1][j] + k[2][j]);
+          t[3][j] = k[2][j];
+        }
+        for (int i = 0; i < 4; ++i) {
+          const T u[4] = {t[i][0], T(0.5) * (t[i][0] + t[i][1] + t[i][2]), T(0.5) * (t[i][0] - t[i][1] + t[i][2]), t[i][2]};
+          for (int j = 0; j < 4; ++j) U[(((i * 4 + j) * G + g) * Cin_g + c) * Cout_g + o] = u[j];
+        }
+      }
+}
+
+// One image: out (Cout, Ho, Wo) = the convolution of in (Cin, H, W) with the transformed
+// filters U, plus bias (Cout) where not null.
+template <typename T>
+void winograd_image(const WinoShape& s, const T* in, const T* U, const T* bias, T* out, T* buf) {
+  T* last = buf;                                      // (H*W, Cin)
+  T* V = last + s.H * s.W * s.Cin;                    // (16, tiles, Cin), planes v_plane apart
+  T* M = V + kWinoPoints * s.v_plane;                 // (16, tiles, Cout), planes m_plane apart
+  T* out_last = M + kWinoPoints * s.m_plane;          // (Ho*Wo, Cout)
+  T* zeros = out_last + s.Ho * s.Wo * s.Cout;         // (max(Cin, Cout))
+  std::fill_n(zeros, s.Cin, T(0));
+  transpose_plane(in, s.Cin, s.H * s.W, last);
+  const int64_t C = s.Cin, Co = s.Cout, nt = s.tiles, vp = s.v_plane, mp = s.m_plane;
+  for (int64_t t = 0; t < nt; ++t) {
+    const int64_t y0 = t / s.tiles_w * 2 - s.pad_h, x0 = t % s.tiles_w * 2 - s.pad_w;
+    const T* d[16];
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 4; ++j) {
+        const int64_t y = y0 + i, x = x0 + j;
+        d[i * 4 + j] = y >= 0 && y < s.H && x >= 0 && x < s.W ? last + (y * s.W + x) * C : zeros;
+      }
+    T* v = V + t * C;
+#pragma GCC ivdep
+    for (int64_t c = 0; c < C; ++c) {
+      T r[4][4];  // B^T d
+      for (int j = 0; j < 4; ++j) {
+        const T d0 = d[j][c], d1 = d[4 + j][c], d2 = d[8 + j][c], d3 = d[12 + j][c];
+        r[0][j] = d0 - d2;
+        r[1][j] = d1 + d2;
+        r[2][j] = d2 - d1;
+        r[3][j] = d1 - d3;
+      }
+      for (int i = 0; i < 4; ++i) {  // (B^T d) B
+        T* vi = v + i * 4 * vp + c;
+        vi[0] = r[i][0] - r[i][2];
+        vi[vp] = r[i][1] + r[i][2];
+        vi[2 * vp] = r[i][2] - r[i][1];
+        vi[3 * vp] = r[i][1] - r[i][3];
+      }
+    }
+  }
+  const int64_t Cin_g = C / s.G, Cout_g = Co / s.G;
+  for (int64_t p = 0; p < kWinoPoints; ++p)
+    for (int64_t g = 0; g < s.G; ++g)
+      gemm<T>(false, false, nt, Cout_g, Cin_g, V + p * vp + g * Cin_g, C, U + (p * s.G + g) * Cin_g * Cout_g,
+              Cout_g, T(0), M + p * mp + g * Cout_g, Co);
+  T* sink = zeros;  // outputs past the edge go here (the zeros are no longer read)
+  for (int64_t t = 0; t < nt; ++t) {
+    const int64_t oy = t / s.tiles_w * 2, ox = t % s.tiles_w * 2;
+    T* y[4];
+    for (int a = 0; a < 2; ++a)
+      for (int b = 0; b < 2; ++b)
+        y[a * 2 + b] = oy + a < s.Ho && ox + b < s.Wo ? out_last + ((oy + a) * s.Wo + ox + b) * Co : sink;
+    const T* m = M + t * Co;
+#pragma GCC ivdep
+    for (int64_t o = 0; o < Co; ++o) {
+      T r[2][4];  // A^T m
+      for (int j = 0; j < 4; ++j) {
+        const T m0 = m[j * mp + o], m1 = m[(4 + j) * mp + o], m2 = m[(8 + j) * mp + o], m3 = m[(12 + j) * mp + o];
+        r[0][j] = m0 + m1 + m2;
+        r[1][j] = m1 - m2 - m3;
+      }
+      const T b0 = bias ? bias[o] : T(0);
+      for (int a = 0; a < 2; ++a) {  // (A^T m) A
+        y[a * 2][o] = b0 + (r[a][0] + r[a][1] + r[a][2]);
+        y[a * 2 + 1][o] = b0 + (r[a][1] - r[a][2] - r[a][3]);
+      }
+    }
+  }
+  transpose_plane(out_last, s.Ho * s.Wo, Co, out);
+}
+
 }  // namespace
 
 bool conv2d_on_cpu(const Tensor& x, const Tensor& weight, const Window2d& w, const char* op) {
@@ -368,6 +501,20 @@ Tensor conv2d_cpu(const Tensor& x_, const Tensor& weight_, const Tensor* bias_, 
     const T* b = bias.defined() ? bias.data<T>() : nullptr;
     T* out = y.data<T>();
     const int64_t Cog = s.Cout / s.G, Cg = s.C / s.G;
+    if (winograd_fits(w)) {
+      const WinoShape ws(s.C, s.Cout, s.G, s.p.H, s.p.W, w.padding[0], w.padding[1]);
+      std::unique_ptr<T[]> U(new T[size_t(kWinoPoints * s.Cout * Cg)]);
+      winograd_filters<T>(s.G, Cg, Cog, [&](int64_t g, int64_t o, int64_t c) {
+        return std::pair{filters + ((g * Cog + o) * Cg + c) * 9, 1};
+      }, U.get());
+      for_tasks<T>(s, ws.buffer(), [&](int64_t first, int64_t last, T* buf) {
+        for (int64_t n = first; n < last; ++n) {
+          check_interrupt();
+          winograd_image(ws, src + n * s.image(), U.get(), b, out + n * s.Cout * s.L, buf);
+        }
+      });
+      return;
+    }
     for_tasks<T>(s, s.C * s.p.window() * s.L, [&](int64_t first, int64_t last, T* cols) {
       for (int64_t n = first; n < last; ++n) {
         check_interrupt();
@@ -401,7 +548,7 @@ void conv2d_backward_cpu(const Tensor& x_, const Tensor& weight_, const Tensor& 
   std::optional<Patches> gp;
   if (back) gp.emplace(*back, s.p.Ho, s.p.Wo, op);
   Tensor flipped;
-  if (back) {
+  if (back && !winograd_fits(w)) {
     flipped = Tensor::empty({s.G, window * Cog, Cg}, x.dtype(), Device{}, op);
     blas_dispatch(x.dtype(), [&](auto zero) {
       using T = decltype(zero);
@@ -419,18 +566,34 @@ void conv2d_backward_cpu(const Tensor& x_, const Tensor& weight_, const Tensor& 
   // patches (rows) and the output's gradient (transposed) runs at 89 GFLOP/s where the
   // other order ran at 65. The tasks' sums are added in order at the end.
   Tensor partial = gw ? Tensor::empty({s.tasks(), s.Cout * s.K}, x.dtype(), Device{}, op) : Tensor();
-  // A task's buffer: the input's patches, then (back) the output gradient channels last,
-  // its position-major patches and the input's gradient channels last.
+  // 3x3 filters: the input's gradient by Winograd's algorithm instead, with the filters
+  // flipped and their channels swapped (the gradient's channels are the convolution's input).
+  std::optional<WinoShape> wino;
+  std::unique_ptr<char[]> wino_filters;
+  if (back && winograd_fits(w)) {
+    wino.emplace(s.Cout, s.C, s.G, s.p.Ho, s.p.Wo, 2 - w.padding[0], 2 - w.padding[1]);
+    blas_dispatch(x.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      wino_filters.reset(new char[size_t(kWinoPoints * s.Cout * Cg) * sizeof(T)]);
+      const T* wt = weight.data<T>();
+      winograd_filters<T>(s.G, Cog, Cg, [&](int64_t g, int64_t c, int64_t o) {
+        return std::pair{wt + ((g * Cog + o) * Cg + c) * 9 + 8, -1};
+      }, reinterpret_cast<T*>(wino_filters.get()));
+    });
+  }
+  // A task's buffer: the input's patches, then (back) Winograd's buffer, or the output
+  // gradient channels last, its position-major patches and the input's gradient channels last.
   const int64_t x_cols = gw ? s.C * window * s.L : 0;
-  const int64_t dy_last = back ? s.Cout * s.L : 0, dy_rows = back ? s.plane() * s.Cout * window : 0,
-                dx_last = back ? s.plane() * s.C : 0;
-  const int64_t buffer = std::max(x_cols + dy_last + dy_rows + dx_last, back ? 0 : s.C * window * s.L);
+  const int64_t dy_last = back && !wino ? s.Cout * s.L : 0, dy_rows = back && !wino ? s.plane() * s.Cout * window : 0,
+                dx_last = back && !wino ? s.plane() * s.C : 0;
+  const int64_t buffer = std::max(x_cols + (wino ? wino->buffer() : dy_last + dy_rows + dx_last),
+                                  back ? 0 : s.C * window * s.L);
   blas_dispatch(x.dtype(), [&](auto zero) {
     using T = decltype(zero);
     const T* src = x.data<T>();
     const T* filters = weight.data<T>();
     const T* dy = grad.data<T>();
-    const T* flip = back ? flipped.data<T>() : nullptr;
+    const T* flip = flipped.defined() ? flipped.data<T>() : nullptr;
     T* dx = gx ? gx->data<T>() : nullptr;
     T* dw = gw ? partial.data<T>() : nullptr;
     if (s.N > 0 && (dx || dw))
@@ -445,7 +608,10 @@ void conv2d_backward_cpu(const Tensor& x_, const Tensor& weight_, const Tensor& 
               gemm<T>(false, true, s.K, Cog, s.L, cols + g * Cg * window * s.L, dyn + g * Cog * s.L,
                       T(n == first ? 0 : 1), dw + (first / per) * s.Cout * s.K + g * s.K * Cog);
           }
-          if (back) {
+          if (wino) {
+            winograd_image(*wino, dyn, reinterpret_cast<const T*>(wino_filters.get()), static_cast<const T*>(nullptr), dxn,
+                           cols + x_cols);
+          } else if (back) {
             T* last_dy = cols + x_cols;
             T* rows = last_dy + dy_last;
             T* last_dx = rows + dy_rows;

@@ -27,7 +27,8 @@ Tensor fold2d(const Tensor& cols, int64_t H, int64_t W, const Window2d& w, const
 // elements.
 bool conv2d_on_cpu(const Tensor& x, const Tensor& weight, const Window2d& w, const char* op);
 // y (N, Cout, Hout*Wout), plus bias (Cout) where not null: the same sums as the product's
-// result plus the bias.
+// result plus the bias (3x3 filters of stride and dilation 1, padding at most 2: by
+// Winograd's F(2x2, 3x3), whose sums differ from the product's by rounding only).
 Tensor conv2d_cpu(const Tensor& x, const Tensor& weight, const Tensor* bias, const Window2d& w, int64_t groups,
                   const char* op);
 // From the output's gradient g (N, Cout, Hout*Wout): the input's gradient into *gx and the

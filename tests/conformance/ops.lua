@@ -1707,6 +1707,12 @@ local CONV_CASES = {
   {{2, 3, 20, 19}, {4, 3, 3, 2}, {padding = {0, 1}, bias = true}},
   {{2, 2, 33, 32}, {3, 2, 2, 2}, {stride = {2, 1}, padding = {1, 1}}},
   {{1, 2, 16, 16}, {2, 2, 1, 1}, {padding = {1, 1}, bias = true}},
+  -- 3x3 of stride 1: Winograd's F(2x2, 3x3) for the output and the input's gradient; odd
+  -- output sizes (edge tiles), padding 0 to 2 (the gradient's 2 to 0), groups, more and
+  -- fewer output channels than input ones
+  {{2, 4, 17, 19}, {6, 2, 3, 3}, {groups = 2, padding = {2, 0}, bias = true}},
+  {{1, 3, 18, 17}, {5, 3, 3, 3}, {padding = {0, 1}}},
+  {{2, 5, 16, 16}, {3, 5, 3, 3}, {padding = {1, 1}}},
 }
 add({name = "conv2d", grad = {"a", "b", "c"}, out = "same", tol = {float32 = {1e-4, 1e-5}, float64 = {1e-10, 1e-12}},
      ref = "(lambda x4, w, s, pd, dl, G: (lambda win: (lambda o: o if a.ndim == 4 else o[0])("
