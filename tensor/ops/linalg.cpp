@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../backend.hpp"
+#include "../cpu/blas.hpp"
 #include "../interrupt.hpp"
 #include "../overlap.hpp"
 #include "../parallel.hpp"
@@ -372,6 +373,48 @@ void blas_gemm_one(int64_t m, int64_t n, int64_t k, T alpha, const T* A, int64_t
 // thread alone (SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD in its interface/gemm.c).
 constexpr int64_t kBlasOneThreadWork = 65536 * 4;
 
+// Single products that the engine's threads split by rows, each part one OpenBLAS call on
+// its own thread, because that beat OpenBLAS's own threading. Measured with both on the same
+// warm pool of 2 threads (AMD EPYC Zen 4, 2 cores, Debian's OpenBLAS 0.3.21 pthreads,
+// 2026-11-26); time of the row split / time of OpenBLAS with 2 threads, float64 and float32
+// (T: A transposed):
+//     m x n x k (m*n*k)             split / OpenBLAS-2     decision
+//     32 x 64 x 64 (1.3e5)          0.58  0.64             split
+//     64 x 100 x 100 (6.4e5)        0.54  0.55             split
+//     128 x 128 x 128 (2.1e6)       0.83  0.78             split
+//     64 x 100 x 1000 (6.4e6)       0.85  0.88             split (the two-layer net's x @ w1)
+//     1000 x 100 x 64T (6.4e6)      0.70  0.54             split (its x^T @ grad_h)
+//     2048 x 64 x 64 (8.4e6)        0.76  0.74             split
+//     64 x 64 x 2048T (8.4e6)       0.84  0.79             split
+//     700 x 128 x 128 (1.1e7)       0.94  0.76             split
+//     256 x 256 x 256 (1.7e7)       0.93  0.83             split
+//     1000 x 1000 x 64T (6.4e7)     0.63  0.60             split
+//     1000 x 100 x 1000 (1.0e8)     0.57  0.50             split
+//     512 x 512 x 512 (1.3e8)       1.02  0.99             split (even)
+//     1000 x 1000 x 1000 (1e9)      0.96  1.01             split (even)
+//     64 x 1000 x 1000 (6.4e7)      1.09  1.09             split (OpenBLAS splits a wide result's
+//                                                          columns 9% faster; one rule kept)
+//     20 x 512 x 128 (1.3e6)        0.65  0.46             OpenBLAS: parts under 16 rows
+//     64 x 10 x 1000, 1000 x 10 x 64T  0.54-1.05           OpenBLAS: n < 16 (no gain in float32)
+//     below 1e5 multiply-adds (a few microseconds)         OpenBLAS, one thread
+// BLIS 0.9 (2 threads) measured within 5% of the split except 64 x 100 x 1000 float32 (0.88
+// of it), and libxsmm 1.17 (its JIT kernels, split the same way) within 2%: neither is worth
+// a second BLAS in the process. Like OpenBLAS's own threads (whose 64 x 1000 x 100 float32
+// product differs from its one-thread one), a split may change the last bits of a product
+// with the thread count: its parts meet OpenBLAS's small-matrix or edge kernels where the
+// whole product did not.
+bool split_by_rows(int64_t m, int64_t n, int64_t k) {
+  return m >= 32 && n >= 16 && m * n * k >= 100000;  // the caller checked m * n * k for overflow
+}
+
+// The parts of a split by rows: at most one per thread, of a multiple of 16 rows (whole
+// blocks of OpenBLAS's kernels), the last one taking the rest. Returns how many, and the
+// rows of each but the last.
+std::pair<int64_t, int64_t> row_parts(int64_t m, int64_t threads) {
+  const int64_t parts = std::min(threads, m / 16), rows = ((m + parts - 1) / parts + 15) / 16 * 16;
+  return {(m + rows - 1) / rows, rows};
+}
+
 template <typename T>
 void blas_batched(const GemmProblem& P, const Scalar& alpha, const Scalar& beta, bool use_beta) {
   const T* a = reinterpret_cast<const T*>(P.a_base);
@@ -396,6 +439,21 @@ void blas_batched(const GemmProblem& P, const Scalar& alpha, const Scalar& beta,
   const bool huge = __builtin_mul_overflow(P.m * P.n, std::max<int64_t>(P.k, 1), &work);
   if (P.batch > 1 && P.m > 1 && P.n > 1 && !huge && work <= kBlasOneThreadWork) {
     parallel_for(0, P.batch, std::max<int64_t>(1, kBlasOneThreadWork / work), products);
+    return;
+  }
+  const int threads = get_num_threads();
+  if (P.batch == 1 && threads > 1 && !huge && !in_parallel_region() && split_by_rows(P.m, P.n, P.k)) {
+    check_interrupt();
+    const auto [parts, rows] = row_parts(P.m, threads);
+    BlasOnCallingThread one_thread;
+    parallel_for(0, parts, 1, [&](int64_t first, int64_t last) {
+      for (int64_t p = first; p < last; ++p) {
+        const int64_t r0 = p * rows, r1 = std::min(P.m, r0 + rows);
+        if (r0 < r1)
+          blas_gemm_one<T>(r1 - r0, P.n, P.k, al, a + P.a_off[0] + r0 * P.ars, P.ars, P.acs, b + P.b_off[0], P.brs,
+                           P.bcs, be, c + P.c_off[0] + r0 * P.n, P.n);
+      }
+    });
     return;
   }
   products(0, P.batch);

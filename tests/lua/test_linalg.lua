@@ -258,4 +258,42 @@ T.test("bmm of small products: the same bits on any thread count", function()
   torch.set_num_threads(before)
 end)
 
+-- Single products of at least 1e5 multiply-adds are split by rows over the engine's threads,
+-- each part one OpenBLAS call (tensor/ops/linalg.cpp, split_by_rows): row counts that do not
+-- divide evenly, transposed and strided operands, beta and alpha (addmm), against the
+-- float64 product and across thread counts (to rounding: a part may meet other OpenBLAS
+-- kernels than the whole, as OpenBLAS's own threads do), and the products left to OpenBLAS.
+T.test("mm split by rows: values on any thread count", function()
+  local before = torch.get_num_threads()
+  torch.manual_seed(4)
+  local cases = {}
+  for _, dt in ipairs({"float32", "float64"}) do
+    local o = {dtype = dt}
+    local function add(a, b) cases[#cases + 1] = {a, b} end
+    add(torch.randn(64, 1000, o), torch.randn(1000, 100, o))                -- x @ w1
+    add(torch.randn(64, 1001, o):t(), torch.randn(64, 100, o))              -- x^T @ g, 1001 rows
+    add(torch.randn(97, 150, o), torch.randn(300, 150, o):t())              -- 97 rows, B transposed
+    add(torch.randn(90, 600, o)[{{}, {1, 600, 2}}], torch.randn(300, 170, o)) -- strided A
+    add(torch.randn(333, 77, o), torch.randn(77, 45, o))                    -- 333 rows, odd sizes
+    add(torch.randn(37, 50, o), torch.randn(100, 50, o):t())                -- 37 rows: one part and a rest
+    add(torch.randn(64, 1000, o), torch.randn(1000, 10, o))                 -- 10 columns: OpenBLAS
+    add(torch.randn(20, 128, o), torch.randn(128, 512, o))                  -- 20 rows: OpenBLAS
+  end
+  local function both(c)
+    local ones = torch.ones(c[1]:size(1), c[2]:size(2), {dtype = c[1].dtype})
+    return c[1]:mm(c[2]), torch.addmm(ones, c[1], c[2], {beta = 0.5, alpha = 2})
+  end
+  for _, n in ipairs({1, 2, 3, 8}) do
+    torch.set_num_threads(n)
+    for i, c in ipairs(cases) do
+      local y, z = both(c)
+      local want = c[1]:double():mm(c[2]:double())
+      local tol = c[1].dtype == "float32" and 1e-3 or 1e-10
+      T.near(y:double(), want, tol, "mm case " .. i .. ", " .. n .. " threads")
+      T.near(z:double(), want * 2 + 0.5, tol, "addmm case " .. i .. ", " .. n .. " threads")
+    end
+  end
+  torch.set_num_threads(before)
+end)
+
 T.done()
