@@ -429,7 +429,8 @@ int open_module(lua_State* L, const ModuleSpec& spec) {
     // A plain buffer: a Lua error (a memory limit while loading) unwinds by longjmp past here.
     char chunk[96];
     std::snprintf(chunk, sizeof chunk, "=[tide %s]", src.name);
-    if (luaL_loadbuffer(L, src.code, std::strlen(src.code), chunk) != LUA_OK) return lua_error(L);
+    // the module compiled at build time (tools/embed.py)
+    if (luaL_loadbufferx(L, src.bytecode, src.size, chunk, "b") != LUA_OK) return lua_error(L);
     lua_pushvalue(L, t);
     lua_call(L, 1, 0);
   }
