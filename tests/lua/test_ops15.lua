@@ -66,6 +66,15 @@ T.test("baddbmm, addbmm, addmv and addr with beta and alpha", function()
   T.eq(torch.addbmm(nan, torch.ones(1, 2, 2), torch.ones(1, 2, 2), {beta = 0}):tolist(), {{2, 2}, {2, 2}})
   T.eq(torch.baddbmm(nan:reshape(1, 2, 2), torch.ones(1, 2, 2), torch.ones(1, 2, 2), {beta = 0}):tolist(), {{{2, 2}, {2, 2}}})
   T.eq(torch.addr(torch.ones(2, 2), torch.full({2}, NAN), torch.ones(2), {alpha = 0}):tolist(), {{1, 1}, {1, 1}})
+  -- alpha = 0 is handled before BLAS (OpenBLAS's AVX-512 small-matrix kernels compute 0 * NaN):
+  -- beta * input, or zeros with beta = 0, at any size and dtype
+  for _, dt in ipairs({"float32", "float64"}) do
+    local o = {dtype = dt}
+    T.eq(torch.addmm(torch.ones(40, 50, o), torch.full({40, 30}, NAN, o), torch.ones(30, 50, o), {alpha = 0, beta = 0.5})
+         :sum():item(), 1000)
+    T.eq(torch.addmm(torch.full({3, 4}, NAN, o), torch.full({3, 2}, NAN, o), torch.ones(2, 4, o), {alpha = 0, beta = 0})
+         :tolist(), {{0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}})
+  end
   -- in place and as methods
   local a = torch.ones(2, 3)
   T.truthy(rawequal(a:addr_(torch.tensor{1.0, 2}, torch.tensor{1.0, 2, 3}, {beta = 2}), a))
