@@ -49,14 +49,16 @@ void print_message(const char* prefix, const char* msg) {
   fflush(stderr);
 }
 
+void print_error(const std::string& text) { print_message(g_progname, text.c_str()); }
+
 // Prints the error on top of the stack (if status is an error) and pops it. In a rank of a
-// distributed job the other ranks learn of it first, and the message names this rank.
+// distributed job the message names this rank, and the other ranks learn of it.
 int report(lua_State* L, int status) {
   if (status != LUA_OK) {
     const char* msg = lua_tostring(L, -1);
     std::string text = msg ? msg : "(error object is not a string)";
-    if (!g_in_repl) text = tide::dist::uncaught_error(text);
-    print_message(g_progname, text.c_str());
+    if (g_in_repl) print_error(text);
+    else tide::dist::uncaught_error(text, print_error);
     lua_pop(L, 1);
   }
   return status;

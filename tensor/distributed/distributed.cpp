@@ -275,15 +275,15 @@ void destroy() {
   m.mpi->destroy();
 }
 
-std::string uncaught_error(const std::string& message) {
+void uncaught_error(const std::string& message, void (*print)(const std::string& text)) {
   Modules& m = modules();
   const MpiModule* mpi;
   {
     std::lock_guard<std::mutex> lock(m.mu);
-    if (!m.world) return message;
+    if (!m.world) return print(message);
     mpi = m.mpi;
   }
-  return mpi->uncaught_error(message);
+  mpi->uncaught_error(message, print);
 }
 
 }  // namespace tide::dist

@@ -51,7 +51,7 @@ struct MpiModule {
   std::shared_ptr<ProcessGroup> (*init)(const InitOptions& opts, const NcclModule* nccl,
                                         std::function<void(const std::string&)> on_peer_failure);
   void (*destroy)();
-  std::string (*uncaught_error)(const std::string& message);
+  void (*uncaught_error)(const std::string& message, void (*print)(const std::string& text));
 };
 
 }  // namespace tide::dist

@@ -1195,12 +1195,18 @@ void module_destroy() {
   TIDE_CHECK(rt.finalize_error.empty(), "destroy_process_group: ", rt.finalize_error);
 }
 
-std::string module_uncaught_error(const std::string& message) {
+void module_uncaught_error(const std::string& message, void (*print)(const std::string& text)) {
   Runtime& rt = *g_rt;
   std::string peer;
   {
-    std::unique_lock<std::mutex> lock(rt.mu);
+    std::lock_guard<std::mutex> lock(rt.mu);
     peer = rt.peer_failure;
+  }
+  std::string text = "[rank " + std::to_string(rt.world_rank) + "] " + message;
+  if (!peer.empty() && message.find(peer) == std::string::npos) text += "\n(this rank stopped because " + peer + ")";
+  print(text);
+  {
+    std::unique_lock<std::mutex> lock(rt.mu);
     if (!rt.stopped) {
       rt.report_requested = true;
       rt.report_message = message.substr(0, message.find("\nstack traceback:"));
@@ -1209,9 +1215,6 @@ std::string module_uncaught_error(const std::string& message) {
     }
   }
   if (rt.thread.joinable()) rt.thread.join();
-  std::string text = "[rank " + std::to_string(rt.world_rank) + "] " + message;
-  if (!peer.empty() && message.find(peer) == std::string::npos) text += "\n(this rank stopped because " + peer + ")";
-  return text;
 }
 
 const MpiModule kModule = {module_init, module_destroy, module_uncaught_error};

@@ -110,11 +110,12 @@ std::shared_ptr<ProcessGroup> world();
 // error naming it), then MPI_Finalize. MPI cannot start again in this process.
 void destroy();
 
-// For an error that ends the program (the tide program calls it before printing one): when
-// this process is a rank, tells the other ranks (whose waits then fail with "rank R failed:
-// message") and waits, up to the group's timeout, until each has ended or reported too. Returns
-// the text to print: the message with this rank named, and the other rank's failure when that
-// is what stopped this one.
-std::string uncaught_error(const std::string& message);
+// For an error that ends the program (the tide program calls it instead of printing one):
+// prints, through `print`, the message with this rank named (and the other rank's failure when
+// that is what stopped this one); then, when this process is a rank, tells the other ranks
+// (whose waits then fail with "rank R failed: message") and waits, up to the group's timeout,
+// until each has ended or reported too. The message goes out first: once the others end,
+// mpirun may kill this rank before it would have printed.
+void uncaught_error(const std::string& message, void (*print)(const std::string& text));
 
 }  // namespace tide::dist
