@@ -107,6 +107,7 @@ struct Scalar {
   Scalar(bool v) : kind(Bool), i(v) {}
   bool is_floatlike() const { return kind == Float || kind == Complex; }
   double to_double() const { return is_floatlike() ? f : double(i); }
+  bool is_zero() const { return to_double() == 0 && im == 0; }
   int64_t to_int() const { return is_floatlike() ? int64_t(f) : i; }
   template <typename T>
   T to() const {

@@ -575,13 +575,12 @@ void gemm_core(Tensor A, Tensor B, Tensor& C, const Dims& bshape, const Scalar& 
   const int64_t m = A.size(A.dim() - 2), k = A.size(A.dim() - 1), n = B.size(B.dim() - 1);
   const int64_t batch = shape_numel(bshape);  // a factor of C's numel
   if (batch == 0 || m == 0 || n == 0) return;
-  if (alpha.to_double() == 0 && (!alpha.is_complex() || alpha.im == 0)) {
+  if (alpha.is_zero()) {
     // alpha = 0: the product is not formed, so NaN and inf in A and B do not reach C (the
     // reference BLAS's rule, which OpenBLAS's AVX-512 small-matrix kernels break: they
     // compute 0 * NaN); beta = 0 likewise ignores C's values.
     Tensor C1 = C.as_strided({batch * m * n}, {1}, C.offset());
-    const bool keep = use_beta && !(beta.to_double() == 0 && (!beta.is_complex() || beta.im == 0));
-    if (keep) binary(BinaryOp::Mul, C1, beta, &C1);
+    if (use_beta && !beta.is_zero()) binary(BinaryOp::Mul, C1, beta, &C1);
     else fill_(C1, Scalar(0.0));
     return;
   }

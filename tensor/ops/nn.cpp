@@ -545,42 +545,38 @@ void conv2d_backward_cpu(const Tensor& x_, const Tensor& weight_, const Tensor& 
   // CIFAR's 1024 x 576 x 32, against 78 for the 32 x 576 x 1024 of patches as columns).
   std::optional<Window2d> back = gx ? input_grad_window(w) : std::nullopt;
   if (back && !fits_blas(s.plane(), s.Cout * window)) back.reset();
+  // 3x3 filters: the input's gradient by Winograd's algorithm instead, with the filters
+  // flipped and their channels swapped (the gradient's channels are the convolution's input).
+  std::optional<WinoShape> wino;
+  if (back && winograd_fits(w)) wino.emplace(s.Cout, s.C, s.G, s.p.Ho, s.p.Wo, 2 - w.padding[0], 2 - w.padding[1]);
   std::optional<Patches> gp;
-  if (back) gp.emplace(*back, s.p.Ho, s.p.Wo, op);
-  Tensor flipped;
-  if (back && !winograd_fits(w)) {
-    flipped = Tensor::empty({s.G, window * Cog, Cg}, x.dtype(), Device{}, op);
+  if (back && !wino) gp.emplace(*back, s.p.Ho, s.p.Wo, op);
+  // the filters as the input gradient's product takes them: flipped (G, kh*kw*Cout/G, Cin/G),
+  // or Winograd's transform of the flipped filters
+  Tensor flipped = back ? Tensor::empty({wino ? kWinoPoints * s.Cout * Cg : s.G * window * Cog * Cg}, x.dtype(), Device{}, op)
+                        : Tensor();
+  if (back)
     blas_dispatch(x.dtype(), [&](auto zero) {
       using T = decltype(zero);
       const T* wt = weight.data<T>();
       T* f = flipped.data<T>();
+      if (wino) {
+        winograd_filters<T>(s.G, Cog, Cg, [&](int64_t g, int64_t c, int64_t o) {
+          return std::pair{wt + ((g * Cog + o) * Cg + c) * 9 + 8, -1};
+        }, f);
+        return;
+      }
       for (int64_t g = 0; g < s.G; ++g)
         for (int64_t k = 0; k < window; ++k)
           for (int64_t o = 0; o < Cog; ++o)
             for (int64_t c = 0; c < Cg; ++c)
               f[((g * window + k) * Cog + o) * Cg + c] = wt[((g * Cog + o) * Cg + c) * window + (window - 1 - k)];
     });
-  }
   if (gx) *gx = Tensor::empty(x.sizes(), x.dtype(), Device{}, op);
   // The weight gradient of each task, transposed (G, C/G*kh*kw, Cout/G): the product of the
   // patches (rows) and the output's gradient (transposed) runs at 89 GFLOP/s where the
   // other order ran at 65. The tasks' sums are added in order at the end.
   Tensor partial = gw ? Tensor::empty({s.tasks(), s.Cout * s.K}, x.dtype(), Device{}, op) : Tensor();
-  // 3x3 filters: the input's gradient by Winograd's algorithm instead, with the filters
-  // flipped and their channels swapped (the gradient's channels are the convolution's input).
-  std::optional<WinoShape> wino;
-  std::unique_ptr<char[]> wino_filters;
-  if (back && winograd_fits(w)) {
-    wino.emplace(s.Cout, s.C, s.G, s.p.Ho, s.p.Wo, 2 - w.padding[0], 2 - w.padding[1]);
-    blas_dispatch(x.dtype(), [&](auto zero) {
-      using T = decltype(zero);
-      wino_filters.reset(new char[size_t(kWinoPoints * s.Cout * Cg) * sizeof(T)]);
-      const T* wt = weight.data<T>();
-      winograd_filters<T>(s.G, Cog, Cg, [&](int64_t g, int64_t c, int64_t o) {
-        return std::pair{wt + ((g * Cog + o) * Cg + c) * 9 + 8, -1};
-      }, reinterpret_cast<T*>(wino_filters.get()));
-    });
-  }
   // A task's buffer: the input's patches, then (back) Winograd's buffer, or the output
   // gradient channels last, its position-major patches and the input's gradient channels last.
   const int64_t x_cols = gw ? s.C * window * s.L : 0;
@@ -593,7 +589,7 @@ void conv2d_backward_cpu(const Tensor& x_, const Tensor& weight_, const Tensor& 
     const T* src = x.data<T>();
     const T* filters = weight.data<T>();
     const T* dy = grad.data<T>();
-    const T* flip = flipped.defined() ? flipped.data<T>() : nullptr;
+    const T* flip = back ? flipped.data<T>() : nullptr;
     T* dx = gx ? gx->data<T>() : nullptr;
     T* dw = gw ? partial.data<T>() : nullptr;
     if (s.N > 0 && (dx || dw))
@@ -609,8 +605,7 @@ void conv2d_backward_cpu(const Tensor& x_, const Tensor& weight_, const Tensor& 
                       T(n == first ? 0 : 1), dw + (first / per) * s.Cout * s.K + g * s.K * Cog);
           }
           if (wino) {
-            winograd_image(*wino, dyn, reinterpret_cast<const T*>(wino_filters.get()), static_cast<const T*>(nullptr), dxn,
-                           cols + x_cols);
+            winograd_image(*wino, dyn, flip, static_cast<const T*>(nullptr), dxn, cols + x_cols);
           } else if (back) {
             T* last_dy = cols + x_cols;
             T* rows = last_dy + dy_last;
