@@ -86,9 +86,10 @@ def _():
     return fn, 1
 
 
-def per_op(op):
-    iters = 10000
-
+# Each tiny op 10^5 times per round: a round must span the collector's work that the op
+# causes (tide's dead temporaries are freed by its collector, not at once as here), or the
+# best round would be one without it. The autograd step makes 20 times the garbage: 10^4.
+def per_op(op, iters=100000):
     def fn():
         for _ in range(iters):
             op()
@@ -134,7 +135,7 @@ def _():
         grad_h[h < 0] = 0
         w1[...] -= np.float32(1e-4) * x.T.dot(grad_h)
         w2[...] -= np.float32(1e-4) * grad_w2
-    return per_op(step)
+    return per_op(step, 10000)
 
 
 for n, size in ((1000000, "1e6"), (10000000, "1e7")):

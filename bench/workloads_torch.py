@@ -113,9 +113,10 @@ def _():
     return fn, 1
 
 
-def per_op(op):
-    iters = 10000
-
+# Each tiny op 10^5 times per round: a round must span the collector's work that the op
+# causes (tide's dead temporaries are freed by its collector, not at once as here), or the
+# best round would be one without it. The autograd step makes 20 times the garbage: 10^4.
+def per_op(op, iters=100000):
     def fn():
         for _ in range(iters):
             op()
@@ -155,7 +156,7 @@ def _():
         w1.sub_(w1.grad * 1e-4)
         w2.sub_(w2.grad * 1e-4)
         w1.grad, w2.grad = None, None
-    return per_op(step)
+    return per_op(step, 10000)
 
 
 for n, size in ((1000000, "1e6"), (10000000, "1e7")):

@@ -562,8 +562,8 @@ int open_libraries(lua_State* L) {
     lua_call(L, 3, 0);
   }
   lua_pop(L, 2);
-  // Incremental collection, as the tide program: it frees dead tensors within a few steps.
-  lua_gc(L, LUA_GCINC, 0, 0, 0);
+  // Generational collection, as the tide program (interpreter/main.cpp says why).
+  lua_gc(L, LUA_GCGEN, 0, 0);
   return 0;
 }
 

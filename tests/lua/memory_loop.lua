@@ -5,6 +5,7 @@
 --   tide tests/lua/memory_loop.lua [--gc incremental|generational] [--limit-mb M] MODE ARGS...
 --
 --   MODE temporaries N [SIZE]   N iterations of two SIZE-element float64 temporaries
+--   MODE chain N                N discarded results of (a * b + c):relu() on 10^6 float64
 --   MODE steps N [DTYPE]        N steps of the two-layer network's step pattern, inline
 --   MODE script PATH ARGS...    runs the script PATH with ARGS as `tide PATH ARGS...` would
 --
@@ -66,6 +67,16 @@ if mode == "temporaries" then
   end
   assert(check == n * (n + 1) / 2, "wrong values in the temporaries loop")
   print("checksum " .. check)
+elseif mode == "chain" then
+  local n = math.tointeger(tonumber(arg[2])) or 500
+  local a, b, c = torch.rand(1000000, {dtype = "float64"}), torch.rand(1000000, {dtype = "float64"}),
+                  torch.rand(1000000, {dtype = "float64"})
+  local function op() return (a * b + c):relu() end
+  for i = 1, n do
+    op()
+    check_limit(i)
+  end
+  print("chain done")
 elseif mode == "steps" then
   -- The step of scripts/two_layer_torch.lua (the classic PyTorch "tensors" example).
   local n = math.tointeger(tonumber(arg[2])) or 2000
@@ -105,7 +116,7 @@ elseif mode == "script" then
   chunk(table.unpack(args))
   arg = saved
 else
-  error("usage: memory_loop.lua [--gc MODE] [--limit-mb M] temporaries N [SIZE] | steps N [DTYPE] | " ..
+  error("usage: memory_loop.lua [--gc MODE] [--limit-mb M] temporaries N [SIZE] | chain N | steps N [DTYPE] | " ..
         "script PATH ARGS...", 0)
 end
 

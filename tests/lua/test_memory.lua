@@ -60,6 +60,15 @@ T.test("float64 temporaries loop stays bounded (incremental GC)", function()
   T.truthy(out:find("checksum 2001000"), out)
 end)
 
+-- Dead temporaries give their buffers back before the next op allocates (the step a large
+-- result owes runs at the next binding call, bindings/lua_api.cpp): the three 8 MB inputs,
+-- a couple of 8 MB buffers and the interpreter, ~53 MB. Stepped at the push instead, the
+-- results took fresh buffers until a full collection: 108 MB.
+T.test("large temporaries of an op chain are reused at once", function()
+  local out = bounded("chain", {"chain", "500"}, 70)
+  T.truthy(out:find("chain done"), out)
+end)
+
 T.test("two-layer step pattern stays bounded", function()
   local out = bounded("two-layer steps", {"steps", "1000"}, 100)
   T.truthy(out:find("final loss"), out)
