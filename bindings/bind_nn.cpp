@@ -48,6 +48,13 @@ int nll_loss_fn(lua_State* L, Args& a) {
                              a.kw_tensor("weight")));
 }
 
+// mse_loss(input, target[, reduction][, {reduction=}])
+int mse_loss_fn(lua_State* L, Args& a) {
+  if (a.has(3) && a.has_kw("reduction")) a.error("reduction given twice (positional and keyword)");
+  std::string reduction = a.has(3) ? a.string(3) : a.kw_string("reduction").value_or("mean");
+  return ret(L, ag::mse_loss(a.tensor(1), a.tensor(2), ag::parse_reduction(reduction, a.op)));
+}
+
 // A pair option: a number (both dims) or a table {h, w}, from positional i or keyword `name`.
 bool pair_arg(Args& a, int i, const char* name, int64_t out[2]) {
   lua_State* L = a.L;
@@ -148,6 +155,9 @@ const Binding kNNBindings[] = {
      "log-softmax and NLL in one pass; target holds 1-based classes or class probabilities."},
     {"nll_loss", nll_loss_fn, TORCH,
      "nll_loss(logp, target[, {weight=, reduction=, ignore_index=}]) -> Tensor: -logp at the 1-based target classes."},
+    {"mse_loss", mse_loss_fn, TORCH,
+     "mse_loss(input, target[, reduction][, {reduction=}]) -> Tensor: the mean (\"mean\", the default), sum (\"sum\") "
+     "or each (\"none\") of (input - target)^2, for floating-point tensors of one shape."},
     {"conv2d", conv2d_fn, TORCH,
      "conv2d(x, weight[, bias][, stride, padding, dilation, groups][, {bias=, stride=, padding=, dilation=, groups=}]) -> Tensor: 2-D convolution "
      "(cross-correlation) of (N, C, H, W) input."},

@@ -243,8 +243,8 @@ document(F, {
   max_pool2d = "F.max_pool2d(input, kernel_size[, stride, padding=0, dilation=1, ceil_mode=false, " ..
     "return_indices=false]) -> Tensor[, Tensor]: window maxima (and their 1-based flat (H, W) positions).",
   flatten = "F.flatten(input[, start_dim=1, end_dim=-1]) -> Tensor: dims start_dim..end_dim merged into one.",
-  mse_loss = "F.mse_loss(input, target[, {reduction=\"mean\"}]) -> Tensor: mean (or sum, or none) of " ..
-    "(input - target)^2.",
+  mse_loss = "F.mse_loss(input, target[, reduction][, {reduction=\"mean\"}]) -> Tensor: mean (or sum, or none) " ..
+    "of (input - target)^2, one engine op.",
   l1_loss = "F.l1_loss(input, target[, {reduction=\"mean\"}]) -> Tensor: reduced |input - target|.",
   cross_entropy = "F.cross_entropy(logits, target[, {weight=, ignore_index=, reduction=\"mean\", " ..
     "label_smoothing=0}]) -> Tensor: log-softmax and NLL with 1-based class targets (or class probabilities).",

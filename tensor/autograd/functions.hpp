@@ -197,6 +197,9 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduc
                      double label_smoothing, const Tensor* weight = nullptr);
 Tensor nll_loss(const Tensor& logp, const Tensor& target, Reduction reduction, int64_t ignore_index,
                 const Tensor* weight = nullptr);
+// Mean (or sum, or each) of (input - target)^2 over floating-point tensors of one shape: one
+// graph node instead of sub, mul and mean's three, with their values and gradients.
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction);
 struct Conv2dOptions {
   int64_t stride[2] = {1, 1}, padding[2] = {0, 0}, dilation[2] = {1, 1};
   int64_t groups = 1;

@@ -226,6 +226,32 @@ Tensor nll_loss(const Tensor& logp, const Tensor& target, Reduction reduction, i
   return reduce_rows(-(picked * r.row_w), r, reduction);
 }
 
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  const char* op = "mse_loss";
+  for (auto [x, what] : {std::pair{&input, "input"}, std::pair{&target, "target"}})
+    TIDE_CHECK(is_floating(x->dtype()), op, ": expected a floating-point ", what, ", got dtype ", dtype_name(x->dtype()));
+  TIDE_CHECK(input.sizes() == target.sizes(), op, ": input shape ", input.sizes().str(), " and target shape ",
+             target.sizes().str(), " differ");
+  Tensor diff = ops::binary(BinaryOp::Sub, input, target);
+  Tensor squares = ops::binary(BinaryOp::Mul, diff, diff);
+  Tensor y = reduction == Reduction::None ? squares : reduction == Reduction::Sum ? ops::sum(squares) : ops::mean(squares);
+  if (needs_recording({&input, &target})) {
+    // The composed ops' gradient, in their order of operations: g (/ n for the mean) times
+    // the difference, doubled (diff * diff's two equal terms), negated for the target. The
+    // difference is taken again from the saved inputs, so that a second derivative sees it.
+    SavedTensor si = SavedTensor::input(input), st = SavedTensor::input(target);
+    const double n = double(input.numel());
+    const DType di = input.dtype(), dt = target.dtype();
+    record(op, y, {&input, &target}, [si, st, n, reduction, di, dt](const Tensor& g, const Node& node) -> Grads {
+      Tensor scaled = (reduction == Reduction::Mean ? g / n : g) * (si.unpack(node) - st.unpack(node));
+      Tensor gi = scaled + scaled;
+      Tensor gt = -gi;
+      return {gi.dtype() == di ? gi : cast(gi, di), gt.dtype() == dt ? gt : cast(gt, dt)};
+    });
+  }
+  return y;
+}
+
 namespace {
 
 Tensor unfold(const Tensor& x, const ops::Window2d& w, double pad);

@@ -34,6 +34,45 @@ T.test("MSELoss and L1Loss with each reduction", function()
   T.near(F.mse_loss(a:double(), b:double()):item(), 0.4375)
 end)
 
+-- F.mse_loss is one engine op and graph node: its values and both gradients are those of the
+-- sub, mul and mean it replaces, bit for bit, in each reduction and for mixed dtypes.
+T.test("mse_loss equals the composed (input - target)^2 and its gradients bit for bit", function()
+  torch.manual_seed(3)
+  for _, dts in ipairs({{"float32", "float32"}, {"float64", "float64"}, {"float32", "float64"}}) do
+    for _, reduction in ipairs({"mean", "sum", "none"}) do
+      local x0, y0 = torch.randn(7, 5, {dtype = dts[1]}), torch.randn(7, 5, {dtype = dts[2]})
+      local x1, y1 = x0:clone():requires_grad_(), y0:clone():requires_grad_()
+      local x2, y2 = x0:clone():requires_grad_(), y0:clone():requires_grad_()
+      local fused = F.mse_loss(x1, y1, {reduction = reduction})
+      local d = x2 - y2
+      local composed = d * d
+      if reduction == "mean" then composed = composed:mean() elseif reduction == "sum" then composed = composed:sum() end
+      T.eq(fused.dtype, composed.dtype)
+      T.truthy(torch.equal(fused, composed), reduction .. " value")
+      local g = torch.rand(composed.shape, {dtype = composed.dtype})
+      fused:backward(g)
+      composed:backward(g)
+      T.eq(x1.grad.dtype, dts[1])
+      T.eq(y1.grad.dtype, dts[2])
+      T.truthy(torch.equal(x1.grad, x2.grad), reduction .. " input gradient")
+      T.truthy(torch.equal(y1.grad, y2.grad), reduction .. " target gradient")
+    end
+  end
+end)
+
+T.test("mse_loss: positional reduction, second derivative, keyword errors", function()
+  T.eq(F.mse_loss(a, b, "sum"):item(), F.mse_loss(a, b, {reduction = "sum"}):item())
+  T.error_usable(function() F.mse_loss(a, b, "sum", {reduction = "sum"}) end, "mse_loss: reduction given twice")
+  T.error_usable(function() F.mse_loss(a, b, {reductio = "sum"}) end, "reductio")
+  T.error_usable(function() F.mse_loss(a, b, "avg") end, 'mse_loss: reduction must be "mean", "sum" or "none", got "avg"')
+  -- d/dx of sum((x - y)^2) is 2 (x - y); its derivative along x is 2 per element.
+  local x = torch.tensor({1.0, -2.0, 0.5}, {dtype = "float64", requires_grad = true})
+  local y = torch.tensor({0.0, 1.0, 1.0}, {dtype = "float64"})
+  local gx = torch.autograd.grad(F.mse_loss(x, y, {reduction = "sum"}), x, {create_graph = true})[1]
+  T.near(gx, {2.0, -6.0, -1.0})
+  T.near(torch.autograd.grad(gx:sum(), x)[1], {2.0, 2.0, 2.0})
+end)
+
 T.test("BCELoss with each reduction, log clamped at -100", function()
   -- p = [.2,.9,0,1,.5], t = [0,1,1,.5,.25]:
   -- -log .8, -log .9, -clamp(log 0) = 100, -.5 clamp(log 0) = 50, -log .5
@@ -138,7 +177,7 @@ T.test("loss errors name the loss and the offending shapes, dtypes and classes",
     'mse_loss: reduction must be "mean", "sum" or "none", got "avg"')
   T.error_usable(function() F.cross_entropy(logits, target, {reduction = "max"}) end,
     'cross_entropy: reduction must be "mean", "sum" or "none", got "max"')
-  T.error_usable(function() F.mse_loss(a, {1, 2}) end, "mse_loss: expected a tensor for target, got table")
+  T.error_usable(function() F.mse_loss(a, {1, 2}) end, "mse_loss: expected a tensor as argument 2, got table")
   T.error_usable(function() nn.BCELoss{weight = 2} end, "BCELoss: expected a tensor for weight, got 2")
   T.error_usable(function() F.cross_entropy(logits, target, {smoothing = 0.1}) end,
     "cross_entropy: unknown keyword 'smoothing' (valid: weight, ignore_index, reduction, label_smoothing)")
