@@ -206,8 +206,11 @@ function Optimizer:step(closure)
   end
   local state = self.state
   local _ <close> = torch.no_grad()
+  -- The hooks without the argument checks that guard a script's own calls (torch._unchecked).
+  local validate, update = self.validate, self.update
+  validate, update = torch._unchecked[validate] or validate, torch._unchecked[update] or update
   for _, group in ipairs(self.param_groups) do
-    self:validate(group)  -- param_groups are writable: a changed option is checked when used
+    validate(self, group)  -- param_groups are writable: a changed option is checked when used
     for _, p in ipairs(group.params) do
       local g = p.grad
       if g ~= nil then
@@ -216,7 +219,7 @@ function Optimizer:step(closure)
           s = {}
           state[p] = s
         end
-        self:update(p, g, s, group)
+        update(self, p, g, s, group)
       end
     end
   end

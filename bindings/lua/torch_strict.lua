@@ -84,10 +84,12 @@ for _, cls in pairs(torch.optim) do
       local f = rawget(cls, hook)
       if f then
         local op = rawget(cls, "name") .. ":" .. hook
-        rawset(cls, hook, function(self, ...)
+        local checked = function(self, ...)
           check(op, ...)
           return f(self, ...)
-        end)
+        end
+        torch._unchecked[checked] = torch._unchecked[f] or f
+        rawset(cls, hook, checked)
       end
     end
   end
