@@ -7,6 +7,7 @@
 
 #include "../ops/creation.hpp"
 #include "../ops/index.hpp"
+#include "../ops/linalg.hpp"
 #include "../ops/nn.hpp"
 #include "../ops/shape.hpp"
 #include "../ops/softmax.hpp"
@@ -40,7 +41,20 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor* bias) {
     check_same_dtype(*bias, weight, op, "bias", "weight");
   }
   Tensor x2 = x.dim() == 2 ? x : reshape(x, {x.numel() / std::max<int64_t>(in, 1), in});
-  Tensor y = bias ? addmm(*bias, x2, t(weight)) : mm(x2, t(weight));
+  Tensor y = bias ? ops::addmm(*bias, x2, ops::t(weight)) : ops::mm(x2, ops::t(weight));
+  if (needs_recording({&x2, &weight, bias})) {
+    // One node where addmm (or mm) over t(weight) recorded two, with their gradients' ops
+    // (so their values): g @ weight, (x2^T @ g)^T, and g for the bias.
+    SavedTensor sx = needs_recording({&weight}) ? SavedTensor::input(x2) : SavedTensor();
+    SavedTensor sw = needs_recording({&x2}) ? SavedTensor::input(weight) : SavedTensor();
+    record(bias ? "addmm" : "mm", y, {&x2, &weight, bias}, [sx, sw](const Tensor& g, const Node& n) -> Grads {
+      Grads r(3);
+      if (n.needs_grad(0)) r[0] = ag::mm(g, sw.unpack(n), nullptr, DTypePolicy::Promote);
+      if (n.needs_grad(1)) r[1] = t(ag::mm(t(sx.unpack(n)), g, nullptr, DTypePolicy::Promote));
+      if (n.needs_grad(2)) r[2] = g;
+      return r;
+    });
+  }
   if (x.dim() == 2) return y;
   Dims shape = x.sizes();
   shape[shape.size() - 1] = outf;

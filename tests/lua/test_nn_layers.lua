@@ -29,6 +29,41 @@ T.test("Linear forward and gradients", function()
   T.error_usable(function() lin(torch.zeros(2, 4)) end, "linear: input of shape {2,4}")
 end)
 
+-- F.linear records one node (addmm or mm over weight^T): its value and every gradient are
+-- those of the composed torch.addmm(bias, x, weight:t()) bit for bit, for 2-D and 3-D input,
+-- with and without a bias, and a second derivative flows through it.
+T.test("linear equals the composed addmm over weight^T bit for bit", function()
+  torch.manual_seed(5)
+  for _, dt in ipairs({"float32", "float64"}) do
+    for _, shape in ipairs({{6, 4}, {2, 3, 4}}) do
+      for _, with_bias in ipairs({true, false}) do
+        local x0, w0, b0 = torch.randn(shape, {dtype = dt}), torch.randn(5, 4, {dtype = dt}), torch.randn(5, {dtype = dt})
+        local function leaves() return x0:clone():requires_grad_(), w0:clone():requires_grad_(), b0:clone():requires_grad_() end
+        local x1, w1, b1 = leaves()
+        local x2, w2, b2 = leaves()
+        local y1 = F.linear(x1, w1, with_bias and b1 or nil)
+        local flat = x2:reshape(-1, 4)
+        local y2 = with_bias and torch.addmm(b2, flat, w2:t()) or flat:mm(w2:t())
+        y2 = y2:reshape(y1.shape)
+        T.truthy(torch.equal(y1, y2), "value")
+        local g = torch.randn(y1.shape, {dtype = dt})
+        y1:backward(g)
+        y2:backward(g)
+        T.truthy(torch.equal(x1.grad, x2.grad), "input gradient")
+        T.truthy(torch.equal(w1.grad, w2.grad), "weight gradient")
+        if with_bias then T.truthy(torch.equal(b1.grad, b2.grad), "bias gradient") else T.eq(b1.grad, nil) end
+      end
+    end
+  end
+  -- d/dW of sum((x W^T)^2) is 2 (x W^T)^T x; its derivative along x exists (create_graph).
+  local x = torch.tensor({{1.0, 2.0}}, {dtype = "float64", requires_grad = true})
+  local w = torch.tensor({{3.0, -1.0}}, {dtype = "float64", requires_grad = true})
+  local gw = torch.autograd.grad(F.linear(x, w):pow(2):sum(), w, {create_graph = true})[1]
+  T.near(gw, {{2.0, 4.0}})  -- 2 * (x . w) * x = 2 * 1 * {1, 2}
+  -- sum(gw) = 2 (x . w)(x1 + x2), whose gradient along x_i is 2 w_i (x1 + x2) + 2 (x . w)
+  T.near(torch.autograd.grad(gw:sum(), x)[1], {{20.0, -4.0}})
+end)
+
 T.test("Conv2d forward and gradients", function()
   -- conv = nn.Conv2d(1, 2, 3, padding=1); weight arange(18).reshape(2,1,3,3)/10-0.8,
   -- bias [.1,-.1]; x = arange(16).reshape(1,1,4,4)/8-1; y = conv(x); (y*y).sum().backward()
