@@ -216,6 +216,7 @@ function Instance.__index(self, k)
   v = rawget(self, "_attrs")[k]
   if v ~= nil then return v end
   local cls = rawget(self, "_class")
+  if type(k) == "string" then return cls[k] end  -- (methods: no number conversion to try)
   k = math.tointeger(k) or k  -- seq[2.0] is seq[2]
   if math.type(k) == "integer" then
     local getitem = cls.__getitem
@@ -490,7 +491,8 @@ end
 -- false), or to zeros in place with set_to_none = false (a gradient that is itself part of
 -- a graph, after backward{create_graph=true}, is detached first, as PyTorch does).
 function util.zero_grad(op, params, ...)
-  local set_to_none = util.args(op, {"set_to_none"}, 0, {set_to_none = true}, ...).set_to_none
+  local set_to_none = true  -- (without arguments, no option table to read: the step loop's call)
+  if select("#", ...) > 0 then set_to_none = util.args(op, {"set_to_none"}, 0, {set_to_none = true}, ...).set_to_none end
   if type(set_to_none) ~= "boolean" then
     fail(op, "set_to_none must be true or false, got %s", describe(set_to_none))
   end

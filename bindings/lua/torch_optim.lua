@@ -187,9 +187,13 @@ end
 -- Clears the gradients of every group's parameters (nn._util.zero_grad: nil by default, or
 -- zeros with {set_to_none = false}).
 function Optimizer:zero_grad(...)
-  local params = {}
-  for _, group in ipairs(self.param_groups) do
-    for _, p in ipairs(group.params) do params[#params + 1] = p end
+  local groups = self.param_groups
+  local params = #groups == 1 and groups[1].params or nil  -- one group: its list as it is
+  if params == nil then
+    params = {}
+    for _, group in ipairs(groups) do
+      for _, p in ipairs(group.params) do params[#params + 1] = p end
+    end
   end
   torch.nn._util.zero_grad(self.name .. ":zero_grad", params, ...)
 end
