@@ -71,17 +71,22 @@ static bool collect_fully_if_due(lua_State* L, GcCounters& c) {
 // one for one made that one traversal of the Lua heap per heap-size of tensors (a 265 KiB
 // heap cost clone of a 51 KB tensor 6.7 us instead of 2.0 us), while a sixteenth still
 // collects dead temporaries within a few MiB.
-// Device tensors drive no steps: a cycle over tide's Lua heap (~800 KiB, ~270 us) per few
-// MiB cost more than the GPU work itself (an H200's float64 1000x1000 product: 156 us with
-// the cycle its 8 MB result paid for, 54 us without). Their dead buffers wait in the device
-// allocator's cache until a full collection each 256 MiB of device tensors.
+// Device tensors drive no incremental steps: a cycle over tide's Lua heap (~800 KiB, ~270 us)
+// per few MiB cost more than the GPU work itself (an H200's float64 1000x1000 product: 156 us
+// with the cycle its 8 MB result paid for, 54 us without). One of 1 MiB or more has the
+// next binding call start with a minor collection, as a large CPU tensor does (in
+// generational mode it frees the dead temporaries at once, and they go back to the device
+// allocator's cache); the rest wait for a full collection each 256 MiB of device tensors.
 void gc_account(lua_State* L, size_t nbytes, bool on_device) {
   GcCounters& c = t_gc;
   if (on_device) {
     c.device_since_full += nbytes;
-    if (c.device_since_full < kDeviceFullCollectBytes) return;
-    lua_gc(L, LUA_GCCOLLECT);
-    c.device_since_full = 0;
+    if (c.device_since_full >= kDeviceFullCollectBytes) {
+      lua_gc(L, LUA_GCCOLLECT);
+      c.device_since_full = 0;
+    } else if (nbytes >= kLargeTensorBytes) {
+      c.large_pushed = true;  // the next call's minor collection frees dead device temporaries
+    }
     return;
   }
   c.debt += nbytes;

@@ -300,18 +300,29 @@ T.test("a long training loop keeps GPU memory flat", function()
            " after " .. warmup)
 end)
 
-T.test("dead GPU tensors are collected within 256 MiB of device allocations, without a collection per tensor", function()
-  collectgarbage()
-  local base = torch.cuda.memory_allocated()
-  local most = 0
-  for _ = 1, 100 do  -- 100 x 8 MB of temporaries, none kept
-    torch.empty(1000, 1000, {dtype = "float64", device = "cuda"})
-    most = math.max(most, torch.cuda.memory_allocated() - base)
+-- A device tensor of 1 MiB or more has the next binding call start with a minor collection
+-- (bindings/lua_api.cpp): in generational mode, tide's own, a dead temporary's block goes back
+-- to the device allocator before the next op allocates. In incremental mode that step frees
+-- nothing by itself, and a full collection each 256 MiB of device tensors bounds them.
+T.test("dead GPU tensors go back to the allocator at the next call; at most 256 MiB wait in incremental mode", function()
+  local function most_live()
+    collectgarbage()
+    local base = torch.cuda.memory_allocated()
+    local most = 0
+    for _ = 1, 100 do  -- 100 x 8 MB of temporaries, none kept
+      torch.empty(1000, 1000, {dtype = "float64", device = "cuda"})
+      most = math.max(most, torch.cuda.memory_allocated() - base)
+    end
+    return most
   end
+  local most = most_live()
+  T.truthy(most <= 2 * 8 * 2^20, "dead device temporaries are freed at the next call, saw " .. most .. " bytes live")
+  collectgarbage("incremental")
+  most = most_live()
+  collectgarbage("generational")
   -- 256 MiB of tensor bytes is 34 tensors of 8e6 bytes; the allocator counts each one's 8 MiB
   -- block (2 MiB rounding), so 35 blocks of 8 MiB at most
   T.truthy(most <= 35 * 8 * 2^20, "at most 256 MiB of dead device tensors wait for the collector, saw " .. most)
-  T.truthy(most >= 64 * 2^20, "device tensors drive no collection per few MiB, saw at most " .. most .. " bytes live")
 end)
 
 T.done()
