@@ -25,8 +25,8 @@ Tensor record_product(const char* op, Tensor y, const Tensor& a, const Tensor& b
   return y;
 }
 
-// x * alpha, without the op when alpha is 1 (x * 1 is x).
-Tensor scaled(const Tensor& x, double alpha) { return alpha == 1 ? x : x * alpha; }
+// x * factor, without the op when the factor is 1 (x * 1 is x).
+Tensor scaled(const Tensor& x, double factor) { return factor == 1 ? x : x * factor; }
 
 }  // namespace
 
@@ -117,7 +117,7 @@ Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, const Scalar&
   double be = beta.to_double(), al = alpha.to_double();
   record("addmm", y, {&bias, &a, &b}, [sa, sb, be, al](const Tensor& g, const Node& n) -> Grads {
     Grads r(3);
-    if (n.needs_grad(0)) r[0] = be == 1 ? g : g * be;
+    if (n.needs_grad(0)) r[0] = scaled(g, be);
     if (n.needs_grad(1)) r[1] = scaled(ag::mm(g, t(sb.unpack(n)), nullptr, P), al);
     if (n.needs_grad(2)) r[2] = scaled(ag::mm(t(sa.unpack(n)), g, nullptr, P), al);
     return r;

@@ -254,13 +254,12 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) 
     // the difference, doubled (diff * diff's two equal terms), negated for the target. The
     // difference is taken again from the saved inputs, so that a second derivative sees it.
     SavedTensor si = SavedTensor::input(input), st = SavedTensor::input(target);
+    // (The engine brings each gradient to its input's dtype.)
     const double n = double(input.numel());
-    const DType di = input.dtype(), dt = target.dtype();
-    record(op, y, {&input, &target}, [si, st, n, reduction, di, dt](const Tensor& g, const Node& node) -> Grads {
+    record(op, y, {&input, &target}, [si, st, n, reduction](const Tensor& g, const Node& node) -> Grads {
       Tensor scaled = (reduction == Reduction::Mean ? g / n : g) * (si.unpack(node) - st.unpack(node));
       Tensor gi = scaled + scaled;
-      Tensor gt = -gi;
-      return {gi.dtype() == di ? gi : cast(gi, di), gt.dtype() == dt ? gt : cast(gt, dt)};
+      return {gi, -gi};
     });
   }
   return y;
