@@ -47,8 +47,7 @@ const CudaModule& cuda_module() {
 
 }  // namespace
 
-const DeviceBackend& backend_for(DeviceType type) {
-  TIDE_ASSERT(type == DeviceType::CUDA);
+const DeviceBackend& cuda_backend_table() {
   const CudaModule& m = cuda_module();
   TIDE_CHECK(m.backend, "cuda: CUDA is not available: ", m.why);
   return *m.backend;

@@ -1,7 +1,7 @@
-// The device table: the interface a device backend module implements. The CUDA backend
-// (tensor/cuda/, built as the shared module libtide_cuda.so) is loaded with dlopen on the
-// first use of a CUDA device, so libtide and the `tide` program never link CUDA and run on
-// machines without a GPU or a driver.
+// The device table: the interface every backend implements. The CPU's is tensor/cpu/; the
+// CUDA backend (tensor/cuda/, built as the shared module libtide_cuda.so) is loaded with
+// dlopen on the first use of a CUDA device, so libtide and the `tide` program never link
+// CUDA and run on machines without a GPU or a driver.
 //
 // Division of work: the engine (tensor/ops/) does every check, dtype promotion, broadcasting
 // and output allocation on the host, exactly as for the CPU, then calls these functions with
@@ -26,8 +26,12 @@ enum class ReduceKind : uint8_t { Sum, Prod, Max, Min, ArgMax, ArgMin };
 enum class ScanKind : uint8_t { Sum, Prod };
 // Random fills, following the Philox scheme of tensor/random.hpp exactly (so a seed gives
 // the same numbers on every device): Uniform in [a, b), Normal with mean a and std b,
-// Int in [a, b) (a, b integral).
+// Int in [low, high) (any int64 bounds with low < high).
 enum class RandomKind : uint8_t { Uniform, Normal, Int };
+struct RandomParams {
+  double a = 0, b = 0;
+  int64_t low = 0, high = 0;
+};
 
 struct DeviceMemoryStats {
   size_t allocated = 0;       // bytes in live tensors (rounded to the allocator's blocks)
@@ -74,7 +78,7 @@ struct DeviceBackend {
 
   // ---- random: fills n contiguous elements of dtype dt from the draw (seed, offset).
   void (*random)(RandomKind kind, void* out, DType dt, int64_t n, uint64_t seed, uint64_t offset,
-                 double a, double b);
+                 const RandomParams& params);
 
   // ---- reductions and scans over the rows of a contiguous (rows, len) input
   // out[r] of dtype out_dt: Sum/Prod accumulate in float for halves and float32, double for
@@ -112,9 +116,15 @@ struct DeviceBackend {
   void (*optim_step)(OptimKind kind, const TensorIter& it, DType dt, const void* options);
 };
 
-// The backend for a device type, loading it on first use. Throws tide::Error saying why it
-// is unavailable (module not built, no driver, no device).
-const DeviceBackend& backend_for(DeviceType type);
+// The CPU's table (tensor/cpu/backend.cpp).
+extern const DeviceBackend kCpuBackend;
+// The CUDA module's table, loading it on first use. Throws tide::Error saying why it is
+// unavailable (module not built, no driver, no device).
+const DeviceBackend& cuda_backend_table();
+// The backend for a device type: an op's checks and TensorIter, then one call here.
+inline const DeviceBackend& backend_for(DeviceType type) {
+  return type == DeviceType::CPU ? kCpuBackend : cuda_backend_table();
+}
 // The backend of a device-resident tensor's device.
 inline const DeviceBackend& backend_for(Device d) { return backend_for(d.type); }
 // True when the CUDA backend can be loaded and sees at least one device (never throws).

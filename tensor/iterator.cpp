@@ -202,7 +202,6 @@ void TensorIter::serial_for(int64_t begin, int64_t end, const Loop& loop) const 
 }
 
 void TensorIter::for_each(const Loop& loop, int64_t grain) const {
-  TIDE_ASSERT(device_.is_cpu());
   if (numel_ == 0) return;
   if (grain < 0) grain = kParallelGrain;
   if (numel_ < grain) {

@@ -30,19 +30,19 @@ class TensorIter {
   const int64_t* shape() const { return shape_; }            // innermost first, coalesced
   const int64_t* strides(int operand) const { return strides_[operand]; }  // bytes
   char* data(int operand) const { return data_[operand]; }
-  // The device every operand lives on; a CUDA iterator goes to the device backend, never to
-  // for_each (its data pointers are device memory).
+  // The device every operand lives on: the op hands the iterator to that device's backend.
   Device device() const { return device_; }
 
   // The inner loop: data pointers of all operands, their byte strides along the inner
   // dim, and the number of elements.
   using Loop = std::function<void(char** data, const int64_t* strides, int64_t n)>;
-  // Runs `loop` over every element, split across threads when numel >= grain. A flat CPU
+  // Runs `loop` over every element, split across threads when numel >= grain; for backends
+  // whose memory the host addresses (the CPU's, and the stand-in device of the tests). A flat
   // iteration below the grain (every small op) calls the loop directly, with no
   // std::function in between.
   template <typename F>
   void for_each(const F& loop, int64_t grain = -1) const {
-    if (ndim_ == 1 && numel_ > 0 && numel_ < (grain < 0 ? kParallelGrain : grain) && device_.is_cpu()) {
+    if (ndim_ == 1 && numel_ > 0 && numel_ < (grain < 0 ? kParallelGrain : grain)) {
       char* ptrs[kMaxOperands];
       int64_t inner[kMaxOperands];
       for (int o = 0; o < ntensors_; ++o) ptrs[o] = data_[o], inner[o] = strides_[o][0];

@@ -15,7 +15,7 @@ void fill(const TensorIter& it, DType dt, Scalar value);
 void where(const TensorIter& it, DType dt);
 void clamp(const TensorIter& it, DType dt, const Scalar* lo, const Scalar* hi);
 // random.cu
-void random(RandomKind kind, void* out, DType dt, int64_t n, uint64_t seed, uint64_t offset, double a, double b);
+void random(RandomKind kind, void* out, DType dt, int64_t n, uint64_t seed, uint64_t offset, const RandomParams& p);
 // reduce.cu
 void reduce_rows(ReduceKind kind, const void* in, DType in_dt, void* out, DType out_dt, int64_t* idx, int64_t rows,
                  int64_t len);

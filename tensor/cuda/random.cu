@@ -1,5 +1,5 @@
 // Random fills with the Philox scheme of tensor/random.hpp, value for value the same as the
-// CPU kernels of tensor/ops/creation.cpp: one thread per Philox block writes the elements
+// CPU kernels of tensor/cpu/random.cpp: one thread per Philox block writes the elements
 // whose words that block holds. Sums and products of doubles use the _rn intrinsics so that
 // nvcc does not contract them into an fma (the CPU rounds each step).
 #include <algorithm>
@@ -93,7 +93,8 @@ unsigned grid_for(int64_t work, int device) {
 
 }  // namespace
 
-void random(RandomKind kind, void* out, DType dt, int64_t n, uint64_t seed, uint64_t offset, double a, double b) {
+void random(RandomKind kind, void* out, DType dt, int64_t n, uint64_t seed, uint64_t offset, const RandomParams& p) {
+  const double a = p.a, b = p.b;
   if (n <= 0) return;
   const int device = device_of(out);
   cudaStream_t stream = stream_for(device);
@@ -114,7 +115,7 @@ void random(RandomKind kind, void* out, DType dt, int64_t n, uint64_t seed, uint
       check_launch("normal_");
       break;
     case RandomKind::Int: {
-      const int64_t low = int64_t(a), high = int64_t(b);
+      const int64_t low = p.low, high = p.high;
       TIDE_CHECK(low < high, "randint: expected low < high, got low=", low, ", high=", high);
       const uint64_t range = uint64_t(high) - uint64_t(low);
       TIDE_DISPATCH_ALL(dt, "randint", [&] {

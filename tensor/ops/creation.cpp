@@ -1,4 +1,5 @@
-// Creation ops (see creation.hpp) and the CPU random kernels that follow random.hpp's scheme.
+// Creation ops (see creation.hpp); random fills draw from a Generator and run on the
+// tensor's backend (tensor/cpu/random.cpp on the CPU).
 #include "creation.hpp"
 
 #include <algorithm>
@@ -17,10 +18,6 @@
 namespace tide::ops {
 
 namespace {
-
-// Elements per parallel chunk for random fills (Philox plus a log/cos per element for
-// normal is far more work than a plain copy, so the grain is smaller than kParallelGrain).
-constexpr int64_t kRandomGrain = 8192;
 
 std::string num_str(double v) {
   if (std::isnan(v)) return "nan";
@@ -60,46 +57,6 @@ Tensor make_uninitialised(const char* op, const Dims& shape, DType dtype, Device
 void check_float_dtype(const char* op, DType dtype) {
   TIDE_CHECK(is_floating(dtype), op, ": expected a floating-point dtype, got ", dtype_name(dtype));
 }
-
-// Runs f(i, words) for every element i in [0, n), words pointing at the W words of element i
-// (random.hpp: block offset + i*W/4, starting at word i*W % 4). Parallel; the values depend
-// only on (draw, i).
-template <int W, typename F>
-void philox_for(int64_t n, Generator::Draw d, const F& f) {
-  static_assert(W == 1 || W == 2 || W == 4);
-  parallel_for(0, n, kRandomGrain, [&](int64_t b, int64_t e) {
-    uint64_t cur = ~uint64_t(0);
-    philox::Words ws{};
-    for (int64_t i = b; i < e; ++i) {
-      uint64_t widx = uint64_t(i) * W;
-      uint64_t blk = d.offset + widx / 4;
-      if (blk != cur) {
-        ws = philox::block(d.seed, blk);
-        cur = blk;
-      }
-      f(i, &ws.w[widx % 4]);
-    }
-  });
-}
-
-// Words per element and the uniform [0,1) value of a float type (exact in that type).
-template <typename T> struct UniformOf;
-template <> struct UniformOf<float> {
-  static constexpr int W = 1;
-  static double get(const uint32_t* w) { return philox::uniform_bits(w[0], 24); }
-};
-template <> struct UniformOf<Half> {
-  static constexpr int W = 1;
-  static double get(const uint32_t* w) { return philox::uniform_bits(w[0], 11); }
-};
-template <> struct UniformOf<BFloat16> {
-  static constexpr int W = 1;
-  static double get(const uint32_t* w) { return philox::uniform_bits(w[0], 8); }
-};
-template <> struct UniformOf<double> {
-  static constexpr int W = 2;
-  static double get(const uint32_t* w) { return philox::uniform53(w[0], w[1]); }
-};
 
 Generator& gen_or_default(Generator* gen) { return gen ? *gen : default_generator(); }
 
@@ -289,20 +246,10 @@ Tensor& uniform_(Tensor& t, double a, double b, Generator* gen) {
              num_str(a), ", b=", num_str(b));
   TIDE_CHECK(a <= b, "uniform_: expects a <= b, got a=", num_str(a), ", b=", num_str(b));
   fill_in_place("uniform_", t, [&](Tensor& c) {
-    TIDE_DISPATCH_FLOAT(c.dtype(), "uniform_", [&] {
-      using U = UniformOf<scalar_t>;
-      const int64_t n = c.numel();
-      Generator::Draw d = gen_or_default(gen).reserve(n, U::W);
-      if (c.device().is_cuda())
-        return backend_for(c.device()).random(RandomKind::Uniform, c.data_ptr(), c.dtype(), n, d.seed, d.offset, a, b);
-      scalar_t* p = c.data<scalar_t>();
-      const double width = b - a;
-      philox_for<U::W>(n, d, [&](int64_t i, const uint32_t* w) {
-        scalar_t v = scalar_t(compute_t<scalar_t>(a + width * U::get(w)));
-        if (a < b && double(compute_t<scalar_t>(v)) >= b) v = scalar_t(compute_t<scalar_t>(a));
-        p[i] = v;
-      });
-    });
+    const int64_t n = c.numel();
+    // Two Philox words per float64 element (53 bits), one for the narrower floats.
+    Generator::Draw d = gen_or_default(gen).reserve(n, c.dtype() == DType::Float64 ? 2 : 1);
+    backend_for(c.device()).random(RandomKind::Uniform, c.data_ptr(), c.dtype(), n, d.seed, d.offset, {a, b});
   });
   return t;
 }
@@ -312,34 +259,9 @@ Tensor& normal_(Tensor& t, double mean, double std, Generator* gen) {
   check_float_dtype("normal_", t.dtype());
   TIDE_CHECK(std >= 0, "normal_: expects std >= 0, got std=", num_str(std));
   fill_in_place("normal_", t, [&](Tensor& c) {
-    TIDE_DISPATCH_FLOAT(c.dtype(), "normal_", [&] {
-      const int64_t n = c.numel();
-      Generator::Draw d = gen_or_default(gen).reserve(n, 2);  // one block per pair
-      if (c.device().is_cuda())
-        return backend_for(c.device()).random(RandomKind::Normal, c.data_ptr(), c.dtype(), n, d.seed, d.offset, mean,
-                                              std);
-      scalar_t* p = c.data<scalar_t>();
-      auto put = [&](int64_t i, double z) { p[i] = scalar_t(compute_t<scalar_t>(mean + std * z)); };
-      parallel_for(0, n, kRandomGrain, [&](int64_t b, int64_t e) {
-        int64_t i = b;
-        if (i & 1) {  // a chunk starting at an odd element: its pair began in the chunk before
-          auto w = philox::block(d.seed, d.offset + uint64_t(i) / 2);
-          put(i, philox::normal_from_words(w.w[0], w.w[1], w.w[2], w.w[3], true));
-          ++i;
-        }
-        for (; i + 1 < e; i += 2) {
-          auto w = philox::block(d.seed, d.offset + uint64_t(i) / 2);
-          double z0, z1;
-          philox::normal_pair_from_words(w.w[0], w.w[1], w.w[2], w.w[3], z0, z1);
-          put(i, z0);
-          put(i + 1, z1);
-        }
-        if (i < e) {
-          auto w = philox::block(d.seed, d.offset + uint64_t(i) / 2);
-          put(i, philox::normal_from_words(w.w[0], w.w[1], w.w[2], w.w[3], false));
-        }
-      });
-    });
+    const int64_t n = c.numel();
+    Generator::Draw d = gen_or_default(gen).reserve(n, 2);  // one block per pair
+    backend_for(c.device()).random(RandomKind::Normal, c.data_ptr(), c.dtype(), n, d.seed, d.offset, {mean, std});
   });
   return t;
 }
@@ -360,28 +282,14 @@ Tensor randint(int64_t low, int64_t high, const Dims& shape, DType dtype, Device
                Generator* gen) {
   TIDE_CHECK(low < high, "randint: expected low < high, got low=", low, ", high=", high);
   Tensor t = make("randint", shape, dtype, device);
-  const uint64_t range = uint64_t(high) - uint64_t(low);
   TIDE_DISPATCH_ALL(dtype, "randint", [&] {
     TIDE_CHECK(fits_integer<scalar_t>(low, high - 1), "randint: the range [", low, ", ", high,
                ") does not fit in ", dtype_name(dtype));
-    const int64_t n = t.numel();
-    Generator::Draw d = gen_or_default(gen).reserve(n, 2);
-    if (t.device().is_cuda()) {
-      TIDE_CHECK(std::abs(double(low)) <= 9007199254740992.0 && std::abs(double(high)) <= 9007199254740992.0,
-                 "randint: bounds beyond 2^53 are not supported on ", t.device().str(), ", got low=", low,
-                 ", high=", high);
-      return backend_for(t.device()).random(RandomKind::Int, t.data_ptr(), dtype, n, d.seed, d.offset, double(low),
-                                            double(high));
-    }
-    scalar_t* p = t.data<scalar_t>();
-    philox_for<2>(n, d, [&](int64_t i, const uint32_t* w) {
-      uint64_t r = (uint64_t(w[0]) << 32) | w[1];
-      int64_t v = int64_t(uint64_t(low) + r % range);
-      if constexpr (std::is_same_v<scalar_t, bool>) p[i] = v != 0;
-      else if constexpr (std::is_integral_v<scalar_t>) p[i] = scalar_t(v);
-      else p[i] = scalar_t(compute_t<scalar_t>(double(v)));
-    });
   });
+  const int64_t n = t.numel();
+  Generator::Draw d = gen_or_default(gen).reserve(n, 2);
+  backend_for(t.device()).random(RandomKind::Int, t.data_ptr(), dtype, n, d.seed, d.offset,
+                                 {.low = low, .high = high});
   return t;
 }
 
@@ -465,8 +373,8 @@ Tensor multinomial(const Tensor& probs, int64_t n, bool replacement, Generator* 
   const int64_t per_row = replacement ? n : cats;
   Tensor draws = make_uninitialised("multinomial", Dims{rows * per_row}, DType::Float64, Device{});
   double* u = draws.data<double>();
-  philox_for<2>(rows * per_row, gen_or_default(gen).reserve(rows * per_row, 2),
-                [&](int64_t i, const uint32_t* words) { u[i] = philox::uniform53(words[0], words[1]); });
+  const Generator::Draw d = gen_or_default(gen).reserve(rows * per_row, 2);
+  kCpuBackend.random(RandomKind::Uniform, u, DType::Float64, rows * per_row, d.seed, d.offset, {0.0, 1.0});
   std::vector<double> cdf(static_cast<size_t>(cats));
   std::vector<std::pair<double, int64_t>> keys(static_cast<size_t>(cats));
   for (int64_t r = 0; r < rows; ++r) {

@@ -33,41 +33,6 @@ constexpr UnaryInfo kUnary[] = {
 constexpr UnaryInfo kBinary[] = {TIDE_BINARY_OPS(TIDE_INFO)};
 #undef TIDE_INFO
 
-// Runs functor F on one input of dtype `in` writing `out` (same C++ type unless the functor
-// returns bool).
-template <typename F>
-void run_unary(const char* op, const TensorIter& it, DType in) {
-  fn::dispatch_functor<F, 1>(op, in, [&](auto types) {
-    using S = typename decltype(types)::scalar_t;
-    cpu_kernel<typename decltype(types)::out_t, S>(it, F{});
-  });
-}
-
-// Binary functor over (tensor, tensor), (tensor, scalar) or (scalar, tensor) operands.
-template <typename F>
-void run_binary(const char* op, const TensorIter& it, DType in, const Scalar* sa, const Scalar* sb) {
-  fn::dispatch_functor<F, 2>(op, in, [&](auto types) {
-    using S = typename decltype(types)::scalar_t;
-    using Out = typename decltype(types)::out_t;
-    using C = compute_t<S>;
-    if constexpr (std::is_same_v<F, fn::Pow> && fn::is_fp<C>) {
-      if (sb && fn::with_pow_fast_path(sb->to_double(), [&](auto g) {
-            cpu_kernel<Out, S>(it, [g](C a) { return g(a, a); });
-          }))
-        return;
-    }
-    if (sb) {
-      const C b = C(sb->to<S>());
-      cpu_kernel<Out, S>(it, [b](C a) { return F{}(a, b); });
-    } else if (sa) {
-      const C a = C(sa->to<S>());
-      cpu_kernel<Out, S>(it, [a](C b) { return F{}(a, b); });
-    } else {
-      cpu_kernel<Out, S, S>(it, F{});
-    }
-  });
-}
-
 // A zero divisor in integer division would trap; it is an error as in PyTorch.
 // Integer division by zero: an error in PyTorch ("ZeroDivisionError" there); with NumPy
 // semantics the kernels' 0 and, once per op per process, NumPy's RuntimeWarning on stderr.
@@ -205,16 +170,7 @@ Tensor unary(UnaryOp op, const Tensor& x, const Tensor* out) {
   Tensor src = x.to(in);
   Tensor o = out_target(name, out, result, x.sizes());
   TensorIter it = TensorIter::build(name, o, result, {&src});
-  if (it.device().is_cuda()) {
-    backend_for(it.device()).unary(op, it, in);
-    return finish(name, o, out);
-  }
-  switch (op) {
-#define TIDE_CASE(n, F, kind) \
-  case UnaryOp::F: run_unary<fn::F>(name, it, in); break;
-    TIDE_UNARY_OPS(TIDE_CASE)
-#undef TIDE_CASE
-  }
+  backend_for(it.device()).unary(op, it, in);
   return finish(name, o, out);
 }
 
@@ -289,16 +245,7 @@ Tensor binary(BinaryOp op, const TensorOrScalar& a0, const TensorOrScalar& b0, c
                            : TensorIter::build(name, o, result, {tb});
   const Scalar* sa = a.is_tensor() ? nullptr : &a.scalar;
   const Scalar* sb = b.is_tensor() ? nullptr : &b.scalar;
-  if (it.device().is_cuda()) {
-    backend_for(it.device()).binary(op, it, compute, sa, sb);
-    return finish(name, std::move(o), out);
-  }
-  switch (op) {
-#define TIDE_CASE(n, F, kind) \
-  case BinaryOp::F: run_binary<fn::F>(name, it, compute, sa, sb); break;
-    TIDE_BINARY_OPS(TIDE_CASE)
-#undef TIDE_CASE
-  }
+  backend_for(it.device()).binary(op, it, compute, sa, sb);
   return finish(name, std::move(o), out);
 }
 
@@ -334,40 +281,9 @@ Tensor clamp(const Tensor& x, const std::optional<TensorOrScalar>& lo,
   Tensor src = x.to(dt);
   Tensor o = out_target("clamp", out, dt, x.sizes());
   TensorIter it = TensorIter::build("clamp", o, dt, {&src});
-  if (it.device().is_cuda()) {
-    backend_for(it.device()).clamp(it, dt, lo ? &lo->scalar : nullptr, hi ? &hi->scalar : nullptr);
-    return finish("clamp", o, out);
-  }
-  TIDE_DISPATCH_ALL(dt, "clamp", [&] {
-    using C = compute_t<scalar_t>;
-    const bool has_lo = bool(lo), has_hi = bool(hi);
-    const C l = has_lo ? C(lo->scalar.to<scalar_t>()) : C(0), h = has_hi ? C(hi->scalar.to<scalar_t>()) : C(0);
-    cpu_kernel<scalar_t, scalar_t>(it, [=](C v) {
-      if (v != v) return v;
-      if (has_lo && v < l) v = l;
-      if (has_hi && h < v) v = h;
-      return v;
-    });
-  });
+  backend_for(it.device()).clamp(it, dt, lo ? &lo->scalar : nullptr, hi ? &hi->scalar : nullptr);
   return finish("clamp", o, out);
 }
-
-namespace {
-
-// c ? x : y without a branch where T is a plain value of 1, 2, 4 or 8 bytes.
-template <typename T>
-inline T select_bits(bool c, T x, T y) {
-  if constexpr (std::is_trivially_copyable_v<T> && (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8)) {
-    using U = std::conditional_t<sizeof(T) == 1, uint8_t,
-                                 std::conditional_t<sizeof(T) == 2, uint16_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
-    const U mask = U(0) - U(c);
-    return std::bit_cast<T>(U((std::bit_cast<U>(x) & mask) | (std::bit_cast<U>(y) & U(~mask))));
-  } else {
-    return c ? x : y;
-  }
-}
-
-}  // namespace
 
 Tensor where(const Tensor& cond, const TensorOrScalar& a, const TensorOrScalar& b, const Tensor* out) {
   check_defined(cond, "where");
@@ -383,16 +299,7 @@ Tensor where(const Tensor& cond, const TensorOrScalar& a, const TensorOrScalar& 
   Dims shape = broadcast_shapes("where", broadcast_shapes("where", c.sizes(), ta.sizes()), tb.sizes());
   Tensor o = out_target("where", out, dt, shape);
   TensorIter it = TensorIter::build("where", o, dt, {&c, &ta, &tb});
-  if (it.device().is_cuda()) {
-    backend_for(it.device()).where(it, dt);
-    return finish("where", o, out);
-  }
-  // The selection by bit masks rather than a branch (a random mask, such as relu's backward,
-  // mispredicted every other element: 4.7 ms for 2M floats, now ~1), vectorised by the compiler.
-  TIDE_DISPATCH_ALL_AND_COMPLEX(dt, "where", [&] {
-    using C = compute_t<scalar_t>;
-    cpu_kernel<scalar_t, bool, scalar_t, scalar_t>(it, [](bool c, C x, C y) { return select_bits(c, x, y); });
-  });
+  backend_for(it.device()).where(it, dt);
   return finish("where", o, out);
 }
 
@@ -432,14 +339,6 @@ static Tensor& copy_across_devices(Tensor& dst, const Tensor& src) {
   return copy_(dst, moved);
 }
 
-// n items of Bytes bytes from data[1] to data[0], each walked with its byte stride.
-template <size_t Bytes>
-void copy_strided(char** data, const int64_t* strides, int64_t n) {
-  char* d = data[0];
-  const char* s = data[1];
-  for (int64_t i = 0; i < n; ++i, d += strides[0], s += strides[1]) std::memcpy(d, s, Bytes);
-}
-
 Tensor& copy_(Tensor& dst, const Tensor& src) {
   check_defined(dst, "copy_");
   check_defined(src, "copy_");
@@ -451,40 +350,7 @@ Tensor& copy_(Tensor& dst, const Tensor& src) {
   dst.storage()->bump_version();
   // A source overlapping dst (x[{2,n}] = x[{1,n-1}]) is read from a copy (TensorIter).
   TensorIter it = TensorIter::build("copy_", dst, dst.dtype(), {&src});
-  if (it.device().is_cuda()) {
-    backend_for(it.device()).copy(it, dst.dtype(), src.dtype());
-    return dst;
-  }
-  if (dst.dtype() == src.dtype()) {
-    size_t item = dst.itemsize();
-    it.for_each([item](char** d, const int64_t* st, int64_t n) {
-      if (st[0] == int64_t(item) && st[1] == int64_t(item)) {
-        if (d[0] != d[1]) std::memcpy(d[0], d[1], size_t(n) * item);  // equal: x:copy_(x)
-        return;
-      }
-      switch (item) {  // a fixed size per loop: each element is one move, not a memcpy call
-        case 1: copy_strided<1>(d, st, n); break;
-        case 2: copy_strided<2>(d, st, n); break;
-        case 4: copy_strided<4>(d, st, n); break;
-        case 8: copy_strided<8>(d, st, n); break;
-        default: copy_strided<16>(d, st, n); break;  // complex128
-      }
-    });
-    return dst;
-  }
-  if (is_complex(dst.dtype()) || is_complex(src.dtype())) {
-    copy_complex(it, dst.dtype(), src.dtype());
-    return dst;
-  }
-  TIDE_DISPATCH_ALL(dst.dtype(), "copy_", [&] {
-    using Out = scalar_t;
-    TIDE_DISPATCH_ALL(src.dtype(), "copy_", [&] {
-      cpu_kernel<Out, scalar_t>(it, [](compute_t<scalar_t> v) {
-        if constexpr (std::is_same_v<Out, bool>) return v != compute_t<scalar_t>(0);
-        else return compute_t<Out>(v);
-      });
-    });
-  });
+  backend_for(it.device()).copy(it, dst.dtype(), src.dtype());
   return dst;
 }
 
@@ -509,21 +375,7 @@ Tensor& fill_(Tensor& dst, const Scalar& value) {
     }
   if (shared) distinct = dst.as_strided(sizes, dst.strides(), dst.offset());
   TensorIter it = TensorIter::build("fill_", distinct, dst.dtype(), {});
-  if (it.device().is_cuda()) {
-    backend_for(it.device()).fill(it, dst.dtype(), value);
-    return dst;
-  }
-  TIDE_DISPATCH_ALL_AND_COMPLEX(dst.dtype(), "fill_", [&] {
-    const scalar_t v = value.to<scalar_t>();
-    it.for_each([v](char** d, const int64_t* st, int64_t n) {
-      if (st[0] == sizeof(scalar_t)) {
-        scalar_t* p = reinterpret_cast<scalar_t*>(d[0]);
-        for (int64_t i = 0; i < n; ++i) p[i] = v;
-      } else {
-        for (int64_t i = 0; i < n; ++i) *reinterpret_cast<scalar_t*>(d[0] + i * st[0]) = v;
-      }
-    });
-  });
+  backend_for(it.device()).fill(it, dst.dtype(), value);
   return dst;
 }
 

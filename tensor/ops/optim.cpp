@@ -10,17 +10,11 @@
 #include "../backend.hpp"
 #include "../iterator.hpp"
 #include "../overlap.hpp"
-#include "../parallel.hpp"
 #include "optim_update.hpp"
 
 namespace tide::ops {
 
 namespace {
-
-// An optimizer step reads and writes several streams per element (up to five for Adam with
-// amsgrad, with a sqrt and a division), so it pays off on two threads earlier than a plain
-// `a + b` (kParallelGrain); chunk boundaries stay independent of the thread count.
-constexpr int64_t kOptimizerGrain = kParallelGrain / 4;
 
 // A state buffer of a step and the name errors give it.
 struct StateBuffer {
@@ -69,30 +63,6 @@ const Tensor& required(const char* opt, const Tensor* buffer, const char* name, 
   return *buffer;
 }
 
-// update(p, g, s) on n elements: operand 0 is the parameter, 1 the gradient, 2.. the state
-// buffers; each element is loaded in compute precision and stored back after the update.
-// With Contiguous the element steps are 1 at compile time, so the loop vectorises; the
-// functor is a by-value copy, whose constants no store can alias, so they stay in registers.
-template <typename T, int NS, bool Contiguous, typename Update>
-void update_elements(char** data, const int64_t* strides, int64_t n, const Update update) {
-  using C = compute_t<T>;
-  constexpr int N = NS + 2;
-  T* ptr[N];
-  int64_t step[N];
-  for (int k = 0; k < N; ++k) {
-    ptr[k] = reinterpret_cast<T*>(data[k]);
-    step[k] = Contiguous ? 1 : strides[k] / int64_t(sizeof(T));
-  }
-  for (int64_t i = 0; i < n; ++i) {
-    C p = C(ptr[0][i * step[0]]);
-    C s[NS + 1];
-    for (int k = 0; k < NS; ++k) s[k] = C(ptr[k + 2][i * step[k + 2]]);
-    update(p, C(ptr[1][i * step[1]]), s);
-    ptr[0][i * step[0]] = T(p);
-    for (int k = 0; k < NS; ++k) ptr[k + 2][i * step[k + 2]] = T(s[k]);
-  }
-}
-
 // Checks the operands, then runs the update of `kind` (optim_update.hpp, selected by the
 // options) once over every element of the parameter (any layout; in parallel for big
 // tensors, or as one kernel on a device) and bumps the parameter's version.
@@ -108,30 +78,7 @@ void fused_step(const char* opt, OptimKind kind, const void* options, const Tens
   TensorIter it = std::apply(
       [&](const auto&... s) { return TensorIter::build(opt, out, param.dtype(), {&g, s.tensor...}); },
       state);
-  if (it.device().is_cuda()) {
-    backend_for(it.device()).optim_step(kind, it, param.dtype(), options);
-  } else {
-    TIDE_DISPATCH_FLOAT(param.dtype(), opt, [&] {
-      with_update<compute_t<scalar_t>>(kind, options, [&](auto update) {
-        constexpr int K = decltype(update)::kStates;
-        if constexpr (K == int(NS)) {
-          it.for_each(
-              [&](char** data, const int64_t* strides, int64_t n) {
-                bool contiguous = true;
-                for (size_t k = 0; k < NS + 2; ++k)
-                  contiguous = contiguous && strides[k] == int64_t(sizeof(scalar_t));
-                if (contiguous)
-                  update_elements<scalar_t, K, true>(data, strides, n, update);
-                else
-                  update_elements<scalar_t, K, false>(data, strides, n, update);
-              },
-              kOptimizerGrain);
-        } else {
-          TIDE_ASSERT(K == int(NS));
-        }
-      });
-    });
-  }
+  backend_for(it.device()).optim_step(kind, it, param.dtype(), options);
   param.storage()->bump_version();
 }
 

@@ -1,9 +1,11 @@
-// A stand-in CUDA backend for tests on machines without a GPU: it implements the device table
-// of tensor/backend.hpp in host memory with plain serial loops, and reports one "cuda"
-// device. Loaded with TIDE_CUDA_MODULE=.../libtide_fake_cuda.so, it lets the CPU-only CI run
-// every engine path a CUDA tensor takes (routing, the checks and compositions done before
-// the backend is called, positions for index ops, operand layouts handed to gemm, autograd,
-// nn and optim on a non-CPU device, device mixing errors) against tests/lua/test_cuda.lua and
+// A stand-in CUDA backend for tests on machines without a GPU: the CPU's device table
+// (tensor/cpu/backend.hpp) under the name "cuda", in host memory of its own with a capacity,
+// plus plain serial loops for the entries the CPU table leaves null (random fills, reductions
+// and scans over rows, products, gathers and scatters by offsets). Loaded with
+// TIDE_CUDA_MODULE=.../libtide_fake_cuda.so, it lets the CPU-only CI run every engine path a
+// CUDA tensor takes (routing, the checks and compositions done before the backend is called,
+// positions for index ops, operand layouts handed to gemm, autograd, nn and optim on a
+// non-CPU device, device mixing errors) against tests/lua/test_cuda.lua and
 // tests/conformance/devicecheck.lua. It checks the contract, not the CUDA kernels
 // (tensor/cuda/ runs only on a GPU). The Philox draws are written per element, as a kernel
 // does, independently of the CPU's chunked loop in tensor/ops/creation.cpp.
@@ -13,9 +15,8 @@
 #include <mutex>
 #include <string>
 
-#include "../../tensor/backend.hpp"
+#include "../../tensor/cpu/backend.hpp"
 #include "../../tensor/cpu/functors.hpp"
-#include "../../tensor/ops/optim_update.hpp"
 #include "../../tensor/random.hpp"
 
 namespace tide::fake {
@@ -66,118 +67,6 @@ void check_kernel_errors(const char* op) {
   TIDE_FAIL(op, ": index ", g_bad_value, " is out of range for a tensor of ", g_bad_extent, " elements");
 }
 
-// Calls f(ptrs) for every element of a TensorIter, row-major, pointers per operand.
-template <typename F>
-void each(const TensorIter& it, F&& f) {
-  const int nd = it.ndim(), k = it.ntensors();
-  int64_t idx[kMaxDims] = {};
-  char* p[TensorIter::kMaxOperands];
-  for (int64_t i = 0; i < it.numel(); ++i) {
-    for (int o = 0; o < k; ++o) {
-      p[o] = it.data(o);
-      for (int d = 0; d < nd; ++d) p[o] += idx[d] * it.strides(o)[d];
-    }
-    f(p);
-    for (int d = 0; d < nd && ++idx[d] == it.shape()[d]; ++d) idx[d] = 0;
-  }
-}
-
-template <typename T>
-compute_t<T> ld(const char* p) {
-  return compute_t<T>(*reinterpret_cast<const T*>(p));
-}
-
-template <typename F>
-void run_unary(const char* op, const TensorIter& it, DType in) {
-  fn::dispatch_functor<F, 1>(op, in, [&](auto types) {
-    using S = typename decltype(types)::scalar_t;
-    using Out = typename decltype(types)::out_t;
-    each(it, [](char** p) { *reinterpret_cast<Out*>(p[0]) = Out(F{}(ld<S>(p[1]))); });
-  });
-}
-
-void unary(UnaryOp op, const TensorIter& it, DType compute) {
-  const char* name = unary_op_name(op);
-  switch (op) {
-#define TIDE_CASE(n, F, kind) \
-  case UnaryOp::F: run_unary<fn::F>(name, it, compute); break;
-    TIDE_UNARY_OPS(TIDE_CASE)
-#undef TIDE_CASE
-  }
-}
-
-template <typename F>
-void run_binary(const char* op, const TensorIter& it, DType in, const Scalar* sa, const Scalar* sb) {
-  fn::dispatch_functor<F, 2>(op, in, [&](auto types) {
-    using S = typename decltype(types)::scalar_t;
-    using Out = typename decltype(types)::out_t;
-    using C = compute_t<S>;
-    if (sa || sb) {
-      const C s = C((sb ? *sb : *sa).template to<S>());
-      const bool first = sb == nullptr;
-      each(it, [&](char** p) {
-        C x = ld<S>(p[1]);
-        *reinterpret_cast<Out*>(p[0]) = Out(first ? F{}(s, x) : F{}(x, s));
-      });
-    } else {
-      each(it, [](char** p) { *reinterpret_cast<Out*>(p[0]) = Out(F{}(ld<S>(p[1]), ld<S>(p[2]))); });
-    }
-  });
-}
-
-void binary(BinaryOp op, const TensorIter& it, DType compute, const Scalar* a, const Scalar* b) {
-  const char* name = binary_op_name(op);
-  switch (op) {
-#define TIDE_CASE(n, F, kind) \
-  case BinaryOp::F: run_binary<fn::F>(name, it, compute, a, b); break;
-    TIDE_BINARY_OPS(TIDE_CASE)
-#undef TIDE_CASE
-  }
-}
-
-void copy(const TensorIter& it, DType out, DType in) {
-  TIDE_DISPATCH_ALL(out, "copy_", [&] {
-    using O = scalar_t;
-    TIDE_DISPATCH_ALL(in, "copy_", [&] {
-      each(it, [](char** p) {
-        auto v = ld<scalar_t>(p[1]);
-        if constexpr (std::is_same_v<O, bool>) *reinterpret_cast<O*>(p[0]) = v != decltype(v)(0);
-        else *reinterpret_cast<O*>(p[0]) = O(compute_t<O>(v));
-      });
-    });
-  });
-}
-
-void fill(const TensorIter& it, DType dt, Scalar value) {
-  TIDE_DISPATCH_ALL(dt, "fill_", [&] {
-    const scalar_t v = value.to<scalar_t>();
-    each(it, [v](char** p) { *reinterpret_cast<scalar_t*>(p[0]) = v; });
-  });
-}
-
-void where(const TensorIter& it, DType dt) {
-  TIDE_DISPATCH_ALL(dt, "where", [&] {
-    each(it, [](char** p) {
-      *reinterpret_cast<scalar_t*>(p[0]) = *reinterpret_cast<const scalar_t*>(*reinterpret_cast<bool*>(p[1]) ? p[2] : p[3]);
-    });
-  });
-}
-
-void clamp(const TensorIter& it, DType dt, const Scalar* lo, const Scalar* hi) {
-  TIDE_DISPATCH_ALL(dt, "clamp", [&] {
-    using C = compute_t<scalar_t>;
-    const C l = lo ? C(lo->to<scalar_t>()) : C(0), h = hi ? C(hi->to<scalar_t>()) : C(0);
-    each(it, [&](char** p) {
-      C v = ld<scalar_t>(p[1]);
-      if (v == v) {
-        if (lo && v < l) v = l;
-        if (hi && h < v) v = h;
-      }
-      *reinterpret_cast<scalar_t*>(p[0]) = scalar_t(v);
-    });
-  });
-}
-
 // The `words` words of element i of the draw (seed, offset): random.hpp's scheme.
 void words_of(uint64_t seed, uint64_t offset, int64_t i, int words, uint32_t* w) {
   uint64_t first = uint64_t(i) * uint64_t(words);
@@ -185,7 +74,8 @@ void words_of(uint64_t seed, uint64_t offset, int64_t i, int words, uint32_t* w)
   for (int k = 0; k < words; ++k) w[k] = b.w[(first % 4) + uint64_t(k)];
 }
 
-void random(RandomKind kind, void* out, DType dt, int64_t n, uint64_t seed, uint64_t offset, double a, double b) {
+void random(RandomKind kind, void* out, DType dt, int64_t n, uint64_t seed, uint64_t offset, const RandomParams& p) {
+  const double a = p.a, b = p.b;
   TIDE_DISPATCH_ALL(dt, "random", [&] {
     scalar_t* o = static_cast<scalar_t*>(out);
     for (int64_t i = 0; i < n; ++i) {
@@ -196,10 +86,11 @@ void random(RandomKind kind, void* out, DType dt, int64_t n, uint64_t seed, uint
         v = a + b * philox::normal_from_words(blk.w[0], blk.w[1], blk.w[2], blk.w[3], i % 2 == 1);
       } else if (kind == RandomKind::Int) {
         words_of(seed, offset, i, 2, w);
-        const uint64_t range = uint64_t(int64_t(b)) - uint64_t(int64_t(a));
-        v = double(int64_t(uint64_t(int64_t(a)) + ((uint64_t(w[0]) << 32) | w[1]) % range));
+        const uint64_t range = uint64_t(p.high) - uint64_t(p.low);
+        const int64_t k = int64_t(uint64_t(p.low) + ((uint64_t(w[0]) << 32) | w[1]) % range);
+        v = double(k);
         if constexpr (std::is_integral_v<scalar_t>) {
-          o[i] = scalar_t(int64_t(uint64_t(int64_t(a)) + ((uint64_t(w[0]) << 32) | w[1]) % range));
+          o[i] = scalar_t(k);
           continue;
         }
       } else {
@@ -337,23 +228,6 @@ void put(DType dt, void* dst, const int64_t* offsets, const void* values, int64_
   });
 }
 
-void optim_step(OptimKind kind, const TensorIter& it, DType dt, const void* options) {
-  TIDE_DISPATCH_FLOAT(dt, "optim", [&] {
-    using C = compute_t<scalar_t>;
-    ops::with_update<C>(kind, options, [&](auto update) {
-      constexpr int K = decltype(update)::kStates;
-      each(it, [&](char** p) {
-        C x = ld<scalar_t>(p[0]);
-        C s[K + 1];
-        for (int q = 0; q < K; ++q) s[q] = ld<scalar_t>(p[q + 2]);
-        update(x, ld<scalar_t>(p[1]), s);
-        *reinterpret_cast<scalar_t*>(p[0]) = scalar_t(x);
-        for (int q = 0; q < K; ++q) *reinterpret_cast<scalar_t*>(p[q + 2]) = scalar_t(s[q]);
-      });
-    });
-  });
-}
-
 const DeviceBackend kBackend = {
     "cuda",
     [] { return 1; },
@@ -364,12 +238,12 @@ const DeviceBackend kBackend = {
     [](int) {},
     copy_bytes,
     check_kernel_errors,
-    unary,
-    binary,
-    copy,
-    fill,
-    where,
-    clamp,
+    cpu::unary,
+    cpu::binary,
+    cpu::copy,
+    cpu::fill,
+    cpu::where,
+    cpu::clamp,
     random,
     reduce_rows,
     scan_rows,
@@ -377,7 +251,7 @@ const DeviceBackend kBackend = {
     set_allow_tf32,
     take,
     put,
-    optim_step,
+    cpu::optim_step,
 };
 
 }  // namespace

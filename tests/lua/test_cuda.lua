@@ -111,6 +111,15 @@ T.test("rand, randn and randint give the CPU's numbers for a seed", function()
   local i = torch.randint(-5, 17, {999})
   torch.manual_seed(3)
   T.eq(torch.randint(-5, 17, {999}, {device = "cuda"}):cpu():tolist(), i:tolist())
+  -- int64 bounds beyond 2^53 reach the device exactly (they once went as doubles)
+  for _, r in ipairs({{math.mininteger, math.maxinteger}, {(1 << 53) + 1, (1 << 53) + 9}}) do
+    torch.manual_seed(5)
+    local c = torch.randint(r[1], r[2], {257}, {dtype = "int64"})
+    torch.manual_seed(5)
+    local g = torch.randint(r[1], r[2], {257}, {dtype = "int64", device = "cuda"})
+    T.eq(g:cpu():tolist(), c:tolist())
+    T.truthy(c:ge(r[1]):all():item() and c:lt(r[2]):all():item(), "randint in [low, high)")
+  end
 end)
 
 T.test("ops queue asynchronously; item, tolist and synchronize wait", function()
