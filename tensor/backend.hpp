@@ -33,6 +33,26 @@ struct RandomParams {
   int64_t low = 0, high = 0;
 };
 
+// A reduction of a strided tensor x over the dims `red` marks (tensor/ops/reduce.cpp makes
+// it from the op's dims).
+struct ReduceSpec {
+  bool red[kMaxDims] = {};
+  Dims keep_shape;        // x's shape with the reduced dims of size 1: the result's layout
+  Dims out_shape;         // keep_shape without the reduced dims (unless keepdim)
+  int64_t count = 1;      // elements reduced into each output
+  int64_t out_numel = 1;
+  bool keepdim = false;
+};
+// The reductions of the strided entry: Var/Std take the correction and Norm its p (not 0) as
+// `param`; ArgMax/ArgMin write 1-based positions into *indices and return the values (or an
+// undefined tensor without want_values).
+enum class Reduction : uint8_t { Sum, Prod, Mean, Max, Min, ArgMax, ArgMin, Var, Std, Norm, LogSumExp, All, Any };
+struct ReduceArgs {
+  double param = 0;
+  Tensor* indices = nullptr;
+  bool want_values = true;
+};
+
 struct DeviceMemoryStats {
   size_t allocated = 0;       // bytes in live tensors (rounded to the allocator's blocks)
   size_t reserved = 0;        // allocated + cached in the allocator
@@ -114,6 +134,20 @@ struct DeviceBackend {
   // gradient, 2.. the state buffers (written) in the order of tensor/ops/optim_update.hpp;
   // `options` points at the ops::SgdOptions / AdamOptions / RmspropOptions of `kind`.
   void (*optim_step)(OptimKind kind, const TensorIter& it, DType dt, const void* options);
+
+  // ---- optional entries: null where a backend lacks them, and the engine then composes the
+  // op from the entries above (tensor/ops/reduce.cpp), as ggml's supports_op decides.
+  // A reduction of a strided x: the result has spec.keep_shape (contiguous) in the dtype the
+  // backend computes it in (the engine casts it to the op's result dtype).
+  Tensor (*reduce)(Reduction kind, const Tensor& x, const ReduceSpec& spec, const ReduceArgs& args);
+  // The inclusive scan of x along dim d (0-based) into a new tensor of dtype out.
+  Tensor (*scan)(ScanKind kind, const Tensor& x, int d, DType out);
+  // C (batch..., m, n, contiguous) = alpha * A @ B (+ beta * C with use_beta) for A
+  // (a_batch..., m, k) and B (b_batch..., k, n) of C's dtype (any dtype), any strides, batch
+  // dims broadcasting to bshape (batch matrices); alpha is not 0 (tensor/ops/linalg.cpp).
+  // Without it the engine calls gemm (floating dtypes) or the CPU's on host copies.
+  void (*matmul)(Tensor A, Tensor B, Tensor& C, const Dims& bshape, int64_t batch, const Scalar& alpha,
+                 const Scalar& beta, bool use_beta);
 };
 
 // The CPU's table (tensor/cpu/backend.cpp).

@@ -45,6 +45,9 @@ const DeviceBackend kCpuBackend = {
     .take = nullptr,
     .put = nullptr,
     .optim_step = cpu::optim_step,
+    .reduce = cpu::reduce,
+    .scan = cpu::scan,
+    .matmul = cpu::matmul,
 };
 
 }  // namespace tide

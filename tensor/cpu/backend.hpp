@@ -2,12 +2,14 @@
 // its checks, its TensorIter and one backend call on every device. Its kernels are declared
 // here for backends that reuse them (the stand-in device of tests/fake_device).
 //
-// The table's pointwise, copy, fill, where, clamp, optimizer and random entries are the CPU's
-// kernels; its reduction, scan, product and gather/scatter entries are null: reductions,
-// products and index ops still run their CPU algorithms in tensor/ops (strided reductions
-// without a copy to rows, products split over the thread pool, indices checked on the host),
-// where a device gets the contiguous-rows form of the table.
+// The CPU's kernels fill the pointwise, copy, fill, where, clamp, optimizer, random, strided
+// reduce and scan, and strided matmul entries. The contiguous-rows reduction and scan
+// entries, the row-major gemm and the gather/scatter entries are null: index ops still run
+// their CPU algorithm in tensor/ops/index.cpp (indices checked on the host), where a device
+// gets the take/put entries of the table.
 #pragma once
+#include <vector>
+
 #include "../backend.hpp"
 
 namespace tide::cpu {
@@ -20,5 +22,28 @@ void where(const TensorIter& it, DType dt);
 void clamp(const TensorIter& it, DType dt, const Scalar* lo, const Scalar* hi);
 void optim_step(OptimKind kind, const TensorIter& it, DType dt, const void* options);
 void random(RandomKind kind, void* out, DType dt, int64_t n, uint64_t seed, uint64_t offset, const RandomParams& r);
+Tensor reduce(Reduction kind, const Tensor& x, const ReduceSpec& spec, const ReduceArgs& args);
+Tensor scan(ScanKind kind, const Tensor& x, int d, DType out);
+void matmul(Tensor A, Tensor B, Tensor& C, const Dims& bshape, int64_t batch, const Scalar& alpha,
+            const Scalar& beta, bool use_beta);
+
+// Element offsets (from the storage base) of every matrix of a batch: the broadcast batch
+// shape `bshape` over a tensor whose leading dims are right-aligned to it. A single matrix
+// needs no heap allocation (the common 2-D case).
+struct Offsets {
+  int64_t one = 0;
+  std::vector<int64_t> many;
+  const int64_t* data() const { return many.empty() ? &one : many.data(); }
+};
+void batch_offsets(const Dims& bshape, const Tensor& t, int64_t count, Offsets& out);
+
+// Elements of work a parallel chunk of a reduction, scan or sort gets at least.
+constexpr int64_t kSerialWork = 32768;
+
+// The outer x n x inner view of a contiguous tensor around dim d (for loops along one dim).
+struct Around {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+Around around(const Tensor& x, int d);
 
 }  // namespace tide::cpu

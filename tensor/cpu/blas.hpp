@@ -1,14 +1,44 @@
-// OpenBLAS on the CPU for the fused kernels (a recurrent layer's time loops, a convolution's
-// per-image products): a row-major product on contiguous matrices, and a scope that keeps
-// OpenBLAS on the calling thread.
+// OpenBLAS on the CPU: how a strided matrix is passed to it, a row-major product on
+// contiguous matrices for the fused kernels (a recurrent layer's time loops, a convolution's
+// per-image products), and a scope that keeps OpenBLAS on the calling thread.
 #pragma once
 
 #include <cblas.h>
 
+#include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <type_traits>
 
 namespace tide {
+
+// How a (rows x cols) view with element strides (rs, cs) is passed to BLAS: row-major as is,
+// or column-major as the transpose of a row-major matrix. False when neither fits. (cuBLAS
+// operands follow the same rule: tensor/ops/linalg.cpp.)
+inline bool blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, CBLAS_TRANSPOSE& t, int64_t& ld) {
+  if (rows == 0 || cols == 0) {  // no element is read: any strides (an empty reversed view's too)
+    t = CblasNoTrans;
+    ld = std::max<int64_t>(cols, 1);
+    return true;
+  }
+  if (cs == 1 || cols <= 1) {
+    int64_t l = rows <= 1 ? std::max<int64_t>(cols, 1) : rs;
+    if (l >= std::max<int64_t>(cols, 1) && l <= INT_MAX) {
+      t = CblasNoTrans;
+      ld = l;
+      return true;
+    }
+  }
+  if (rs == 1 || rows <= 1) {
+    int64_t l = cols <= 1 ? std::max<int64_t>(rows, 1) : cs;
+    if (l >= std::max<int64_t>(rows, 1) && l <= INT_MAX) {
+      t = CblasTrans;
+      ld = l;
+      return true;
+    }
+  }
+  return false;
+}
 
 // C (m, n) = op(A) (m, k) op(B) (k, n) + beta C over row-major matrices with leading
 // dimensions lda, ldb, ldc (op(A) is A^T when ta, stored (k, m)). The callers keep every size

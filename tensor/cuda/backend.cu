@@ -48,6 +48,9 @@ const DeviceBackend kBackend = {
     take,
     put,
     optim_step,
+    nullptr,  // strided reductions and scans: composed from reduce_rows / scan_rows by the engine
+    nullptr,
+    nullptr,  // strided products: gemm, or the CPU on host copies for integers
 };
 
 }  // namespace

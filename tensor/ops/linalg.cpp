@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../backend.hpp"
+#include "../cpu/backend.hpp"
 #include "../cpu/blas.hpp"
 #include "../interrupt.hpp"
 #include "../overlap.hpp"
@@ -131,342 +132,11 @@ Tensor fold_leading(const Tensor& t) {
   return reshape_to(t, {rows, cols});
 }
 
-// Element offsets (from the storage base) of every matrix of a batch: the broadcast batch
-// shape `bshape` over a tensor whose leading dims are right-aligned to it. A single matrix
-// needs no heap allocation (the common 2-D case).
-struct Offsets {
-  int64_t one = 0;
-  std::vector<int64_t> many;
-  const int64_t* data() const { return many.empty() ? &one : many.data(); }
-};
-
-void batch_offsets(const Dims& bshape, const Tensor& t, int64_t count, Offsets& out) {
-  if (count <= 1) {
-    out.one = t.offset();
-    return;
-  }
-  int nb = bshape.size();
-  int tb = t.dim() - 2;
-  out.many.resize(static_cast<size_t>(count));
-  Dims st(nb, 0);
-  for (int i = 0; i < tb; ++i) {
-    int d = nb - tb + i;
-    st[d] = t.size(i) == 1 ? 0 : t.stride(i);
-  }
-  Dims idx(nb, 0);
-  int64_t off = t.offset();
-  for (int64_t b = 0; b < count; ++b) {
-    out.many[size_t(b)] = off;
-    for (int d = nb - 1; d >= 0; --d) {
-      if (++idx[d] < bshape[d]) {
-        off += st[d];
-        break;
-      }
-      off -= st[d] * (bshape[d] - 1);
-      idx[d] = 0;
-    }
-  }
-}
-
-// ---------------------------------------------------------------------------------------
-// The engine's own product loop (all dtypes).
-
-// Integers accumulate modulo 2^32 or 2^64 (unsigned, so wrapping is defined); either is exact
-// modulo 2^bits of the result type, so the result wraps as the type's own arithmetic would.
-// Up to 32-bit types use 32-bit lanes, which vectorise. Bool counts in 64 bits (never wraps).
-template <typename T>
-using acc_t = std::conditional_t<
-    std::is_integral_v<T>,
-    std::conditional_t<(sizeof(T) <= 4 && !std::is_same_v<T, bool>), uint32_t, uint64_t>, compute_t<T>>;
-
-template <typename T>
-inline acc_t<T> to_acc(T v) {
-  if constexpr (std::is_integral_v<T>) return acc_t<T>(int64_t(v));
-  else return acc_t<T>(compute_t<T>(v));
-}
-template <typename T>
-inline T from_acc(acc_t<T> v) {
-  if constexpr (std::is_same_v<T, bool>) return v != 0;
-  else if constexpr (std::is_integral_v<T>) return T(v);  // wraps (C++20)
-  else return T(v);
-}
-template <typename T>
-acc_t<T> scalar_acc(const Scalar& s) {
-  if constexpr (std::is_integral_v<T>) return acc_t<T>(uint64_t(s.to_int()));
-  else return acc_t<T>(s.to_double());
-}
-
-// One batched product: C[b] = alpha * A[b] @ B[b] (+ beta * C[b] when use_beta).
-// Element strides; per-matrix element offsets (from the storage base) for A and B; C is
-// written through its own offsets.
-struct GemmProblem {
-  int64_t batch, m, n, k;
-  char* a_base; const int64_t* a_off; int64_t ars, acs;
-  char* b_base; const int64_t* b_off; int64_t brs, bcs;
-  char* c_base; const int64_t* c_off; int64_t crs, ccs;
-};
-
-constexpr int64_t kMB = 32, kNB = 256, kKB = 256;
-
-template <typename T>
-void own_gemm(const GemmProblem& P, const Scalar& alpha_s, const Scalar& beta_s, bool use_beta) {
-  using A = acc_t<T>;
-  const int64_t m = P.m, n = P.n, k = P.k;
-  if (P.batch == 0 || m == 0 || n == 0) return;
-  const A alpha = scalar_acc<T>(alpha_s), beta = scalar_acc<T>(beta_s);
-  const T* a_base = reinterpret_cast<const T*>(P.a_base);
-  const T* b_base = reinterpret_cast<const T*>(P.b_base);
-  T* c_base = reinterpret_cast<T*>(P.c_base);
-
-  // B rows as contiguous accumulator-typed rows (packed unless they already are).
-  bool b_same = true;
-  for (int64_t b = 1; b < P.batch && b_same; ++b) b_same = P.b_off[b] == P.b_off[0];
-  const bool pack = !(std::is_same_v<T, A> && (P.bcs == 1 || n == 1));
-  std::vector<A> packed;
-  int64_t nbpack = b_same ? 1 : P.batch;
-  if (pack && k > 0) {
-    packed.resize(size_t(nbpack * k * n));
-    parallel_for(0, nbpack * k, std::max<int64_t>(1, 65536 / std::max<int64_t>(n, 1)),
-                 [&](int64_t r0, int64_t r1) {
-                   for (int64_t r = r0; r < r1; ++r) {
-                     int64_t bi = r / k, p = r % k;
-                     const T* src = b_base + P.b_off[bi] + p * P.brs;
-                     A* dst = packed.data() + r * n;
-                     for (int64_t j = 0; j < n; ++j) dst[j] = to_acc<T>(src[j * P.bcs]);
-                   }
-                 });
-  }
-
-  const int64_t rows = P.batch * m;
-  const int64_t work_per_row = std::max<int64_t>(1, n * std::max<int64_t>(k, 1));
-  const int64_t grain = std::max<int64_t>(1, 65536 / work_per_row);
-  parallel_for(0, rows, grain, [&](int64_t r0, int64_t r1) {
-    std::vector<A> tile(size_t(kMB * std::min(kNB, n)));
-    int64_t r = r0;
-    while (r < r1) {
-      const int64_t bi = r / m;
-      const int64_t i_begin = r % m;
-      const int64_t i_end = std::min(m, i_begin + (r1 - r));
-      const T* Ab = a_base + P.a_off[bi];
-      const A* Bp;
-      int64_t ldb;
-      if (pack) {
-        Bp = packed.data() + (b_same ? 0 : bi * k * n);
-        ldb = n;
-      } else {
-        if constexpr (std::is_same_v<T, A>) Bp = b_base + P.b_off[bi];
-        else Bp = nullptr;
-        ldb = P.brs;
-      }
-      T* Cb = c_base + P.c_off[bi];
-      for (int64_t j0 = 0; j0 < n; j0 += kNB) {
-        const int64_t nb = std::min(kNB, n - j0);
-        for (int64_t i0 = i_begin; i0 < i_end; i0 += kMB) {
-          const int64_t mb = std::min(kMB, i_end - i0);
-          std::fill(tile.begin(), tile.begin() + mb * nb, A(0));
-          for (int64_t p0 = 0; p0 < k; p0 += kKB) {
-            const int64_t kb = std::min(kKB, k - p0);
-            for (int64_t ii = 0; ii < mb; ++ii) {
-              const T* arow = Ab + (i0 + ii) * P.ars;
-              A* crow = tile.data() + ii * nb;
-              for (int64_t p = p0; p < p0 + kb; ++p) {
-                const A av = to_acc<T>(arow[p * P.acs]);
-                const A* brow = Bp + p * ldb + j0;
-                for (int64_t j = 0; j < nb; ++j) crow[j] += av * brow[j];
-              }
-            }
-          }
-          for (int64_t ii = 0; ii < mb; ++ii) {
-            const A* crow = tile.data() + ii * nb;
-            T* cp = Cb + (i0 + ii) * P.crs + j0 * P.ccs;
-            if (use_beta) {
-              for (int64_t j = 0; j < nb; ++j)
-                cp[j * P.ccs] = from_acc<T>(alpha * crow[j] + beta * to_acc<T>(cp[j * P.ccs]));
-            } else {
-              for (int64_t j = 0; j < nb; ++j) cp[j * P.ccs] = from_acc<T>(alpha * crow[j]);
-            }
-          }
-        }
-      }
-      r += i_end - i_begin;
-    }
-  });
-}
-
-// ---------------------------------------------------------------------------------------
-// BLAS
-
-// float32 / float64 always go to BLAS: OpenBLAS 0.3.21 beat the own loop at every size
-// measured (2x2 to 48x48, ~0.15 us for a 4x4 sgemm), so tiny products gain nothing from it.
-
-// How a (rows x cols) view with element strides (rs, cs) is passed to BLAS: row-major as is,
-// or column-major as the transpose of a row-major matrix. False when neither fits.
-bool blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, CBLAS_TRANSPOSE& t, int64_t& ld) {
-  if (rows == 0 || cols == 0) {  // no element is read: any strides (an empty reversed view's too)
-    t = CblasNoTrans;
-    ld = std::max<int64_t>(cols, 1);
-    return true;
-  }
-  if (cs == 1 || cols <= 1) {
-    int64_t l = rows <= 1 ? std::max<int64_t>(cols, 1) : rs;
-    if (l >= std::max<int64_t>(cols, 1) && l <= INT_MAX) {
-      t = CblasNoTrans;
-      ld = l;
-      return true;
-    }
-  }
-  if (rs == 1 || rows <= 1) {
-    int64_t l = cols <= 1 ? std::max<int64_t>(rows, 1) : cs;
-    if (l >= std::max<int64_t>(rows, 1) && l <= INT_MAX) {
-      t = CblasTrans;
-      ld = l;
-      return true;
-    }
-  }
-  return false;
-}
-
-bool blas_ok(const Tensor& t) {
-  CBLAS_TRANSPOSE tr;
-  int64_t ld;
-  int d = t.dim();
-  return blas_layout(t.size(d - 2), t.size(d - 1), t.stride(d - 2), t.stride(d - 1), tr, ld);
-}
-
-template <typename T>
-void blas_gemm_one(int64_t m, int64_t n, int64_t k, T alpha, const T* A, int64_t ars, int64_t acs,
-                   const T* B, int64_t brs, int64_t bcs, T beta, T* C, int64_t ldc) {
-  CBLAS_TRANSPOSE ta, tb;
-  int64_t lda, ldb;
-  blas_layout(m, k, ars, acs, ta, lda);
-  blas_layout(k, n, brs, bcs, tb, ldb);
-  if (n == 1) {
-    // y = op(A) x with x the column of B
-    int64_t incx = k <= 1 ? 1 : brs;
-    int rows = int(ta == CblasNoTrans ? m : k), cols = int(ta == CblasNoTrans ? k : m);
-    if constexpr (std::is_same_v<T, float>)
-      cblas_sgemv(CblasRowMajor, ta, rows, cols, alpha, A, int(lda), B, int(incx), beta, C, int(ldc));
-    else
-      cblas_dgemv(CblasRowMajor, ta, rows, cols, alpha, A, int(lda), B, int(incx), beta, C, int(ldc));
-    return;
-  }
-  if (m == 1) {
-    // y^T = x^T op(B): y = op(B)^T x with x the row of A
-    int64_t incx = k <= 1 ? 1 : acs;
-    CBLAS_TRANSPOSE t2 = tb == CblasNoTrans ? CblasTrans : CblasNoTrans;
-    int rows = int(tb == CblasNoTrans ? k : n), cols = int(tb == CblasNoTrans ? n : k);
-    if constexpr (std::is_same_v<T, float>)
-      cblas_sgemv(CblasRowMajor, t2, rows, cols, alpha, B, int(ldb), A, int(incx), beta, C, 1);
-    else
-      cblas_dgemv(CblasRowMajor, t2, rows, cols, alpha, B, int(ldb), A, int(incx), beta, C, 1);
-    return;
-  }
-  if constexpr (std::is_same_v<T, float>)
-    cblas_sgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), alpha, A, int(lda), B, int(ldb), beta, C,
-                int(ldc));
-  else
-    cblas_dgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), alpha, A, int(lda), B, int(ldb), beta, C,
-                int(ldc));
-}
-
-// OpenBLAS runs a product of at most this many multiply-adds (m * n * k) on the calling
-// thread alone (SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD in its interface/gemm.c).
-constexpr int64_t kBlasOneThreadWork = 65536 * 4;
-
-// Single products that the engine's threads split by rows, each part one OpenBLAS call on
-// its own thread, because that beat OpenBLAS's own threading. Measured with both on the same
-// warm pool of 2 threads (AMD EPYC Zen 4, 2 cores, Debian's OpenBLAS 0.3.21 pthreads,
-// 2026-11-26); time of the row split / time of OpenBLAS with 2 threads, float64 and float32
-// (T: A transposed):
-//     m x n x k (m*n*k)             split / OpenBLAS-2     decision
-//     32 x 64 x 64 (1.3e5)          0.58  0.64             split
-//     64 x 100 x 100 (6.4e5)        0.54  0.55             split
-//     128 x 128 x 128 (2.1e6)       0.83  0.78             split
-//     64 x 100 x 1000 (6.4e6)       0.85  0.88             split (the two-layer net's x @ w1)
-//     1000 x 100 x 64T (6.4e6)      0.70  0.54             split (its x^T @ grad_h)
-//     2048 x 64 x 64 (8.4e6)        0.76  0.74             split
-//     64 x 64 x 2048T (8.4e6)       0.84  0.79             split
-//     700 x 128 x 128 (1.1e7)       0.94  0.76             split
-//     256 x 256 x 256 (1.7e7)       0.93  0.83             split
-//     1000 x 1000 x 64T (6.4e7)     0.63  0.60             split
-//     1000 x 100 x 1000 (1.0e8)     0.57  0.50             split
-//     512 x 512 x 512 (1.3e8)       1.02  0.99             split (even)
-//     1000 x 1000 x 1000 (1e9)      0.96  1.01             split (even)
-//     64 x 1000 x 1000 (6.4e7)      1.09  1.09             split (OpenBLAS splits a wide result's
-//                                                          columns 9% faster; one rule kept)
-//     20 x 512 x 128 (1.3e6)        0.65  0.46             OpenBLAS: parts under 16 rows
-//     64 x 10 x 1000, 1000 x 10 x 64T  0.54-1.05           OpenBLAS: n < 16 (no gain in float32)
-//     below 1e5 multiply-adds (a few microseconds)         OpenBLAS, one thread
-// BLIS 0.9 (2 threads) measured within 5% of the split except 64 x 100 x 1000 float32 (0.88
-// of it), and libxsmm 1.17 (its JIT kernels, split the same way) within 2%: neither is worth
-// a second BLAS in the process. Like OpenBLAS's own threads (whose 64 x 1000 x 100 float32
-// product differs from its one-thread one), a split may change the last bits of a product
-// with the thread count: its parts meet OpenBLAS's small-matrix or edge kernels where the
-// whole product did not.
-bool split_by_rows(int64_t m, int64_t n, int64_t k) {
-  return m >= 32 && n >= 16 && m * n * k >= 100000;  // the caller checked m * n * k for overflow
-}
-
-// The parts of a split by rows: at most one per thread, of a multiple of 16 rows (whole
-// blocks of OpenBLAS's kernels), the last one taking the rest. Returns how many, and the
-// rows of each but the last.
-std::pair<int64_t, int64_t> row_parts(int64_t m, int64_t threads) {
-  const int64_t parts = std::min(threads, m / 16), rows = ((m + parts - 1) / parts + 15) / 16 * 16;
-  return {(m + rows - 1) / rows, rows};
-}
-
-template <typename T>
-void blas_batched(const GemmProblem& P, const Scalar& alpha, const Scalar& beta, bool use_beta) {
-  const T* a = reinterpret_cast<const T*>(P.a_base);
-  const T* b = reinterpret_cast<const T*>(P.b_base);
-  T* c = reinterpret_cast<T*>(P.c_base);
-  const T al = T(alpha.to_double()), be = use_beta ? T(beta.to_double()) : T(0);
-  auto products = [&](int64_t first, int64_t last) {
-    for (int64_t bi = first; bi < last; ++bi) {
-      check_interrupt();  // a long batch of products stops between matrices on Ctrl-C
-      blas_gemm_one<T>(P.m, P.n, P.k, al, a + P.a_off[bi], P.ars, P.acs, b + P.b_off[bi], P.brs, P.bcs, be,
-                       c + P.c_off[bi], P.n);
-    }
-  };
-  // A batch of small products (attention's per-head ones) would run one after another on one
-  // thread, as OpenBLAS keeps each to one: the engine's threads share the batch instead, each
-  // product still on one thread, so the results do not depend on the thread count. Only
-  // matrix-matrix products: OpenBLAS threads a matrix-vector product from a lower size.
-  // Concurrent calls are safe in a threaded OpenBLAS (Debian's 0.3.21 pthreads build): each
-  // takes one of its 2 * MAX_THREADS (128) buffers under its lock, and a parallel region runs
-  // at most 64 chunks at once, whatever set_num_threads says (test_linalg runs 200 threads).
-  int64_t work = 0;
-  const bool huge = __builtin_mul_overflow(P.m * P.n, std::max<int64_t>(P.k, 1), &work);
-  if (P.batch > 1 && P.m > 1 && P.n > 1 && !huge && work <= kBlasOneThreadWork) {
-    parallel_for(0, P.batch, std::max<int64_t>(1, kBlasOneThreadWork / work), products);
-    return;
-  }
-  const int threads = get_num_threads();
-  if (P.batch == 1 && threads > 1 && !huge && !in_parallel_region() && split_by_rows(P.m, P.n, P.k)) {
-    check_interrupt();
-    const auto [parts, rows] = row_parts(P.m, threads);
-    BlasOnCallingThread one_thread;
-    parallel_for(0, parts, 1, [&](int64_t first, int64_t last) {
-      for (int64_t p = first; p < last; ++p) {
-        const int64_t r0 = p * rows, r1 = std::min(P.m, r0 + rows);
-        if (r0 < r1)
-          blas_gemm_one<T>(r1 - r0, P.n, P.k, al, a + P.a_off[0] + r0 * P.ars, P.ars, P.acs, b + P.b_off[0], P.brs,
-                           P.bcs, be, c + P.c_off[0] + r0 * P.n, P.n);
-      }
-    });
-    return;
-  }
-  products(0, P.batch);
-}
-
 // ---------------------------------------------------------------------------------------
 // The core: C (batch..., m, n) = alpha * A @ B (+ beta * C), where A (a_batch..., m, k) and
 // B (b_batch..., k, n) have C's dtype, any strides, and batch dims that broadcast to C's.
 // C must be contiguous; only its dtype, storage and offset are used, so any contiguous tensor
 // of batch*m*n elements serves (no view of the right shape needs to be made).
-// float16 / bfloat16 products with at least this many multiply-adds go through float32 BLAS.
-constexpr int64_t kHalfViaFloat = 32 * 32 * 32;
-
 void gemm_core(Tensor A, Tensor B, Tensor& C, const Dims& bshape, const Scalar& alpha, const Scalar& beta,
                bool use_beta);
 
@@ -489,9 +159,9 @@ DeviceOperand device_operand(const Tensor& t0, const Dims& bshape, int64_t batch
     const int64_t rows = o.t.size(d - 2), cols = o.t.size(d - 1);
     CBLAS_TRANSPOSE tr;
     bool ok = blas_layout(rows, cols, o.t.stride(d - 2), o.t.stride(d - 1), tr, o.ld);
-    Offsets offs;
+    cpu::Offsets offs;
     if (ok) {
-      batch_offsets(bshape, o.t, batch, offs);
+      cpu::batch_offsets(bshape, o.t, batch, offs);
       const int64_t* off = offs.data();
       o.first = off[0];
       o.stride = batch > 1 ? off[1] - off[0] : 0;
@@ -510,10 +180,11 @@ DeviceOperand device_operand(const Tensor& t0, const Dims& bshape, int64_t batch
   TIDE_ASSERT(false);
 }
 
-// C = alpha * A @ B (+ beta * C) on the device through cuBLAS (floating dtypes), or through
-// the CPU product on host copies for integer and bool matrices (no device kernel; docs/cuda.md).
-void gemm_device(const Tensor& A, const Tensor& B, Tensor& C, const Dims& bshape, int64_t batch,
-                 const Scalar& alpha, const Scalar& beta, bool use_beta) {
+// C = alpha * A @ B (+ beta * C) on a backend without the strided matmul entry: its gemm
+// entry for floating dtypes (cuBLAS), or the CPU's product on host copies for integer and
+// bool matrices (no device kernel; docs/cuda.md).
+void gemm_device(const DeviceBackend& be, const Tensor& A, const Tensor& B, Tensor& C, const Dims& bshape,
+                 int64_t batch, const Scalar& alpha, const Scalar& beta, bool use_beta) {
   const DType dt = C.dtype();
   const int64_t m = A.size(A.dim() - 2), k = A.size(A.dim() - 1), n = B.size(B.dim() - 1);
   if (!is_floating(dt)) {
@@ -529,50 +200,15 @@ void gemm_device(const Tensor& A, const Tensor& B, Tensor& C, const Dims& bshape
   const char* abase = static_cast<const char*>(a.t.storage()->data());
   const char* bbase = static_cast<const char*>(b.t.storage()->data());
   char* cbase = static_cast<char*>(C.storage()->data());
-  backend_for(C.device())
-      .gemm(dt, a.trans, b.trans, m, n, k, alpha.to_double(), abase + a.first * item, a.ld, a.stride,
-            bbase + b.first * item, b.ld, b.stride, use_beta ? beta.to_double() : 0.0, cbase + C.offset() * item,
-            n, m * n, batch);
+  be.gemm(dt, a.trans, b.trans, m, n, k, alpha.to_double(), abase + a.first * item, a.ld, a.stride,
+          bbase + b.first * item, b.ld, b.stride, use_beta ? beta.to_double() : 0.0, cbase + C.offset() * item, n,
+          m * n, batch);
 }
 
-// Complex products (C contiguous): cblas_cgemm / cblas_zgemm on row-major copies, one call
-// per batch matrix (an empty k gives beta * C, or zeros).
-void complex_gemm(Tensor A, Tensor B, Tensor& C, const Dims& bshape, int64_t batch, const Scalar& alpha,
-                  const Scalar& beta, bool use_beta) {
-  const int64_t m = A.size(A.dim() - 2), k = A.size(A.dim() - 1), n = B.size(B.dim() - 1);
-  TIDE_CHECK(m <= INT_MAX && n <= INT_MAX && k <= INT_MAX, "matmul: complex matrices with more than ", INT_MAX,
-             " rows or columns are not supported (", m, " x ", k, " @ ", k, " x ", n, ")");
-  A = A.contiguous();
-  B = B.contiguous();
-  Offsets ao, bo;
-  batch_offsets(bshape, A, batch, ao);
-  batch_offsets(bshape, B, batch, bo);
-  TIDE_DISPATCH_COMPLEX(C.dtype(), "matmul", [&] {
-    using Cx = scalar_t;
-    const Cx al = alpha.to<Cx>(), be = use_beta ? beta.to<Cx>() : Cx(0);
-    const Cx* a = static_cast<const Cx*>(A.storage()->data());
-    const Cx* b = static_cast<const Cx*>(B.storage()->data());
-    Cx* c = static_cast<Cx*>(C.storage()->data()) + C.offset();
-    for (int64_t i = 0; i < batch; ++i) {
-      Cx* ci = c + i * m * n;
-      if (k == 0) {
-        for (int64_t j = 0; j < m * n; ++j) ci[j] = use_beta ? be * ci[j] : Cx(0);
-        continue;
-      }
-      if constexpr (std::is_same_v<Cx, std::complex<float>>)
-        cblas_cgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n), int(k), &al, a + ao.data()[i], int(k),
-                    b + bo.data()[i], int(n), &be, ci, int(n));
-      else
-        cblas_zgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n), int(k), &al, a + ao.data()[i], int(k),
-                    b + bo.data()[i], int(n), &be, ci, int(n));
-    }
-  });
-}
 
 void gemm_core(Tensor A, Tensor B, Tensor& C, const Dims& bshape, const Scalar& alpha, const Scalar& beta,
                bool use_beta) {
-  const DType dt = C.dtype();
-  const int64_t m = A.size(A.dim() - 2), k = A.size(A.dim() - 1), n = B.size(B.dim() - 1);
+  const int64_t m = A.size(A.dim() - 2), n = B.size(B.dim() - 1);
   const int64_t batch = shape_numel(bshape);  // a factor of C's numel
   if (batch == 0 || m == 0 || n == 0) return;
   if (alpha.is_zero()) {
@@ -584,67 +220,9 @@ void gemm_core(Tensor A, Tensor B, Tensor& C, const Dims& bshape, const Scalar& 
     else fill_(C1, Scalar(0.0));
     return;
   }
-  if (C.device().is_cuda()) return gemm_device(A, B, C, bshape, batch, alpha, beta, use_beta);
-  if (is_complex(dt)) return complex_gemm(A, B, C, bshape, batch, alpha, beta, use_beta);
-
-  const bool is_blas_type = dt == DType::Float32 || dt == DType::Float64;
-  const bool big = m > INT_MAX || n > INT_MAX || k > INT_MAX;
-  int64_t work = 0;  // multiply-adds (batch * m * n is C's numel; times k may pass int64)
-  const bool much = __builtin_mul_overflow(batch * m * n, k, &work) || work >= kHalfViaFloat;
-  if ((dt == DType::Float16 || dt == DType::BFloat16) && !big && k > 0 && much) {
-    // Halves: float32 copies through sgemm (float32 accumulation, as the own loop does, at
-    // BLAS speed), rounded once into the result.
-    Tensor A32 = A.to(DType::Float32), B32 = B.to(DType::Float32);
-    Tensor C1 = C.as_strided({batch * m * n}, {1}, C.offset());
-    Tensor C32 = use_beta ? C1.to(DType::Float32) : Tensor::empty({batch * m * n}, DType::Float32);
-    gemm_core(A32, B32, C32, bshape, alpha, beta, use_beta);
-    copy_(C1, C32);
-    return;
-  }
-  const bool use_blas = is_blas_type && k > 0 && !big;
-  if (use_blas) {
-    if (!blas_ok(A)) A = A.contiguous();
-    if (!blas_ok(B)) B = B.contiguous();
-  }
-  Offsets ao, bo, co;
-  batch_offsets(bshape, A, batch, ao);
-  batch_offsets(bshape, B, batch, bo);
-  if (batch > 1) {
-    co.many.resize(static_cast<size_t>(batch));
-    for (int64_t b = 0; b < batch; ++b) co.many[size_t(b)] = C.offset() + b * m * n;
-  } else {
-    co.one = C.offset();
-  }
-  const int64_t* a_off = ao.data();
-  const int64_t* b_off = bo.data();
-  const int64_t ars = A.stride(A.dim() - 2), acs = A.stride(A.dim() - 1);
-  const int64_t brs = B.stride(B.dim() - 2), bcs = B.stride(B.dim() - 1);
-
-  GemmProblem P{batch, m, n, k,
-                static_cast<char*>(A.storage()->data()), a_off, ars, acs,
-                static_cast<char*>(B.storage()->data()), b_off, brs, bcs,
-                static_cast<char*>(C.storage()->data()), co.data(), n, 1};
-
-  // Fold the batch into rows when B is one matrix for every batch and A's matrices follow
-  // each other with A's row stride (a contiguous (B,n,k) x (k,m) becomes one product).
-  if (batch > 1) {
-    bool b_same = true, a_rows = (acs == 1 || k == 1) && ars != 0;
-    for (int64_t b = 1; b < batch && (b_same || a_rows); ++b) {
-      b_same = b_same && b_off[size_t(b)] == b_off[0];
-      a_rows = a_rows && a_off[size_t(b)] == a_off[0] + b * m * ars;
-    }
-    if (b_same && a_rows && batch * m <= INT_MAX && (!use_blas || ars * 1 >= std::max<int64_t>(k, 1))) {
-      P.batch = 1;
-      P.m = batch * m;
-    }
-  }
-
-  if (use_blas) {
-    if (dt == DType::Float32) blas_batched<float>(P, alpha, beta, use_beta);
-    else blas_batched<double>(P, alpha, beta, use_beta);
-    return;
-  }
-  TIDE_DISPATCH_ALL(dt, "matmul", [&] { own_gemm<scalar_t>(P, alpha, beta, use_beta); });
+  const DeviceBackend& be = backend_for(C.device());
+  if (be.matmul) return be.matmul(A, B, C, bshape, batch, alpha, beta, use_beta);
+  gemm_device(be, A, B, C, bshape, batch, alpha, beta, use_beta);
 }
 
 // Broadcast of two batch shapes, with an error naming the operands.

@@ -252,6 +252,9 @@ const DeviceBackend kBackend = {
     take,
     put,
     cpu::optim_step,
+    nullptr,  // strided reductions and scans: composed by the engine, as for CUDA
+    nullptr,
+    nullptr,  // strided products: gemm, or the CPU on host copies for integers
 };
 
 }  // namespace
