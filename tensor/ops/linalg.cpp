@@ -1,5 +1,6 @@
-// Linear algebra: matrix products through OpenBLAS or the engine's own loop, and the
-// LAPACK-backed solve / inv / det / matrix norms. See linalg.hpp for the rules.
+// Linear algebra: the checks, shapes and dtypes of the matrix products, whose kernels are the
+// tensor's backend's (tensor/cpu/gemm.cpp on the CPU), and the LAPACK-backed solve / inv /
+// det / matrix norms. See linalg.hpp for the rules.
 #include "linalg.hpp"
 
 #include <cblas.h>
@@ -15,9 +16,7 @@
 #include "../backend.hpp"
 #include "../cpu/backend.hpp"
 #include "../cpu/blas.hpp"
-#include "../interrupt.hpp"
 #include "../overlap.hpp"
-#include "../parallel.hpp"
 #include "creation.hpp"
 #include "elementwise.hpp"
 #include "reduce.hpp"

@@ -144,7 +144,12 @@ Tensor reduce_composed(const DeviceBackend& be, Reduction kind, const Tensor& x,
                        const ReduceArgs& a) {
   const DimList dims = reduced_dims(x, s);
   // bool has no max or min kernel on a device: as uint8, cast back by the op.
-  const Tensor xd = x.dtype() == DType::Bool ? x.to(DType::UInt8) : x;
+  auto bool_as_uint8 = [&] { return x.dtype() == DType::Bool ? x.to(DType::UInt8) : x; };
+  // The float reductions compute float16 and bfloat16 in float32, rounded once by the op's
+  // cast, as the CPU's engine does.
+  auto halves_as_float = [&] {
+    return x.dtype() == DType::Float16 || x.dtype() == DType::BFloat16 ? x.to(DType::Float32) : x;
+  };
   switch (kind) {
     case Reduction::Sum:
     case Reduction::Prod: {
@@ -153,18 +158,21 @@ Tensor reduce_composed(const DeviceBackend& be, Reduction kind, const Tensor& x,
       return out;
     }
     case Reduction::Mean: {
-      Tensor total = Tensor::empty(s.keep_shape, x.dtype(), x.device());
-      reduce_rows(be, ReduceKind::Sum, x, s, total, nullptr);
+      const Tensor xf = halves_as_float();
+      Tensor total = Tensor::empty(s.keep_shape, xf.dtype(), x.device());
+      reduce_rows(be, ReduceKind::Sum, xf, s, total, nullptr);
       return binary(BinaryOp::Div, total, Scalar(double(s.count)), &total);
     }
     case Reduction::Max:
     case Reduction::Min: {
+      const Tensor xd = bool_as_uint8();
       Tensor out = Tensor::empty(s.keep_shape, xd.dtype(), x.device());
       reduce_rows(be, kind == Reduction::Max ? ReduceKind::Max : ReduceKind::Min, xd, s, out, nullptr);
       return out;
     }
     case Reduction::ArgMax:
     case Reduction::ArgMin: {
+      const Tensor xd = bool_as_uint8();
       Tensor values;
       if (a.want_values) values = Tensor::empty(s.keep_shape, xd.dtype(), x.device());
       *a.indices = Tensor::empty(s.keep_shape, DType::Int64, x.device());
@@ -173,26 +181,29 @@ Tensor reduce_composed(const DeviceBackend& be, Reduction kind, const Tensor& x,
     }
     case Reduction::Var:
     case Reduction::Std: {  // the mean, then the mean square deviation from it
-      Tensor dev = binary(BinaryOp::Sub, x, mean(x, dims, true));
+      const Tensor xf = halves_as_float();
+      Tensor dev = binary(BinaryOp::Sub, xf, mean(xf, dims, true));
       Tensor v = binary(BinaryOp::Div, sum(binary(BinaryOp::Mul, dev, dev), dims, true),
                         Scalar(std::max(0.0, double(s.count) - a.param)));
       return kind == Reduction::Std ? unary(UnaryOp::Sqrt, v) : v;
     }
     case Reduction::Norm: {
+      const Tensor xf = halves_as_float();
       const double p = a.param;
-      Tensor abs = unary(UnaryOp::Abs, x);
-      if (p == 2) return unary(UnaryOp::Sqrt, sum(binary(BinaryOp::Mul, x, x), dims, true));
+      Tensor abs = unary(UnaryOp::Abs, xf);
+      if (p == 2) return unary(UnaryOp::Sqrt, sum(binary(BinaryOp::Mul, xf, xf), dims, true));
       if (p == 1) return sum(abs, dims, true);
       if (std::isinf(p))
-        return s.count == 0 ? full(s.keep_shape, Scalar(p > 0 ? 0.0 : INFINITY), x.dtype(), x.device())
+        return s.count == 0 ? full(s.keep_shape, Scalar(p > 0 ? 0.0 : INFINITY), xf.dtype(), x.device())
                : p > 0      ? amax(abs, dims, true)
                             : amin(abs, dims, true);
       return binary(BinaryOp::Pow, sum(binary(BinaryOp::Pow, abs, Scalar(p)), dims, true), Scalar(1.0 / p));
     }
     case Reduction::LogSumExp: {  // log(sum(exp(x - m))) + m with m the finite max (0 if none)
-      Tensor m = s.count > 0 ? amax(x, dims, true) : zeros(s.keep_shape, x.dtype(), x.device());
+      const Tensor xf = halves_as_float();
+      Tensor m = s.count > 0 ? amax(xf, dims, true) : zeros(s.keep_shape, xf.dtype(), x.device());
       m = where(unary(UnaryOp::IsInf, m), Scalar(0.0), m);
-      Tensor e = unary(UnaryOp::Exp, binary(BinaryOp::Sub, x, m));
+      Tensor e = unary(UnaryOp::Exp, binary(BinaryOp::Sub, xf, m));
       return binary(BinaryOp::Add, unary(UnaryOp::Log, sum(e, dims, true)), m);
     }
     case Reduction::All:

@@ -8,7 +8,7 @@
 // non-CPU device, device mixing errors) against tests/lua/test_cuda.lua and
 // tests/conformance/devicecheck.lua. It checks the contract, not the CUDA kernels
 // (tensor/cuda/ runs only on a GPU). The Philox draws are written per element, as a kernel
-// does, independently of the CPU's chunked loop in tensor/ops/creation.cpp.
+// does, independently of the CPU's chunked loop in tensor/cpu/random.cpp.
 #include <cmath>
 #include <cstdlib>
 #include <cstring>

@@ -122,6 +122,29 @@ T.test("rand, randn and randint give the CPU's numbers for a seed", function()
   end
 end)
 
+-- A device reduces float16 / bfloat16 in float32 and rounds once, as the CPU does: on the
+-- stand-in (the same summation as the CPU here) bit for bit, on a GPU within its ulp.
+T.test("half-precision reductions compute in float32 on the device", function()
+  for _, dt in ipairs({"float16", "bfloat16"}) do
+    local x = torch.randn(64, 33, {dtype = dt}) * 3
+    local g = x:cuda()
+    local cases = {
+      mean = function(t) return t:mean(2) end, var = function(t) return t:var(2) end,
+      std = function(t) return t:std(2) end, logsumexp = function(t) return t:logsumexp(2) end,
+      norm3 = function(t) return t:norm(3, 2) end, norm2 = function(t) return t:norm(2, 2) end,
+    }
+    for name, f in pairs(cases) do
+      local a, b = f(x), f(g)
+      T.eq(b.dtype, a.dtype, name)
+      if STAND_IN then
+        T.truthy(b:cpu():eq(a):all():item(), name .. " " .. dt .. " equals the CPU's")
+      else
+        T.truthy(close(b, a, (dt == "float16" and 4e-3 or 3e-2) * a:abs():max():item()), name .. " " .. dt)
+      end
+    end
+  end
+end)
+
 T.test("ops queue asynchronously; item, tolist and synchronize wait", function()
   local n = STAND_IN and 100 or 2000
   local x = torch.randn(n, n, {device = "cuda"})

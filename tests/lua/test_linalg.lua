@@ -259,7 +259,7 @@ T.test("bmm of small products: the same bits on any thread count", function()
 end)
 
 -- Single products of at least 1e5 multiply-adds are split by rows over the engine's threads,
--- each part one OpenBLAS call (tensor/ops/linalg.cpp, split_by_rows): row counts that do not
+-- each part one OpenBLAS call (tensor/cpu/gemm.cpp, split_by_rows): row counts that do not
 -- divide evenly, transposed and strided operands, beta and alpha (addmm), against the
 -- float64 product and across thread counts (to rounding: a part may meet other OpenBLAS
 -- kernels than the whole, as OpenBLAS's own threads do), and the products left to OpenBLAS.
