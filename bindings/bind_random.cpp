@@ -299,7 +299,7 @@ std::optional<Dims> draw_shape(const Args& a, std::optional<Dims> size, std::ini
 // The number of values a draw of this shape makes (1 for a number).
 int64_t draw_count(const std::optional<Dims>& shape) {
   int64_t n = 1;
-  if (shape) for (size_t d = 0; d < shape->size(); ++d) n *= (*shape)[d];
+  if (shape) for (int d = 0; d < shape->size(); ++d) n *= (*shape)[d];
   return n;
 }
 

@@ -148,6 +148,11 @@ struct DeviceBackend {
   // Without it the engine calls gemm (floating dtypes) or the CPU's on host copies.
   void (*matmul)(Tensor A, Tensor B, Tensor& C, const Dims& bshape, int64_t batch, const Scalar& alpha,
                  const Scalar& beta, bool use_beta);
+  // The first k along dim d of the contiguous x in stable order (NaN largest), into values
+  // (when defined) and 1-based indices, both of x's shape with k at d. Without it the engine
+  // sorts host copies with the CPU's entry (`op` names the op in errors).
+  void (*sort)(const char* op, const Tensor& x, int d, int64_t k, bool descending, Tensor& values,
+               Tensor& indices);
 };
 
 // The CPU's table (tensor/cpu/backend.cpp).

@@ -43,8 +43,8 @@ class TensorIter {
   template <typename F>
   void for_each(const F& loop, int64_t grain = -1) const {
     if (ndim_ == 1 && numel_ > 0 && numel_ < (grain < 0 ? kParallelGrain : grain)) {
-      char* ptrs[kMaxOperands];
-      int64_t inner[kMaxOperands];
+      char* ptrs[kMaxOperands] = {};  // (only ntensors_ entries used; initialised for the compiler)
+      int64_t inner[kMaxOperands] = {};
       for (int o = 0; o < ntensors_; ++o) ptrs[o] = data_[o], inner[o] = strides_[o][0];
       loop(ptrs, inner, numel_);
       return;

@@ -48,6 +48,7 @@ const DeviceBackend kCpuBackend = {
     .reduce = cpu::reduce,
     .scan = cpu::scan,
     .matmul = cpu::matmul,
+    .sort = cpu::sort,
 };
 
 }  // namespace tide

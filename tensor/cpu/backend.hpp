@@ -3,7 +3,7 @@
 // here for backends that reuse them (the stand-in device of tests/fake_device).
 //
 // The CPU's kernels fill the pointwise, copy, fill, where, clamp, optimizer, random, strided
-// reduce and scan, and strided matmul entries. The contiguous-rows reduction and scan
+// reduce and scan, strided matmul and sort entries. The contiguous-rows reduction and scan
 // entries, the row-major gemm and the gather/scatter entries are null: index ops still run
 // their CPU algorithm in tensor/ops/index.cpp (indices checked on the host), where a device
 // gets the take/put entries of the table.
@@ -26,6 +26,7 @@ Tensor reduce(Reduction kind, const Tensor& x, const ReduceSpec& spec, const Red
 Tensor scan(ScanKind kind, const Tensor& x, int d, DType out);
 void matmul(Tensor A, Tensor B, Tensor& C, const Dims& bshape, int64_t batch, const Scalar& alpha,
             const Scalar& beta, bool use_beta);
+void sort(const char* op, const Tensor& x, int d, int64_t k, bool descending, Tensor& values, Tensor& indices);
 
 // Element offsets (from the storage base) of every matrix of a batch: the broadcast batch
 // shape `bshape` over a tensor whose leading dims are right-aligned to it. A single matrix

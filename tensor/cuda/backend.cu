@@ -51,6 +51,7 @@ const DeviceBackend kBackend = {
     nullptr,  // strided reductions and scans: composed from reduce_rows / scan_rows by the engine
     nullptr,
     nullptr,  // strided products: gemm, or the CPU on host copies for integers
+    nullptr,  // sort: the CPU's on host copies
 };
 
 }  // namespace

@@ -255,6 +255,7 @@ const DeviceBackend kBackend = {
     nullptr,  // strided reductions and scans: composed by the engine, as for CUDA
     nullptr,
     nullptr,  // strided products: gemm, or the CPU on host copies for integers
+    nullptr,  // sort: the CPU's on host copies
 };
 
 }  // namespace
