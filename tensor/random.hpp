@@ -91,6 +91,12 @@ TIDE_HOST_DEVICE inline float uniform_bits(uint32_t w, int bits) {
 TIDE_HOST_DEVICE inline double uniform53(uint32_t hi, uint32_t lo) {
   return double(((uint64_t(hi) << 32) | lo) >> 11) * (1.0 / 9007199254740992.0);  // 2^-53
 }
+// Words per element of a uniform draw of float type T: two for double's 53 bits, one for the
+// narrower floats (every backend and the draw's reservation use this).
+template <typename T>
+TIDE_HOST_DEVICE constexpr int uniform_words() {
+  return sizeof(T) == 8 ? 2 : 1;
+}
 // Box-Muller on one block (see the scheme above): `odd` picks the sine value.
 TIDE_HOST_DEVICE inline double normal_from_words(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t w3,
                                                  bool odd) {

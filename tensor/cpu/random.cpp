@@ -36,19 +36,19 @@ void philox_for(int64_t n, uint64_t seed, uint64_t offset, const F& f) {
 // Words per element and the uniform [0,1) value of a float type (exact in that type).
 template <typename T> struct UniformOf;
 template <> struct UniformOf<float> {
-  static constexpr int W = 1;
+  static constexpr int W = philox::uniform_words<float>();
   static double get(const uint32_t* w) { return philox::uniform_bits(w[0], 24); }
 };
 template <> struct UniformOf<Half> {
-  static constexpr int W = 1;
+  static constexpr int W = philox::uniform_words<Half>();
   static double get(const uint32_t* w) { return philox::uniform_bits(w[0], 11); }
 };
 template <> struct UniformOf<BFloat16> {
-  static constexpr int W = 1;
+  static constexpr int W = philox::uniform_words<BFloat16>();
   static double get(const uint32_t* w) { return philox::uniform_bits(w[0], 8); }
 };
 template <> struct UniformOf<double> {
-  static constexpr int W = 2;
+  static constexpr int W = philox::uniform_words<double>();
   static double get(const uint32_t* w) { return philox::uniform53(w[0], w[1]); }
 };
 

@@ -23,16 +23,10 @@ __device__ __forceinline__ double uniform01(const uint32_t* w) {
   else return philox::uniform_bits(w[0], 8);
 }
 
-// Words per element of a uniform draw of T.
-template <typename T>
-constexpr int uniform_words() {
-  return std::is_same_v<T, double> ? 2 : 1;
-}
-
 // a + (b - a) * u cast to T; a value that rounds up to b becomes a (half-open interval).
 template <typename T>
 __global__ void uniform_kernel(T* out, int64_t n, uint64_t seed, uint64_t offset, double a, double b) {
-  constexpr int W = uniform_words<T>(), kPerBlock = 4 / W;
+  constexpr int W = philox::uniform_words<T>(), kPerBlock = 4 / W;
   const double width = b - a;
   const int64_t nblocks = (n + kPerBlock - 1) / kPerBlock;
   for (int64_t blk = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; blk < nblocks;
@@ -101,7 +95,7 @@ void random(RandomKind kind, void* out, DType dt, int64_t n, uint64_t seed, uint
   switch (kind) {
     case RandomKind::Uniform:
       TIDE_DISPATCH_FLOAT(dt, "uniform_", [&] {
-        constexpr int per_block = 4 / uniform_words<scalar_t>();
+        constexpr int per_block = 4 / philox::uniform_words<scalar_t>();
         uniform_kernel<scalar_t><<<grid_for(ceil_div(n, per_block), device), kRandomThreads, 0, stream>>>(
             static_cast<scalar_t*>(out), n, seed, offset, a, b);
       });

@@ -247,8 +247,9 @@ Tensor& uniform_(Tensor& t, double a, double b, Generator* gen) {
   TIDE_CHECK(a <= b, "uniform_: expects a <= b, got a=", num_str(a), ", b=", num_str(b));
   fill_in_place("uniform_", t, [&](Tensor& c) {
     const int64_t n = c.numel();
-    // Two Philox words per float64 element (53 bits), one for the narrower floats.
-    Generator::Draw d = gen_or_default(gen).reserve(n, c.dtype() == DType::Float64 ? 2 : 1);
+    int words = 0;
+    TIDE_DISPATCH_FLOAT(c.dtype(), "uniform_", [&] { words = philox::uniform_words<scalar_t>(); });
+    Generator::Draw d = gen_or_default(gen).reserve(n, words);
     backend_for(c.device()).random(RandomKind::Uniform, c.data_ptr(), c.dtype(), n, d.seed, d.offset, {a, b});
   });
   return t;
