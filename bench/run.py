@@ -164,6 +164,18 @@ def targets(best):
     add("16: MultiheadAttention forward+backward, tide / PyTorch", ratio(best, "w16_mha_fwd_bwd_float32", "torch"), 1.0)
     for w in sorted(k for k in best["tide"] if k.startswith("w15_")):
         add("15: %s forward+backward, tide / PyTorch" % w[4:], ratio(best, w, "torch"), 1.0)
+    # Part 3: the compiled rows against the peers' eager rows of the same workload.
+    def compiled(cw, w, peer):
+        t, p = tide(cw), best[peer].get(w)
+        return t / p if t is not None and isinstance(p, float) and p > 0 else None
+
+    add("18.3: compiled linear regression, tide / NumPy", compiled("c4_linear_regression", "w4_linear_regression", "numpy"), 0.4)
+    add("18.3: compiled least squares d=100, tide / NumPy", compiled("c3_lstsq_grad_d100", "w3_lstsq_grad_d100", "numpy"), 0.6)
+    add("18.3: compiled tiny autograd step, tide / PyTorch", compiled("c5_tiny_autograd_step", "w5_tiny_autograd_step", "torch"), 0.05)
+    add("18.3: compiled (a * b + c):relu() 1e6 float32, tide / NumPy", compiled("c6_chain_1e6_float32", "w6_chain_1e6_float32", "numpy"), 0.3)
+    for dt in ("float64", "float32"):
+        add("18.3: compiled autograd two-layer %s, tide / PyTorch" % dt,
+            compiled("c2_autograd_two_layer_" + dt, "w2_autograd_two_layer_" + dt, "torch"), 0.6)
     add("9: start-up wall time, tide / PyTorch", ratio(best, "w9_startup_wall", "torch"), 0.05)
     add("9: start-up peak memory, tide / PyTorch", ratio(best, "w9_startup_memory", "torch"), 0.1)
     return rows

@@ -68,20 +68,25 @@ local function two_layer_products(dt)
   end, 1
 end
 
--- Workload 2: the same network with autograd, loss:backward() and updates under no_grad.
-local function autograd_two_layer(dt, device)
+-- Workload 2: the same network with autograd, loss:backward() and updates under no_grad
+-- (each step compiled with `compiled`: the c2 rows).
+local function autograd_two_layer(dt, device, compiled)
   local x, y, w1_0, w2_0 = two_layer_data(dt, device)
   return function()
     local w1, w2 = w1_0:clone():requires_grad_(), w2_0:clone():requires_grad_()
-    for _ = 1, 500 do
+    local function step()
       local loss = (x:mm(w1):clamp{min = 0}:mm(w2) - y):pow(2):sum()
-      local _ = loss:item()
       loss:backward()
       torch.no_grad(function()
         w1:sub_(w1.grad * 1e-6)
         w2:sub_(w2.grad * 1e-6)
       end)
       w1.grad, w2.grad = nil, nil
+      return loss:detach()
+    end
+    if compiled then step = torch.compile(step) end
+    for _ = 1, 500 do
+      local _ = step():item()
     end
   end, 1
 end
@@ -92,25 +97,30 @@ for _, dt in ipairs({"float64", "float32"}) do
   add("w2_autograd_two_layer_" .. dt, function() return autograd_two_layer(dt) end)
 end
 
--- Workload 3: the gradient of ||y - Ax||^2 with respect to x by autograd, A of (10d, d).
+-- Workload 3: the gradient of ||y - Ax||^2 with respect to x by autograd, A of (10d, d)
+-- (compiled: the c3 row).
+local function lstsq_grad(d, compiled)
+  torch.manual_seed(0)
+  local A, y = torch.randn(10 * d, d, {dtype = "float64"}), torch.randn(10 * d, {dtype = "float64"})
+  local x = torch.randn(d, {dtype = "float64", requires_grad = true})
+  local iters = math.max(1, 2000000 // (d * d))
+  local function step()
+    local r = y - A:mv(x)
+    r:dot(r):backward()
+    x.grad = nil
+  end
+  if compiled then step = torch.compile(step) end
+  return function()
+    for _ = 1, iters do step() end
+  end, iters
+end
 for _, d in ipairs({100, 300, 1000, 2000}) do
-  add("w3_lstsq_grad_d" .. d, function()
-    torch.manual_seed(0)
-    local A, y = torch.randn(10 * d, d, {dtype = "float64"}), torch.randn(10 * d, {dtype = "float64"})
-    local x = torch.randn(d, {dtype = "float64", requires_grad = true})
-    local iters = math.max(1, 2000000 // (d * d))
-    return function()
-      for _ = 1, iters do
-        local r = y - A:mv(x)
-        r:dot(r):backward()
-        x.grad = nil
-      end
-    end, iters
-  end)
+  add("w3_lstsq_grad_d" .. d, function() return lstsq_grad(d) end)
 end
 
--- Workload 4: linear regression, 100x10, 1000 epochs of nn.Linear + MSELoss + SGD.
-add("w4_linear_regression", function()
+-- Workload 4: linear regression, 100x10, 1000 epochs of nn.Linear + MSELoss + SGD
+-- (compiled: the c4 row).
+local function linear_regression(compiled)
   torch.manual_seed(0)
   local X = torch.randn(100, 10)
   local y = X:mm(torch.randn(10, 1)) + 0.5
@@ -118,14 +128,17 @@ add("w4_linear_regression", function()
     local model = nn.Linear(10, 1)
     local criterion = nn.MSELoss()
     local opt = optim.SGD(model:parameters(), {lr = 0.01})
-    for _ = 1, 1000 do
+    local function step()
       opt:zero_grad()
       local loss = criterion(model(X), y)
       loss:backward()
       opt:step()
     end
+    if compiled then step = torch.compile(step) end
+    for _ = 1, 1000 do step() end
   end, 1
-end)
+end
+add("w4_linear_regression", function() return linear_regression() end)
 
 -- Workload 5: per-op overhead (seconds per op). Each tiny op runs 10^5 times a round, so
 -- that every round includes the collector's work on the temporaries (the best of short
@@ -311,6 +324,22 @@ for _, dt in ipairs({"float32", "float64"}) do
     end))
   end
 end
+
+-- Issue 18 part 3: workloads 2 to 6 with each step compiled (torch.compile), tide only; the
+-- targets compare them with the peers' eager rows of the same workload (bench/run.py).
+for _, dt in ipairs({"float64", "float32"}) do
+  add("c2_autograd_two_layer_" .. dt, function() return autograd_two_layer(dt, nil, true) end)
+end
+add("c3_lstsq_grad_d100", function() return lstsq_grad(100, true) end)
+add("c4_linear_regression", function() return linear_regression(true) end)
+add("c5_tiny_autograd_step", function() return per_op(torch.compile(perop_cases.tiny_autograd_step()), 10000) end)
+add("c6_chain_1e6_float32", function()
+  torch.manual_seed(0)
+  local n = 1000000
+  local a, b, c = torch.rand(n), torch.rand(n), torch.rand(n)
+  local chain = torch.compile(function() return (a * b + c):relu() end)
+  return function() for _ = 1, 10 do chain() end end, 10
+end)
 
 for _, w in ipairs(workloads) do
   if w.name:find(filter, 1, true) then

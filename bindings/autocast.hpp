@@ -28,6 +28,9 @@ int packed_rules(const char* name);
 // Whether a cast may be due: autocast is on for some device and no autocast-wrapped Lua
 // function is running (PyTorch runs the body of an autocast op with autocast off).
 bool active();
+// Whether f is the C function behind the closures _autocast_wrap makes (torch.compile lets a
+// recorded function call them: they only call the wrapped Lua function).
+bool is_wrapper(lua_CFunction f);
 
 // Casts the tensor arguments at stack indices first..top (and those directly inside a plain
 // table among them: a keyword table, a list for cat) per the rules of op; a table holding

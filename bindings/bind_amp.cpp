@@ -447,4 +447,6 @@ const Binding kAmpBindings[] = {
 
 void register_amp_bindings() { register_bindings(kAmpBindings, std::size(kAmpBindings)); }
 
+bool is_wrapper(lua_CFunction f) { return f == autocast_wrapped; }
+
 }  // namespace tide::lua::autocast

@@ -182,6 +182,7 @@ static bool complex_scalar(lua_State* L, int idx, const Args& a, Scalar& out) {
 static void push_list_rec(lua_State* L, const Tensor& t, int d, int64_t off) {
   const int64_t prealloc = std::min<int64_t>(t.size(d), 1 << 20);
   check_host_memory("tolist", size_t(prealloc) * 16 + 64);
+  capture::note_host_access();
   lua_createtable(L, int(prealloc), 0);
   for (int64_t i = 0; i < t.size(d); ++i) {
     if ((i & 0xffff) == 0xffff) check_interrupt();
@@ -1316,12 +1317,40 @@ static std::vector<std::string> lua_stack(lua_State* L) {
   if (!collect_fully_if_due(L, c)) lua_gc(L, LUA_GCSTEP, 0);
 }
 
+std::string script_line(lua_State* L) {
+  lua_Debug ar;
+  for (int level = 1; lua_getstack(L, level, &ar); ++level) {
+    if (!lua_getinfo(L, "Sl", &ar) || ar.currentline < 0) continue;
+    if (std::strncmp(ar.source, "=[tide ", 7) == 0) continue;
+    return std::string(ar.short_src) + ":" + std::to_string(ar.currentline);
+  }
+  return "?";
+}
+
+// A binding call while torch.compile records on some thread: on this one, the binding names
+// the recorded steps, and a break it causes names the script line that called it.
+[[gnu::noinline, gnu::cold]] static int call_binding_captured(lua_State* L, const Binding* b) {
+  if (!capture::recording_here()) {
+    if (profiler::recording()) return call_binding_profiled(L, b);
+    int nret = run_binding(L, b);
+    return nret >= 0 ? nret : lua_error(L);
+  }
+  const bool was_broken = capture::broken_here();
+  capture::set_current_op(b->name);
+  int nret = profiler::recording() ? call_binding_profiled(L, b) : run_binding(L, b);
+  if (!was_broken && capture::broken_here()) capture::set_break_location(script_line(L));
+  return nret >= 0 ? nret : lua_error(L);
+}
+
 // The lua_CFunction behind every binding. While torch.profiler records, each call is an
-// event (one flag checked here, the one place every binding is called through).
+// event; while torch.compile records, the binding names its steps (one flag checked for
+// each, here, the one place every binding is called through).
 static int call_binding(lua_State* L) {
   auto* b = static_cast<const Binding*>(lua_touserdata(L, lua_upvalueindex(2)));
   if (t_gc.large_pushed) [[unlikely]]
     collect_after_large_push(L);
+  if (capture::any_recording()) [[unlikely]]
+    return call_binding_captured(L, b);
   if (profiler::recording()) [[unlikely]]
     return call_binding_profiled(L, b);
   int nret = run_binding(L, b);

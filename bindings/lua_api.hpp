@@ -259,6 +259,9 @@ const ArgSpec& binding_spec(const Binding& b);
 // Pushes a binding as a unary operator's metamethod: Lua calls __unm and __bnot with the
 // operand twice, and the binding gets it once.
 void push_unary_metamethod(lua_State* L, const Binding& b);
+// The innermost caller outside tide's own Lua modules, as "source:line" ("?" if none): where
+// in the user's script an error or a torch.compile break comes from.
+std::string script_line(lua_State* L);
 // The binding behind the function at idx when push_binding made it, else nullptr (help()).
 const Binding* binding_of(lua_State* L, int idx);
 

@@ -28,6 +28,8 @@ void build_tensor_metatable(lua_State* L);
 void register_rnn_bindings();
 // torch.profiler's bindings (bind_profiler.cpp).
 void register_profiler_bindings();
+// torch.compile's (bind_compile.cpp).
+void register_compile_bindings();
 
 namespace {
 
@@ -56,6 +58,7 @@ void ensure_registered() {
     register_fft_bindings();
     autocast::register_amp_bindings();
     register_profiler_bindings();
+    register_compile_bindings();
   });
 }
 

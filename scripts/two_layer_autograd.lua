@@ -3,14 +3,15 @@
 -- classic PyTorch "autograd" example, translated line by line).
 --
 --   tide scripts/two_layer_autograd.lua [--dtype float64|float32] [--device cpu|cuda]
---        [--steps 500] [--data file.npz] [--seed S] [--print-every 100]
+--        [--steps 500] [--data file.npz] [--seed S] [--print-every 100] [--compile 0|1]
 --
--- Prints "step T loss L" every --print-every steps and "final loss L".
+-- Prints "step T loss L" every --print-every steps and "final loss L". With --compile 1 each
+-- training step is torch.compile'd (docs/compile.md): the same numbers, bit for bit.
 local torch = require "torch"
 local dir = arg and arg[0] and arg[0]:match("(.*/)") or "./"
 local common = dofile(dir .. "common.lua")
 local opts = common.parse_args({...}, {dtype = "float64", device = "cpu", steps = 500, print_every = 100,
-                                       data = false, seed = false})
+                                       data = false, seed = false, compile = 0})
 
 -- N is batch size; D_in is input dimension; H is hidden dimension; D_out is output dimension.
 local N, D_in, H, D_out = 64, 1000, 100, 10
@@ -20,15 +21,11 @@ w1:requires_grad_()
 w2:requires_grad_()
 
 local learning_rate = 1e-6
-local loss
-for t = 0, opts.steps - 1 do
+-- One training step; returns the loss before the update.
+local function train_step()
   -- Forward pass: the same operations as by hand; no intermediate values need keeping.
   local y_pred = x:mm(w1):clamp{min = 0}:mm(w2)
   local l = (y_pred - y):pow(2):sum()
-  loss = l:item()
-  if t % opts.print_every == opts.print_every - 1 then
-    print(string.format("step %d loss %.17g", t, loss))
-  end
 
   -- Backward pass: w1.grad and w2.grad receive d loss / d w.
   l:backward()
@@ -40,5 +37,14 @@ for t = 0, opts.steps - 1 do
     w1.grad:zero_()
     w2.grad:zero_()
   end)
+  return l:detach()
+end
+if opts.compile ~= 0 then train_step = torch.compile(train_step) end
+local loss
+for t = 0, opts.steps - 1 do
+  loss = train_step():item()
+  if t % opts.print_every == opts.print_every - 1 then
+    print(string.format("step %d loss %.17g", t, loss))
+  end
 end
 print(string.format("final loss %.17g", loss))

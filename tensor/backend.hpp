@@ -12,7 +12,9 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
+#include "capture/capture.hpp"
 #include "iterator.hpp"
 #include "ops/elementwise.hpp"
 #include "ops/optim.hpp"
@@ -153,6 +155,12 @@ struct DeviceBackend {
   // sorts host copies with the CPU's entry (`op` names the op in errors).
   void (*sort)(const char* op, const Tensor& x, int d, int64_t k, bool descending, Tensor& values,
                Tensor& indices);
+
+  // ---- the CPU's own: a kernel written as host code over host memory (a fused CPU loop, a
+  // library call), given as a closure over the tensors it reads and writes (`operands`, all
+  // of them). Run through the table so that torch.compile records it like any other call:
+  // the closure must take nothing from the tensors' data when it is made. Null on devices.
+  void (*host)(const char* op, std::initializer_list<const Tensor*> operands, const std::function<void()>& work);
 };
 
 // The CPU's table (tensor/cpu/backend.cpp).
@@ -160,9 +168,17 @@ extern const DeviceBackend kCpuBackend;
 // The CUDA module's table, loading it on first use. Throws tide::Error saying why it is
 // unavailable (module not built, no driver, no device).
 const DeviceBackend& cuda_backend_table();
-// The backend for a device type: an op's checks and TensorIter, then one call here.
+// The backend for a device type: an op's checks and TensorIter, then one call here. The
+// CPU's is kCpuBackend, or while torch.compile records, the table that records its calls.
 inline const DeviceBackend& backend_for(DeviceType type) {
-  return type == DeviceType::CPU ? kCpuBackend : cuda_backend_table();
+  if (type == DeviceType::CPU) return *capture::detail::g_cpu_backend.load(std::memory_order_relaxed);
+  capture::note_other_device("cuda");
+  return cuda_backend_table();
+}
+// Runs a CPU kernel written as host code (DeviceBackend::host) on the calling thread.
+inline void run_host_kernel(const char* op, std::initializer_list<const Tensor*> operands,
+                            const std::function<void()>& work) {
+  backend_for(DeviceType::CPU).host(op, operands, work);
 }
 // The backend of a device-resident tensor's device.
 inline const DeviceBackend& backend_for(Device d) { return backend_for(d.type); }

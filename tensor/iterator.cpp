@@ -92,7 +92,7 @@ TensorIter TensorIter::build(const char* op, Tensor& out, DType out_dtype,
       int64_t s = (td >= 0 && t.size(td) != 1) ? t.stride(td) * item : 0;
       st[o][nd - 1 - d] = s;
     }
-    it.data_[o] = static_cast<char*>(t.data_ptr());
+    it.data_[o] = static_cast<char*>(t.address());
   }
   it.numel_ = shape_numel(shape, op);
   if (it.numel_ == 0) {  // nothing to visit (and an empty shape's sizes may multiply past int64)
@@ -131,7 +131,7 @@ TensorIter TensorIter::build(const char* op, Tensor& out, DType out_dtype,
 // A copy of input i, which the iterator keeps alive: for an input sharing memory with the
 // output other than element for element (x:add_(x:t())).
 const Tensor& TensorIter::copy_input(int i, const Tensor& input) {
-  if (!copies_) copies_ = std::make_unique<Tensor[]>(kMaxOperands);
+  if (!copies_) copies_ = std::make_shared<Tensor[]>(kMaxOperands);
   copies_[i] = input.clone();
   return copies_[i];
 }
@@ -153,10 +153,10 @@ bool TensorIter::try_flat(const char* op, Tensor& out, DType out_dtype, const Te
   numel_ = out.numel();
   shape_[0] = numel_ > 0 ? numel_ : 0;
   strides_[k][0] = int64_t(out.itemsize());
-  data_[k++] = static_cast<char*>(out.data_ptr());
+  data_[k++] = static_cast<char*>(out.address());
   for (int i = 0; i < ninputs; ++i) {
     strides_[k][0] = int64_t(inputs[i]->itemsize());
-    data_[k++] = static_cast<char*>(inputs[i]->data_ptr());
+    data_[k++] = static_cast<char*>(inputs[i]->address());
   }
   ntensors_ = k;
   ndim_ = 1;
@@ -164,6 +164,7 @@ bool TensorIter::try_flat(const char* op, Tensor& out, DType out_dtype, const Te
 }
 
 void TensorIter::serial_for(int64_t begin, int64_t end, const Loop& loop) const {
+  capture::note_host_access();
   if (begin >= end) return;
   if (ndim_ == 1) {  // flat: one call
     char* ptrs[kMaxOperands];

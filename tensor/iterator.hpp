@@ -42,6 +42,7 @@ class TensorIter {
   // std::function in between.
   template <typename F>
   void for_each(const F& loop, int64_t grain = -1) const {
+    capture::note_host_access();  // (inside a device-table call it is the call's own work)
     if (ndim_ == 1 && numel_ > 0 && numel_ < (grain < 0 ? kParallelGrain : grain)) {
       char* ptrs[kMaxOperands] = {};  // (only ntensors_ entries used; initialised for the compiler)
       int64_t inner[kMaxOperands] = {};
@@ -66,7 +67,8 @@ class TensorIter {
   int64_t strides_[kMaxOperands][kMaxDims];
   char* data_[kMaxOperands];
   Device device_;
-  std::unique_ptr<Tensor[]> copies_;  // inputs that overlap the output, copied (rarely any)
+  std::shared_ptr<Tensor[]> copies_;  // inputs that overlap the output, copied (rarely any;
+                                      // shared by the copies torch.compile records)
 };
 
 // The broadcast shape of two shapes (NumPy rules); throws "<op>: shapes A and B cannot be

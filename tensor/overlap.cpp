@@ -84,12 +84,12 @@ bool is_empty(const Tensor& t) {
   return false;
 }
 
-// The lowest address of t's elements (below data_ptr() where a stride is negative) and the
+// The lowest address of t's elements (below address() where a stride is negative) and the
 // span of its bytes from there to one past its last. Seen from that address, a reversed dim
 // is the same set of bytes with the stride's magnitude, which is how the tests below take it.
 intptr_t lowest_address(const Tensor& t, int64_t& extent) {
   const int64_t item = int64_t(t.itemsize());
-  intptr_t low = reinterpret_cast<intptr_t>(t.data_ptr());
+  intptr_t low = reinterpret_cast<intptr_t>(t.address());
   extent = item;
   for (int d = 0; d < t.dim(); ++d) {
     const int64_t reach = (t.size(d) - 1) * t.stride(d) * item;
@@ -103,7 +103,7 @@ int64_t magnitude(int64_t stride) { return stride < 0 ? -stride : stride; }
 
 // Same address, element size, and sizes and strides over the dims of size > 1.
 bool same_layout(const Tensor& a, const Tensor& b) {
-  if (a.data_ptr() != b.data_ptr() || a.itemsize() != b.itemsize()) return false;
+  if (a.address() != b.address() || a.itemsize() != b.itemsize()) return false;
   int i = 0, j = 0;
   for (;; ++i, ++j) {
     while (i < a.dim() && a.size(i) == 1) ++i;

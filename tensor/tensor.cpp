@@ -115,8 +115,11 @@ std::string quote_user(std::string_view s) {
 }
 
 std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
-  if (device.is_cpu())
-    return std::allocate_shared<Storage>(PoolAllocator<Storage>(), cpu_allocate(nbytes), nbytes, device, nullptr);
+  if (device.is_cpu()) {
+    auto s = std::allocate_shared<Storage>(PoolAllocator<Storage>(), cpu_allocate(nbytes), nbytes, device, nullptr);
+    capture::note_allocated(s);
+    return s;
+  }
   const DeviceBackend& be = backend_for(device.type);
   void* p = be.allocate(nbytes, device.index);
   return std::make_shared<Storage>(p, nbytes, device, nullptr);
@@ -125,6 +128,7 @@ std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
 std::shared_ptr<Storage> Storage::wrap(void* data, size_t nbytes, Device device,
                                        std::function<void(void*)> deleter) {
   if (!deleter) deleter = [](void*) {};
+  capture::note_host_access();  // memory the engine does not own: a tape could not keep it
   return std::make_shared<Storage>(data, nbytes, device, std::move(deleter));
 }
 
@@ -232,7 +236,7 @@ Tensor Tensor::to_device(Device d) const {
   Tensor out = empty(sizes(), dtype(), d, "to");
   if (size_t n = src.nbytes()) {
     const DeviceBackend& be = backend_for(d.is_cpu() ? src.device() : d);
-    be.copy_bytes(out.data_ptr(), d, src.data_ptr(), src.device(), n);
+    be.copy_bytes(out.address(), d, src.address(), src.device(), n);
   }
   return out;
 }

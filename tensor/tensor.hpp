@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "capture/capture.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
 
@@ -258,7 +259,14 @@ class Tensor {
   bool is_contiguous() const;
   // Some dim of more than one element is walked backwards (a reversed view).
   bool has_negative_stride() const;
+  // The first element's host address, for host code that reads or writes it (a recording
+  // of torch.compile cannot replay such work, so it breaks; capture/capture.hpp).
   void* data_ptr() const {
+    capture::note_host_access();
+    return address();
+  }
+  // The same address handed on to a device-table call, which does the reading and writing.
+  void* address() const {
     return static_cast<char*>(impl_->storage->data()) + impl_->offset * int64_t(itemsize());
   }
   // Typed host access for CPU kernels. A tensor on another device has no host address: an
@@ -267,7 +275,8 @@ class Tensor {
   T* data() const {
     if (!impl_->storage->device().is_cpu()) [[unlikely]]
       no_host_access();
-    return static_cast<T*>(data_ptr());
+    capture::note_host_access();
+    return static_cast<T*>(address());
   }
   const std::shared_ptr<Storage>& storage() const { return impl_->storage; }
   TensorImpl* impl() const { return impl_.get(); }

@@ -734,6 +734,27 @@ document(torch.amp.GradScaler, {
     "_growth_tracker (empty when disabled).",
   load_state_dict = "scaler:load_state_dict(sd): restores a state_dict() (an error for an empty one, as PyTorch).",
 })
+-- torch.compile (bindings/lua/torch_compile.lua; the recording core is tensor/capture/).
+document(torch, {
+  compile = "compile(fn[, {fullgraph=false, disable=false}]) -> function; compile(module[, opts]) -> module: the " ..
+    "first call with new arguments runs fn eagerly while the engine records its work (forward, backward(), " ..
+    "optimizer steps); later calls whose guards hold (arguments' kinds, numbers and tensor layouts, engine modes, " ..
+    "every value fn reaches through its upvalues) replay the recording with no Lua, no graph building and no " ..
+    "allocation, with results equal to eager mode's bit for bit. What cannot be replayed (a value read into Lua, " ..
+    "printing, C functions with effects, CUDA tensors, results that need grad, Lua state changed on every call) " ..
+    "makes fn run eagerly from then on, with one message naming the reason and line; with fullgraph=true it is an " ..
+    "error. disable=true returns fn itself. docs/compile.md.",
+})
+document(torch.compiler, {
+  reset = "compiler.reset(): every compiled function forgets its recordings and its eager fallback.",
+  stats = "compiler.stats(f) -> {recordings=, replays=, variants=, eager=, reason=}: what the compiled function (or " ..
+    "module) f has done: calls recorded, calls replayed, variants kept, and whether (and why) it runs eagerly.",
+})
+document(torch._dynamo, {
+  explain = "_dynamo.explain(fn)(...) -> report: runs fn(...) once under a fresh compile and reports graph_count, " ..
+    "graph_break_count, break_reasons, op_count, ops (each \"binding:entry\"), fused_groups (none yet), buffers " ..
+    "and bytes kept, guarded_values, guarded_tensors; tostring(report) prints them.",
+})
 -- The profiler (bindings/lua/torch_profiler.lua; the recording core is tensor/profiler/).
 local profiler = torch.profiler
 document(profiler, {

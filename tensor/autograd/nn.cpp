@@ -3,6 +3,7 @@
 // through image patches (unfold2d), whose adjoint (fold2d) is their gradient.
 #include <cmath>
 
+#include "../backend.hpp"
 #include "conv.hpp"
 
 #include "../ops/creation.hpp"
@@ -155,20 +156,23 @@ ClassRows class_rows(const char* op, const Tensor& logits, const Tensor& target,
   r.class1 = Tensor::empty({M}, DType::Int64);
   r.class0 = Tensor::empty({M}, DType::Int64);
   r.row_w = Tensor::empty({M}, DType::Float64);
-  const int64_t* tv = t.data<int64_t>();
-  int64_t *c1 = r.class1.data<int64_t>(), *c0 = r.class0.data<int64_t>();
-  double* rw = r.row_w.data<double>();
   Tensor w64 = r.weight.defined() ? ops::cast(r.weight, DType::Float64).to_device({}) : Tensor();
-  for (int64_t i = 0; i < M; ++i) {
-    if (tv[i] == ignore_index) {
-      c1[i] = 1, c0[i] = -1, rw[i] = 0;
-      continue;
+  Tensor class1 = r.class1, class0 = r.class0, row_w = r.row_w;
+  run_host_kernel(op, {&t, &class1, &class0, &row_w, &w64}, [=] {
+    const int64_t* tv = t.data<int64_t>();
+    int64_t *c1 = class1.data<int64_t>(), *c0 = class0.data<int64_t>();
+    double* rw = row_w.data<double>();
+    for (int64_t i = 0; i < M; ++i) {
+      if (tv[i] == ignore_index) {
+        c1[i] = 1, c0[i] = -1, rw[i] = 0;
+        continue;
+      }
+      TIDE_CHECK(tv[i] >= 1 && tv[i] <= C, op, ": target ", tv[i], " is out of range for ", C, " classes (valid 1..",
+                 C, ")");
+      c1[i] = tv[i], c0[i] = tv[i] - 1;
+      rw[i] = w64.defined() ? w64.data<double>()[tv[i] - 1] : 1.0;
     }
-    TIDE_CHECK(tv[i] >= 1 && tv[i] <= C, op, ": target ", tv[i], " is out of range for ", C, " classes (valid 1..", C,
-               ")");
-    c1[i] = tv[i], c0[i] = tv[i] - 1;
-    rw[i] = w64.defined() ? w64.data<double>()[tv[i] - 1] : 1.0;
-  }
+  });
   r.row_w = ops::cast(r.row_w, logits.dtype()).to_device(logits.device());
   r.class1 = r.class1.to_device(logits.device());
   r.class0 = r.class0.to_device(logits.device());
@@ -180,7 +184,7 @@ Tensor reduce_rows(const Tensor& per_row, const ClassRows& r, Reduction red) {
   if (red == Reduction::None) return reshape(per_row, r.target_shape);
   Tensor total = sum(per_row);
   if (red == Reduction::Sum) return total;
-  return total / ops::sum(r.row_w).item_double();
+  return total / ops::sum(r.row_w);
 }
 
 }  // namespace
@@ -220,7 +224,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduc
     Tensor active = as_mask(ops::binary(BinaryOp::Ne, r.class0, int64_t(-1)), r.x.dtype());
     Tensor hard = ops::unsqueeze(ops::binary(BinaryOp::Mul, r.row_w, 1 - eps), 1);
     Tensor wvec = w ? *w : ops::ones({C}, r.x.dtype(), r.x.device());
-    double W = ops::sum(wvec).item_double();
+    Tensor W = ops::sum(wvec);
     Tensor soft = ops::unsqueeze(ops::binary(BinaryOp::Mul, active, eps / double(C)), 1);
     // grad = g_i (coef_i p_ic - sub_ic), with coef and sub constants of the targets.
     Tensor coef = ops::binary(BinaryOp::Add, hard, ops::binary(BinaryOp::Mul, soft, W));

@@ -106,7 +106,8 @@ Tensor empty(const Dims& shape, DType dtype, Device device) {
 
 Tensor zeros(const Dims& shape, DType dtype, Device device) {
   Tensor t = make("zeros", shape, dtype, device);
-  if (!device.is_cpu()) return fill_(t, Scalar(int64_t(0)));
+  // (While torch.compile records, the fill must be a device-table call to be replayed.)
+  if (!device.is_cpu() || capture::any_recording()) return fill_(t, Scalar(int64_t(0)));
   // Zero is all-zero bits in every dtype, half types included.
   char* p = static_cast<char*>(t.data_ptr());
   size_t nbytes = t.nbytes();
@@ -250,7 +251,7 @@ Tensor& uniform_(Tensor& t, double a, double b, Generator* gen) {
     int words = 0;
     TIDE_DISPATCH_FLOAT(c.dtype(), "uniform_", [&] { words = philox::uniform_words<scalar_t>(); });
     Generator::Draw d = gen_or_default(gen).reserve(n, words);
-    backend_for(c.device()).random(RandomKind::Uniform, c.data_ptr(), c.dtype(), n, d.seed, d.offset, {a, b});
+    backend_for(c.device()).random(RandomKind::Uniform, c.address(), c.dtype(), n, d.seed, d.offset, {a, b});
   });
   return t;
 }
@@ -262,7 +263,7 @@ Tensor& normal_(Tensor& t, double mean, double std, Generator* gen) {
   fill_in_place("normal_", t, [&](Tensor& c) {
     const int64_t n = c.numel();
     Generator::Draw d = gen_or_default(gen).reserve(n, 2);  // one block per pair
-    backend_for(c.device()).random(RandomKind::Normal, c.data_ptr(), c.dtype(), n, d.seed, d.offset, {mean, std});
+    backend_for(c.device()).random(RandomKind::Normal, c.address(), c.dtype(), n, d.seed, d.offset, {mean, std});
   });
   return t;
 }
@@ -289,7 +290,7 @@ Tensor randint(int64_t low, int64_t high, const Dims& shape, DType dtype, Device
   });
   const int64_t n = t.numel();
   Generator::Draw d = gen_or_default(gen).reserve(n, 2);
-  backend_for(t.device()).random(RandomKind::Int, t.data_ptr(), dtype, n, d.seed, d.offset,
+  backend_for(t.device()).random(RandomKind::Int, t.address(), dtype, n, d.seed, d.offset,
                                  {.low = low, .high = high});
   return t;
 }

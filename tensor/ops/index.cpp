@@ -55,7 +55,7 @@ Tensor take_on_device(const char* op, const Tensor& x, const Tensor& pos, Scalar
   if (out.numel() == 0) return out;
   Tensor offsets = pos.contiguous().to_device(x.device());
   const DeviceBackend& be = backend_for(x.device());
-  be.take(x.dtype(), out.data_ptr(), x.storage()->data(), static_cast<const int64_t*>(offsets.data_ptr()),
+  be.take(x.dtype(), out.address(), x.storage()->data(), static_cast<const int64_t*>(offsets.address()),
           out.numel(), storage_extent(x), fill);
   be.check_kernel_errors(op);
   return out;
@@ -68,7 +68,7 @@ void put_on_device(const char* op, Tensor& x, const Tensor& pos, const Tensor& v
   Tensor offsets = pos.contiguous().to_device(x.device());
   Tensor v = values.to(x.dtype()).to_device(x.device()).contiguous();
   const DeviceBackend& be = backend_for(x.device());
-  be.put(x.dtype(), x.storage()->data(), static_cast<const int64_t*>(offsets.data_ptr()), v.data_ptr(), pos.numel(),
+  be.put(x.dtype(), x.storage()->data(), static_cast<const int64_t*>(offsets.address()), v.address(), pos.numel(),
          storage_extent(x), accumulate);
   be.check_kernel_errors(op);
 }
@@ -289,22 +289,25 @@ Tensor& scatter_impl(const char* op, Tensor& x, int64_t dim, const Tensor& index
   }
   x.storage()->bump_version();
   if (ix.numel() == 0) return x;
-  detail::Strided<3> w(ix.sizes());
-  w.set(0, ix.strides());
-  w.set(1, s.strides());
-  w.set(2, x1.strides());
-  w.strides[2][d] = 0;
-  const int64_t* ib = index_data(ix) + ix.offset();
-  const char* sb = detail::storage_base(s) + s.offset() * int64_t(s.itemsize());
-  char* xb = detail::storage_base(x1) + x1.offset() * int64_t(x1.itemsize());
-  const int64_t item = int64_t(x.itemsize()), size = x1.size(d), stride = x1.stride(d);
-  const DType dt = x.dtype();
-  detail::strided_walk(w, 0, ix.numel(), [&](const int64_t* o) {
-    int64_t j = wrap_fast(op, ib[o[0]], d, size);
-    char* dst = xb + (o[2] + j * stride) * item;
-    const char* from = sb + o[1] * item;
-    if (accumulate) accumulate_item(dt, dst, from);
-    else detail::copy_item(dst, from, size_t(item));
+  // (A host kernel: the indices are read, and checked, when it runs.)
+  run_host_kernel(op, {&ix, &s, &x1}, [op, ix, s, x1, d, accumulate] {
+    detail::Strided<3> w(ix.sizes());
+    w.set(0, ix.strides());
+    w.set(1, s.strides());
+    w.set(2, x1.strides());
+    w.strides[2][d] = 0;
+    const int64_t* ib = index_data(ix) + ix.offset();
+    const char* sb = detail::storage_base(s) + s.offset() * int64_t(s.itemsize());
+    char* xb = detail::storage_base(x1) + x1.offset() * int64_t(x1.itemsize());
+    const int64_t item = int64_t(x1.itemsize()), size = x1.size(d), stride = x1.stride(d);
+    const DType dt = x1.dtype();
+    detail::strided_walk(w, 0, ix.numel(), [&](const int64_t* o) {
+      int64_t j = wrap_fast(op, ib[o[0]], d, size);
+      char* dst = xb + (o[2] + j * stride) * item;
+      const char* from = sb + o[1] * item;
+      if (accumulate) accumulate_item(dt, dst, from);
+      else detail::copy_item(dst, from, size_t(item));
+    });
   });
   return x;
 }
@@ -430,19 +433,22 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
   check_scatter_shapes(op, x1, d, i1, nullptr);
   Tensor out = Tensor::empty(ix.sizes(), x.dtype(), x.device(), op);
   if (out.numel() == 0) return out;
-  detail::Strided<3> w(i1.sizes());
-  w.set(0, contiguous_strides(i1.sizes()));
-  w.set(1, i1.strides());
-  w.set(2, x1.strides());
-  w.strides[2][d] = 0;
-  const int64_t* ib = index_data(i1) + i1.offset();
-  char* ob = detail::storage_base(out);
-  const char* xb = detail::storage_base(x1) + x1.offset() * int64_t(x1.itemsize());
-  const int64_t item = int64_t(x.itemsize()), size = x1.size(d), stride = x1.stride(d);
-  parallel_for(0, out.numel(), kParallelGrain, [&](int64_t b, int64_t e) {
-    detail::strided_walk(w, b, e, [&](const int64_t* o) {
-      int64_t j = wrap_fast(op, ib[o[1]], d, size);
-      detail::copy_item(ob + o[0] * item, xb + (o[2] + j * stride) * item, size_t(item));
+  // (A host kernel: the indices are read, and checked, when it runs.)
+  run_host_kernel(op, {&i1, &x1, &out}, [op, i1, x1, out, d] {
+    detail::Strided<3> w(i1.sizes());
+    w.set(0, contiguous_strides(i1.sizes()));
+    w.set(1, i1.strides());
+    w.set(2, x1.strides());
+    w.strides[2][d] = 0;
+    const int64_t* ib = index_data(i1) + i1.offset();
+    char* ob = detail::storage_base(out);
+    const char* xb = detail::storage_base(x1) + x1.offset() * int64_t(x1.itemsize());
+    const int64_t item = int64_t(x1.itemsize()), size = x1.size(d), stride = x1.stride(d);
+    parallel_for(0, out.numel(), kParallelGrain, [&](int64_t b, int64_t e) {
+      detail::strided_walk(w, b, e, [&](const int64_t* o) {
+        int64_t j = wrap_fast(op, ib[o[1]], d, size);
+        detail::copy_item(ob + o[0] * item, xb + (o[2] + j * stride) * item, size_t(item));
+      });
     });
   });
   return out;

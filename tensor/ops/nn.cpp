@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "../backend.hpp"
 #include "../cpu/blas.hpp"
 #include "../interrupt.hpp"
 #include "../parallel.hpp"
@@ -675,11 +676,13 @@ Tensor cross_entropy_rows(const Tensor& logits, const Tensor& target, const Tens
   check_rows(logits, target, weight);
   if (!logits.device().is_cpu()) return cross_entropy_composite(logits, target, weight, ignore, eps);
   Tensor loss = Tensor::empty({M}, logits.dtype());
+  Tensor w = weight ? *weight : Tensor();
+  run_host_kernel("cross_entropy", {&logits, &target, &w, &loss}, [logits, target, w, loss, M, C, ignore, eps] {
   TIDE_DISPATCH_FLOAT(logits.dtype(), "cross_entropy", [&] {
     using acc_t = double;
-        const scalar_t* x = logits.data<scalar_t>();
+    const scalar_t* x = logits.data<scalar_t>();
     const int64_t* t = target.data<int64_t>();
-    const scalar_t* wt = weight ? weight->data<scalar_t>() : nullptr;
+    const scalar_t* wt = w.defined() ? w.data<scalar_t>() : nullptr;
     scalar_t* out = loss.data<scalar_t>();
     parallel_for(0, M, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(C, 1)), [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
@@ -703,6 +706,7 @@ Tensor cross_entropy_rows(const Tensor& logits, const Tensor& target, const Tens
         out[i] = scalar_t(v);
       }
     });
+  });
   });
   return loss;
 }

@@ -126,8 +126,8 @@ void reduce_rows(const DeviceBackend& be, ReduceKind kind, const Tensor& x, cons
         strides.push_back(x.stride(d));
       }
   Tensor rows = Tensor::make_view(x.storage(), sizes, strides, x.offset(), x.dtype()).contiguous();
-  be.reduce_rows(kind, rows.data_ptr(), rows.dtype(), out.defined() ? out.data_ptr() : nullptr,
-                 out.defined() ? out.dtype() : rows.dtype(), idx ? static_cast<int64_t*>(idx->data_ptr()) : nullptr,
+  be.reduce_rows(kind, rows.address(), rows.dtype(), out.defined() ? out.address() : nullptr,
+                 out.defined() ? out.dtype() : rows.dtype(), idx ? static_cast<int64_t*>(idx->address()) : nullptr,
                  s.out_numel, s.count);
 }
 
@@ -383,7 +383,7 @@ Tensor scan(const char* op, const Tensor& x0, int dim, std::optional<DType> dtyp
   Tensor rows = movedim(x0, {d}, {-1}).contiguous();
   Tensor out = Tensor::empty(rows.sizes(), od, x0.device());
   const int64_t n = x0.size(d);
-  if (out.numel() > 0) be.scan_rows(kind, rows.data_ptr(), rows.dtype(), out.data_ptr(), od, out.numel() / n, n);
+  if (out.numel() > 0) be.scan_rows(kind, rows.address(), rows.dtype(), out.address(), od, out.numel() / n, n);
   return movedim(out, {-1}, {d}).contiguous();
 }
 

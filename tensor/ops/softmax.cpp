@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "../backend.hpp"
 #include "../cpu/functors.hpp"
 #include "../cpu/vec_math.hpp"
 #include "../parallel.hpp"
@@ -102,8 +103,10 @@ Tensor softmax_rows(const Tensor& x) {
   const int64_t C = x.size(x.dim() - 1);
   if (x.numel() == 0) return y;
   const int64_t rows = x.numel() / C;
-  if (x.dtype() == DType::Float32) softmax_kernel(x.data<float>(), y.data<float>(), rows, C);
-  else softmax_kernel(x.data<double>(), y.data<double>(), rows, C);
+  run_host_kernel("softmax", {&x, &y}, [x, y, rows, C] {
+    if (x.dtype() == DType::Float32) softmax_kernel(x.data<float>(), y.data<float>(), rows, C);
+    else softmax_kernel(x.data<double>(), y.data<double>(), rows, C);
+  });
   return y;
 }
 
@@ -112,10 +115,12 @@ Tensor softmax_rows_backward(const Tensor& y, const Tensor& g) {
   const int64_t C = y.size(y.dim() - 1);
   if (y.numel() == 0) return out;
   const int64_t rows = y.numel() / C;
-  if (y.dtype() == DType::Float32)
-    softmax_backward_kernel(y.data<float>(), g.data<float>(), out.data<float>(), rows, C);
-  else
-    softmax_backward_kernel(y.data<double>(), g.data<double>(), out.data<double>(), rows, C);
+  run_host_kernel("softmax_backward", {&y, &g, &out}, [y, g, out, rows, C] {
+    if (y.dtype() == DType::Float32)
+      softmax_backward_kernel(y.data<float>(), g.data<float>(), out.data<float>(), rows, C);
+    else
+      softmax_backward_kernel(y.data<double>(), g.data<double>(), out.data<double>(), rows, C);
+  });
   return out;
 }
 

@@ -120,6 +120,9 @@ inline void copy_item(char* dst, const char* src, size_t itemsize) {
 }
 
 // Base pointer of a tensor's storage (offsets from the walker are added to its own offset).
-inline char* storage_base(const Tensor& t) { return static_cast<char*>(t.storage()->data()); }
+inline char* storage_base(const Tensor& t) {
+  capture::note_host_access();
+  return static_cast<char*>(t.storage()->data());
+}
 
 }  // namespace tide::detail

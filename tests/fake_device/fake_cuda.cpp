@@ -256,6 +256,7 @@ const DeviceBackend kBackend = {
     nullptr,
     nullptr,  // strided products: gemm, or the CPU on host copies for integers
     nullptr,  // sort: the CPU's on host copies
+    nullptr,  // host kernels: the CPU's only
 };
 
 }  // namespace

@@ -63,7 +63,7 @@ end)
 T.test("an unknown option names the accepted ones", function()
   local out, ok = run("linear_regression.lua", "--epoch 3")
   T.eq(ok, nil)
-  T.truthy(out:find("unknown option --epoch (use --device, --epochs, --lr, --seed)", 1, true), out)
+  T.truthy(out:find("unknown option --epoch (use --compile, --device, --epochs, --lr, --seed)", 1, true), out)
 end)
 
 os.remove(checkpoint)

@@ -1,0 +1,750 @@
+// torch.compile's C++ half (the policy is Lua: bindings/lua/torch_compile.lua).
+//
+// A recording (tensor/capture/) sees the engine's work; this file adds what only the Lua side
+// can see, so that a replay, which runs no Lua, is exactly the call it stands for:
+// - the Lua state the function reaches: its upvalues, the upvalues of the functions they hold,
+//   the tables they hold with their metatables, and the tensors among them, walked in a
+//   fixed order into a snapshot. Library tables and functions (tide's own modules, passed in
+//   as a set) are compared by identity only. A replay first walks the state again and
+//   compares (the guard); a recording whose call changed that state (a counter, a cache, a
+//   new optimizer state entry) cannot be replayed.
+// - C functions called while recording that have effects a replay would not repeat (print,
+//   io, os, math.random): a call hook breaks the recording on them.
+// - the engine modes an op depends on (default dtype, grad mode, threads, autocast, the
+//   generator), the arguments' kinds, values and tensor layouts.
+// What a recording did to the reached tensors' gradients (a new .grad from backward) and
+// versions is applied again after each replay.
+#include <algorithm>
+#include <cstring>
+#include <iterator>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "../tensor/autograd/autograd.hpp"
+#include "../tensor/capture/capture.hpp"
+#include "../tensor/ops/elementwise.hpp"
+#include "../tensor/parallel.hpp"
+#include "../tensor/random.hpp"
+#include "autocast.hpp"
+#include "lua_api.hpp"
+
+namespace tide::lua {
+
+namespace {
+
+constexpr const char* kRecordingMeta = "tide.compile.recording";
+constexpr const char* kVariantMeta = "tide.compile.variant";
+constexpr const char* kSnapshotMeta = "tide.compile.snapshot";
+// A snapshot stops (and the function is not compiled) beyond this many values: the walk runs
+// on every call, so a function reaching a large Lua data set is better left eager.
+constexpr size_t kMaxSnapshotValues = 20000;
+// Tables and functions nested deeper than this end the walk the same way (the walk recurses).
+constexpr int kMaxSnapshotDepth = 100;
+
+// ---- the engine modes
+
+struct Modes {
+  DType default_float;
+  bool grad_enabled;
+  int threads;
+  bool autocast;
+  const Generator* generator;
+  bool operator==(const Modes&) const = default;
+};
+
+Modes current_modes() {
+  return {default_float_dtype(), autograd::grad_enabled(), get_num_threads(), autocast::active(),
+          &default_generator()};
+}
+
+// ---- snapshots of the reached Lua state
+
+struct TensorState {
+  std::shared_ptr<TensorImpl> impl;  // kept: identity by address stays meaningful
+  const Storage* storage = nullptr;
+  Dims sizes, strides;
+  int64_t offset = 0;
+  DType dtype = DType::Float32;
+  bool requires_grad = false, has_grad_fn = false;
+  std::shared_ptr<TensorImpl> grad;
+  uint32_t version = 0;
+
+  static TensorState of(const Tensor& t) {
+    TensorState s;
+    s.impl = t.impl_ptr();
+    s.storage = t.storage().get();
+    s.sizes = t.sizes(), s.strides = t.strides(), s.offset = t.offset(), s.dtype = t.dtype();
+    if (const auto& m = t.impl()->autograd) {
+      s.requires_grad = m->requires_grad;
+      s.has_grad_fn = m->grad_fn != nullptr;
+      s.grad = m->grad.impl_ptr();
+    }
+    s.version = t.storage()->version();
+    return s;
+  }
+  // Everything but the gradient and the version.
+  bool same_layout(const TensorState& o) const {
+    return impl == o.impl && storage == o.storage && sizes == o.sizes && strides == o.strides && offset == o.offset &&
+           dtype == o.dtype && requires_grad == o.requires_grad && has_grad_fn == o.has_grad_fn;
+  }
+};
+
+enum class V : uint8_t { Nil, False, True, Int, Float, String, Table, End, Function, CFunction, Userdata, Light, Thread, Tensor, Seen, Library };
+
+struct Value {
+  V kind;
+  uint64_t bits = 0;  // integer, float bits, address, or index of a tensor / first visit
+  bool operator==(const Value&) const = default;
+};
+
+struct Snapshot {
+  std::vector<Value> values;
+  std::vector<TensorState> tensors;
+  int keep = LUA_NOREF;  // registry: a table holding the reached objects alive
+  bool too_large = false;
+};
+
+// Walks the state a function reaches. With `expect`, compares as it goes and stops at the first
+// difference (the guard); gradients then match by identity where grad_identity says so, else
+// by presence.
+class Walker {
+ public:
+  // Recording (no `expect`): pushes the table that keeps the reached objects alive, which
+  // finish() moves into the registry.
+  Walker(lua_State* L, int libset, Snapshot* out, const Snapshot* expect = nullptr,
+         const std::vector<bool>* grad_identity = nullptr)
+      : L_(L), libset_(libset), out_(out), expect_(expect), grad_identity_(grad_identity) {
+    if (!expect_) {
+      lua_newtable(L_);
+      keep_table_ = lua_gettop(L_);
+    }
+  }
+
+  // Walks the upvalues of the function at idx (absolute). Returns false on a difference.
+  bool walk_function_upvalues(int idx) {
+    for (int i = 1; lua_getupvalue(L_, idx, i) != nullptr; ++i) {
+      bool ok = walk(lua_gettop(L_));
+      lua_pop(L_, 1);
+      if (!ok) return false;
+    }
+    return emit({V::End});
+  }
+  size_t count() const { return count_; }
+
+ private:
+  bool emit(Value v) {
+    if (expect_) {
+      if (count_ >= expect_->values.size() || !(expect_->values[count_] == v)) return false;
+    } else {
+      if (out_->values.size() >= kMaxSnapshotValues) {
+        out_->too_large = true;
+        return false;
+      }
+      out_->values.push_back(v);
+    }
+    ++count_;
+    return true;
+  }
+
+  bool in_library(int idx) {
+    if (expect_) {  // the same object as recorded (checked by emit) has the same standing
+      return count_ < expect_->values.size() && expect_->values[count_].kind == V::Library;
+    }
+    if (libset_ == 0) return false;
+    lua_pushvalue(L_, idx);
+    bool lib = lua_rawget(L_, libset_) != LUA_TNIL;
+    lua_pop(L_, 1);
+    return lib;
+  }
+
+  // An object seen before in this walk: its first index. Comparing, the expected stream
+  // says: a first visit there must be the same object, a revisit must name it.
+  bool seen_before(const void* p, Value* v) {
+    if (expect_) {
+      if (count_ >= expect_->values.size()) return false;
+      const Value& e = expect_->values[count_];
+      if (e.kind == V::Seen && e.bits < expect_->values.size() && expect_->values[e.bits].bits == uint64_t(uintptr_t(p))) {
+        *v = e;
+        return true;
+      }
+      return false;
+    }
+    auto it = seen_.find(p);
+    if (it == seen_.end()) {
+      seen_.emplace(p, count_);
+      return false;
+    }
+    *v = {V::Seen, it->second};
+    return true;
+  }
+
+  void keep(int idx) {
+    if (expect_) return;
+    lua_pushvalue(L_, idx);
+    lua_rawseti(L_, keep_table_, ++keep_n_);
+  }
+
+  bool walk_tensor(const Tensor& t) {
+    TensorState s = TensorState::of(t);
+    if (expect_) {
+      if (count_ >= expect_->values.size() || expect_->values[count_].kind != V::Tensor) return false;
+      const size_t k = expect_->values[count_].bits;
+      const TensorState& e = expect_->tensors[k];
+      if (!s.same_layout(e)) return false;
+      const bool identity = grad_identity_ && k < grad_identity_->size() && (*grad_identity_)[k];
+      if (identity ? s.grad != e.grad : (s.grad != nullptr) != (e.grad != nullptr)) return false;
+      ++count_;
+      return true;
+    }
+    out_->tensors.push_back(std::move(s));
+    return emit({V::Tensor, out_->tensors.size() - 1});
+  }
+
+  // Walks the value at idx (absolute), one level deeper.
+  bool walk(int idx) {
+    if (depth_ >= kMaxSnapshotDepth || !lua_checkstack(L_, 8)) {
+      if (!expect_) out_->too_large = true;
+      return false;
+    }
+    ++depth_;
+    bool ok = walk_value(idx);
+    --depth_;
+    return ok;
+  }
+
+  bool walk_value(int idx) {
+    switch (lua_type(L_, idx)) {
+      case LUA_TNIL: return emit({V::Nil});
+      case LUA_TBOOLEAN: return emit({lua_toboolean(L_, idx) ? V::True : V::False});
+      case LUA_TNUMBER:
+        if (lua_isinteger(L_, idx)) return emit({V::Int, uint64_t(lua_tointeger(L_, idx))});
+        else {
+          double d = lua_tonumber(L_, idx);
+          uint64_t bits;
+          std::memcpy(&bits, &d, sizeof bits);
+          return emit({V::Float, bits});
+        }
+      case LUA_TSTRING: keep(idx); return emit({V::String, uint64_t(uintptr_t(lua_tostring(L_, idx)))});
+      case LUA_TLIGHTUSERDATA: return emit({V::Light, uint64_t(uintptr_t(lua_topointer(L_, idx)))});
+      case LUA_TTHREAD: keep(idx); return emit({V::Thread, uint64_t(uintptr_t(lua_topointer(L_, idx)))});
+      case LUA_TUSERDATA: {
+        if (Tensor* t = tensor_slot(L_, idx); t && t->defined()) return walk_tensor(*t);
+        keep(idx);
+        return emit({V::Userdata, uint64_t(uintptr_t(lua_topointer(L_, idx)))});
+      }
+      case LUA_TFUNCTION: {
+        const void* p = lua_topointer(L_, idx);
+        Value v;
+        if (seen_before(p, &v)) return emit(v);
+        keep(idx);
+        if (lua_iscfunction(L_, idx)) return emit({V::CFunction, uint64_t(uintptr_t(p))});
+        if (in_library(idx)) return emit({V::Library, uint64_t(uintptr_t(p))});
+        if (!emit({V::Function, uint64_t(uintptr_t(p))})) return false;
+        return walk_function_upvalues(idx);
+      }
+      case LUA_TTABLE: {
+        const void* p = lua_topointer(L_, idx);
+        Value v;
+        if (seen_before(p, &v)) return emit(v);
+        keep(idx);
+        if (in_library(idx)) return emit({V::Library, uint64_t(uintptr_t(p))});
+        if (!emit({V::Table, uint64_t(uintptr_t(p))})) return false;
+        if (lua_getmetatable(L_, idx)) {
+          bool ok = walk(lua_gettop(L_));
+          lua_pop(L_, 1);
+          if (!ok) return false;
+        } else if (!emit({V::Nil})) {
+          return false;
+        }
+        lua_pushnil(L_);
+        while (lua_next(L_, idx) != 0) {
+          const int top = lua_gettop(L_);
+          if (!walk(top - 1) || !walk(top)) {
+            lua_pop(L_, 2);
+            return false;
+          }
+          lua_pop(L_, 1);
+        }
+        return emit({V::End});
+      }
+      default: return emit({V::Nil});
+    }
+  }
+
+ public:
+  // Moves the keep table into the registry (after a walk that recorded).
+  void finish() {
+    if (keep_table_ != 0) {
+      lua_pushvalue(L_, keep_table_);
+      out_->keep = luaL_ref(L_, LUA_REGISTRYINDEX);
+      lua_remove(L_, keep_table_);
+      keep_table_ = 0;
+    }
+  }
+  // Walks the state fn (absolute index) reaches into `out`, with the library set of the
+  // registry (_compile_set_libset).
+  static void record(lua_State* L, int fn, Snapshot* out) {
+    const int lib = push_libset(L);
+    Walker w(L, lib, out);
+    w.walk_function_upvalues(fn);
+    w.finish();
+    lua_pop(L, 1);
+  }
+  // Whether the state fn reaches equals `expect`.
+  static bool matches(lua_State* L, int fn, const Snapshot& expect, const std::vector<bool>& grad_identity) {
+    const int lib = push_libset(L);
+    Walker w(L, lib, nullptr, &expect, &grad_identity);
+    const bool same = w.walk_function_upvalues(fn) && w.count() == expect.values.size();
+    lua_pop(L, 1);
+    return same;
+  }
+  static int push_libset(lua_State* L) {
+    lua_getfield(L, LUA_REGISTRYINDEX, "tide.compile.libset");
+    return lua_istable(L, -1) ? lua_gettop(L) : 0;
+  }
+
+ private:
+  lua_State* L_;
+  int libset_;
+  Snapshot* out_;
+  const Snapshot* expect_;
+  const std::vector<bool>* grad_identity_;
+  std::unordered_map<const void*, uint64_t> seen_;
+  size_t count_ = 0;
+  int depth_ = 0;
+  int keep_table_ = 0;
+  lua_Integer keep_n_ = 0;
+};
+
+struct SnapshotBox {
+  Snapshot snap;
+  Modes modes;
+};
+
+void release(lua_State* L, int& ref) {
+  if (ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, ref);
+  ref = LUA_NOREF;
+}
+
+// ---- the recording: the engine's, plus a call hook for C functions
+
+// The C functions (besides the bindings) a recorded function may call, by address: the same
+// in every lua_State of the process (_compile_set_libset adds them).
+std::mutex g_allowed_mu;
+std::unordered_set<lua_CFunction> g_allowed;
+
+bool allowed_c_function(lua_CFunction f) {
+  if (autocast::is_wrapper(f)) return true;
+  std::lock_guard<std::mutex> lock(g_allowed_mu);
+  return g_allowed.count(f) != 0;
+}
+
+struct RecordingBox {
+  std::unique_ptr<capture::Recording> rec;
+  lua_Hook prev_hook = nullptr;
+  int prev_mask = 0, prev_count = 0;
+  lua_State* L = nullptr;
+};
+
+thread_local RecordingBox* t_box = nullptr;
+
+// A C function called while recording: a binding (its engine work is recorded or breaks the
+// recording itself), one of the allowed set, or a break.
+void call_hook(lua_State* L, lua_Debug* ar) {
+  RecordingBox* box = t_box;
+  if (box && box->L == L && (ar->event == LUA_HOOKCALL || ar->event == LUA_HOOKTAILCALL) &&
+      !capture::broken_here() && lua_getinfo(L, "fnS", ar)) {
+    if (lua_iscfunction(L, -1) && binding_of(L, -1) == nullptr) {
+      if (!allowed_c_function(lua_tocfunction(L, -1))) {
+        capture::mark_broken(std::string("calls ") + (ar->name ? ar->name : "a C function") +
+                             ", whose effects a replay would not repeat");
+        capture::set_break_location(script_line(L));
+      }
+    }
+    lua_pop(L, 1);
+  }
+  if (box && box->prev_hook && (box->prev_mask & (1 << ar->event))) box->prev_hook(L, ar);
+}
+
+void end_recording(RecordingBox* box) {
+  if (!box->rec) return;
+  if (t_box == box) {
+    lua_sethook(box->L, box->prev_hook, box->prev_mask, box->prev_count);
+    t_box = nullptr;
+  }
+  box->rec.reset();
+}
+
+int recording_gc(lua_State* L) {
+  auto* box = static_cast<RecordingBox*>(luaL_checkudata(L, 1, kRecordingMeta));
+  end_recording(box);
+  box->~RecordingBox();
+  return 0;
+}
+
+// ---- variants: a tape with its guard and its effects
+
+struct ArgState {
+  int type = LUA_TNIL;
+  Value value{V::Nil};
+  std::string text;      // a string argument
+  TensorState tensor;    // a tensor argument's layout (its identity is not guarded)
+  bool contiguous = false;
+  Device device;
+};
+
+struct VariantBox {
+  std::shared_ptr<capture::Tape> tape;
+  Snapshot pre;
+  Modes modes;
+  std::vector<bool> grad_identity;  // per pre tensor: guard the gradient's identity
+  std::vector<std::pair<size_t, std::shared_ptr<TensorImpl>>> grad_effects;  // pre tensor k's grad after
+  std::vector<std::pair<Storage*, uint32_t>> version_effects;
+  std::vector<ArgState> args;
+  std::vector<Tensor> clones;  // the recording's inputs, one per tensor argument
+};
+
+int variant_gc(lua_State* L) {
+  auto* v = static_cast<VariantBox*>(luaL_checkudata(L, 1, kVariantMeta));
+  release(L, v->pre.keep);
+  v->~VariantBox();
+  return 0;
+}
+
+int snapshot_gc(lua_State* L) {
+  auto* s = static_cast<SnapshotBox*>(luaL_checkudata(L, 1, kSnapshotMeta));
+  release(L, s->snap.keep);
+  s->~SnapshotBox();
+  return 0;
+}
+
+template <typename T>
+T* new_box(lua_State* L, const char* meta, lua_CFunction gc) {
+  void* ud = lua_newuserdatauv(L, sizeof(T), 0);
+  T* box = new (ud) T();
+  if (luaL_newmetatable(L, meta)) {
+    lua_pushcfunction(L, gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pushstring(L, "compile internals");
+    lua_setfield(L, -2, "__metatable");
+  }
+  lua_setmetatable(L, -2);
+  return box;
+}
+
+template <typename T>
+T* box_arg(Args& a, int i, const char* meta, const char* what) {
+  a.consumed(i);
+  auto* b = static_cast<T*>(luaL_testudata(a.L, i, meta));
+  if (!b) a.error(std::string("argument ") + std::to_string(i) + " is not " + what);
+  return b;
+}
+
+int function_arg(Args& a, int i) {
+  a.consumed(i);
+  if (lua_type(a.L, i) != LUA_TFUNCTION) a.error("argument " + std::to_string(i) + " must be a function");
+  return lua_absindex(a.L, i);
+}
+
+int table_arg(Args& a, int i) {
+  a.consumed(i);
+  if (!lua_istable(a.L, i) || tensor_slot(a.L, i)) a.error("argument " + std::to_string(i) + " must be a table");
+  return lua_absindex(a.L, i);
+}
+
+// The state of argument idx; false for a kind a variant cannot guard.
+bool arg_state(lua_State* L, int idx, ArgState* s) {
+  s->type = lua_type(L, idx);
+  switch (s->type) {
+    case LUA_TNIL: return true;
+    case LUA_TBOOLEAN: s->value = {lua_toboolean(L, idx) ? V::True : V::False}; return true;
+    case LUA_TNUMBER: {
+      if (lua_isinteger(L, idx)) {
+        s->value = {V::Int, uint64_t(lua_tointeger(L, idx))};
+      } else {
+        double d = lua_tonumber(L, idx);
+        uint64_t bits;
+        std::memcpy(&bits, &d, sizeof bits);
+        s->value = {V::Float, bits};
+      }
+      return true;
+    }
+    case LUA_TSTRING: {
+      size_t n;
+      const char* p = lua_tolstring(L, idx, &n);
+      s->text.assign(p, n);
+      return true;
+    }
+    case LUA_TUSERDATA: {
+      Tensor* t = tensor_slot(L, idx);
+      if (!t || !t->defined()) return false;
+      s->tensor = TensorState::of(*t);
+      s->tensor.impl.reset(), s->tensor.grad.reset(), s->tensor.storage = nullptr;
+      s->tensor.strides.clear(), s->tensor.offset = 0, s->tensor.version = 0;
+      s->contiguous = t->is_contiguous();
+      s->device = t->device();
+      return true;
+    }
+    default: return false;
+  }
+}
+
+bool same_arg(lua_State* L, int idx, const ArgState& e) {
+  if (lua_type(L, idx) != e.type) return false;
+  ArgState s;
+  if (e.type == LUA_TUSERDATA) {
+    Tensor* t = tensor_slot(L, idx);
+    if (!t || !t->defined()) return false;
+    const TensorState& w = e.tensor;
+    bool grad_fn = t->impl()->autograd && t->impl()->autograd->grad_fn;
+    bool req = t->impl()->autograd && t->impl()->autograd->requires_grad;
+    return t->dtype() == w.dtype && t->sizes() == w.sizes && t->device() == e.device && req == w.requires_grad &&
+           grad_fn == w.has_grad_fn && t->is_contiguous() == e.contiguous;
+  }
+  if (!arg_state(L, idx, &s)) return false;
+  return s.value == e.value && s.text == e.text;
+}
+
+// ---- bindings
+
+// _compile_snapshot(fn) -> snapshot or nil, reason
+int snapshot_fn(lua_State* L, Args& a) {
+  const int fn = function_arg(a, 1);
+  auto* box = new_box<SnapshotBox>(L, kSnapshotMeta, snapshot_gc);
+  box->modes = current_modes();
+  Walker::record(L, fn, &box->snap);
+  if (box->snap.too_large) {
+    lua_pushnil(L);
+    lua_pushfstring(L,
+                    "the function reaches more than %d Lua values, or values nested more than %d deep (its "
+                    "upvalues, their tables and functions)",
+                    int(kMaxSnapshotValues), kMaxSnapshotDepth);
+    return 2;
+  }
+  return 1;
+}
+
+// _compile_begin() -> recording: starts recording the engine's work and C calls on this thread.
+int begin_fn(lua_State* L, Args&) {
+  TIDE_CHECK(!capture::recording_here(), "torch.compile: a recording is already running on this thread");
+  auto* box = new_box<RecordingBox>(L, kRecordingMeta, recording_gc);
+  box->L = L;
+  box->rec = std::make_unique<capture::Recording>();
+  box->prev_hook = lua_gethook(L);
+  box->prev_mask = lua_gethookmask(L);
+  box->prev_count = lua_gethookcount(L);
+  t_box = box;
+  lua_sethook(L, call_hook, box->prev_mask | LUA_MASKCALL, box->prev_count);
+  return 1;
+}
+
+// _compile_finish(recording, fn, snapshot, clones) -> variant or nil, reason: ends the
+// recording and makes the variant when the call can be replayed. `snapshot` is the state
+// before the call; clones are the tensors the function was given.
+int finish_fn(lua_State* L, Args& a) {
+  auto* rbox = box_arg<RecordingBox>(a, 1, kRecordingMeta, "a recording");
+  const int fn = function_arg(a, 2);
+  auto* pre = box_arg<SnapshotBox>(a, 3, kSnapshotMeta, "a snapshot");
+  const int clones = table_arg(a, 4);
+  TIDE_CHECK(rbox->rec != nullptr, "_compile_finish: the recording has ended");
+  std::shared_ptr<capture::Tape> tape = rbox->rec->finish();
+  std::string reason = tape ? "" : rbox->rec->reason();
+  end_recording(rbox);
+  auto fail = [&](std::string why) {
+    lua_pushnil(L);
+    lua_pushstring(L, why.c_str());
+    return 2;
+  };
+  if (!tape) return fail(reason);
+  if (!(current_modes() == pre->modes))
+    return fail("the function changes an engine mode (grad mode, default dtype, threads, autocast or the generator)");
+  if (pre->modes.autocast) return fail("autocast regions are not captured");
+
+  // The state after the call: the same Lua values; tensors with the same layout.
+  Snapshot post;
+  Walker::record(L, fn, &post);
+  bool same = !post.too_large && post.values == pre->snap.values && post.tensors.size() == pre->snap.tensors.size();
+  for (size_t k = 0; same && k < post.tensors.size(); ++k) same = post.tensors[k].same_layout(pre->snap.tensors[k]);
+  release(L, post.keep);
+  if (!same) return fail("the function changes Lua state it reaches (a table field, an upvalue, optimizer state)");
+
+  // Memory the tape may touch: its own blocks, the inputs it was given, the reached tensors
+  // and their gradients before and after.
+  std::vector<std::pair<const char*, size_t>> known;
+  auto know = [&](const Storage* s) {
+    if (s) known.emplace_back(static_cast<const char*>(s->data()), s->nbytes());
+  };
+  std::vector<Tensor> clone_list;
+  for (lua_Integer i = 1;; ++i) {
+    lua_rawgeti(L, clones, i);
+    Tensor* t = tensor_slot(L, -1);
+    lua_pop(L, 1);
+    if (!t) break;
+    clone_list.push_back(*t);
+    know(t->storage().get());
+  }
+  for (const auto* snap : {&pre->snap, &post})
+    for (const TensorState& s : snap->tensors) {
+      know(s.storage);
+      if (s.grad) know(s.grad->storage.get());
+    }
+  if (!tape->touches_only(known))
+    return fail("the function reaches tensors torch.compile cannot guard (not through its arguments or upvalues)");
+
+  auto* v = new_box<VariantBox>(L, kVariantMeta, variant_gc);
+  v->tape = std::move(tape);
+  v->modes = pre->modes;
+  v->clones = std::move(clone_list);
+  v->pre = std::move(pre->snap);
+  pre->snap = Snapshot{};
+  v->grad_identity.resize(v->pre.tensors.size());
+  for (size_t k = 0; k < v->pre.tensors.size(); ++k) {
+    const TensorState& b = v->pre.tensors[k];
+    const TensorState& e = post.tensors[k];
+    const Storage* gs = b.grad ? b.grad->storage.get() : nullptr;
+    v->grad_identity[k] = gs && v->tape->touches(gs->data(), gs->nbytes());
+    if (e.grad != b.grad) v->grad_effects.emplace_back(k, e.grad);
+    if (e.version != b.version) v->version_effects.emplace_back(const_cast<Storage*>(e.storage), e.version - b.version);
+  }
+  // The gradients this call made are the tape's memory, which the next replay rewrites: the
+  // caller keeps copies (as replays give them).
+  for (const auto& [k, grad] : v->grad_effects)
+    if (grad) v->pre.tensors[k].impl->autograd->grad = Tensor(grad).clone();
+  return 1;
+}
+
+// _compile_guard_args(variant, ...) : records the call's arguments as the variant's (after
+// finish, with the arguments the recording was called with). Returns nothing.
+int guard_args_fn(lua_State* L, Args& a) {
+  auto* v = box_arg<VariantBox>(a, 1, kVariantMeta, "a variant");
+  v->args.clear();
+  for (int i = 2; i <= lua_gettop(L); ++i) {
+    a.consumed(i);
+    ArgState s;
+    TIDE_CHECK(arg_state(L, i, &s), "_compile_guard_args: argument ", i, " is a ", luaL_typename(L, i),
+               " (tensors, numbers, booleans, strings and nil only)");
+    v->args.push_back(std::move(s));
+  }
+  return 0;
+}
+
+// _compile_replay(variant, fn, ...) -> true, or false when a guard fails: copies the tensor
+// arguments into the recording's inputs, replays, and applies the recorded effects.
+int replay_fn(lua_State* L, Args& a) {
+  auto* v = box_arg<VariantBox>(a, 1, kVariantMeta, "a variant");
+  const int fn = function_arg(a, 2);
+  const int nargs = lua_gettop(L) - 2;
+  for (int i = 3; i <= lua_gettop(L); ++i) a.consumed(i);
+  bool hit = nargs == int(v->args.size()) && current_modes() == v->modes;
+  for (int i = 0; hit && i < nargs; ++i) hit = same_arg(L, i + 3, v->args[size_t(i)]);
+  if (hit) hit = Walker::matches(L, fn, v->pre, v->grad_identity);
+  if (!hit) {
+    lua_pushboolean(L, 0);
+    return 1;
+  }
+  {
+    autograd::GradModeGuard no_grad(false);
+    size_t c = 0;
+    for (int i = 0; i < nargs; ++i)
+      if (v->args[size_t(i)].type == LUA_TUSERDATA) ops::copy_(v->clones[c++], *tensor_slot(L, i + 3));
+  }
+  v->tape->replay();
+  // A gradient the recording's backward made anew: a new tensor each call, as eagerly (a
+  // gradient kept from an earlier call is not overwritten by the next replay).
+  for (const auto& [k, grad] : v->grad_effects) {
+    const TensorState& s = v->pre.tensors[k];
+    TIDE_ASSERT(s.impl->autograd);
+    s.impl->autograd->grad = grad ? Tensor(grad).clone() : Tensor();
+  }
+  for (const auto& [storage, delta] : v->version_effects)
+    for (uint32_t i = 0; i < delta; ++i) storage->bump_version();
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+// _compile_explain(variant) -> {steps = {{entry=, op=}...}, buffers =, bytes =, values =, tensors =}
+int explain_fn(lua_State* L, Args& a) {
+  auto* v = box_arg<VariantBox>(a, 1, kVariantMeta, "a variant");
+  lua_createtable(L, 0, 5);
+  lua_createtable(L, int(v->tape->steps.size()), 0);
+  for (size_t i = 0; i < v->tape->steps.size(); ++i) {
+    lua_createtable(L, 0, 2);
+    lua_pushstring(L, v->tape->steps[i].entry);
+    lua_setfield(L, -2, "entry");
+    lua_pushstring(L, v->tape->steps[i].op);
+    lua_setfield(L, -2, "op");
+    lua_rawseti(L, -2, lua_Integer(i + 1));
+  }
+  lua_setfield(L, -2, "steps");
+  lua_pushinteger(L, lua_Integer(v->tape->retained.size()));
+  lua_setfield(L, -2, "buffers");
+  lua_pushinteger(L, lua_Integer(v->tape->retained_bytes()));
+  lua_setfield(L, -2, "bytes");
+  lua_pushinteger(L, lua_Integer(v->pre.values.size()));
+  lua_setfield(L, -2, "guarded_values");
+  lua_pushinteger(L, lua_Integer(v->pre.tensors.size()));
+  lua_setfield(L, -2, "guarded_tensors");
+  return 1;
+}
+
+// _compile_reaches(variant, tensor) -> boolean: whether the tensor is one the variant's guard
+// reached (a parameter, a buffer): a replay returns it itself rather than a copy.
+int reaches_fn(lua_State* L, Args& a) {
+  auto* v = box_arg<VariantBox>(a, 1, kVariantMeta, "a variant");
+  const Tensor& t = a.tensor(2);
+  lua_pushboolean(L, std::any_of(v->pre.tensors.begin(), v->pre.tensors.end(),
+                                 [&](const TensorState& s) { return s.impl == t.impl_ptr(); }));
+  return 1;
+}
+
+// _compile_recording() -> boolean: whether this thread records (a compiled function called
+// inside another's recording runs eagerly, into the outer recording).
+int recording_fn(lua_State* L, Args&) {
+  lua_pushboolean(L, capture::recording_here());
+  return 1;
+}
+
+// _compile_set_libset(set, allowed): the library tables and functions, compared by identity
+// only; and the C functions a recorded function may call (keys of `allowed`).
+int set_libset_fn(lua_State* L, Args& a) {
+  const int set = table_arg(a, 1), allowed = table_arg(a, 2);
+  lua_pushvalue(L, set);
+  lua_setfield(L, LUA_REGISTRYINDEX, "tide.compile.libset");
+  std::lock_guard<std::mutex> lock(g_allowed_mu);
+  lua_pushnil(L);
+  while (lua_next(L, allowed) != 0) {
+    if (lua_iscfunction(L, -2)) g_allowed.insert(lua_tocfunction(L, -2));
+    lua_pop(L, 1);
+  }
+  return 0;
+}
+
+const Binding kCompileBindings[] = {
+    {"_compile_snapshot", snapshot_fn, TORCH,
+     "_compile_snapshot(fn) -> snapshot: the Lua state fn reaches (torch.compile's guard; internal)."},
+    {"_compile_begin", begin_fn, TORCH,
+     "_compile_begin() -> recording: starts recording engine work on this thread (torch.compile; internal)."},
+    {"_compile_finish", finish_fn, TORCH,
+     "_compile_finish(recording, fn, snapshot, clones) -> variant or nil, reason: ends a recording (torch.compile; "
+     "internal)."},
+    {"_compile_guard_args", guard_args_fn, TORCH,
+     "_compile_guard_args(variant, ...): the arguments a variant replays for (torch.compile; internal)."},
+    {"_compile_replay", replay_fn, TORCH,
+     "_compile_replay(variant, fn, ...) -> boolean: replays a variant when its guards hold (torch.compile; "
+     "internal)."},
+    {"_compile_reaches", reaches_fn, TORCH,
+     "_compile_reaches(variant, tensor) -> boolean: whether the variant's guard reached the tensor (internal)."},
+    {"_compile_explain", explain_fn, TORCH, "_compile_explain(variant) -> table: what a variant captured (internal)."},
+    {"_compile_recording", recording_fn, TORCH,
+     "_compile_recording() -> boolean: whether this thread records (torch.compile; internal)."},
+    {"_compile_set_libset", set_libset_fn, TORCH,
+     "_compile_set_libset(set, allowed): the library objects torch.compile compares by identity, the C functions "
+     "it allows (internal)."},
+};
+
+}  // namespace
+
+void register_compile_bindings() { register_bindings(kCompileBindings, std::size(kCompileBindings)); }
+
+}  // namespace tide::lua

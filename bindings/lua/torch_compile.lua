@@ -1,0 +1,386 @@
+-- torch.compile: capture a function's engine work once, replay it on later calls.
+--
+--   local step = torch.compile(function(x, y) ... end[, {fullgraph=, disable=}])
+--   local model_c = torch.compile(model)        -- a module whose calls are compiled
+--   torch.compiler.reset()                      -- forget every recording
+--   torch._dynamo.explain(fn)(args...)          -- what a call captures, and why not
+--   torch._dynamo.config.cache_size_limit = 8   -- variants per function
+--
+-- The first call with a new signature runs the function eagerly while the engine records
+-- every call it makes into the CPU's device table (tensor/capture/): forward ops,
+-- backward(), optimizer steps alike. Later calls whose guards hold replay that recording with
+-- no Lua, no graph building and no allocation. The guards (bindings/bind_compile.cpp): the
+-- arguments' kinds, numbers, strings and tensor layouts; the engine modes; and every value
+-- the function reaches through its upvalues (tables, metatables, functions' upvalues, tensor
+-- layouts and requires_grad), compared with the state at recording.
+--
+-- A call that cannot be replayed exactly breaks the capture, and the function runs eagerly
+-- from then on, with one message naming the reason and the script line. Breaks: a value read
+-- into Lua (item, tolist, printing, comparisons turned into Lua booleans), an op without a
+-- device-table path, C functions with effects (print, io, os, math.random), a changed engine
+-- mode, reseeding, CUDA tensors, autocast, a table argument, a tensor argument that requires
+-- grad or is modified in place, results that require grad (backward outside the function),
+-- and Lua state the call changes every time (a step counter). A call that changes reached Lua
+-- state (an optimizer's first step creating its buffers) is recorded again on the next call,
+-- up to three times in a row. With {fullgraph = true} a break is an error instead.
+local torch = ...
+
+local C = {
+  snapshot = torch._compile_snapshot, begin = torch._compile_begin, finish = torch._compile_finish,
+  guard_args = torch._compile_guard_args, replay = torch._compile_replay, explain = torch._compile_explain,
+  recording = torch._compile_recording, reaches = torch._compile_reaches, set_libset = torch._compile_set_libset,
+}
+for name in pairs(C) do torch["_compile_" .. name] = nil end  -- internal: reached through C only
+local is_tensor = torch.is_tensor
+
+local dynamo = torch._dynamo or {}
+torch._dynamo = dynamo
+dynamo.config = dynamo.config or {}
+dynamo.config.cache_size_limit = 8
+local compiler = torch.compiler or {}
+torch.compiler = compiler
+
+-- Recordings in a row that changed reached Lua state before the function is left eager.
+local kStateRetries = 3
+
+local function fail(fmt, ...) error("torch.compile: " .. string.format(fmt, ...), 0) end
+
+---------------------------------------------------------------------------------------------
+-- The library: tables and functions compared by identity, and the C functions a recorded
+-- function may call (besides the bindings, which the engine watches itself).
+
+local allowed_c  -- set of C functions
+local libset     -- set of library tables and functions
+
+-- C functions of the standard library with effects a replay would not repeat, or results
+-- that vary from call to call.
+local kEffectful = {
+  print = true, dofile = true, loadfile = true, warn = true,
+  ["math.random"] = true, ["math.randomseed"] = true,
+}
+local kEffectfulLibs = {io = true, os = true, debug = true, coroutine = true}
+
+local function is_c_function(f)
+  local info = debug and debug.getinfo and debug.getinfo(f, "S")
+  return info ~= nil and info.what == "C"
+end
+
+local function build_library()
+  if libset then return end
+  local lib, allowed = {}, {}
+  -- Not descended into: the module list itself (which holds io and os) and the effectful libraries.
+  local skip = {[package.loaded] = true, [_G] = true}
+  for k in pairs(kEffectfulLibs) do skip[package.loaded[k] or false] = true end
+  local function collect(v, name)
+    if lib[v] or skip[v] then return end
+    local kind = type(v)
+    if kind == "table" then
+      lib[v] = true
+      for k, x in pairs(v) do
+        if type(k) == "string" then collect(x, name and (name .. "." .. k) or k) else collect(x) end
+      end
+      local mt = getmetatable(v)
+      if type(mt) == "table" then collect(mt) end
+    elseif kind == "function" then
+      lib[v] = true
+      if is_c_function(v) and not kEffectful[name or ""] then allowed[v] = true end
+    end
+  end
+  for modname, m in pairs(package.loaded) do
+    if modname ~= "_G" and not kEffectfulLibs[modname] and type(m) == "table" then
+      collect(m, (modname == "string" or modname == "math" or modname == "table" or modname == "utf8") and modname or nil)
+    end
+  end
+  collect(getmetatable(torch.empty(0)))
+  -- The base library lives in _G, which is user state and walked; its C functions are allowed
+  -- (but for the effectful ones) without making _G a library table.
+  for k, v in pairs(_G) do
+    if type(v) == "function" and is_c_function(v) and not kEffectful[k] then allowed[v] = true end
+  end
+  allowed[select(1, ipairs({}))] = true  -- the iterator of ipairs (pairs' is next)
+  for k in pairs(kEffectfulLibs) do lib[package.loaded[k] or false] = true end
+  lib[false] = nil
+  lib[package.loaded] = true
+  libset, allowed_c = lib, allowed
+  C.set_libset(libset, allowed_c)
+end
+
+---------------------------------------------------------------------------------------------
+-- Compiled functions
+
+local compiled = setmetatable({}, {__mode = "k"})  -- compiled function -> its state
+
+local function where(fn)
+  local info = debug and debug.getinfo and debug.getinfo(fn, "S")
+  return info and (info.short_src .. ":" .. tostring(info.linedefined)) or "?"
+end
+
+local function give_up(state, reason)
+  state.eager = true
+  state.reason = reason
+  if state.fullgraph then fail("fullgraph=true, but the function at %s cannot be captured: %s", where(state.fn), reason) end
+  if io and io.stderr and not state.quiet then
+    io.stderr:write("torch.compile: the function at ", where(state.fn), " runs eagerly: ", reason, "\n")
+  end
+end
+
+-- Why the arguments cannot be guarded (nil when they can).
+local function unguardable(n, ...)
+  for i = 1, n do
+    local v = select(i, ...)
+    local kind = type(v)
+    if is_tensor(v) then
+      if v.requires_grad then return "argument " .. i .. " is a tensor that requires grad" end
+      if tostring(v.device) ~= "cpu" then return "argument " .. i .. " is on " .. tostring(v.device) .. " (only CPU work is captured)" end
+    elseif kind ~= "nil" and kind ~= "number" and kind ~= "boolean" and kind ~= "string" then
+      return "argument " .. i .. " is a " .. kind .. " (tensors, numbers, booleans and strings are guarded)"
+    end
+  end
+  return nil
+end
+
+-- What a replay returns for each result of the recording call: an argument, a reached tensor
+-- itself, a copy of a tensor the call made, or a constant. nil and a reason when a result
+-- cannot be reproduced.
+local function describe_results(handle, args, clones_at, res)
+  local outs = {n = res.n - 1}
+  for i = 2, res.n do
+    local r = res[i]
+    local kind = type(r)
+    if is_tensor(r) then
+      local arg = clones_at[r]
+      if arg then
+        outs[i - 1] = {arg = arg}
+      elseif C.reaches(handle, r) then
+        outs[i - 1] = {same = r}
+      elseif r.requires_grad then
+        return nil, "result " .. (i - 1) .. " requires grad (call backward inside the compiled function)"
+      else
+        outs[i - 1] = {copy = r}
+      end
+    elseif kind == "nil" or kind == "number" or kind == "boolean" or kind == "string" then
+      outs[i - 1] = {value = r}
+    else
+      return nil, "result " .. (i - 1) .. " is a " .. kind
+    end
+  end
+  return outs
+end
+
+local function results(variant, ...)
+  local outs = variant.outs
+  local vals = {}
+  for i = 1, outs.n do
+    local o = outs[i]
+    if o.arg then vals[i] = (select(o.arg, ...))
+    elseif o.copy then vals[i] = o.copy:clone()
+    elseif o.same then vals[i] = o.same
+    else vals[i] = o.value end
+  end
+  return table.unpack(vals, 1, outs.n)
+end
+
+-- Runs fn(...) eagerly while recording; adds a variant when the call can be replayed.
+local function record(state, ...)
+  local n = select("#", ...)
+  local args = table.pack(...)
+  local why = unguardable(n, ...)
+  if why then
+    give_up(state, why)
+    return state.fn(...)
+  end
+  build_library()
+  local call_args, clones, clones_at = {}, {}, {}
+  for i = 1, n do
+    local v = args[i]
+    if is_tensor(v) then
+      local c = v:clone()
+      clones[#clones + 1] = c
+      clones_at[c] = i
+      call_args[i] = c
+    else
+      call_args[i] = v
+    end
+  end
+  local snap, too_much = C.snapshot(state.fn)
+  if not snap then
+    give_up(state, too_much)
+    return state.fn(...)
+  end
+  state.recordings = (state.recordings or 0) + 1
+  local rec = C.begin()
+  local res = table.pack(pcall(state.fn, table.unpack(call_args, 1, n)))
+  local handle, reason = C.finish(rec, state.fn, snap, clones)
+  -- Tensor arguments written in place: the caller's tensors get the writes, as eagerly.
+  local mutated = false
+  for i = 1, n do
+    local c = call_args[i]
+    if is_tensor(c) and not torch.allclose(c, args[i], {rtol = 0, atol = 0, equal_nan = true}) then
+      args[i]:copy_(c)
+      mutated = true
+    end
+  end
+  if not res[1] then error(res[2], 0) end
+  -- The results as the caller sees them: its own tensors where the function returned one.
+  local shown = {}
+  for i = 2, res.n do
+    local r = res[i]
+    shown[i - 1] = (is_tensor(r) and clones_at[r]) and args[clones_at[r]] or r
+  end
+  local outs, bad
+  if handle then outs, bad = describe_results(handle, args, clones_at, res) end
+  -- A result the recording made lives in memory each replay rewrites: the caller gets a copy.
+  if outs then
+    for i = 1, outs.n do
+      if outs[i].copy then shown[i] = outs[i].copy:clone() end
+    end
+  end
+  if mutated then
+    give_up(state, "it modifies a tensor argument in place")
+  elseif not handle then
+    if reason:find("changes Lua state", 1, true) then
+      state.state_changes = (state.state_changes or 0) + 1
+      if state.state_changes >= kStateRetries then give_up(state, reason .. ", on " .. kStateRetries .. " calls in a row") end
+    else
+      give_up(state, reason)
+    end
+  elseif not outs then
+    give_up(state, bad)
+  else
+    C.guard_args(handle, ...)
+    state.state_changes = 0
+    state.variants[#state.variants + 1] = {handle = handle, outs = outs}
+  end
+  return table.unpack(shown, 1, res.n - 1)
+end
+
+local function call(state, ...)
+  if state.eager or C.recording() then return state.fn(...) end
+  local variants = state.variants
+  for i = 1, #variants do
+    local v = variants[i]
+    if C.replay(v.handle, state.fn, ...) then
+      state.replays = state.replays + 1
+      return results(v, ...)
+    end
+  end
+  if #variants >= dynamo.config.cache_size_limit then
+    give_up(state, "cache_size_limit (" .. tostring(dynamo.config.cache_size_limit) .. ") variants recorded")
+    return state.fn(...)
+  end
+  return record(state, ...)
+end
+
+local kCompileOptions = {fullgraph = "boolean", disable = "boolean"}
+
+local function check_options(opts)
+  if opts == nil then return {} end
+  if type(opts) ~= "table" or is_tensor(opts) then fail("options must be a keyword table such as {fullgraph=true}, got a %s", type(opts)) end
+  for k, v in pairs(opts) do
+    local want = kCompileOptions[k]
+    if not want then fail("unknown keyword '%s' (takes fullgraph, disable)", tostring(k)) end
+    if type(v) ~= want then fail("%s must be a %s, got a %s", k, want, type(v)) end
+  end
+  return opts
+end
+
+local function compile_function(fn, opts)
+  local state = {fn = fn, variants = {}, fullgraph = opts.fullgraph == true, replays = 0, recordings = 0}
+  local f = function(...) return call(state, ...) end
+  compiled[f] = state
+  return f
+end
+
+-- torch.compile(fn[, opts]) -> function; torch.compile(module[, opts]) -> the module with
+-- compiled calls (reads and writes reach the module; _orig_mod is the module itself).
+function torch.compile(target, opts)
+  opts = check_options(opts)
+  local kind = type(target)
+  local module = kind == "table" and not is_tensor(target) and getmetatable(target) ~= nil and target.forward ~= nil
+  if kind ~= "function" and not module then
+    fail("expected a function or an nn.Module, got a %s", is_tensor(target) and "tensor" or kind)
+  end
+  if opts.disable then return target end
+  if not module then return compile_function(target, opts) end
+  local f = compile_function(function(...) return target(...) end, opts)
+  -- Methods called on the wrapper (cm:parameters(), cm:eval()) run on the module itself.
+  local proxy
+  local methods = {}
+  proxy = setmetatable({_orig_mod = target, _compiled = f}, {
+    __index = function(_, k)
+      local v = target[k]
+      if type(v) ~= "function" then return v end
+      local m = methods[v]
+      if not m then
+        m = function(self, ...)
+          if rawequal(self, proxy) then self = target end
+          return v(self, ...)
+        end
+        methods[v] = m
+      end
+      return m
+    end,
+    __newindex = target,
+    __call = function(_, ...) return f(...) end,
+    __tostring = function() return "OptimizedModule(" .. tostring(target) .. ")" end,
+  })
+  return proxy
+end
+
+-- torch.compiler.reset(): every compiled function forgets its recordings and breaks.
+function compiler.reset(...)
+  if select("#", ...) > 0 then fail("reset takes no arguments") end
+  for _, state in pairs(compiled) do
+    state.variants, state.eager, state.reason, state.state_changes = {}, nil, nil, nil
+  end
+end
+
+-- torch.compiler.stats(f) -> {recordings=, replays=, variants=, eager=, reason=}: what a
+-- compiled function (or module) has done so far: calls recorded, calls replayed, variants
+-- kept, and whether (and why) it runs eagerly now.
+function compiler.stats(f, ...)
+  if select("#", ...) > 0 then fail("stats takes one argument") end
+  if type(f) == "table" and rawget(f, "_orig_mod") ~= nil then f = rawget(f, "_compiled") end
+  local state = compiled[f]
+  if not state then fail("stats expects a function torch.compile returned, got a %s", type(f)) end
+  return {recordings = state.recordings, replays = state.replays, variants = #state.variants,
+          eager = state.eager == true, reason = state.reason}
+end
+
+-- torch._dynamo.explain(fn)(...) -> report: runs fn(...) once under a fresh compile and says
+-- what it captured: graph_count (0 or 1), graph_break_count, break_reasons, op_count, ops (the
+-- recorded device-table calls, each "op:entry"), buffers and bytes (kept by the recording),
+-- guarded_values and guarded_tensors. Chains of pointwise ops are not fused yet, so
+-- fused_groups is always empty.
+function dynamo.explain(fn, ...)
+  if select("#", ...) > 0 then fail("explain(fn) takes one argument; call its result with fn's arguments") end
+  if type(fn) ~= "function" then fail("explain expects a function, got a %s", type(fn)) end
+  return function(...)
+    local state = {fn = compiled[fn] and compiled[fn].fn or fn, variants = {}, quiet = true}
+    record(state, ...)
+    local report = {graph_count = 0, graph_break_count = 0, break_reasons = {}, op_count = 0, ops = {},
+                    fused_groups = {}, buffers = 0, bytes = 0, guarded_values = 0, guarded_tensors = 0}
+    local v = state.variants[1]
+    if v then
+      local e = C.explain(v.handle)
+      report.graph_count = 1
+      report.op_count = #e.steps
+      for i, s in ipairs(e.steps) do report.ops[i] = s.op .. ":" .. s.entry end
+      report.buffers, report.bytes = e.buffers, e.bytes
+      report.guarded_values, report.guarded_tensors = e.guarded_values, e.guarded_tensors
+    else
+      report.graph_break_count = 1
+      report.break_reasons[1] = state.reason or "the call changed Lua state it reaches (recorded again next call)"
+    end
+    return setmetatable(report, {__tostring = function(r)
+      local lines = {string.format("Graph Count: %d", r.graph_count),
+                     string.format("Graph Break Count: %d", r.graph_break_count),
+                     string.format("Op Count: %d", r.op_count),
+                     string.format("Buffers: %d (%d bytes)", r.buffers, r.bytes),
+                     string.format("Guarded: %d Lua values, %d tensors", r.guarded_values, r.guarded_tensors)}
+      if #r.break_reasons > 0 then lines[#lines + 1] = "Break Reasons:\n  " .. table.concat(r.break_reasons, "\n  ") end
+      if #r.ops > 0 then lines[#lines + 1] = "Ops:\n  " .. table.concat(r.ops, "\n  ") end
+      return table.concat(lines, "\n")
+    end})
+  end
+end

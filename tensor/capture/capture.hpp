@@ -1,0 +1,115 @@
+// Capture and replay of engine work (torch.compile, bindings/lua/torch_compile.lua).
+//
+// While a thread records, every call it makes into the CPU's device table goes through a
+// recording table that runs the kernel and appends a replay step holding the call's
+// arguments by value: data pointers, strides, scalars, options. Every CPU storage allocated
+// meanwhile is kept by the tape, so the pointers stay valid and no other tensor gets their
+// memory. A replay runs the steps again on whatever data those buffers then hold: no Lua,
+// no argument checks, no graph building, no allocation (the strided reduction, scan, sort
+// entries allocate their result and it is copied into the recorded one).
+//
+// A recording is only sound if the table calls are all the work the ops did. Host code that
+// reads or writes tensor memory outside a table call (an op's CPU-only loop, item(),
+// printing, an index tensor read to find positions) calls note_host_access(), which marks
+// the recording broken with the op's name; so does work on another device, a random draw
+// from a generator other than the thread's default, and foreign memory wrapped meanwhile.
+// The Lua side (bindings/bind_compile.cpp) adds what the engine cannot see: Lua state.
+//
+// Cost when off: note_host_access() and the allocation hook are one relaxed load of a global
+// and a predicted branch, like the profiler's.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tide {
+class Storage;
+struct DeviceBackend;
+}
+
+namespace tide::capture {
+
+namespace detail {
+// Non-zero while some thread records (the slow paths then ask whether it is this one).
+extern std::atomic<int> g_active;
+// The CPU's table as backend_for returns it: kCpuBackend, or the recording table.
+extern std::atomic<const DeviceBackend*> g_cpu_backend;
+void host_access_slow();
+void allocated_slow(const std::shared_ptr<Storage>& s);
+void other_device_slow(const char* device);
+}  // namespace detail
+
+inline bool any_recording() { return detail::g_active.load(std::memory_order_relaxed) != 0; }
+
+// Host code is about to read or write tensor memory: outside a table call during a
+// recording on this thread, that breaks the recording.
+inline void note_host_access() {
+  if (any_recording()) [[unlikely]]
+    detail::host_access_slow();
+}
+// Storage::allocate's hook: a recording keeps every CPU block allocated on its thread.
+inline void note_allocated(const std::shared_ptr<Storage>& s) {
+  if (any_recording()) [[unlikely]]
+    detail::allocated_slow(s);
+}
+// An op is about to run on a device other than the CPU.
+inline void note_other_device(const char* device) {
+  if (any_recording()) [[unlikely]]
+    detail::other_device_slow(device);
+}
+
+// A recorded sequence of table calls (filled by the recording table in capture.cpp).
+struct Tape {
+  struct Step {
+    const char* entry;  // the table entry ("binary", "matmul", ...) for explain()
+    const char* op;     // the binding that made the call
+    std::function<void(uint64_t seed, uint64_t offset_shift)> run;
+  };
+  std::vector<Step> steps;
+  std::vector<std::shared_ptr<Storage>> retained;  // every CPU block allocated while recording
+  std::vector<const char*> addresses;              // first byte of each operand of each step
+  bool uses_random = false;
+  uint64_t start_offset = 0;   // the default generator's offset when the recording began
+  uint64_t random_blocks = 0;  // and its advance over the recording
+
+  // Runs every step. Random draws continue the thread's default generator exactly as the
+  // recorded calls did from wherever it stands now, and advance it as they did.
+  void replay() const;
+  // Whether some step reads or writes memory in [p, p + nbytes).
+  bool touches(const void* p, size_t nbytes) const;
+  // Whether every address a step touched lies in a retained block or one of `known`'s
+  // ranges (memory the caller guards); a tape that reaches other memory must not replay.
+  bool touches_only(std::vector<std::pair<const char*, size_t>> known) const;
+  size_t retained_bytes() const;
+};
+
+// Records the calling thread's table calls for the scope's lifetime (one per thread; the
+// Lua side checks before starting). finish() returns the tape, or null with reason() set
+// when the recording broke.
+class Recording {
+ public:
+  Recording();
+  ~Recording();
+  Recording(const Recording&) = delete;
+  Recording& operator=(const Recording&) = delete;
+  std::shared_ptr<Tape> finish();
+  const std::string& reason() const;
+  struct State;  // (capture.cpp)
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+// Whether the calling thread records; the binding running now (for break reasons) and where
+// in the script it was called from (set by the binding layer when a break names no place).
+bool recording_here();
+void set_current_op(const char* op);
+bool broken_here();
+void set_break_location(const std::string& where);
+// Marks the calling thread's recording broken (the first reason wins).
+void mark_broken(std::string reason);
+
+}  // namespace tide::capture

@@ -1,0 +1,435 @@
+-- torch.compile (issue 18 part 3): replays equal eager mode bit for bit (pure functions,
+-- training steps with nn + optim + backward, random draws), the guards (shapes, dtypes,
+-- numbers, upvalues, optimizer hyper-parameters changed by a scheduler, gradients), what
+-- breaks a capture and says where, fullgraph, modules, reset, explain, stats, the errors.
+local T = dofile((arg[0]:match("(.*/)") or "./") .. "harness.lua")
+local torch = require "torch"
+local nn = torch.nn
+local compiler = torch.compiler
+
+-- Runs fn with io.stderr captured; returns fn's results and what was written.
+local function capture_stderr(fn)
+  local real = io.stderr
+  local written = {}
+  io.stderr = {write = function(self, ...)
+    for _, s in ipairs({...}) do written[#written + 1] = tostring(s) end
+    return self
+  end}
+  local ok, a, b = pcall(fn)
+  io.stderr = real
+  if not ok then error(a, 0) end
+  return table.concat(written), a, b
+end
+
+local function stats(f) return compiler.stats(f) end
+
+local function same_params(m1, m2)
+  local p1, p2 = m1:parameters(), m2:parameters()
+  T.eq(#p1, #p2)
+  for i = 1, #p1 do
+    T.truthy(torch.equal(p1[i], p2[i]), "parameter " .. i)
+    T.eq(p1[i].grad == nil, p2[i].grad == nil, "grad presence " .. i)
+    if p1[i].grad ~= nil then T.truthy(torch.equal(p1[i].grad, p2[i].grad), "grad " .. i) end
+  end
+end
+
+T.test("a pure function: replays equal eager, results are new tensors", function()
+  local w = torch.randn(4, 3, {dtype = torch.float64})
+  local b = torch.randn(3, {dtype = torch.float64})
+  local function f(x) return (x:matmul(w) + b):relu():sum(1) end
+  local cf = torch.compile(f)
+  local results = {}
+  for i = 1, 6 do
+    local x = torch.randn(5, 4, {dtype = torch.float64})
+    local r = cf(x)
+    T.truthy(torch.equal(r, f(x)), "call " .. i)
+    results[i] = r
+  end
+  -- Each replay's result is its own tensor: the first is not overwritten by later calls.
+  T.truthy(not torch.equal(results[1], results[2]))
+  local s = stats(cf)
+  T.eq(s.recordings, 1)
+  T.eq(s.replays, 5)
+  T.eq(s.variants, 1)
+  T.eq(s.eager, false)
+end)
+
+T.test("guards: a new shape, dtype or number records a new variant", function()
+  local function f(x, k) return x * k + 1 end
+  local cf = torch.compile(f)
+  local x3, x4 = torch.randn(3), torch.randn(4)
+  T.truthy(torch.equal(cf(x3, 2), f(x3, 2)))
+  T.truthy(torch.equal(cf(x3, 2), f(x3, 2)))
+  T.truthy(torch.equal(cf(x4, 2), f(x4, 2)))
+  T.truthy(torch.equal(cf(x3, 3), f(x3, 3)))
+  T.truthy(torch.equal(cf(x3, 3.5), f(x3, 3.5)))
+  local xd = torch.randn(3, {dtype = torch.float64})
+  T.truthy(torch.equal(cf(xd, 2), f(xd, 2)))
+  T.truthy(torch.equal(cf(x4, 2), f(x4, 2)))
+  local s = stats(cf)
+  T.eq(s.variants, 5)
+  T.eq(s.replays, 2)
+end)
+
+T.test("guards: an upvalue's number or tensor changed between calls is seen", function()
+  local scale = 2
+  local w = torch.ones(3)
+  local cf = torch.compile(function(x) return x * scale + w end)
+  local x = torch.arange(3, {dtype = torch.float32})
+  T.truthy(torch.equal(cf(x), x * 2 + 1))
+  T.truthy(torch.equal(cf(x), x * 2 + 1))
+  scale = 5
+  T.truthy(torch.equal(cf(x), x * 5 + 1))
+  w:fill_(7)  -- the same tensor, new contents: the replay reads them
+  T.truthy(torch.equal(cf(x), x * 5 + 7))
+  w = torch.zeros(3)  -- another tensor
+  T.truthy(torch.equal(cf(x), x * 5))
+  local s = stats(cf)
+  T.eq(s.recordings, 3)
+  T.eq(s.replays, 2)
+end)
+
+-- Linear regression as PyTorch's tutorials write it: nn.Linear, MSELoss, SGD.
+local function linreg(momentum)
+  torch.manual_seed(3)
+  local model = nn.Linear(6, 1)
+  local opt = torch.optim.SGD(model:parameters(), {lr = 0.02, momentum = momentum})
+  local loss_fn = nn.MSELoss()
+  local function step(x, y)
+    opt:zero_grad()
+    local loss = loss_fn(model(x), y)
+    loss:backward()
+    opt:step()
+    return loss:detach()
+  end
+  return model, step, opt
+end
+
+local function batches(n, din, dout, dtype)
+  torch.manual_seed(11)
+  local xs, ys = {}, {}
+  for i = 1, n do
+    xs[i] = torch.randn({16, din}, {dtype = dtype or torch.float32})
+    ys[i] = torch.randn({16, dout}, {dtype = dtype or torch.float32})
+  end
+  return xs, ys
+end
+
+T.test("linear regression (nn.Linear + MSELoss + SGD): compiled equals eager bit for bit", function()
+  for _, momentum in ipairs({0, 0.9}) do
+    local xs, ys = batches(20, 6, 1)
+    local m1, s1 = linreg(momentum)
+    local m2, s2 = linreg(momentum)
+    local cs2 = torch.compile(s2)
+    for i = 1, 20 do
+      T.truthy(torch.equal(s1(xs[i], ys[i]), cs2(xs[i], ys[i])), "loss at step " .. i)
+    end
+    same_params(m1, m2)
+    T.truthy(stats(cs2).replays >= 17, "replays " .. stats(cs2).replays)
+  end
+end)
+
+T.test("the two-layer network: compiled equals eager in float32 and float64", function()
+  for _, dtype in ipairs({torch.float32, torch.float64}) do
+    local function make()
+      torch.manual_seed(5)
+      local model = nn.Sequential(nn.Linear(10, 32), nn.ReLU(), nn.Linear(32, 4)):to(dtype)
+      local opt = torch.optim.SGD(model:parameters(), {lr = 0.05})
+      local loss_fn = nn.CrossEntropyLoss()
+      return model, function(x, y)
+        local loss = loss_fn(model(x), y)
+        opt:zero_grad()
+        loss:backward()
+        opt:step()
+        return loss:detach()
+      end
+    end
+    torch.manual_seed(2)
+    local xs, ys = {}, {}
+    for i = 1, 15 do xs[i] = torch.randn(8, 10, {dtype = dtype}); ys[i] = torch.randint(1, 5, {8}) end
+    local m1, s1 = make()
+    local m2, s2 = make()
+    local cs2 = torch.compile(s2)
+    local out = capture_stderr(function()
+      for i = 1, 15 do T.truthy(torch.equal(s1(xs[i], ys[i]), cs2(xs[i], ys[i])), "step " .. i) end
+    end)
+    same_params(m1, m2)
+    local s = stats(cs2)
+    T.eq(s.eager, false, tostring(s.reason) .. out)
+    T.truthy(s.replays >= 12, "replays " .. s.replays)
+  end
+end)
+
+T.test("gradients: the .grad a replay's backward makes is the tensor the parameter shows", function()
+  local w = torch.randn(3, {requires_grad = true})
+  local function f(x)
+    w.grad = nil
+    local loss = (w * x):sum()
+    loss:backward()
+    return loss:detach()
+  end
+  local cf = torch.compile(f)
+  for i = 1, 4 do
+    local x = torch.full({3}, i)
+    cf(x)
+    T.truthy(torch.equal(w.grad, x), "grad after call " .. i)
+  end
+  T.truthy(stats(cf).replays >= 2)
+  -- Accumulation (no reset): replays add into the same gradient.
+  local v = torch.zeros(2, {requires_grad = true})
+  local acc = torch.compile(function(x) (v * x):sum():backward() end)
+  for _ = 1, 5 do acc(torch.ones(2)) end
+  T.truthy(torch.equal(v.grad, torch.full({2}, 5.0)))
+  T.truthy(stats(acc).replays >= 3)
+end)
+
+T.test("random draws continue the generator as eagerly: dropout in a compiled step", function()
+  local function make()
+    local drop = nn.Dropout(0.5)
+    return function(x) return drop(x) * 2 + torch.rand(x.shape) end
+  end
+  local x = torch.ones(64)
+  torch.manual_seed(9)
+  local f = make()
+  local eager = {}
+  for i = 1, 5 do eager[i] = f(x) end
+  local after_eager = torch.rand(1)
+  torch.manual_seed(9)
+  local cf = torch.compile(make())
+  for i = 1, 5 do T.truthy(torch.equal(cf(x), eager[i]), "call " .. i) end
+  T.truthy(torch.equal(torch.rand(1), after_eager), "the generator stands where eager mode left it")
+  T.truthy(stats(cf).replays >= 3)
+end)
+
+T.test("a learning-rate scheduler between steps is seen by the guard", function()
+  local xs, ys = batches(12, 6, 1)
+  local function run(compile)
+    local model, step, opt = linreg(0)
+    local sched = torch.optim.lr_scheduler.StepLR(opt, {step_size = 4, gamma = 0.5})
+    if compile then step = torch.compile(step) end
+    local losses = {}
+    for i = 1, 12 do
+      losses[i] = step(xs[i], ys[i])
+      sched:step()
+    end
+    return model, losses, step
+  end
+  local m1, l1 = run(false)
+  local m2, l2, cs = run(true)
+  for i = 1, 12 do T.truthy(torch.equal(l1[i], l2[i]), "step " .. i) end
+  same_params(m1, m2)
+  T.truthy(stats(cs).variants >= 3, "one variant per learning rate")
+end)
+
+T.test("breaks: values read into Lua, printing, C functions with effects; one message naming the line", function()
+  local x = torch.randn(4)
+  local cases = {
+    {function(t) return t:sum():item() end, "item: reads or writes tensor data on the host"},
+    {function(t) return t:tolist() end, "tolist"},
+    {function(t) io.write(""); return t + 1 end, "calls write"},
+    {function(t) return t * math.random() end, "calls random"},
+    {function(t) if t:sum():gt(0):item() then return t end return -t end, "item"},
+  }
+  for i, c in ipairs(cases) do
+    local cf = torch.compile(c[1])
+    local out
+    out = capture_stderr(function()
+      for _ = 1, 3 do
+        local a, b = cf(x), c[1](x)
+        if type(a) == "table" then T.deep_eq(a, b) elseif torch.is_tensor(a) and i ~= 4 then T.truthy(torch.equal(a, b)) end
+      end
+    end)
+    local s = stats(cf)
+    T.eq(s.eager, true, "case " .. i)
+    T.truthy(s.reason:find(c[2], 1, true), "case " .. i .. ": " .. s.reason)
+    T.truthy(s.reason:find("test_compile.lua:", 1, true), "names the line: " .. s.reason)
+    local _, count = out:gsub("runs eagerly", "")
+    T.eq(count, 1, "one message: " .. out)
+  end
+end)
+
+T.test("fullgraph=true: a break is an error naming it", function()
+  local cf = torch.compile(function(t) return t:sum():item() end, {fullgraph = true})
+  T.error(function() cf(torch.ones(2)) end, "cannot be captured: item")
+end)
+
+T.test("arguments and results a replay cannot reproduce run eagerly", function()
+  local cases = {
+    {function(t) return t[1] + 1 end, {{torch.ones(2)}}, "argument 1 is a table"},
+    {function(t) return t * 2 end, {torch.ones(2, {requires_grad = true})}, "requires grad"},
+    {function(t) t:add_(1); return t end, {torch.ones(2)}, "modifies a tensor argument in place"},
+    {function(t) return {t + 1} end, {torch.ones(2)}, "result 1 is a table"},
+  }
+  for i, c in ipairs(cases) do
+    local cf = torch.compile(c[1])
+    capture_stderr(function() cf(table.unpack(c[2])) end)
+    local s = stats(cf)
+    T.eq(s.eager, true, "case " .. i)
+    T.truthy(s.reason:find(c[3], 1, true), "case " .. i .. ": " .. tostring(s.reason))
+  end
+  -- The in-place write reached the caller's tensor, as eagerly.
+  local t = torch.ones(2)
+  local cf = torch.compile(function(u) u:mul_(3); return u end)
+  capture_stderr(function() T.eq(cf(t), t) end)
+  T.truthy(torch.equal(t, torch.full({2}, 3.0)))
+  -- A result that needs grad: backward outside the function would find no graph.
+  local w = torch.ones(2, {requires_grad = true})
+  local fw = torch.compile(function(u) return (w * u):sum() end)
+  capture_stderr(function() fw(torch.ones(2)):backward() end)
+  T.truthy(stats(fw).reason:find("result 1 requires grad", 1, true))
+  T.truthy(torch.equal(w.grad, torch.ones(2)))
+end)
+
+T.test("Lua state the function changes on every call: recorded three times, then eager", function()
+  local calls = 0
+  local cf = torch.compile(function(t) calls = calls + 1; return t + calls end)
+  local out = capture_stderr(function()
+    for i = 1, 6 do T.truthy(torch.equal(cf(torch.zeros(1)), torch.full({1}, i))) end
+  end)
+  T.eq(calls, 6)
+  local s = stats(cf)
+  T.eq(s.eager, true)
+  T.eq(s.recordings, 3)
+  T.truthy(s.reason:find("changes Lua state", 1, true))
+  T.truthy(out:find("runs eagerly", 1, true))
+end)
+
+T.test("results: an argument returned is the caller's tensor; a reached tensor is itself", function()
+  local w = torch.ones(2)
+  local cf = torch.compile(function(x, y) return x, w, y * 2, 7, "s" end)
+  for _ = 1, 3 do
+    local x, y = torch.zeros(2), torch.ones(2)
+    local a, b, c, d, e = cf(x, y)
+    T.eq(a, x)
+    T.eq(b, w)
+    T.truthy(torch.equal(c, torch.full({2}, 2.0)))
+    T.eq(d, 7)
+    T.eq(e, "s")
+  end
+  T.eq(stats(cf).replays, 2)
+end)
+
+T.test("torch.compile(module): compiled calls; reads and writes reach the module", function()
+  torch.manual_seed(1)
+  local model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2))
+  local cm = torch.compile(model)
+  T.truthy(rawequal(cm._orig_mod, model))
+  T.eq(#cm:parameters(), 4)
+  local x = torch.randn(3, 4)
+  torch.no_grad(function()
+    for _ = 1, 4 do T.truthy(torch.equal(cm(x), model(x))) end
+  end)
+  T.eq(compiler.stats(cm).replays, 3)
+  cm:eval()
+  T.eq(model.training, false)
+  T.truthy(tostring(cm):find("OptimizedModule", 1, true))
+end)
+
+T.test("reset, cache_size_limit, nested compiled calls, disable", function()
+  local cf = torch.compile(function(x) return x + 1 end)
+  cf(torch.ones(1)); cf(torch.ones(1))
+  compiler.reset()
+  cf(torch.ones(1))
+  T.eq(stats(cf).recordings, 2)
+  local limit = torch._dynamo.config.cache_size_limit
+  torch._dynamo.config.cache_size_limit = 2
+  local g = torch.compile(function(x) return x * 2 end)
+  local out = capture_stderr(function()
+    for n = 1, 4 do T.truthy(torch.equal(g(torch.ones(n)), torch.full({n}, 2.0))) end
+  end)
+  torch._dynamo.config.cache_size_limit = limit
+  T.truthy(stats(g).reason:find("cache_size_limit", 1, true), out)
+  local inner = torch.compile(function(x) return x * 3 end)
+  local outer = torch.compile(function(x) return inner(x) + 1 end)
+  for _ = 1, 3 do T.truthy(torch.equal(outer(torch.ones(2)), torch.full({2}, 4.0))) end
+  T.eq(stats(outer).replays, 2)
+  local f = function(x) return x end
+  T.eq(torch.compile(f, {disable = true}), f)
+end)
+
+T.test("explain: ops, buffers, guards, and the break reasons", function()
+  local w = torch.randn(3, 3)
+  local r = torch._dynamo.explain(function(x) return (x:matmul(w)):relu():sum() end)(torch.randn(2, 3))
+  T.eq(r.graph_count, 1)
+  T.eq(r.graph_break_count, 0)
+  T.eq(r.op_count, 3)
+  T.deep_eq(r.ops, {"matmul:matmul", "relu:unary", "sum:reduce"})
+  T.truthy(r.buffers >= 2)
+  T.eq(r.guarded_tensors, 1)
+  T.deep_eq(r.fused_groups, {})
+  T.truthy(tostring(r):find("Graph Count: 1", 1, true))
+  local b = torch._dynamo.explain(function(x) return x:sum():item() end)(torch.ones(2))
+  T.eq(b.graph_break_count, 1)
+  T.truthy(b.break_reasons[1]:find("item", 1, true))
+end)
+
+T.test("errors name the op and the offending value", function()
+  T.error(function() torch.compile(5) end, "torch.compile: expected a function or an nn.Module, got a number")
+  T.error(function() torch.compile(torch.ones(1)) end, "got a tensor")
+  T.error(function() torch.compile(function() end, {mode = "max-autotune"}) end, "unknown keyword 'mode'")
+  T.error(function() torch.compile(function() end, {fullgraph = 1}) end, "fullgraph must be a boolean, got a number")
+  T.error(function() torch.compile(function() end, 3) end, "options must be a keyword table")
+  T.error(function() compiler.stats(print) end, "stats expects a function torch.compile returned")
+  T.error(function() compiler.reset(1) end, "reset takes no arguments")
+  T.error(function() torch._dynamo.explain(3) end, "explain expects a function")
+  -- An error inside the function reaches the caller; the next call records again.
+  local n = 0
+  local cf = torch.compile(function(x) n = n + 1; if n == 1 then error("boom") end return x end)
+  T.error(function() cf(torch.ones(1)) end, "boom")
+  T.truthy(torch.equal(cf(torch.ones(1)), torch.ones(1)))
+end)
+
+T.test("the training scripts with --compile 1 print what they print eagerly, with every step replayed", function()
+  local root = (arg[0]:match("(.*/)") or "./") .. "../../"
+  local function run(script, args)
+    local cmd = table.concat({T.quote(T.interpreter()), T.quote(root .. "scripts/" .. script), args}, " ")
+    local p = assert(io.popen(cmd .. " 2>&1"))
+    local out = p:read("a")
+    local ok = p:close()
+    T.truthy(ok, cmd .. ": " .. out)
+    return out
+  end
+  for _, case in ipairs({
+    {"linear_regression.lua", "--epochs 300"},
+    {"two_layer_autograd.lua", "--steps 60 --print-every 10"},
+    {"two_layer_nn.lua", "--steps 60 --print-every 10"},
+    {"two_layer_nn.lua", "--steps 30 --print-every 10 --dtype float32"},
+  }) do
+    local eager = run(case[1], case[2])
+    local compiled = run(case[1], case[2] .. " --compile 1")
+    T.eq(compiled, eager, case[1] .. " " .. case[2])
+    T.truthy(not compiled:find("runs eagerly", 1, true))
+    T.truthy(#eager > 40, eager)
+  end
+end)
+
+T.test("Adam keeps its step count in Lua: a compiled step with it runs eagerly, with the same numbers", function()
+  local function make()
+    torch.manual_seed(4)
+    local model = nn.Linear(4, 2)
+    local opt = torch.optim.Adam(model:parameters(), {lr = 1e-2})
+    return model, function(x)
+      opt:zero_grad()
+      local l = model(x):pow(2):sum()
+      l:backward()
+      opt:step()
+      return l:detach()
+    end
+  end
+  local m1, s1 = make()
+  local m2, s2 = make()
+  local cs2 = torch.compile(s2)
+  local out = capture_stderr(function()
+    for i = 1, 6 do
+      local x = torch.full({3, 4}, i / 7)
+      T.truthy(torch.equal(s1(x), cs2(x)))
+    end
+  end)
+  same_params(m1, m2)
+  local s = stats(cs2)
+  T.eq(s.eager, true)
+  T.truthy(s.reason:find("changes Lua state", 1, true))
+  T.truthy(out:find("runs eagerly", 1, true))
+end)
+
+T.done()
