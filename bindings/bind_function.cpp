@@ -161,6 +161,9 @@ class LuaFunctionRef {
                  ": its Lua function can only run in a backward started by a script of the interpreter that made it");
     }
     TIDE_CHECK(ref_ != LUA_NOREF, what, ": the Lua function was released");
+    // Its effects on Lua state are out of torch.compile's sight (the engine holds it).
+    capture::mark_broken(std::string(what) + ": runs a Lua function from the engine (a hook or an autograd.Function's "
+                                             "backward), which a replay would not run");
     release_dead_refs(L, *universe_);
     std::vector<Tensor> results;
     CallFrame frame{ref_, what, &args, &results};

@@ -230,6 +230,11 @@ T.test("breaks: values read into Lua, printing, C functions with effects; one me
     {function(t) return t * math.random() end, "calls random"},
     {function(t) if t:sum():gt(0):item() then return t end return -t end, "item"},
   }
+  -- A hook the engine calls (its upvalues are not the function's).
+  local seen = 0
+  local hw = torch.ones(4, {requires_grad = true})
+  hw:register_hook(function(g) seen = seen + 1 end)
+  cases[#cases + 1] = {function(t) (hw * t):sum():backward(); return t + 0 end, "runs a Lua function from the engine"}
   for i, c in ipairs(cases) do
     local cf = torch.compile(c[1])
     local out
