@@ -663,7 +663,8 @@ int replay_fn(lua_State* L, Args& a) {
   return 1;
 }
 
-// _compile_explain(variant) -> {steps = {{entry=, op=}...}, buffers =, bytes =, values =, tensors =}
+// _compile_explain(variant) -> {steps = {{entry=, op=}...}, groups = {{first, last}...}, buffers =,
+// bytes =, guarded_values =, guarded_tensors =}
 int explain_fn(lua_State* L, Args& a) {
   auto* v = box_arg<VariantBox>(a, 1, kVariantMeta, "a variant");
   lua_createtable(L, 0, 5);
@@ -677,6 +678,18 @@ int explain_fn(lua_State* L, Args& a) {
     lua_rawseti(L, -2, lua_Integer(i + 1));
   }
   lua_setfield(L, -2, "steps");
+  lua_newtable(L);  // the fused groups, as {first, last} step numbers
+  lua_Integer n = 0;
+  for (const capture::Tape::Segment& g : v->tape->segments) {
+    if (g.last - g.first < 2) continue;
+    lua_createtable(L, 2, 0);
+    lua_pushinteger(L, lua_Integer(g.first + 1));
+    lua_rawseti(L, -2, 1);
+    lua_pushinteger(L, lua_Integer(g.last));
+    lua_rawseti(L, -2, 2);
+    lua_rawseti(L, -2, ++n);
+  }
+  lua_setfield(L, -2, "groups");
   lua_pushinteger(L, lua_Integer(v->tape->retained.size()));
   lua_setfield(L, -2, "buffers");
   lua_pushinteger(L, lua_Integer(v->tape->retained_bytes()));

@@ -32,6 +32,14 @@ class TensorIter {
   char* data(int operand) const { return data_[operand]; }
   // The device every operand lives on: the op hands the iterator to that device's backend.
   Device device() const { return device_; }
+  // Elements [begin, end) of a flat iterator (ndim() == 1): a block of a fused replay
+  // (tensor/capture/).
+  TensorIter flat_block(int64_t begin, int64_t end) const {
+    TensorIter b = *this;
+    b.numel_ = b.shape_[0] = end - begin;
+    for (int o = 0; o < ntensors_; ++o) b.data_[o] += begin * strides_[o][0];
+    return b;
+  }
 
   // The inner loop: data pointers of all operands, their byte strides along the inner
   // dim, and the number of elements.

@@ -349,9 +349,9 @@ end
 
 -- torch._dynamo.explain(fn)(...) -> report: runs fn(...) once under a fresh compile and says
 -- what it captured: graph_count (0 or 1), graph_break_count, break_reasons, op_count, ops (the
--- recorded device-table calls, each "op:entry"), buffers and bytes (kept by the recording),
--- guarded_values and guarded_tensors. Chains of pointwise ops are not fused yet, so
--- fused_groups is always empty.
+-- recorded device-table calls, each "op:entry"), fused_groups (the runs of pointwise ops over
+-- the same large flat iteration that a replay runs block by block, each a list of ops),
+-- buffers and bytes (kept by the recording), guarded_values and guarded_tensors.
 function dynamo.explain(fn, ...)
   if select("#", ...) > 0 then fail("explain(fn) takes one argument; call its result with fn's arguments") end
   if type(fn) ~= "function" then fail("explain expects a function, got a %s", type(fn)) end
@@ -366,6 +366,7 @@ function dynamo.explain(fn, ...)
       report.graph_count = 1
       report.op_count = #e.steps
       for i, s in ipairs(e.steps) do report.ops[i] = s.op .. ":" .. s.entry end
+      for i, g in ipairs(e.groups) do report.fused_groups[i] = table.move(report.ops, g[1], g[2], 1, {}) end
       report.buffers, report.bytes = e.buffers, e.bytes
       report.guarded_values, report.guarded_tensors = e.guarded_values, e.guarded_tensors
     else
@@ -380,6 +381,9 @@ function dynamo.explain(fn, ...)
                      string.format("Guarded: %d Lua values, %d tensors", r.guarded_values, r.guarded_tensors)}
       if #r.break_reasons > 0 then lines[#lines + 1] = "Break Reasons:\n  " .. table.concat(r.break_reasons, "\n  ") end
       if #r.ops > 0 then lines[#lines + 1] = "Ops:\n  " .. table.concat(r.ops, "\n  ") end
+      for i, g in ipairs(r.fused_groups) do
+        lines[#lines + 1] = string.format("Fused group %d: %s", i, table.concat(g, ", "))
+      end
       return table.concat(lines, "\n")
     end})
   end

@@ -61,14 +61,23 @@ inline void note_other_device(const char* device) {
     detail::other_device_slow(device);
 }
 
+struct Pointwise;  // a recorded pointwise call, which fusion may run block by block (capture.cpp)
+
 // A recorded sequence of table calls (filled by the recording table in capture.cpp).
 struct Tape {
   struct Step {
     const char* entry;  // the table entry ("binary", "matmul", ...) for explain()
     const char* op;     // the binding that made the call
     std::function<void(uint64_t seed, uint64_t offset_shift)> run;
+    std::shared_ptr<const Pointwise> pointwise;  // set for the pointwise entries
+  };
+  // Steps [first, last) run together: one step, or a fused group of pointwise steps over the
+  // same elements, run block by block (each block through every step while it is in cache).
+  struct Segment {
+    size_t first, last;
   };
   std::vector<Step> steps;
+  std::vector<Segment> segments;  // covering steps in order (made by Recording::finish)
   std::vector<std::shared_ptr<Storage>> retained;  // every CPU block allocated while recording
   std::vector<const char*> addresses;              // first byte of each operand of each step
   bool uses_random = false;

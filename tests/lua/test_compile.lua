@@ -361,11 +361,37 @@ T.test("explain: ops, buffers, guards, and the break reasons", function()
   T.deep_eq(r.ops, {"matmul:matmul", "relu:unary", "sum:reduce"})
   T.truthy(r.buffers >= 2)
   T.eq(r.guarded_tensors, 1)
-  T.deep_eq(r.fused_groups, {})
   T.truthy(tostring(r):find("Graph Count: 1", 1, true))
   local b = torch._dynamo.explain(function(x) return x:sum():item() end)(torch.ones(2))
   T.eq(b.graph_break_count, 1)
   T.truthy(b.break_reasons[1]:find("item", 1, true))
+end)
+
+T.test("fusion: long pointwise chains replay block by block, equal to eager; the profiler shows the groups", function()
+  torch.manual_seed(6)
+  local n = 3000000
+  local a, b, c = torch.rand(n), torch.rand(n), torch.rand(n)
+  local function f() return (a * b + c):relu():sub(0.5) end
+  local cf = torch.compile(f)
+  for _ = 1, 3 do T.truthy(torch.equal(cf(), f())) end
+  local r = torch._dynamo.explain(f)()
+  T.deep_eq(r.fused_groups, {{"mul:binary", "add:binary", "relu:unary", "sub:binary"}})
+  local prof = torch.profiler.profile(function() cf() end)
+  local names = {}
+  for _, e in ipairs(prof:events()) do names[#names + 1] = e.name end
+  T.truthy(table.concat(names, " "):find("compiled:fused(mul, add, relu, sub)", 1, true), table.concat(names, " "))
+  -- An in-place write that reads its own tensor shifted is not fused with it (the shifted read
+  -- goes through a copy, and the write's addresses differ from the earlier step's).
+  local function g()
+    local y = a * 2
+    y[{{2, n}}]:add_(y[{{1, n - 1}}])
+    return y:relu()
+  end
+  local cg = torch.compile(g)
+  for _ = 1, 3 do T.truthy(torch.equal(cg(), g())) end
+  T.truthy(stats(cg).replays == 2)
+  -- Small chains stay unfused (their operands fit in the cache).
+  T.deep_eq(torch._dynamo.explain(function() return (a[{{1, 1000}}] * 2):relu() end)().fused_groups, {})
 end)
 
 T.test("errors name the op and the offending value", function()
