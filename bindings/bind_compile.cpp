@@ -158,6 +158,20 @@ class Walker {
     return lib;
   }
 
+  // Whether the Lua function at idx is one of tide's own modules' (chunks "=[tide <module>]",
+  // reached through a class's metatable rather than a module table): a library function,
+  // added to the set so that later walks find it there. (Recording only.)
+  bool tide_chunk(int idx) {
+    if (expect_ || libset_ == 0) return false;
+    lua_Debug ar;
+    lua_pushvalue(L_, idx);
+    if (!lua_getinfo(L_, ">S", &ar) || std::strncmp(ar.source, "=[tide ", 7) != 0) return false;
+    lua_pushvalue(L_, idx);
+    lua_pushboolean(L_, 1);
+    lua_rawset(L_, libset_);
+    return true;
+  }
+
   // An object seen before in this walk: its first index. Comparing, the expected stream
   // says: a first visit there must be the same object, a revisit must name it.
   bool seen_before(const void* p, Value* v) {
@@ -239,7 +253,7 @@ class Walker {
         if (seen_before(p, &v)) return emit(v);
         keep(idx);
         if (lua_iscfunction(L_, idx)) return emit({V::CFunction, uint64_t(uintptr_t(p))});
-        if (in_library(idx)) return emit({V::Library, uint64_t(uintptr_t(p))});
+        if (in_library(idx) || tide_chunk(idx)) return emit({V::Library, uint64_t(uintptr_t(p))});
         if (!emit({V::Function, uint64_t(uintptr_t(p))})) return false;
         return walk_function_upvalues(idx);
       }
