@@ -1,7 +1,8 @@
 """The harness the Python peers share (same protocol as bench/workloads.lua): workloads are
 registered with add(name)(setup); each setup returns (fn, ops_per_call), or (None, reason)
 to skip. run() prints "name<TAB>seconds per op" (best of `repeats` after a warm-up) or
-"name<TAB>skip<TAB>reason", for the names containing argv[1]."""
+"name<TAB>skip<TAB>reason", for the names containing argv[1] (or one of its comma-separated
+parts)."""
 import sys
 import time
 
@@ -28,8 +29,9 @@ def best_of(fn, reps):
 def run():
     filt = sys.argv[1] if len(sys.argv) > 1 else ""
     repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    parts = filt.split(",")
     for name, setup in workloads:
-        if filt in name:
+        if any(p in name for p in parts):
             fn, per = setup()
             if fn is None:
                 print("%s\tskip\t%s" % (name, per), flush=True)

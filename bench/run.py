@@ -189,7 +189,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeats", type=int, default=5, help="timed runs per workload in each process")
     ap.add_argument("--startup-runs", type=int, default=5, help="start-up processes per side and round")
-    ap.add_argument("--filter", default="", help="only workloads whose name contains this")
+    ap.add_argument("--filter", default="", help="only workloads whose name contains this (or one of its comma-separated parts)")
     ap.add_argument("--out", default=os.path.join(HERE, "results.md"))
     ap.add_argument("--chart", default=os.path.join(HERE, "results.png"))
     ap.add_argument("--readme", action="store_true", help="also put the table into README.md")
@@ -216,7 +216,9 @@ def main():
                     best[name]["w9_startup_wall"] = min(wall, best[name].get("w9_startup_wall", wall))
                     best[name]["w9_startup_memory"] = min(float(mem), best[name].get("w9_startup_memory", mem))
             print("round %d %s done" % (r + 1, name), file=sys.stderr, flush=True)
-    names = sorted(best["tide"], key=lambda w: (int(re.match(r"w(\d+)", w).group(1)), list(best["tide"]).index(w)))
+    # (by workload number: w4 and its compiled row c4 together, eager first)
+    names = sorted(best["tide"], key=lambda w: (int(re.match(r"[wc](\d+)", w).group(1)), w[0] == "c",
+                                                list(best["tide"]).index(w)))
     load = os.getloadavg()[0]
     header = ("Measured %s UTC on %s (%d cores), %s, %s; load average %.1f at the end. Best of %d "
               "interleaved rounds x %d runs after a warm-up, timed inside each process; seconds per "

@@ -2,7 +2,8 @@
 -- `repeats` after a warm-up) and printed as "name<TAB>seconds per op", one line each, or
 -- "name<TAB>skip<TAB>reason" when it cannot run here (the CUDA rows without a GPU).
 -- The names, sizes and steps match bench/workloads_numpy.py and bench/workloads_torch.py.
--- Usage: tide bench/workloads.lua [filter] [repeats]
+-- Usage: tide bench/workloads.lua [filter] [repeats]; the filter is a substring of the names,
+-- or several separated by commas.
 local filter, repeats = arg[1] or "", tonumber(arg[2] or "5")
 local clock = torch.utils.clock
 local nn, optim = torch.nn, torch.optim
@@ -341,8 +342,15 @@ add("c6_chain_1e6_float32", function()
   return function() for _ = 1, 10 do chain() end end, 10
 end)
 
+local function selected(name)
+  for part in (filter .. ","):gmatch("([^,]*),") do
+    if name:find(part, 1, true) then return true end
+  end
+  return false
+end
+
 for _, w in ipairs(workloads) do
-  if w.name:find(filter, 1, true) then
+  if selected(w.name) then
     local fn, per = w.setup()
     if fn then
       print(string.format("%s\t%.9g", w.name, best_of(fn, repeats) / per))

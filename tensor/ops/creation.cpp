@@ -58,7 +58,13 @@ void check_float_dtype(const char* op, DType dtype) {
   TIDE_CHECK(is_floating(dtype), op, ": expected a floating-point dtype, got ", dtype_name(dtype));
 }
 
-Generator& gen_or_default(Generator* gen) { return gen ? *gen : default_generator(); }
+// (A draw from a generator of the script's own is one torch.compile cannot replay: its replays
+// continue the thread's default generator.)
+Generator& gen_or_default(Generator* gen) {
+  if (gen && gen != &default_generator() && capture::any_recording())
+    capture::mark_broken("a draw from a torch.Generator of the script's own (not captured)");
+  return gen ? *gen : default_generator();
+}
 
 // Fills a contiguous CPU tensor `c` through `fill(scalar_t* data, n)`, or, when t is not
 // contiguous, fills a contiguous temporary and copies it in (so the values follow the
