@@ -397,6 +397,51 @@ T.test("fusion: long pointwise chains replay block by block, equal to eager; the
   T.deep_eq(torch._dynamo.explain(function() return (a[{{1, 1000}}] * 2):relu() end)().fused_groups, {})
 end)
 
+T.test("hostile uses: errors inside a replay, C functions, recursion, coroutines, huge state", function()
+  -- A check inside a replayed kernel still raises (a class index out of range).
+  local logits = torch.randn(4, 3)
+  local ce = torch.compile(function(t) return torch.nn.functional.cross_entropy(logits, t) end)
+  local ok_t = torch.tensor({1, 2, 3, 1})
+  T.truthy(torch.equal(ce(ok_t), torch.nn.functional.cross_entropy(logits, ok_t)))
+  T.truthy(torch.equal(ce(ok_t), torch.nn.functional.cross_entropy(logits, ok_t)))
+  T.error(function() ce(torch.tensor({1, 2, 9, 1})) end, "cross_entropy: target 9 is out of range for 3 classes")
+  T.truthy(torch.equal(ce(ok_t), torch.nn.functional.cross_entropy(logits, ok_t)))
+  T.eq(stats(ce).replays, 2)  -- (the failing call raised inside its replay)
+  -- A built-in compiled directly.
+  local relu = torch.compile(torch.relu)
+  local x = torch.randn(5)
+  for _ = 1, 3 do T.truthy(torch.equal(relu(x), torch.relu(x))) end
+  -- A compiled function that calls itself runs the inner call eagerly.
+  local fact
+  fact = torch.compile(function(t, n) if n == 0 then return t end return fact(t * n, n - 1) end)
+  for _ = 1, 3 do T.truthy(torch.equal(fact(torch.ones(2), 4), torch.full({2}, 24.0))) end
+  -- Called from a coroutine; a coroutine inside is a break.
+  local co = coroutine.wrap(function()
+    local f = torch.compile(function(t) return t + 1 end)
+    for _ = 1, 3 do coroutine.yield(f(torch.zeros(1))) end
+  end)
+  for _ = 1, 3 do T.truthy(torch.equal(co(), torch.ones(1))) end
+  local inner = torch.compile(function(t)
+    local g = coroutine.wrap(function() coroutine.yield(t * 2) end)
+    return g()
+  end)
+  capture_stderr(function() for _ = 1, 2 do T.truthy(torch.equal(inner(torch.ones(1)), torch.full({1}, 2.0))) end end)
+  T.eq(stats(inner).eager, true)
+  -- A function reaching a large Lua data set stays eager, saying why.
+  local big = {}
+  for i = 1, 30000 do big[i] = i end
+  local fb = torch.compile(function(t) return t + #big end)
+  capture_stderr(function() T.truthy(torch.equal(fb(torch.zeros(1)), torch.full({1}, 30000.0))) end)
+  T.truthy(stats(fb).reason:find("more than 20000 Lua values", 1, true))
+  -- Deeply nested tables likewise.
+  local deep = {}
+  local node = deep
+  for _ = 1, 500 do node.next = {}; node = node.next end
+  local fd = torch.compile(function(t) return deep.next and t or -t end)
+  capture_stderr(function() fd(torch.ones(1)) end)
+  T.eq(stats(fd).eager, true)
+end)
+
 T.test("errors name the op and the offending value", function()
   T.error(function() torch.compile(5) end, "torch.compile: expected a function or an nn.Module, got a number")
   T.error(function() torch.compile(torch.ones(1)) end, "got a tensor")
