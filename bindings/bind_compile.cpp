@@ -215,19 +215,19 @@ class Walker {
     return emit({V::Tensor, out_->tensors.size() - 1});
   }
 
-  // Walks the value at idx (absolute), one level deeper.
-  bool walk(int idx) {
+  // Descends into a table or a function's upvalues: false past the depth limit (or out of
+  // Lua stack), which ends the walk.
+  bool descend() {
     if (depth_ >= kMaxSnapshotDepth || !lua_checkstack(L_, 8)) {
       if (!expect_) out_->too_large = true;
       return false;
     }
     ++depth_;
-    bool ok = walk_value(idx);
-    --depth_;
-    return ok;
+    return true;
   }
 
-  bool walk_value(int idx) {
+  // Walks the value at idx (absolute).
+  bool walk(int idx) {
     switch (lua_type(L_, idx)) {
       case LUA_TNIL: return emit({V::Nil});
       case LUA_TBOOLEAN: return emit({lua_toboolean(L_, idx) ? V::True : V::False});
@@ -254,8 +254,10 @@ class Walker {
         keep(idx);
         if (lua_iscfunction(L_, idx)) return emit({V::CFunction, uint64_t(uintptr_t(p))});
         if (in_library(idx) || tide_chunk(idx)) return emit({V::Library, uint64_t(uintptr_t(p))});
-        if (!emit({V::Function, uint64_t(uintptr_t(p))})) return false;
-        return walk_function_upvalues(idx);
+        if (!emit({V::Function, uint64_t(uintptr_t(p))}) || !descend()) return false;
+        const bool ok = walk_function_upvalues(idx);
+        --depth_;
+        return ok;
       }
       case LUA_TTABLE: {
         const void* p = lua_topointer(L_, idx);
@@ -263,27 +265,34 @@ class Walker {
         if (seen_before(p, &v)) return emit(v);
         keep(idx);
         if (in_library(idx)) return emit({V::Library, uint64_t(uintptr_t(p))});
-        if (!emit({V::Table, uint64_t(uintptr_t(p))})) return false;
-        if (lua_getmetatable(L_, idx)) {
-          bool ok = walk(lua_gettop(L_));
-          lua_pop(L_, 1);
-          if (!ok) return false;
-        } else if (!emit({V::Nil})) {
-          return false;
-        }
-        lua_pushnil(L_);
-        while (lua_next(L_, idx) != 0) {
-          const int top = lua_gettop(L_);
-          if (!walk(top - 1) || !walk(top)) {
-            lua_pop(L_, 2);
-            return false;
-          }
-          lua_pop(L_, 1);
-        }
-        return emit({V::End});
+        if (!emit({V::Table, uint64_t(uintptr_t(p))}) || !descend()) return false;
+        const bool ok = walk_table_contents(idx);
+        --depth_;
+        return ok;
       }
       default: return emit({V::Nil});
     }
+  }
+
+  // A table's metatable (or nil), its pairs, End.
+  bool walk_table_contents(int idx) {
+    if (lua_getmetatable(L_, idx)) {
+      const bool ok = walk(lua_gettop(L_));
+      lua_pop(L_, 1);
+      if (!ok) return false;
+    } else if (!emit({V::Nil})) {
+      return false;
+    }
+    lua_pushnil(L_);
+    while (lua_next(L_, idx) != 0) {
+      const int top = lua_gettop(L_);
+      if (!walk(top - 1) || !walk(top)) {
+        lua_pop(L_, 2);
+        return false;
+      }
+      lua_pop(L_, 1);
+    }
+    return emit({V::End});
   }
 
  public:
