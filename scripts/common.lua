@@ -47,6 +47,21 @@ end
 -- split 80/20 by a seeded permutation into train and test: pixels scaled to 0..1 (float32)
 -- and classes 1..10 for the digits 0..9 (class targets are 1-based). Returns
 -- {x_train=, y_train=, x_test=, y_test=}.
+-- The two-layer scripts' loop: opts.steps calls of train_step (torch.compile'd when
+-- opts.compile is not 0), each returning the loss before its update, printed as "step T loss
+-- L" every opts.print_every steps, then "final loss L".
+function common.run_two_layer_steps(train_step, opts)
+  if opts.compile ~= 0 then train_step = torch.compile(train_step) end
+  local loss
+  for t = 0, opts.steps - 1 do
+    loss = train_step():item()
+    if t % opts.print_every == opts.print_every - 1 then
+      print(string.format("step %d loss %.17g", t, loss))
+    end
+  end
+  print(string.format("final loss %.17g", loss))
+end
+
 function common.load_digits(seed)
   local path = dir_of_common .. "../data/digits.csv.gz"
   local data = np.loadtxt(path, {delimiter = ","}):float()

@@ -39,12 +39,4 @@ local function train_step()
   end)
   return l:detach()
 end
-if opts.compile ~= 0 then train_step = torch.compile(train_step) end
-local loss
-for t = 0, opts.steps - 1 do
-  loss = train_step():item()
-  if t % opts.print_every == opts.print_every - 1 then
-    print(string.format("step %d loss %.17g", t, loss))
-  end
-end
-print(string.format("final loss %.17g", loss))
+common.run_two_layer_steps(train_step, opts)
