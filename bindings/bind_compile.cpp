@@ -54,7 +54,7 @@ struct Modes {
 };
 
 Modes current_modes() {
-  return {default_float_dtype(), autograd::grad_enabled(), get_num_threads(), autocast::active(),
+  return {script_default_float_dtype(), autograd::grad_enabled(), get_num_threads(), autocast::active(),
           &default_generator()};
 }
 
@@ -66,6 +66,7 @@ struct TensorState {
   Dims sizes, strides;
   int64_t offset = 0;
   DType dtype = DType::Float32;
+  bool numpy = false;  // NumPy semantics (an np array): ops pick other dtypes and rules
   bool requires_grad = false, has_grad_fn = false;
   std::shared_ptr<TensorImpl> grad;
   uint32_t version = 0;
@@ -75,6 +76,7 @@ struct TensorState {
     s.impl = t.impl_ptr();
     s.storage = t.storage().get();
     s.sizes = t.sizes(), s.strides = t.strides(), s.offset = t.offset(), s.dtype = t.dtype();
+    s.numpy = t.impl()->numpy;
     if (const auto& m = t.impl()->autograd) {
       s.requires_grad = m->requires_grad;
       s.has_grad_fn = m->grad_fn != nullptr;
@@ -86,7 +88,7 @@ struct TensorState {
   // Everything but the gradient and the version.
   bool same_layout(const TensorState& o) const {
     return impl == o.impl && storage == o.storage && sizes == o.sizes && strides == o.strides && offset == o.offset &&
-           dtype == o.dtype && requires_grad == o.requires_grad && has_grad_fn == o.has_grad_fn;
+           dtype == o.dtype && numpy == o.numpy && requires_grad == o.requires_grad && has_grad_fn == o.has_grad_fn;
   }
 };
 
@@ -523,7 +525,7 @@ bool same_arg(lua_State* L, int idx, const ArgState& e) {
     bool grad_fn = t->impl()->autograd && t->impl()->autograd->grad_fn;
     bool req = t->impl()->autograd && t->impl()->autograd->requires_grad;
     return t->dtype() == w.dtype && t->sizes() == w.sizes && t->device() == e.device && req == w.requires_grad &&
-           grad_fn == w.has_grad_fn && t->is_contiguous() == e.contiguous;
+           grad_fn == w.has_grad_fn && t->impl()->numpy == w.numpy && t->is_contiguous() == e.contiguous;
   }
   if (!arg_state(L, idx, &s)) return false;
   return s.value == e.value && s.text == e.text;

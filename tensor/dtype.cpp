@@ -105,10 +105,15 @@ DType promote_types(DType a, DType b) {
 }
 
 static std::atomic<DType> g_default_float{DType::Float32};
+DType script_default_float_dtype() {
+  const ThreadDTypes& t = t_dtypes;
+  return t.default_slot ? *t.default_slot : g_default_float.load(std::memory_order_relaxed);
+}
+
 DType default_float_dtype() {
   const ThreadDTypes& t = t_dtypes;
   if (t.default_override >= 0) return DType(t.default_override);
-  return t.default_slot ? *t.default_slot : g_default_float.load(std::memory_order_relaxed);
+  return script_default_float_dtype();
 }
 
 DType* set_thread_default_dtype_slot(DType* slot) {

@@ -38,6 +38,9 @@ DType promote_types(DType a, DType b);
 
 // The dtype of a default float (torch.set_default_dtype); float32 unless changed.
 DType default_float_dtype();
+// The same without the scope of the call running (a NumPy call's float64): the script's
+// setting, which torch.compile guards.
+DType script_default_float_dtype();
 void set_default_float_dtype(DType t);
 // While set (not nullptr), the default float dtype on the calling thread is read from and
 // written to *slot: an embedded interpreter's own setting. Returns the previous slot.

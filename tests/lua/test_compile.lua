@@ -71,6 +71,20 @@ T.test("guards: a new shape, dtype or number records a new variant", function()
   T.eq(s.replays, 2)
 end)
 
+T.test("guards: a NumPy array and a tensor of the same dtype and shape are different variants", function()
+  local np = require "numpy"
+  local f = function(x) return x / 2 end
+  local cf = torch.compile(f)
+  local t = torch.tensor({1, 2, 3}, {dtype = "int32"})
+  local n = np.array({1, 2, 3}, {dtype = "int32"})
+  for _ = 1, 2 do
+    T.eq(cf(t).dtype, f(t).dtype)
+    T.eq(cf(n).dtype, f(n).dtype)
+    T.truthy(torch.equal(cf(n), f(n)))
+  end
+  T.eq(stats(cf).variants, 2)
+end)
+
 T.test("guards: an upvalue's number or tensor changed between calls is seen", function()
   local scale = 2
   local w = torch.ones(3)
