@@ -22,6 +22,14 @@ double learning_rate(const Args& a, const char* opt) {
   return *lr;
 }
 
+// Adam's `step` keyword as the state's step count tensor (ops::StepCounter), or null when
+// it is a number (the count itself) or absent.
+const Tensor* step_count(const Args& a) {
+  const int t = a.push_kw("step");
+  lua_pop(a.L, 1);
+  return t == LUA_TUSERDATA ? a.kw_tensor("step") : nullptr;
+}
+
 int ret_param(lua_State* L) {
   lua_pushvalue(L, 1);
   return 1;
@@ -48,10 +56,11 @@ int adam_step(lua_State* L, Args& a) {
   o.beta2 = number_or(a, "beta2", o.beta2);
   o.eps = number_or(a, "eps", o.eps);
   o.weight_decay = number_or(a, "weight_decay", 0);
-  o.step = a.kw_integer("step").value_or(1);
+  const Tensor* count = step_count(a);
+  if (!count) o.step = a.kw_integer("step").value_or(1);
   o.amsgrad = flag(a, "amsgrad");
   o.maximize = flag(a, "maximize");
-  ops::adam_step_(a.tensor(1), a.tensor(2), a.tensor(3), a.tensor(4), optional_tensor(a, 5), o);
+  ops::adam_step_(a.tensor(1), a.tensor(2), a.tensor(3), a.tensor(4), optional_tensor(a, 5), o, count);
   return ret_param(L);
 }
 
@@ -64,7 +73,8 @@ int rmsprop_step(lua_State* L, Args& a) {
   o.momentum = number_or(a, "momentum", 0);
   o.centered = flag(a, "centered");
   o.maximize = flag(a, "maximize");
-  ops::rmsprop_step_(a.tensor(1), a.tensor(2), a.tensor(3), optional_tensor(a, 4), optional_tensor(a, 5), o);
+  ops::rmsprop_step_(a.tensor(1), a.tensor(2), a.tensor(3), optional_tensor(a, 4), optional_tensor(a, 5), o,
+                     a.kw_tensor("step"));
   return ret_param(L);
 }
 
@@ -76,11 +86,12 @@ const Binding kOptimBindings[] = {
     {"_adam_step_", adam_step, TORCH,
      "_adam_step_(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq|nil, {lr=, beta1=0.9, beta2=0.999, "
      "eps=1e-8, weight_decay=0, step=1, amsgrad=false, maximize=false, decoupled_weight_decay=false}) "
-     "-> param: one fused Adam step in place (AdamW with decoupled_weight_decay; step counts this one)."},
+     "-> param: one fused Adam step in place (AdamW with decoupled_weight_decay; step counts this one, or "
+     "is the state's step count tensor, which the step advances by one and uses)."},
     {"_rmsprop_step_", rmsprop_step, TORCH,
      "_rmsprop_step_(param, grad, square_avg, momentum_buffer|nil, grad_avg|nil, {lr=, alpha=0.99, "
-     "eps=1e-8, weight_decay=0, momentum=0, centered=false, maximize=false}) -> param: one fused "
-     "RMSprop step in place."},
+     "eps=1e-8, weight_decay=0, momentum=0, centered=false, maximize=false, step=nil}) -> param: one "
+     "fused RMSprop step in place (step: the state's step count tensor, advanced by one)."},
 };
 
 }  // namespace

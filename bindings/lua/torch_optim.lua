@@ -82,8 +82,10 @@ end
 -- ---------------------------------------------------------------------------------------
 -- Optimizer: parameter groups, per-parameter state, zero_grad, step and state dicts.
 -- A subclass sets `defaults`, `required` (the options without a default, such as SGD's lr),
--- `validate(values)` and `update(param, grad, state, group)`, which steps one parameter, and
--- `state_numbers` when its state holds numbers besides `step`.
+-- `validate(values)` and `update(param, grad, state, group)`, which steps one parameter,
+-- `state_numbers` when its state holds numbers besides `step`, and `step_tensor` when its
+-- step count is a tensor (as PyTorch keeps it; the fused step advances it, so a step under
+-- torch.compile changes no Lua value and replays).
 
 local Optimizer = class("Optimizer")
 optim.Optimizer = Optimizer
@@ -96,6 +98,37 @@ Optimizer.required = {}
 Optimizer.flags = {}
 -- The per-parameter state entries that are numbers (the others are tensors).
 Optimizer.state_numbers = {step = true}
+Optimizer.step_tensor = false
+
+-- A new step count tensor holding n (0 when nil): one element on the CPU whatever the
+-- parameter's device, float32 or, under a float64 default dtype, float64 (PyTorch's
+-- _get_scalar_dtype). A zero count is filled by the engine, so a first step under
+-- torch.compile records.
+local function new_step_count(n)
+  local o = {dtype = torch.get_default_dtype() == torch.float64 and torch.float64 or torch.float32, device = "cpu"}
+  return n and torch.tensor(n + 0.0, o) or torch.zeros({}, o)
+end
+
+-- load_state_dict's `step` of an optimizer that counts in a tensor: a whole number >= 0,
+-- given as a number (older state dicts) or a one-element tensor; returns a new count tensor.
+local function loaded_step_count(name, i, v)
+  local n = v
+  if is_tensor(v) then
+    if v:numel() ~= 1 then
+      fail(name .. ".load_state_dict: state 'step' of parameter " .. tostring(i) .. " has " .. v:numel()
+        .. " elements, expected one")
+    end
+    n = v:item()
+  elseif type(v) ~= "number" then
+    fail(name .. ".load_state_dict: state 'step' of parameter " .. tostring(i) .. " is a " .. describe(v)
+      .. ", expected a number or a one-element tensor")
+  end
+  if type(n) ~= "number" or n < 0 or n ~= math.floor(n) or n >= 2 ^ 53 then
+    fail(name .. ".load_state_dict: state 'step' of parameter " .. tostring(i) .. " is " .. tostring(n)
+      .. ", expected a whole number >= 0")
+  end
+  return new_step_count(n)
+end
 
 function Optimizer:validate() end
 
@@ -288,11 +321,13 @@ function Optimizer:load_state_dict(sd)
       -- The state holds the numbers the class names (a step count) and tensors shaped like
       -- the parameter.
       local want = self.state_numbers[k] and "number" or "tensor"
-      if describe(v) ~= want then
+      if k == "step" and self.step_tensor then
+        v, want = loaded_step_count(name, i, v), "step count"
+      elseif describe(v) ~= want then
         fail(name .. ".load_state_dict: state '" .. tostring(k) .. "' of parameter " .. tostring(i) .. " is a "
           .. describe(v) .. ", expected a " .. want)
       end
-      if is_tensor(v) then
+      if want == "tensor" then
         local ps, vs = p.shape, v.shape
         local same = #ps == #vs
         for d = 1, #ps do same = same and ps[d] == vs[d] end
@@ -353,19 +388,20 @@ function Adam:validate(v)
   at_least_zero(self.name, v, "weight_decay")
 end
 
+Adam.state_numbers = {}
+Adam.step_tensor = true
+
 function Adam:update(p, g, s, group)
   if s.step == nil then
-    s.step = 0
+    s.step = new_step_count()
     s.exp_avg = torch.zeros_like(p)
     s.exp_avg_sq = torch.zeros_like(p)
   end
   if group.amsgrad and s.max_exp_avg_sq == nil then s.max_exp_avg_sq = torch.zeros_like(p) end
-  local step = s.step + 1
   torch._adam_step_(p, g, s.exp_avg, s.exp_avg_sq, group.amsgrad and s.max_exp_avg_sq or nil,
     {lr = group.lr, beta1 = group.betas[1], beta2 = group.betas[2], eps = group.eps,
-     weight_decay = group.weight_decay, step = step, amsgrad = group.amsgrad, maximize = group.maximize,
+     weight_decay = group.weight_decay, step = s.step, amsgrad = group.amsgrad, maximize = group.maximize,
      decoupled_weight_decay = self.decoupled_weight_decay})
-  s.step = step
 end
 
 -- AdamW: Adam with the weight decay applied to the parameter (default 1e-2).
@@ -390,9 +426,12 @@ function RMSprop:validate(v)
   at_least_zero(self.name, v, "alpha")
 end
 
+RMSprop.state_numbers = {}
+RMSprop.step_tensor = true
+
 function RMSprop:update(p, g, s, group)
   if s.step == nil then
-    s.step = 0
+    s.step = new_step_count()
     s.square_avg = torch.zeros_like(p)
   end
   local with_momentum = group.momentum > 0
@@ -401,8 +440,7 @@ function RMSprop:update(p, g, s, group)
   torch._rmsprop_step_(p, g, s.square_avg, with_momentum and s.momentum_buffer or nil,
     group.centered and s.grad_avg or nil,
     {lr = group.lr, alpha = group.alpha, eps = group.eps, weight_decay = group.weight_decay,
-     momentum = group.momentum, centered = group.centered, maximize = group.maximize})
-  s.step = s.step + 1
+     momentum = group.momentum, centered = group.centered, maximize = group.maximize, step = s.step})
 end
 
 -- The optimizers below step with tensor operations in the order of PyTorch 1.13's

@@ -195,11 +195,13 @@ void rec_optim_step(OptimKind kind, const TensorIter& it, DType dt, const void* 
     }
     case OptimKind::Adam: {
       auto o = *static_cast<const ops::AdamOptions*>(options);
+      if (o.counter.data) add_address(s, o.counter.data);
       push(s, "optim_step", [it, dt, o](uint64_t, uint64_t) { cpu().optim_step(OptimKind::Adam, it, dt, &o); });
       break;
     }
     case OptimKind::Rmsprop: {
       auto o = *static_cast<const ops::RmspropOptions*>(options);
+      if (o.counter.data) add_address(s, o.counter.data);
       push(s, "optim_step", [it, dt, o](uint64_t, uint64_t) { cpu().optim_step(OptimKind::Rmsprop, it, dt, &o); });
       break;
     }

@@ -63,13 +63,34 @@ const Tensor& required(const char* opt, const Tensor* buffer, const char* name, 
   return *buffer;
 }
 
+// The state's step count (StepCounter): one float32 or float64 element in CPU memory (as
+// PyTorch keeps it for every device), written by the step, sharing memory with no operand.
+template <size_t NS>
+StepCounter step_counter(const char* opt, const Tensor& count, const Tensor& param, const Tensor& grad,
+                         const std::array<StateBuffer, NS>& state) {
+  TIDE_CHECK(count.device().is_cpu(), opt, ": the step count must be a CPU tensor, got one on ",
+             count.device().str());
+  TIDE_CHECK(count.dtype() == DType::Float32 || count.dtype() == DType::Float64, opt,
+             ": the step count must be a float32 or float64 tensor, got ", dtype_name(count.dtype()));
+  TIDE_CHECK(count.numel() == 1, opt, ": the step count must be a tensor of one element, got shape ",
+             count.sizes().str());
+  check_writable(opt, count, "the step count");
+  bool shares = mem_overlap(count, param) != MemOverlap::None || mem_overlap(count, grad) != MemOverlap::None;
+  for (const StateBuffer& s : state) shares = shares || mem_overlap(count, *s.tensor) != MemOverlap::None;
+  TIDE_CHECK(!shares, opt, ": the step count shares memory with the parameter, its gradient or its state");
+  return {count.address(), count.dtype()};
+}
+
 // Checks the operands, then runs the update of `kind` (optim_update.hpp, selected by the
 // options) once over every element of the parameter (any layout; in parallel for big
-// tensors, or as one kernel on a device) and bumps the parameter's version.
+// tensors, or as one kernel on a device) and bumps the parameter's version. With a step
+// count tensor, *counter (in *options) is pointed at it and its version bumped too.
 template <size_t NS>
 void fused_step(const char* opt, OptimKind kind, const void* options, const Tensor& param, const Tensor& grad,
-                const std::array<StateBuffer, NS>& state) {
+                const std::array<StateBuffer, NS>& state, const Tensor* step_count = nullptr,
+                StepCounter* counter = nullptr) {
   check_operands(opt, param, grad, state);
+  if (step_count) *counter = step_counter(opt, *step_count, param, grad, state);
   // The gradient is read element for element before the writes; one sharing memory with a
   // written tensor any other way is read from a copy (TensorIter does that for the parameter).
   Tensor g = grad;
@@ -80,6 +101,7 @@ void fused_step(const char* opt, OptimKind kind, const void* options, const Tens
       state);
   backend_for(it.device()).optim_step(kind, it, param.dtype(), options);
   param.storage()->bump_version();
+  if (step_count) step_count->storage()->bump_version();
 }
 
 // SGD (sgd.py, _single_tensor_sgd); State: {momentum_buffer} when momentum != 0.
@@ -96,20 +118,20 @@ void sgd(const Tensor& param, const Tensor& grad, const Tensor* buffer, const Sg
 // [, max_exp_avg_sq]}.
 template <bool Amsgrad>
 void adam(const char* opt, const Tensor& param, const Tensor& grad, const Tensor& exp_avg,
-          const Tensor& exp_avg_sq, const Tensor* max_exp_avg_sq, const AdamOptions& o) {
+          const Tensor& exp_avg_sq, const Tensor* max_exp_avg_sq, AdamOptions o, const Tensor* step_count) {
   constexpr size_t NS = Amsgrad ? 3 : 2;
   std::array<StateBuffer, NS> state;
   state[0] = {&exp_avg, "exp_avg"};
   state[1] = {&exp_avg_sq, "exp_avg_sq"};
   if constexpr (Amsgrad)
     state[2] = {&required(opt, max_exp_avg_sq, "max_exp_avg_sq", "amsgrad", "true"), "max_exp_avg_sq"};
-  fused_step(opt, OptimKind::Adam, &o, param, grad, state);
+  fused_step(opt, OptimKind::Adam, &o, param, grad, state, step_count, &o.counter);
 }
 
 // RMSprop (rmsprop.py): State {square_avg[, grad_avg][, momentum_buffer]}.
 template <bool Centered, bool WithMomentum>
 void rmsprop(const Tensor& param, const Tensor& grad, const Tensor& square_avg, const Tensor* momentum_buffer,
-             const Tensor* grad_avg, const RmspropOptions& o) {
+             const Tensor* grad_avg, RmspropOptions o, const Tensor* step_count) {
   constexpr size_t NS = 1 + Centered + WithMomentum;
   constexpr size_t kGradAvg = 1, kMomentum = Centered ? 2 : 1;
   std::array<StateBuffer, NS> state;
@@ -119,7 +141,7 @@ void rmsprop(const Tensor& param, const Tensor& grad, const Tensor& square_avg, 
   if constexpr (WithMomentum)
     state[kMomentum] = {&required("RMSprop", momentum_buffer, "momentum_buffer", "momentum", o.momentum),
                         "momentum_buffer"};
-  fused_step("RMSprop", OptimKind::Rmsprop, &o, param, grad, state);
+  fused_step("RMSprop", OptimKind::Rmsprop, &o, param, grad, state, step_count, &o.counter);
 }
 
 }  // namespace
@@ -132,26 +154,27 @@ void sgd_step_(const Tensor& param, const Tensor& grad, const Tensor* momentum_b
 }
 
 void adam_step_(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
-                const Tensor* max_exp_avg_sq, const AdamOptions& o) {
+                const Tensor* max_exp_avg_sq, const AdamOptions& o, const Tensor* step_count) {
   const char* opt = o.decoupled_weight_decay ? "AdamW" : "Adam";
-  TIDE_CHECK(o.step >= 1, opt, ": step must be >= 1 (the count including this step), got ", o.step);
+  TIDE_CHECK(step_count || o.step >= 1, opt, ": step must be >= 1 (the count including this step), got ", o.step);
   if (o.amsgrad)
-    adam<true>(opt, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, o);
+    adam<true>(opt, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, o, step_count);
   else
-    adam<false>(opt, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, o);
+    adam<false>(opt, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, o, step_count);
 }
 
 void rmsprop_step_(const Tensor& param, const Tensor& grad, const Tensor& square_avg,
-                   const Tensor* momentum_buffer, const Tensor* grad_avg, const RmspropOptions& o) {
+                   const Tensor* momentum_buffer, const Tensor* grad_avg, const RmspropOptions& o,
+                   const Tensor* step_count) {
   const bool with_momentum = o.momentum > 0;
   if (o.centered && with_momentum)
-    rmsprop<true, true>(param, grad, square_avg, momentum_buffer, grad_avg, o);
+    rmsprop<true, true>(param, grad, square_avg, momentum_buffer, grad_avg, o, step_count);
   else if (o.centered)
-    rmsprop<true, false>(param, grad, square_avg, momentum_buffer, grad_avg, o);
+    rmsprop<true, false>(param, grad, square_avg, momentum_buffer, grad_avg, o, step_count);
   else if (with_momentum)
-    rmsprop<false, true>(param, grad, square_avg, momentum_buffer, grad_avg, o);
+    rmsprop<false, true>(param, grad, square_avg, momentum_buffer, grad_avg, o, step_count);
   else
-    rmsprop<false, false>(param, grad, square_avg, momentum_buffer, grad_avg, o);
+    rmsprop<false, false>(param, grad, square_avg, momentum_buffer, grad_avg, o, step_count);
 }
 
 }  // namespace tide::ops

@@ -7,7 +7,10 @@
 // with_update(kind, options, C{}, f) calls f(U{...}) with the functor the options select.
 #pragma once
 #include <cmath>
+#include <iomanip>
+#include <sstream>
 
+#include "../error.hpp"
 #include "../half.hpp"
 #include "optim.hpp"
 
@@ -103,7 +106,27 @@ struct RmspropUpdate {
   }
 };
 
-// Calls f(update) with the update functor for `kind` and its options (compute type C).
+// Adds one to a step counter and returns the new count (host code, once per step: the
+// counter is CPU memory on every device). A count that is not a whole number >= 0 that its
+// dtype holds exactly (below 2^24 in float32, 2^53 in float64) is refused, unchanged.
+inline int64_t advance_step(const StepCounter& c, const char* opt) {
+  const bool f64 = c.dtype == DType::Float64;
+  const double before = f64 ? *static_cast<const double*>(c.data) : *static_cast<const float*>(c.data);
+  const double limit = f64 ? 9007199254740992.0 : 16777216.0;
+  if (!(before >= 0 && before < limit && before == std::floor(before))) {
+    std::ostringstream value;
+    value << std::setprecision(17) << before;
+    TIDE_FAIL(opt, ": the step count tensor holds ", value.str(), ", expected a whole number >= 0");
+  }
+  if (f64)
+    *static_cast<double*>(c.data) = before + 1;
+  else
+    *static_cast<float*>(c.data) = float(before + 1);
+  return int64_t(before) + 1;
+}
+
+// Calls f(update) with the update functor for `kind` and its options (compute type C); a
+// step counter in the options is advanced here, once per call.
 template <typename C, typename F>
 void with_update(OptimKind kind, const void* options, F&& f) {
   switch (kind) {
@@ -114,13 +137,15 @@ void with_update(OptimKind kind, const void* options, F&& f) {
       break;
     }
     case OptimKind::Adam: {
-      const auto& o = *static_cast<const AdamOptions*>(options);
+      AdamOptions o = *static_cast<const AdamOptions*>(options);
+      if (o.counter.data) o.step = advance_step(o.counter, o.decoupled_weight_decay ? "AdamW" : "Adam");
       if (o.amsgrad) f(AdamUpdate<C, true>(o));
       else f(AdamUpdate<C, false>(o));
       break;
     }
     case OptimKind::Rmsprop: {
       const auto& o = *static_cast<const RmspropOptions*>(options);
+      if (o.counter.data) advance_step(o.counter, "RMSprop");
       const bool m = o.momentum > 0;
       if (o.centered && m) f(RmspropUpdate<C, true, true>(o));
       else if (o.centered) f(RmspropUpdate<C, true, false>(o));

@@ -204,7 +204,7 @@ T.test("Adam: first step by hand moves every element by lr * sign(g)", function(
   opt:step()
   T.near(p, {1.0 - 0.01 * 3 / (3 + 1e-8), -2.0 + 0.01 * 0.25 / (0.25 + 1e-8), 0.5 - 0.01 * 1e-3 / (1e-3 + 1e-8)}, 1e-14)
   local s = opt.state[p]
-  T.eq(s.step, 1)
+  T.eq({s.step:item(), s.step.dtype, s.step.shape}, {1, torch.float32, {}})  -- PyTorch keeps a float32 count
   T.near(s.exp_avg, {0.3, -0.025, 1e-4}, 1e-15)
   T.near(s.exp_avg_sq, {0.009, 0.0000625, 1e-9}, 1e-15)
   T.eq(s.max_exp_avg_sq, nil)
@@ -229,7 +229,7 @@ T.test("RMSprop: one step by hand", function()
   local r = math.sqrt(0.1)
   T.near(p, {1 - 0.01 * 2 / (r * 2 + 1e-8), 1 + 0.01 * 0.5 / (r * 0.5 + 1e-8)}, 1e-15)
   T.near(opt.state[p].square_avg, {0.4, 0.025}, 1e-15)
-  T.eq(opt.state[p].step, 1)
+  T.eq(opt.state[p].step:item(), 1)
 end)
 
 T.test("defaults: PyTorch's", function()
@@ -250,8 +250,8 @@ T.test("state is kept per parameter, with PyTorch's keys", function()
   opt:step()
   a.grad = torch.tensor({1.0, 1.0})
   opt:step()
-  T.eq(opt.state[a].step, 2)
-  T.eq(opt.state[b].step, 2)
+  T.eq(opt.state[a].step:item(), 2)
+  T.eq(opt.state[b].step:item(), 2)
   T.eq(opt.state[a].exp_avg.shape, {2})
   T.eq(opt.state[b].exp_avg.shape, {1, 1})
   T.truthy(opt.state[a].max_exp_avg_sq ~= nil)
@@ -413,7 +413,7 @@ T.test("state_dict and load_state_dict carry the state over", function()
   run(opt, p, 2)
   local sd = opt:state_dict()
   T.eq(sd.param_groups[1].params, {1})
-  T.eq(sd.state[1].step, 2)
+  T.eq(sd.state[1].step:item(), 2)
   local q = p:clone()
   local opt2 = optim.Adam({q}, {lr = 0.5})
   opt2:load_state_dict(sd)
@@ -585,7 +585,94 @@ T.test("the fused kernels reject bad operands, naming the optimizer and the valu
     "RMSprop: momentum=0.5 needs the state tensor momentum_buffer, got nil")
   T.error_usable(function() torch._rmsprop_step_(p, g, nil, nil, nil, {lr = 0.1}) end,
     "_rmsprop_step_: expected a tensor as argument 3, got nil")
+  -- The state's step count tensor: one float32/float64 element on the CPU, a whole number,
+  -- sharing memory with no operand.
+  local function adam(count) return function() torch._adam_step_(p, g, m, v, nil, {lr = 0.1, step = count}) end end
+  T.error_usable(adam(torch.zeros(2)), "Adam: the step count must be a tensor of one element, got shape {2}")
+  T.error_usable(adam(torch.zeros({}, {dtype = "int64"})), "Adam: the step count must be a float32 or float64 tensor, got int64")
+  T.error_usable(adam(m:view(-1)[{{1, 1}}]), "Adam: the step count shares memory with the parameter, its gradient or its state")
+  T.error_usable(adam(torch.tensor(-1.0)), "Adam: the step count tensor holds -1, expected a whole number >= 0")
+  T.error_usable(adam(torch.tensor(2.5, {dtype = "float64"})), "Adam: the step count tensor holds 2.5, expected a whole number >= 0")
+  T.error_usable(adam(torch.tensor(2 ^ 24)), "Adam: the step count tensor holds 16777216, expected a whole number >= 0")
+  T.error_usable(adam("x"), "_adam_step_: keyword 'step' must be an integer")
+  T.error_usable(function() torch._rmsprop_step_(p, g, m, nil, nil, {lr = 0.1, step = 3}) end,
+    "_rmsprop_step_: keyword 'step' must be a tensor, got a number")
+  local bad = torch.tensor(-3.0)
+  T.error_usable(function() torch._rmsprop_step_(p, g, m, nil, nil, {lr = 0.1, step = bad}) end,
+    "RMSprop: the step count tensor holds -3, expected a whole number >= 0")
+  T.eq(bad:item(), -3)  -- a refused count is left as it was
   T.eq(p:tolist(), {{0, 0}, {0, 0}})  -- nothing was written by a rejected step
+  T.eq(m:tolist(), {{0, 0}, {0, 0}})
+end)
+
+T.test("Adam and RMSprop count steps in a tensor that the fused step advances", function()
+  local p = torch.tensor({1.0, 2.0}, {dtype = "float64"})
+  local count = torch.tensor(4.0, {dtype = "float64"})
+  local m, v = torch.zeros(2, {dtype = "float64"}), torch.zeros(2, {dtype = "float64"})
+  local q, m2, v2 = p:clone(), m:clone(), v:clone()
+  local g = torch.tensor({0.5, -1.0}, {dtype = "float64"})
+  local x = torch.tensor(2.0, {dtype = "float64", requires_grad = true})
+  local y = x * count  -- saves the count for backward
+  torch._adam_step_(p, g, m, v, nil, {lr = 0.1, step = count})
+  torch._adam_step_(q, g, m2, v2, nil, {lr = 0.1, step = 5})
+  T.eq(count:item(), 5)
+  T.error(function() y:backward() end, "was modified by an in-place operation (its version was 0, now 1)")  -- the write is versioned
+  T.truthy(torch.equal(p, q), "a count tensor at 4 steps as step = 5")
+  torch._rmsprop_step_(p, g, m, nil, nil, {lr = 0.1, step = count})
+  T.eq(count:item(), 6)
+  -- The optimizers' counts follow the default dtype, as PyTorch's _get_scalar_dtype.
+  local saved = torch.get_default_dtype()
+  torch.set_default_dtype(torch.float64)
+  local opt = optim.RMSprop({torch.zeros(2)}, {lr = 0.1})
+  opt.param_groups[1].params[1].grad = torch.ones(2)
+  opt:step()
+  torch.set_default_dtype(saved)
+  local s = opt.state[opt.param_groups[1].params[1]]
+  T.eq({s.step.dtype, s.step:item(), s.step.device.type}, {torch.float64, 1, "cpu"})
+end)
+
+T.test("load_state_dict: a step count given as a number or a tensor becomes a new count tensor", function()
+  local function trained()
+    local p = torch.tensor({0.0, 3.0}, {dtype = "float64"})
+    local opt = optim.Adam({p}, {lr = 0.1})
+    for _ = 1, 3 do
+      p.grad = (p - 1) * 2
+      opt:step()
+    end
+    return p, opt
+  end
+  local p, opt = trained()
+  for _, given in ipairs({3, torch.tensor(3.0), torch.tensor({3.0}, {dtype = "float64"})}) do
+    local q = p:clone()
+    local opt2 = optim.Adam({q}, {lr = 0.1})
+    local sd = opt:state_dict()
+    local s = {}
+    for k, v in pairs(sd.state[1]) do s[k] = v end
+    s.step = given
+    opt2:load_state_dict({state = {s}, param_groups = sd.param_groups})
+    local step = opt2.state[q].step
+    T.eq({step:item(), step.shape}, {3, {}})
+    T.truthy(not rawequal(step, opt.state[p].step), "a copy, not the saved tensor")
+    local r = p:clone()
+    local opt3 = optim.Adam({r}, {lr = 0.1})
+    opt3:load_state_dict(opt:state_dict())
+    q.grad, r.grad = torch.ones(2, {dtype = "float64"}), torch.ones(2, {dtype = "float64"})
+    opt2:step()
+    opt3:step()
+    T.truthy(torch.equal(q, r))
+    T.eq(opt2.state[q].step:item(), 4)
+  end
+  local function load(step)
+    local sd = opt:state_dict()
+    local s = {}
+    for k, v in pairs(sd.state[1]) do s[k] = v end
+    s.step = step
+    return function() optim.Adam({p:clone()}):load_state_dict({state = {s}, param_groups = sd.param_groups}) end
+  end
+  T.error_usable(load(-1), "Adam.load_state_dict: state 'step' of parameter 1 is -1, expected a whole number >= 0")
+  T.error_usable(load(1.5), "Adam.load_state_dict: state 'step' of parameter 1 is 1.5, expected a whole number >= 0")
+  T.error_usable(load(torch.zeros(2)), "Adam.load_state_dict: state 'step' of parameter 1 has 2 elements, expected one")
+  T.error_usable(load(true), "Adam.load_state_dict: state 'step' of parameter 1 is a boolean, expected a number or a one-element tensor")
 end)
 
 -- The lr of both groups after construction and after each step.

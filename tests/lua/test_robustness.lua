@@ -432,7 +432,7 @@ T.test("optimizer load_state_dict: garbage groups and state are errors before an
   -- gradient moves by lr again (m_hat / sqrt(v_hat) = 1).
   opt:step()
   T.near(p:detach(), {0.8, 1.8}, 1e-5)
-  T.eq(opt.state[p].step, 2)
+  T.eq(opt.state[p].step:item(), 2)
 end)
 
 T.test("lr schedulers: bad optimizers and options", function()
