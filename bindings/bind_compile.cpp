@@ -736,6 +736,30 @@ int reaches_fn(lua_State* L, Args& a) {
   return 1;
 }
 
+// _compile_spent(tensor) -> boolean: whether the tensor requires grad through a graph that a
+// backward inside the function already used up (its node released what it saved), so that
+// the caller can do nothing with the history but see it: a replay may return copies of it.
+int spent_fn(lua_State* L, Args& a) {
+  const std::shared_ptr<Node>& fn = autograd::grad_fn(a.tensor(1));
+  lua_pushboolean(L, fn && fn->released());
+  return 1;
+}
+
+// _compile_spent_copy(tensor) -> tensor: a new copy of a result with a used-up history (see
+// _compile_spent) that shares that history: it requires grad, shows the same grad_fn, and a
+// backward through it fails as it does on the eager result.
+int spent_copy_fn(lua_State* L, Args& a) {
+  const Tensor& t = a.tensor(1);
+  TIDE_CHECK(autograd::grad_fn(t) && autograd::grad_fn(t)->released(),
+             "_compile_spent_copy: the tensor's history is not used up");
+  Tensor copy = t.clone();
+  AutogradMeta& m = autograd::meta(copy);
+  m.requires_grad = true;
+  m.grad_fn = autograd::grad_fn(t);
+  push_tensor(L, std::move(copy));
+  return 1;
+}
+
 // _compile_recording() -> boolean: whether this thread records (a compiled function called
 // inside another's recording runs eagerly, into the outer recording).
 int recording_fn(lua_State* L, Args&) {
@@ -773,6 +797,10 @@ const Binding kCompileBindings[] = {
      "internal)."},
     {"_compile_reaches", reaches_fn, TORCH,
      "_compile_reaches(variant, tensor) -> boolean: whether the variant's guard reached the tensor (internal)."},
+    {"_compile_spent", spent_fn, TORCH,
+     "_compile_spent(tensor) -> boolean: whether its history was used up by a backward (internal)."},
+    {"_compile_spent_copy", spent_copy_fn, TORCH,
+     "_compile_spent_copy(tensor) -> tensor: a copy sharing its used-up history (internal)."},
     {"_compile_explain", explain_fn, TORCH, "_compile_explain(variant) -> table: what a variant captured (internal)."},
     {"_compile_recording", recording_fn, TORCH,
      "_compile_recording() -> boolean: whether this thread records (torch.compile; internal)."},

@@ -29,6 +29,7 @@ local C = {
   snapshot = torch._compile_snapshot, begin = torch._compile_begin, finish = torch._compile_finish,
   guard_args = torch._compile_guard_args, replay = torch._compile_replay, explain = torch._compile_explain,
   recording = torch._compile_recording, reaches = torch._compile_reaches, set_libset = torch._compile_set_libset,
+  spent = torch._compile_spent, spent_copy = torch._compile_spent_copy,
 }
 for name in pairs(C) do torch["_compile_" .. name] = nil end  -- internal: reached through C only
 local is_tensor = torch.is_tensor
@@ -153,8 +154,11 @@ local function describe_results(handle, args, clones_at, res)
         outs[i - 1] = {arg = arg}
       elseif C.reaches(handle, r) then
         outs[i - 1] = {same = r}
+      elseif r.requires_grad and C.spent(r) then
+        outs[i - 1] = {spent = r}  -- the loss after loss:backward(): copies share its used-up history
       elseif r.requires_grad then
-        return nil, "result " .. (i - 1) .. " requires grad (call backward inside the compiled function)"
+        return nil, "result " .. (i - 1) .. " requires grad and backward did not use it up "
+          .. "(call backward inside the compiled function)"
       else
         outs[i - 1] = {copy = r}
       end
@@ -174,6 +178,7 @@ local function results(variant, ...)
     local o = outs[i]
     if o.arg then vals[i] = (select(o.arg, ...))
     elseif o.copy then vals[i] = o.copy:clone()
+    elseif o.spent then vals[i] = C.spent_copy(o.spent)
     elseif o.same then vals[i] = o.same
     else vals[i] = o.value end
   end
@@ -233,6 +238,7 @@ local function record(state, ...)
   if outs then
     for i = 1, outs.n do
       if outs[i].copy then shown[i] = outs[i].copy:clone() end
+      if outs[i].spent then shown[i] = C.spent_copy(outs[i].spent) end
     end
   end
   if mutated then

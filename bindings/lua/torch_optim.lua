@@ -481,17 +481,22 @@ function Adagrad:validate(v)
   end
 end
 
+Adagrad.state_numbers = {}
+Adagrad.step_tensor = true
+
 function Adagrad:update(p, g, s, group)
   if s.step == nil then
-    s.step = 0
+    s.step = new_step_count()
     s.sum = torch.full_like(p, group.initial_accumulator_value)
   end
-  local step = s.step + 1
   g = effective_grad(p, g, group)
-  local clr = group.lr / (1 + (step - 1) * group.lr_decay)
+  -- The count is read only for a decaying rate (a value read into Lua: compiled, such a step
+  -- runs eagerly).
+  local clr = group.lr
+  if group.lr_decay ~= 0 then clr = group.lr / (1 + s.step:item() * group.lr_decay) end
+  s.step:add_(1)
   s.sum:add_(g:mul(g))                             -- sum.addcmul_(grad, grad, value=1)
   addcdiv_(p, g, s.sum:sqrt():add_(group.eps), -clr)
-  s.step = step
 end
 
 -- Adadelta: steps by the ratio of running roots of squared updates and squared gradients.
@@ -508,9 +513,12 @@ function Adadelta:validate(v)
   at_least_zero(self.name, v, "weight_decay")
 end
 
+Adadelta.state_numbers = {}
+Adadelta.step_tensor = true
+
 function Adadelta:update(p, g, s, group)
   if s.step == nil then
-    s.step = 0
+    s.step = new_step_count()
     s.square_avg = torch.zeros_like(p)
     s.acc_delta = torch.zeros_like(p)
   end
@@ -521,7 +529,7 @@ function Adadelta:update(p, g, s, group)
   local delta = s.acc_delta:add(eps):sqrt_():div_(std):mul_(g)
   addcmul_(s.acc_delta:mul_(rho), delta, delta, 1 - rho)
   p:add_(delta, {alpha = -group.lr})
-  s.step = s.step + 1
+  s.step:add_(1)
 end
 
 -- Adamax: Adam with the infinity norm of the gradients in the denominator.

@@ -80,6 +80,8 @@ struct Node : std::enable_shared_from_this<Node> {
   virtual std::vector<Tensor> apply(const Tensor& grad) = 0;
   // Drops what was saved for backward (after a backward without retain_graph).
   virtual void release() {}
+  // Whether release() ran: a backward through this node is an error from then on.
+  virtual bool released() const { return false; }
   // The meta of the leaf this node accumulates into (null: not an accumulator).
   virtual AutogradMeta* leaf_meta() { return nullptr; }
   bool needs_grad(size_t input) const { return input < next.size() && next[input].node != nullptr; }

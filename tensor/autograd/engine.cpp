@@ -49,6 +49,7 @@ struct FunctionNode final : Node {
     return fn(grad, *this);
   }
   void release() override { fn = nullptr; }
+  bool released() const override { return !fn; }
 };
 
 // The node at the end of every path into a leaf: adds the incoming gradient to leaf.grad.
