@@ -4,6 +4,7 @@
 // (bindings/lua/torch_nn.lua) builds on these.
 #include "../tensor/autograd/conv.hpp"
 #include "../tensor/autograd/functions.hpp"
+#include "../tensor/ops/reduce.hpp"
 #include "lua_api.hpp"
 
 namespace tide::lua {
@@ -146,7 +147,47 @@ int avg_pool2d_fn(lua_State* L, Args& a) {
   return ret(L, ag::avg_pool2d(a.tensor(1), o, include, divisor.value_or(0)));
 }
 
+// A number as Lua's tostring writes it (%.14g, ".0" after an integral float), NaN as "nan":
+// the values eager checks printed when they read them with item().
+std::string lua_number(double v) {
+  if (v != v) return "nan";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.14g", v);
+  std::string s = buf;
+  if (s.find_first_not_of("-0123456789") == std::string::npos) s += ".0";
+  return s;
+}
+
+// _check_probabilities(op, t): every element of t lies in [0, 1] (binary_cross_entropy's
+// input), checked inside a host kernel (ops::check_extrema) so torch.compile replays it.
+int check_probabilities_fn(lua_State*, Args& a) {
+  const std::string op = a.string(1);
+  ops::check_extrema(op.c_str(), a.tensor(2), [op](const ops::Extrema& e) {
+    if (!(e.lo >= 0 && e.hi <= 1))
+      TIDE_FAIL(op, ": input values must be between 0 and 1, got values from ", lua_number(e.lo), " to ",
+                lua_number(e.hi));
+  });
+  return 0;
+}
+
+// _check_indices(op, t, n): every element of the integer tensor t is an index in 1..n
+// (embedding's input), checked as _check_probabilities is.
+int check_indices_fn(lua_State*, Args& a) {
+  const std::string op = a.string(1);
+  const int64_t n = a.integer(3);
+  ops::check_extrema(op.c_str(), a.tensor(2), [op, n](const ops::Extrema& e) {
+    if (e.ilo < 1 || e.ihi > n) TIDE_FAIL(op, ": index ", e.ilo < 1 ? e.ilo : e.ihi, " is out of range 1..", n);
+  });
+  return 0;
+}
+
 const Binding kNNBindings[] = {
+    {"_check_probabilities", check_probabilities_fn, TORCH,
+     "_check_probabilities(op, t): an error naming op unless every element of t is in [0, 1] (internal; "
+     "a check torch.compile replays)."},
+    {"_check_indices", check_indices_fn, TORCH,
+     "_check_indices(op, t, n): an error naming op unless every element of the integer tensor t is in 1..n "
+     "(internal; a check torch.compile replays)."},
     {"linear", linear_fn, TORCH, "linear(x, weight[, bias][, {bias=}]) -> Tensor: x @ weight^T + bias (one addmm)."},
     {"softmax", softmax_fn<false>, METHOD | TORCH, "softmax(x, dim[, {dim=, dtype=}]) -> Tensor: exp(x) / sum(exp(x)) along dim."},
     {"log_softmax", softmax_fn<true>, METHOD | TORCH, "log_softmax(x, dim[, {dim=, dtype=}]) -> Tensor: x - logsumexp(x) along dim."},

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <span>
 
 #include "capture/capture.hpp"
 #include "iterator.hpp"
@@ -160,7 +161,7 @@ struct DeviceBackend {
   // library call), given as a closure over the tensors it reads and writes (`operands`, all
   // of them). Run through the table so that torch.compile records it like any other call:
   // the closure must take nothing from the tensors' data when it is made. Null on devices.
-  void (*host)(const char* op, std::initializer_list<const Tensor*> operands, const std::function<void()>& work);
+  void (*host)(const char* op, std::span<const Tensor* const> operands, const std::function<void()>& work);
 };
 
 // The CPU's table (tensor/cpu/backend.cpp).
@@ -176,9 +177,13 @@ inline const DeviceBackend& backend_for(DeviceType type) {
   return cuda_backend_table();
 }
 // Runs a CPU kernel written as host code (DeviceBackend::host) on the calling thread.
-inline void run_host_kernel(const char* op, std::initializer_list<const Tensor*> operands,
+inline void run_host_kernel(const char* op, std::span<const Tensor* const> operands,
                             const std::function<void()>& work) {
   backend_for(DeviceType::CPU).host(op, operands, work);
+}
+inline void run_host_kernel(const char* op, std::initializer_list<const Tensor*> operands,
+                            const std::function<void()>& work) {
+  run_host_kernel(op, std::span<const Tensor* const>(operands.begin(), operands.size()), work);
 }
 // The backend of a device-resident tensor's device.
 inline const DeviceBackend& backend_for(Device d) { return backend_for(d.type); }

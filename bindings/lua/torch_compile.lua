@@ -43,6 +43,9 @@ torch.compiler = compiler
 
 -- Recordings in a row that changed reached Lua state before the function is left eager.
 local kStateRetries = 3
+-- With the variant cache full, the replays per recording below which the function is left
+-- eager rather than dropping its least recently used variant.
+local kReplaysPerRecording = 4
 
 local function fail(fmt, ...) error("torch.compile: " .. string.format(fmt, ...), 0) end
 
@@ -92,7 +95,11 @@ local function build_library()
       collect(m, (modname == "string" or modname == "math" or modname == "table" or modname == "utf8") and modname or nil)
     end
   end
+  -- The metatables of the engine's value types (a tensor's methods, a device's __tostring and
+  -- __eq, a dtype's), which no module table holds.
   collect(getmetatable(torch.empty(0)))
+  collect(getmetatable(torch.device("cpu")))
+  collect(getmetatable(torch.float32))
   -- The base library lives in _G, which is user state and walked; its C functions are allowed
   -- (but for the effectful ones) without making _G a library table.
   for k, v in pairs(_G) do
@@ -262,17 +269,25 @@ end
 
 local function call(state, ...)
   if state.eager or C.recording() then return state.fn(...) end
-  local variants = state.variants
+  local variants = state.variants  -- most recently used first
   for i = 1, #variants do
     local v = variants[i]
     if C.replay(v.handle, state.fn, ...) then
       state.replays = state.replays + 1
+      if i > 1 then table.insert(variants, 1, table.remove(variants, i)) end
       return results(v, ...)
     end
   end
   if #variants >= dynamo.config.cache_size_limit then
-    give_up(state, "cache_size_limit (" .. tostring(dynamo.config.cache_size_limit) .. ") variants recorded")
-    return state.fn(...)
+    -- Full: while replays pay for the recordings (four to one), the least recently used
+    -- variant makes room (a learning rate changed each epoch); otherwise the guards keep
+    -- missing and the function runs eagerly, as Dynamo does at its limit.
+    if state.replays < kReplaysPerRecording * state.recordings then
+      give_up(state, "cache_size_limit (" .. tostring(dynamo.config.cache_size_limit) .. ") variants recorded, "
+        .. state.replays .. " replays for " .. state.recordings .. " recordings")
+      return state.fn(...)
+    end
+    variants[#variants] = nil
   end
   return record(state, ...)
 end

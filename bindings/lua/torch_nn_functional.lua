@@ -80,11 +80,7 @@ function F.embedding(input, weight, ...)
   if weight:dim() ~= 2 then fail(op, "expected a 2-D weight (num_embeddings, dim), got shape %s", shape_str(weight.shape)) end
   local n, dim = weight.shape[1], weight.shape[2]
   local flat = input:reshape(-1)
-  if flat:numel() > 0 then
-    local lo, hi = flat:min():item(), flat:max():item()
-    local bad = lo < 1 and lo or hi > n and hi or nil
-    if bad then fail(op, "index %d is out of range 1..%d", bad, n) end
-  end
+  torch._check_indices(op, flat, n)
   local rows = weight:index_select(1, flat)
   if o.padding_idx ~= nil and weight.requires_grad then
     local padding = util.padding_index(op, o.padding_idx, n)
@@ -277,13 +273,7 @@ function F.binary_cross_entropy(input, target, ...)
   local o = util.args(op, {"weight", "reduction"}, 0, {reduction = "mean"}, ...)
   check_reduction(op, o.reduction)
   check_pair(op, input, target)
-  if input:numel() > 0 then
-    local values = input:detach()
-    local lo, hi = values:min():item(), values:max():item()
-    if not (lo >= 0 and hi <= 1) then
-      fail(op, "input values must be between 0 and 1, got values from %s to %s", describe(lo), describe(hi))
-    end
-  end
+  torch._check_probabilities(op, input:detach())
   local loss = -(target * clamped_log(input) + (1 - target) * clamped_log(1 - input))
   if o.weight ~= nil then loss = loss * util.check_tensor(op, "weight", o.weight) end
   return reduce(loss, o.reduction)

@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "../backend.hpp"
 #include "../parallel.hpp"
 #include "formulas.hpp"
 
@@ -206,6 +207,9 @@ struct Stats {
   std::vector<double> mean, invstd;
 };
 
+// The fused kernels run as host kernels (DeviceBackend::host), so that torch.compile records
+// and replays them; the statistics they share live in Stats, owned by the forward's node and
+// by the recorded calls alike.
 template <class T>
 BatchNormResult fused_forward(const Tensor& x_in, const Tensor* w, const Tensor* b, double eps,
                               const std::shared_ptr<Stats>& st) {
@@ -213,30 +217,35 @@ BatchNormResult fused_forward(const Tensor& x_in, const Tensor* w, const Tensor*
   Layout l = layout_of(x);
   Tensor y = Tensor::empty(x.sizes(), x.dtype(), x.device(), kOp);
   Tensor wc = w ? contiguous(*w) : Tensor(), bc = b ? contiguous(*b) : Tensor();
-  std::vector<double> var(l.C);
   st->mean.resize(l.C);
   st->invstd.resize(l.C);
-  forward_kernel<T>(x.data<T>(), y.data<T>(), w ? wc.data<T>() : nullptr, b ? bc.data<T>() : nullptr, l, eps,
-                    st->mean.data(), var.data(), st->invstd.data());
   Tensor mean = Tensor::empty({l.C}, x.dtype(), x.device(), kOp), v = Tensor::empty({l.C}, x.dtype(), x.device(), kOp);
-  for (int64_t c = 0; c < l.C; ++c) {
-    mean.data<T>()[c] = T(st->mean[c]);
-    v.data<T>()[c] = T(var[c]);
-  }
+  run_host_kernel(kOp, {&x, &wc, &bc, &y, &mean, &v}, [x, wc, bc, y, mean, v, l, eps, st] {
+    std::vector<double> var(l.C);
+    forward_kernel<T>(x.data<T>(), y.data<T>(), wc.defined() ? wc.data<T>() : nullptr,
+                      bc.defined() ? bc.data<T>() : nullptr, l, eps, st->mean.data(), var.data(), st->invstd.data());
+    for (int64_t c = 0; c < l.C; ++c) {
+      mean.data<T>()[c] = T(st->mean[c]);
+      v.data<T>()[c] = T(var[c]);
+    }
+  });
   return {y, mean, v};
 }
 
 template <class T>
 Grads fused_backward(const Tensor& g_in, const Tensor& x_in, const Tensor* w, bool want_w, bool want_b,
-                     const Stats& st) {
+                     const std::shared_ptr<const Stats>& st) {
   Tensor g = contiguous(g_in), x = contiguous(x_in);
   Layout l = layout_of(x);
   Tensor dx = Tensor::empty(x.sizes(), x.dtype(), x.device(), kOp);
   Tensor dw = want_w ? Tensor::empty({l.C}, x.dtype(), x.device(), kOp) : Tensor();
   Tensor db = want_b ? Tensor::empty({l.C}, x.dtype(), x.device(), kOp) : Tensor();
   Tensor wc = w ? contiguous(*w) : Tensor();
-  backward_kernel<T>(g.data<T>(), x.data<T>(), w ? wc.data<T>() : nullptr, l, st.mean.data(), st.invstd.data(),
-                     dx.data<T>(), want_w ? dw.data<T>() : nullptr, want_b ? db.data<T>() : nullptr);
+  run_host_kernel(kOp, {&g, &x, &wc, &dx, &dw, &db}, [g, x, wc, dx, dw, db, l, st] {
+    backward_kernel<T>(g.data<T>(), x.data<T>(), wc.defined() ? wc.data<T>() : nullptr, l, st->mean.data(),
+                       st->invstd.data(), dx.data<T>(), dw.defined() ? dw.data<T>() : nullptr,
+                       db.defined() ? db.data<T>() : nullptr);
+  });
   return {dx, dw, db};
 }
 
@@ -362,29 +371,34 @@ Grads layer_composed_backward(const Tensor& g, const Tensor& x, const Tensor* w,
 }
 
 template <class T>
-Tensor layer_fused_forward(const Tensor& x, const Tensor* w, const Tensor* b, double eps, Stats& st) {
+Tensor layer_fused_forward(const Tensor& x, const Tensor* w, const Tensor* b, double eps,
+                           const std::shared_ptr<Stats>& st) {
   const int64_t M = x.size(0), K = x.size(1);
   Tensor xc = contiguous(x), y = Tensor::empty(x.sizes(), x.dtype(), x.device(), kLayerOp);
   Tensor wc = w ? contiguous(*w) : Tensor(), bc = b ? contiguous(*b) : Tensor();
-  st.mean.resize(M);
-  st.invstd.resize(M);
-  layer_forward_kernel<T>(xc.data<T>(), y.data<T>(), w ? wc.data<T>() : nullptr, b ? bc.data<T>() : nullptr, M, K, eps,
-                          st.mean.data(), st.invstd.data());
+  st->mean.resize(M);
+  st->invstd.resize(M);
+  run_host_kernel(kLayerOp, {&xc, &wc, &bc, &y}, [xc, wc, bc, y, M, K, eps, st] {
+    layer_forward_kernel<T>(xc.data<T>(), y.data<T>(), wc.defined() ? wc.data<T>() : nullptr,
+                            bc.defined() ? bc.data<T>() : nullptr, M, K, eps, st->mean.data(), st->invstd.data());
+  });
   return y;
 }
 
 template <class T>
 Grads layer_fused_backward(const Tensor& g_in, const Tensor& x_in, const Tensor* w, bool want_w, bool want_b,
-                           const Stats& st) {
+                           const std::shared_ptr<const Stats>& st) {
   Tensor g = contiguous(g_in), x = contiguous(x_in);
   const int64_t M = x.size(0), K = x.size(1);
   Tensor dx = Tensor::empty(x.sizes(), x.dtype(), x.device(), kLayerOp);
   Tensor dw = want_w ? Tensor::empty({K}, x.dtype(), x.device(), kLayerOp) : Tensor();
   Tensor db = want_b ? Tensor::empty({K}, x.dtype(), x.device(), kLayerOp) : Tensor();
   Tensor wc = w ? contiguous(*w) : Tensor();
-  layer_backward_kernel<T>(g.data<T>(), x.data<T>(), w ? wc.data<T>() : nullptr, M, K, st.mean.data(),
-                           st.invstd.data(), dx.data<T>(), want_w ? dw.data<T>() : nullptr,
-                           want_b ? db.data<T>() : nullptr);
+  run_host_kernel(kLayerOp, {&g, &x, &wc, &dx, &dw, &db}, [g, x, wc, dx, dw, db, M, K, st] {
+    layer_backward_kernel<T>(g.data<T>(), x.data<T>(), wc.defined() ? wc.data<T>() : nullptr, M, K, st->mean.data(),
+                             st->invstd.data(), dx.data<T>(), dw.defined() ? dw.data<T>() : nullptr,
+                             db.defined() ? db.data<T>() : nullptr);
+  });
   return {dx, dw, db};
 }
 
@@ -392,7 +406,8 @@ Grads layer_fused_backward(const Tensor& g_in, const Tensor& x_in, const Tensor*
 // from the forward's statistics (fused32/fused64 by x's dtype) or, when the backward is
 // itself recorded (create_graph), the composed formula, so that second derivatives exist.
 using ComposedBackward = Grads (*)(const Tensor&, const Tensor&, const Tensor*, bool, bool, double);
-using FusedBackward = Grads (*)(const Tensor&, const Tensor&, const Tensor*, bool, bool, const Stats&);
+using FusedBackward = Grads (*)(const Tensor&, const Tensor&, const Tensor*, bool, bool,
+                              const std::shared_ptr<const Stats>&);
 void record_fused(const char* op, Tensor& out, const Tensor& x, const Tensor* weight, const Tensor* bias,
                   double eps, std::shared_ptr<Stats> st, ComposedBackward composed, FusedBackward fused32,
                   FusedBackward fused64) {
@@ -406,7 +421,7 @@ void record_fused(const char* op, Tensor& out, const Tensor& x, const Tensor* we
            Tensor wv = sw ? sw->unpack(n) : Tensor();
            const Tensor* w = sw ? &wv : nullptr;
            if (autograd::grad_enabled()) return composed(g, xv, w, want_w, want_b, eps);
-           return (xv.dtype() == DType::Float32 ? fused32 : fused64)(g, xv, w, want_w, want_b, *st);
+           return (xv.dtype() == DType::Float32 ? fused32 : fused64)(g, xv, w, want_w, want_b, st);
          });
 }
 
@@ -439,8 +454,8 @@ Tensor layer_norm_rows(const Tensor& x, const Tensor* weight, const Tensor* bias
   bool fused = x.device().is_cpu() && (x.dtype() == DType::Float32 || x.dtype() == DType::Float64);
   if (!fused) return layer_composed(x, weight, bias, eps);
   auto st = std::make_shared<Stats>();
-  Tensor y = x.dtype() == DType::Float32 ? layer_fused_forward<float>(x, weight, bias, eps, *st)
-                                         : layer_fused_forward<double>(x, weight, bias, eps, *st);
+  Tensor y = x.dtype() == DType::Float32 ? layer_fused_forward<float>(x, weight, bias, eps, st)
+                                         : layer_fused_forward<double>(x, weight, bias, eps, st);
   if (needs_recording({&x, weight, bias}))
     record_fused(kLayerOp, y, x, weight, bias, eps, st, layer_composed_backward, layer_fused_backward<float>,
                  layer_fused_backward<double>);
@@ -464,17 +479,19 @@ Tensor batch_norm_eval(const Tensor& x, const Tensor& mean, const Tensor& var, c
   Tensor m = contiguous(mean), v = contiguous(var);
   Tensor wc = weight ? contiguous(*weight) : Tensor(), bc = bias ? contiguous(*bias) : Tensor();
   Layout l = layout_of(xc);
-  auto run = [&](auto zero) {
-    using T = decltype(zero);
-    const T *xp = xc.data<T>(), *mp = m.data<T>(), *vp = v.data<T>();
-    const T *wp = weight ? wc.data<T>() : nullptr, *bp = bias ? bc.data<T>() : nullptr;
-    T* yp = y.data<T>();
-    for_channels(l, [&](int64_t c) {
-      double scale = 1.0 / std::sqrt(double(vp[c]) + eps) * (wp ? double(wp[c]) : 1.0);
-      write_channel(xp, yp, l, c, double(mp[c]), scale, bp ? double(bp[c]) : 0.0);
-    });
-  };
-  if (x.dtype() == DType::Float32) run(float(0)); else run(double(0));
+  run_host_kernel(kOp, {&xc, &m, &v, &wc, &bc, &y}, [xc, m, v, wc, bc, y, l, eps] {
+    auto run = [&](auto zero) {
+      using T = decltype(zero);
+      const T *xp = xc.data<T>(), *mp = m.data<T>(), *vp = v.data<T>();
+      const T *wp = wc.defined() ? wc.data<T>() : nullptr, *bp = bc.defined() ? bc.data<T>() : nullptr;
+      T* yp = y.data<T>();
+      for_channels(l, [&](int64_t c) {
+        double scale = 1.0 / std::sqrt(double(vp[c]) + eps) * (wp ? double(wp[c]) : 1.0);
+        write_channel(xp, yp, l, c, double(mp[c]), scale, bp ? double(bp[c]) : 0.0);
+      });
+    };
+    if (xc.dtype() == DType::Float32) run(float(0)); else run(double(0));
+  });
   if (!needs_recording({&x, &mean, &var, weight, bias})) return y;
   SavedTensor sx = SavedTensor::input(x), sm = SavedTensor::input(mean), sv = SavedTensor::input(var);
   std::optional<SavedTensor> sw;

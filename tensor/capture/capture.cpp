@@ -268,7 +268,7 @@ void rec_sort(const char* op, const Tensor& x, int d, int64_t k, bool descending
   });
 }
 
-void rec_host(const char* /*op*/, std::initializer_list<const Tensor*> operands, const std::function<void()>& work) {
+void rec_host(const char* /*op*/, std::span<const Tensor* const> operands, const std::function<void()>& work) {
   Recording::State* s = recorder();
   if (!s) return work();
   { InTable in(s); work(); }

@@ -49,7 +49,7 @@ const DeviceBackend kCpuBackend = {
     .scan = cpu::scan,
     .matmul = cpu::matmul,
     .sort = cpu::sort,
-    .host = [](const char*, std::initializer_list<const Tensor*>, const std::function<void()>& work) { work(); },
+    .host = [](const char*, std::span<const Tensor* const>, const std::function<void()>& work) { work(); },
 };
 
 }  // namespace tide

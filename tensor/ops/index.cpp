@@ -228,6 +228,14 @@ std::vector<int64_t> block_offsets(const char* op, const Plan& p) {
   return offs;
 }
 
+// The tensors a plan's host kernel touches: the indexed tensor, the index tensors and `other`
+// (the gathered output or the values put).
+std::vector<const Tensor*> host_operands(const Plan& p, const Tensor& other) {
+  std::vector<const Tensor*> ops{&p.xp, &other};
+  for (const Tensor& ix : p.idx) ops.push_back(&ix);
+  return ops;
+}
+
 // The walk over [B, rest]: operand 0 is `other` (the gathered output or the values), 1 the
 // rest dims of xp (relative to a block offset), 2 the block number.
 detail::Strided<3> block_walk(const Plan& p, const Tensor& other_internal) {
@@ -329,23 +337,26 @@ Tensor index(const Tensor& x, const std::vector<Tensor>& indices, const std::vec
   if (!x.device().is_cpu()) return take_on_device(op, x, index(positions_of(x), indices, dim_labels, op));
   Tensor out = Tensor::empty(p.final_shape, x.dtype(), x.device(), op);
   if (out.numel() == 0) return out;  // as PyTorch: no element read, no index checked
-  std::vector<int64_t> offs = block_offsets(op, p);
   Tensor internal = permute(out, p.internal_to_final);
-  detail::Strided<3> w = block_walk(p, internal);
-  char* ob = detail::storage_base(out);
-  const char* xb = detail::storage_base(p.xp);
-  const int64_t item = int64_t(x.itemsize());
-  const int last = w.ndim - 1;
-  const bool rows = w.ndim > 0 && w.strides[0][last] == 1 && w.strides[1][last] == 1 && w.strides[2][last] == 0;
-  parallel_for(0, out.numel(), kParallelGrain, [&](int64_t b, int64_t e) {
-    if (rows) {  // contiguous runs inside one block: copy them whole
-      detail::strided_runs(w, b, e, [&](const int64_t* o, int64_t n) {
-        std::memcpy(ob + o[0] * item, xb + (offs[size_t(o[2])] + o[1]) * item, size_t(n * item));
+  // A host kernel: the indices are read, and checked, when it runs (so torch.compile replays it).
+  run_host_kernel(op, host_operands(p, out), [op, p, out, internal] {
+    std::vector<int64_t> offs = block_offsets(op, p);
+    detail::Strided<3> w = block_walk(p, internal);
+    char* ob = detail::storage_base(out);
+    const char* xb = detail::storage_base(p.xp);
+    const int64_t item = int64_t(out.itemsize());
+    const int last = w.ndim - 1;
+    const bool rows = w.ndim > 0 && w.strides[0][last] == 1 && w.strides[1][last] == 1 && w.strides[2][last] == 0;
+    parallel_for(0, out.numel(), kParallelGrain, [&](int64_t b, int64_t e) {
+      if (rows) {  // contiguous runs inside one block: copy them whole
+        detail::strided_runs(w, b, e, [&](const int64_t* o, int64_t n) {
+          std::memcpy(ob + o[0] * item, xb + (offs[size_t(o[2])] + o[1]) * item, size_t(n * item));
+        });
+        return;
+      }
+      detail::strided_walk(w, b, e, [&](const int64_t* o) {
+        detail::copy_item(ob + o[0] * item, xb + (offs[size_t(o[2])] + o[1]) * item, size_t(item));
       });
-      return;
-    }
-    detail::strided_walk(w, b, e, [&](const int64_t* o) {
-      detail::copy_item(ob + o[0] * item, xb + (offs[size_t(o[2])] + o[1]) * item, size_t(item));
     });
   });
   return out;
@@ -374,20 +385,23 @@ Tensor& index_put_(Tensor& x, const std::vector<Tensor>& indices, const Tensor& 
     put_on_device(op, x, index(positions_of(x), indices, dim_labels, op), v, accumulate);
     return x;
   }
-  std::vector<int64_t> offs = block_offsets(op, p);
   x.storage()->bump_version();
-  if (v.numel() == 0) return x;
+  // A host kernel as in index(); the indices are checked even when no value is written.
   Tensor internal = permute(v, p.internal_to_final);
-  detail::Strided<3> w = block_walk(p, internal);
-  const char* vb = detail::storage_base(v);
-  char* xb = detail::storage_base(p.xp);
-  const int64_t item = int64_t(x.itemsize());
-  const DType dt = x.dtype();
-  detail::strided_walk(w, 0, v.numel(), [&](const int64_t* o) {
-    char* dst = xb + (offs[size_t(o[2])] + o[1]) * item;
-    const char* from = vb + (v.offset() + o[0]) * item;
-    if (accumulate) accumulate_item(dt, dst, from);
-    else detail::copy_item(dst, from, size_t(item));
+  run_host_kernel(op, host_operands(p, v), [op, p, v, internal, accumulate] {
+    std::vector<int64_t> offs = block_offsets(op, p);
+    if (v.numel() == 0) return;
+    detail::Strided<3> w = block_walk(p, internal);
+    const char* vb = detail::storage_base(v);
+    char* xb = detail::storage_base(p.xp);
+    const int64_t item = int64_t(v.itemsize());
+    const DType dt = v.dtype();
+    detail::strided_walk(w, 0, v.numel(), [&](const int64_t* o) {
+      char* dst = xb + (offs[size_t(o[2])] + o[1]) * item;
+      const char* from = vb + (v.offset() + o[0]) * item;
+      if (accumulate) accumulate_item(dt, dst, from);
+      else detail::copy_item(dst, from, size_t(item));
+    });
   });
   return x;
 }

@@ -173,11 +173,13 @@ Tensor unfold2d(const Tensor& x_, const Window2d& w, double pad, const char* op)
   Tensor cols = Tensor::empty({N, rows, L}, x.dtype(), Device{}, op);
   if (cols.numel() == 0) return cols;  // no work, however large the other sizes
   const Patches p(w, H, W, op);  // after the size checks: its runs are one per kernel column
-  TIDE_DISPATCH_ALL(x.dtype(), op, [&] {
-    const scalar_t* src = x.data<scalar_t>();
-    scalar_t* dst = cols.data<scalar_t>();
-    for_planes(N * C, window * p.L, [&](int64_t plane) {
-      unfold_plane(p, src + plane * H * W, dst + plane * window * p.L, scalar_t(pad));
+  run_host_kernel(op, {&x, &cols}, [x, cols, p, N, C, H, W, window, pad, op] {
+    TIDE_DISPATCH_ALL(x.dtype(), op, [&] {
+      const scalar_t* src = x.data<scalar_t>();
+      scalar_t* dst = cols.data<scalar_t>();
+      for_planes(N * C, window * p.L, [&](int64_t plane) {
+        unfold_plane(p, src + plane * H * W, dst + plane * window * p.L, scalar_t(pad));
+      });
     });
   });
   return cols;
@@ -200,11 +202,13 @@ Tensor fold2d(const Tensor& cols_, int64_t H, int64_t W, const Window2d& w, cons
   Tensor x = Tensor::empty({N, C, H, W}, cols.dtype(), Device{}, op);
   if (x.numel() == 0) return x;
   const Patches p(w, H, W, op);
-  TIDE_DISPATCH_ALL(cols.dtype(), op, [&] {
-    const scalar_t* src = cols.data<scalar_t>();
-    scalar_t* dst = x.data<scalar_t>();
-    for_planes(N * C, window * p.L, [&](int64_t plane) {
-      fold_plane(p, src + plane * window * p.L, dst + plane * H * W);
+  run_host_kernel(op, {&cols, &x}, [cols, x, p, N, C, H, W, window, op] {
+    TIDE_DISPATCH_ALL(cols.dtype(), op, [&] {
+      const scalar_t* src = cols.data<scalar_t>();
+      scalar_t* dst = x.data<scalar_t>();
+      for_planes(N * C, window * p.L, [&](int64_t plane) {
+        fold_plane(p, src + plane * window * p.L, dst + plane * H * W);
+      });
     });
   });
   return x;
@@ -495,6 +499,8 @@ Tensor conv2d_cpu(const Tensor& x_, const Tensor& weight_, const Tensor* bias_, 
   const ConvShape s(x, weight, w, groups, op);
   Tensor y = Tensor::empty({s.N, s.Cout, s.L}, x.dtype(), Device{}, op);
   if (y.numel() == 0) return y;
+  // One host kernel (DeviceBackend::host), so torch.compile records and replays it.
+  run_host_kernel(op, {&x, &weight, &bias, &y}, [x, weight, bias, y, s, w] {
   blas_dispatch(x.dtype(), [&](auto zero) {
     using T = decltype(zero);
     const T* src = x.data<T>();
@@ -530,6 +536,7 @@ Tensor conv2d_cpu(const Tensor& x_, const Tensor& weight_, const Tensor* bias_, 
       }
     });
   });
+  });
   return y;
 }
 
@@ -556,6 +563,23 @@ void conv2d_backward_cpu(const Tensor& x_, const Tensor& weight_, const Tensor& 
   // or Winograd's transform of the flipped filters
   Tensor flipped = back ? Tensor::empty({wino ? kWinoPoints * s.Cout * Cg : s.G * window * Cog * Cg}, x.dtype(), Device{}, op)
                         : Tensor();
+  if (gx) *gx = Tensor::empty(x.sizes(), x.dtype(), Device{}, op);
+  if (gw) *gw = Tensor::empty(weight.sizes(), x.dtype(), Device{}, op);
+  // The weight gradient of each task, transposed (G, C/G*kh*kw, Cout/G): the product of the
+  // patches (rows) and the output's gradient (transposed) runs at 89 GFLOP/s where the
+  // other order ran at 65. The tasks' sums are added in order at the end.
+  Tensor partial = gw ? Tensor::empty({s.tasks(), s.Cout * s.K}, x.dtype(), Device{}, op) : Tensor();
+  // A task's buffer: the input's patches, then (back) Winograd's buffer, or the output
+  // gradient channels last, its position-major patches and the input's gradient channels last.
+  const int64_t x_cols = gw ? s.C * window * s.L : 0;
+  const int64_t dy_last = back && !wino ? s.Cout * s.L : 0, dy_rows = back && !wino ? s.plane() * s.Cout * window : 0,
+                dx_last = back && !wino ? s.plane() * s.C : 0;
+  const int64_t buffer = std::max(x_cols + (wino ? wino->buffer() : dy_last + dy_rows + dx_last),
+                                  back ? 0 : s.C * window * s.L);
+  // One host kernel (DeviceBackend::host), so torch.compile records and replays it.
+  Tensor dx_t = gx ? *gx : Tensor(), dw_t = gw ? *gw : Tensor();
+  run_host_kernel(op, {&x, &weight, &grad, &flipped, &dx_t, &partial, &dw_t},
+                  [=] {
   if (back)
     blas_dispatch(x.dtype(), [&](auto zero) {
       using T = decltype(zero);
@@ -573,26 +597,14 @@ void conv2d_backward_cpu(const Tensor& x_, const Tensor& weight_, const Tensor& 
             for (int64_t c = 0; c < Cg; ++c)
               f[((g * window + k) * Cog + o) * Cg + c] = wt[((g * Cog + o) * Cg + c) * window + (window - 1 - k)];
     });
-  if (gx) *gx = Tensor::empty(x.sizes(), x.dtype(), Device{}, op);
-  // The weight gradient of each task, transposed (G, C/G*kh*kw, Cout/G): the product of the
-  // patches (rows) and the output's gradient (transposed) runs at 89 GFLOP/s where the
-  // other order ran at 65. The tasks' sums are added in order at the end.
-  Tensor partial = gw ? Tensor::empty({s.tasks(), s.Cout * s.K}, x.dtype(), Device{}, op) : Tensor();
-  // A task's buffer: the input's patches, then (back) Winograd's buffer, or the output
-  // gradient channels last, its position-major patches and the input's gradient channels last.
-  const int64_t x_cols = gw ? s.C * window * s.L : 0;
-  const int64_t dy_last = back && !wino ? s.Cout * s.L : 0, dy_rows = back && !wino ? s.plane() * s.Cout * window : 0,
-                dx_last = back && !wino ? s.plane() * s.C : 0;
-  const int64_t buffer = std::max(x_cols + (wino ? wino->buffer() : dy_last + dy_rows + dx_last),
-                                  back ? 0 : s.C * window * s.L);
   blas_dispatch(x.dtype(), [&](auto zero) {
     using T = decltype(zero);
     const T* src = x.data<T>();
     const T* filters = weight.data<T>();
     const T* dy = grad.data<T>();
     const T* flip = back ? flipped.data<T>() : nullptr;
-    T* dx = gx ? gx->data<T>() : nullptr;
-    T* dw = gw ? partial.data<T>() : nullptr;
+    T* dx = dx_t.defined() ? dx_t.data<T>() : nullptr;
+    T* dw = dw_t.defined() ? partial.data<T>() : nullptr;
     if (s.N > 0 && (dx || dw))
       for_tasks<T>(s, buffer, [&](int64_t first, int64_t last, T* cols) {
         for (int64_t n = first; n < last; ++n) {
@@ -626,9 +638,8 @@ void conv2d_backward_cpu(const Tensor& x_, const Tensor& weight_, const Tensor& 
           }
         }
       });
-    if (gw) {
-      *gw = Tensor::empty(weight.sizes(), x.dtype(), Device{}, op);
-      T* out = gw->data<T>();
+    if (dw) {
+      T* out = dw_t.data<T>();
       const int64_t size = s.Cout * s.K, tasks = s.N > 0 ? s.tasks() : 0;
       // out (G, Cout/G, K) from the tasks' (G, K, Cout/G)
       parallel_for(0, size, kParallelGrain / std::max<int64_t>(tasks, 1), [&](int64_t b, int64_t e) {
@@ -641,6 +652,7 @@ void conv2d_backward_cpu(const Tensor& x_, const Tensor& weight_, const Tensor& 
         }
       });
     }
+  });
   });
 }
 

@@ -472,4 +472,33 @@ ValuesIndices topk(const Tensor& x0, int64_t k, int dim, bool largest, bool /*so
   return sort_on_backend("topk", x0, d, k, largest, true, shape);
 }
 
+void check_extrema(const char* op, const Tensor& t, std::function<void(const Extrema&)> check) {
+  TIDE_CHECK(t.device().is_cpu() && !is_complex(t.dtype()), op, ": check_extrema takes a real CPU tensor, got ",
+             dtype_name(t.dtype()), " on ", t.device().str());
+  if (t.numel() == 0) return;
+  const Tensor c = t.contiguous();
+  run_host_kernel(op, {&c}, [c, check = std::move(check)] {
+    Extrema e{0, 0, 0, 0};
+    TIDE_DISPATCH_ALL(c.dtype(), "check_extrema", [&] {
+      const scalar_t* v = c.data<scalar_t>();
+      const int64_t n = c.numel();
+      if constexpr (std::is_integral_v<scalar_t>) {
+        int64_t lo = int64_t(v[0]), hi = lo;
+        for (int64_t i = 1; i < n; ++i) lo = std::min<int64_t>(lo, int64_t(v[i])), hi = std::max<int64_t>(hi, int64_t(v[i]));
+        e = {double(lo), double(hi), lo, hi};
+      } else {
+        double lo = double(v[0]), hi = lo;
+        for (int64_t i = 1; i < n && lo == lo; ++i) {
+          const double x = double(v[i]);
+          if (x != x) lo = hi = x;
+          else lo = std::min(lo, x), hi = std::max(hi, x);
+        }
+        if (lo != lo) hi = lo;
+        e = {lo, hi, 0, 0};
+      }
+    });
+    check(e);
+  });
+}
+
 }  // namespace tide::ops

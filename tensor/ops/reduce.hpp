@@ -9,6 +9,7 @@
 // boundaries depend only on the shape, and partial results are combined in a fixed order
 // (pairwise, which also keeps float sums accurate).
 #pragma once
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -83,5 +84,16 @@ Tensor argsort(const Tensor& x, int dim = -1, bool descending = false);
 // The k largest (or smallest) elements along dim, in sorted order, with 1-based indices.
 // 0 <= k <= size of dim. Ties are broken by position (the earlier element first).
 ValuesIndices topk(const Tensor& x, int64_t k, int dim = -1, bool largest = true, bool sorted = true);
+
+// A check of an op's argument values that reads them, as a host kernel (DeviceBackend::host)
+// instead of item(), so that torch.compile records it and repeats it on every replay: the
+// smallest and largest elements of a real CPU tensor, NaN when one is NaN (in double; an
+// integer tensor's also exactly in `ilo`/`ihi`), go to `check`, which throws when they are
+// not what the op needs. An empty tensor is not checked.
+struct Extrema {
+  double lo, hi;
+  int64_t ilo, ihi;
+};
+void check_extrema(const char* op, const Tensor& t, std::function<void(const Extrema&)> check);
 
 }  // namespace tide::ops

@@ -410,8 +410,23 @@ T.test("reset, cache_size_limit, nested compiled calls, disable", function()
   local out = capture_stderr(function()
     for n = 1, 4 do T.truthy(torch.equal(g(torch.ones(n)), torch.full({n}, 2.0))) end
   end)
+  T.truthy(stats(g).reason:find("cache_size_limit (2) variants recorded, 0 replays for 2 recordings", 1, true), out)
+  -- While replays pay for the recordings, the least recently used variant makes room: a
+  -- learning rate changed every 10 steps (a scheduler), with a cache of two variants.
+  local w = torch.ones(3)
+  local lr = 0.5
+  local step = torch.compile(function(x) w:sub_(x * lr); return w:sum() end)
+  local w_eager = torch.ones(3)
+  for i = 1, 60 do
+    if i % 10 == 1 then lr = lr / 2 end
+    local x = torch.full({3}, i / 60)
+    local got = step(x)
+    w_eager:sub_(x * lr)
+    T.truthy(torch.equal(got, w_eager:sum()), "step " .. i)
+  end
+  local st = stats(step)
   torch._dynamo.config.cache_size_limit = limit
-  T.truthy(stats(g).reason:find("cache_size_limit", 1, true), out)
+  T.eq({st.eager, st.recordings, st.replays, st.variants}, {false, 6, 54, 2})
   local inner = torch.compile(function(x) return x * 3 end)
   local outer = torch.compile(function(x) return inner(x) + 1 end)
   for _ = 1, 3 do T.truthy(torch.equal(outer(torch.ones(2)), torch.full({2}, 4.0))) end
