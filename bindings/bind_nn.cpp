@@ -174,8 +174,10 @@ int check_probabilities_fn(lua_State*, Args& a) {
 // (embedding's input), checked as _check_probabilities is.
 int check_indices_fn(lua_State*, Args& a) {
   const std::string op = a.string(1);
+  const Tensor& t = a.tensor(2);
   const int64_t n = a.integer(3);
-  ops::check_extrema(op.c_str(), a.tensor(2), [op, n](const ops::Extrema& e) {
+  TIDE_CHECK(is_integral(t.dtype()), op, ": indices must be an integer tensor, got ", dtype_name(t.dtype()));
+  ops::check_extrema(op.c_str(), t, [op, n](const ops::Extrema& e) {
     if (e.ilo < 1 || e.ihi > n) TIDE_FAIL(op, ": index ", e.ilo < 1 ? e.ilo : e.ihi, " is out of range 1..", n);
   });
   return 0;

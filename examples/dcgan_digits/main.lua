@@ -7,8 +7,11 @@
 -- but the first and the last), in training mode throughout (batch statistics). At the end it
 -- prints the running statistics of the discriminator's BatchNorm2d, as main.py does.
 --
---   tide examples/dcgan_digits/main.lua [--epochs 2] [--init F.pt] [--noise F.npz]
+--   tide examples/dcgan_digits/main.lua [--epochs 2] [--compile 1] [--init F.pt] [--noise F.npz]
 --        (main.py's --save-init / --save-noise, to compare)
+--
+-- --compile 1 trains with the step under torch.compile (PyTorch 2's torch.compile): the same
+-- numbers, printed with the compile statistics at the end.
 --
 -- Without --init the weights are drawn here (the example's weights_init below);
 -- without --noise the order and the noise come from the seeded torch generator.
@@ -17,11 +20,11 @@ local np = np or require("numpy")
 local nn, optim = torch.nn, torch.optim
 local data = torch.utils.data
 
-local opts = {epochs = 2, lr = 0.0002, beta1 = 0.5, seed = 1}
+local opts = {epochs = 2, lr = 0.0002, beta1 = 0.5, seed = 1, compile = 0}
 local i = 1
 while i <= #arg do
   local a = arg[i]
-  if a == "--epochs" or a == "--lr" or a == "--beta1" or a == "--seed" then
+  if a == "--epochs" or a == "--lr" or a == "--beta1" or a == "--seed" or a == "--compile" then
     opts[a:sub(3)] = assert(tonumber(arg[i + 1]), a .. " takes a number"); i = i + 2
   elseif a == "--init" or a == "--noise" then opts[a:sub(3)] = assert(arg[i + 1], a .. " takes a file"); i = i + 2
   else error("main.lua: unknown option " .. a) end
@@ -98,38 +101,47 @@ local criterion = nn.BCELoss()
 local optimizerD = optim.Adam(netD:parameters(), {lr = opts.lr, betas = {opts.beta1, 0.999}})
 local optimizerG = optim.Adam(netG:parameters(), {lr = opts.lr, betas = {opts.beta1, 0.999}})
 local real_label, fake_label = 1.0, 0.0
+-- One training step on a batch of real images and the generator's noise for it: the losses
+-- and D's mean outputs, as tensors.
+local function train_step(real, noise)
+  -- (1) Update D: maximize log(D(x)) + log(1 - D(G(z)))
+  netD:zero_grad()
+  local batch_size = real:size(1)
+  local label = torch.full({batch_size}, real_label)
+  local output = netD(real)
+  local errD_real = criterion(output, label)
+  errD_real:backward()
+  local D_x = output:detach():mean()
+  local fake = netG(noise)
+  label:fill_(fake_label)
+  output = netD(fake:detach())
+  local errD_fake = criterion(output, label)
+  errD_fake:backward()
+  local D_G_z1 = output:detach():mean()
+  local errD = errD_real:detach() + errD_fake:detach()
+  optimizerD:step()
+  -- (2) Update G: maximize log(D(G(z)))
+  netG:zero_grad()
+  label:fill_(real_label)
+  output = netD(fake)
+  local errG = criterion(output, label)
+  errG:backward()
+  local D_G_z2 = output:detach():mean()
+  optimizerG:step()
+  return errD, errG, D_x, D_G_z1, D_G_z2
+end
+if opts.compile ~= 0 then train_step = torch.compile(train_step) end
 local errD, errG
 for epoch = 1, opts.epochs do
   local loader = data.DataLoader(dataset, {batch_size = 64, sampler = orders[epoch]})
   local batch = 0
   for real in loader:iter() do
-    -- (1) Update D: maximize log(D(x)) + log(1 - D(G(z)))
-    netD:zero_grad()
-    local batch_size = real:size(1)
-    local label = torch.full({batch_size}, real_label)
-    local output = netD(real)
-    local errD_real = criterion(output, label)
-    errD_real:backward()
-    local D_x = output:mean():item()
-    local noise = noises[epoch][{{batch * 64 + 1, batch * 64 + batch_size}}]
-    local fake = netG(noise)
-    label:fill_(fake_label)
-    output = netD(fake:detach())
-    local errD_fake = criterion(output, label)
-    errD_fake:backward()
-    local D_G_z1 = output:mean():item()
-    errD = errD_real + errD_fake
-    optimizerD:step()
-    -- (2) Update G: maximize log(D(G(z)))
-    netG:zero_grad()
-    label:fill_(real_label)
-    output = netD(fake)
-    errG = criterion(output, label)
-    errG:backward()
-    local D_G_z2 = output:mean():item()
-    optimizerG:step()
+    local noise = noises[epoch][{{batch * 64 + 1, batch * 64 + real:size(1)}}]
+    local D_x, D_G_z1, D_G_z2
+    errD, errG, D_x, D_G_z1, D_G_z2 = train_step(real, noise)
     print(string.format("[%d/%d][%d/%d] Loss_D %.8f Loss_G %.8f D(x) %.8f D(G(z)) %.8f / %.8f", epoch - 1,
-                        opts.epochs, batch, #loader, errD:item(), errG:item(), D_x, D_G_z1, D_G_z2))
+                        opts.epochs, batch, #loader, errD:item(), errG:item(), D_x:item(), D_G_z1:item(),
+                        D_G_z2:item()))
     batch = batch + 1
   end
 end
@@ -143,4 +155,9 @@ end
 print(string.format("netD.main.3 num_batches_tracked %d", bn.num_batches_tracked:item()))
 print("netD.main.3 running_mean " .. join(bn.running_mean))
 print("netD.main.3 running_var " .. join(bn.running_var))
+if opts.compile ~= 0 then
+  local s = torch.compiler.stats(train_step)
+  print(string.format("compiled: %d recordings, %d replays%s", s.recordings, s.replays,
+                      s.eager and ", then eager: " .. s.reason or ""))
+end
 return errD:item(), errG:item()

@@ -4,8 +4,11 @@
 -- log_softmax) trained with Adadelta and StepLR through a DataLoader. The first 1500 digits
 -- train, the other 297 test; class targets are 1-based in tide (digit + 1).
 --
---   tide examples/mnist_digits/main.lua [--epochs 3] [--no-dropout]
+--   tide examples/mnist_digits/main.lua [--epochs 3] [--no-dropout] [--compile 1]
 --        [--init F.pt] [--order F.npz]   (main.py's --save-init / --save-order, to compare)
+--
+-- --compile 1 trains with the step under torch.compile (PyTorch 2's torch.compile): the same
+-- numbers, printed with the compile statistics at the end.
 --
 -- Without --init the weights are drawn here; without --order the loader shuffles with a
 -- seeded generator (the same order on every run).
@@ -14,12 +17,12 @@ local np = np or require("numpy")
 local nn, F, optim = torch.nn, torch.nn.functional, torch.optim
 local data = torch.utils.data
 
-local opts = {epochs = 3, lr = 1.0, gamma = 0.7, seed = 1, dropout = true}
+local opts = {epochs = 3, lr = 1.0, gamma = 0.7, seed = 1, dropout = true, compile = 0}
 local i = 1
 while i <= #arg do
   local a = arg[i]
   if a == "--no-dropout" then opts.dropout = false; i = i + 1
-  elseif a == "--epochs" or a == "--lr" or a == "--gamma" or a == "--seed" then
+  elseif a == "--epochs" or a == "--lr" or a == "--gamma" or a == "--seed" or a == "--compile" then
     opts[a:sub(3)] = assert(tonumber(arg[i + 1]), a .. " takes a number"); i = i + 2
   elseif a == "--init" or a == "--order" then opts[a:sub(3)] = assert(arg[i + 1], a .. " takes a file"); i = i + 2
   else error("main.lua: unknown option " .. a) end
@@ -53,14 +56,11 @@ local function load_digits()
   return data.TensorDataset(x[{{1, 1500}}], y[{{1, 1500}}]), data.TensorDataset(x[{{1501, -1}}], y[{{1501, -1}}])
 end
 
-local function train(model, loader, optimizer, epoch)
+local function train(model, loader, train_step, epoch)
   model:train()
   local batch = 0
   for x, target in loader:iter() do
-    optimizer:zero_grad()
-    local loss = F.nll_loss(model(x), target)
-    loss:backward()
-    optimizer:step()
+    local loss = train_step(x, target)
     if batch % 5 == 0 then print(string.format("epoch %d batch %d loss %.8f", epoch, batch, loss:item())) end
     batch = batch + 1
   end
@@ -90,6 +90,15 @@ local test_loader = data.DataLoader(test_set, {batch_size = 1000})
 local optimizer = optim.Adadelta(model:parameters(), {lr = opts.lr})
 local scheduler = optim.lr_scheduler.StepLR(optimizer, {step_size = 1, gamma = opts.gamma})
 local generator = torch.Generator():manual_seed(opts.seed)
+-- One optimization step on a batch.
+local function train_step(x, target)
+  optimizer:zero_grad()
+  local loss = F.nll_loss(model(x), target)
+  loss:backward()
+  optimizer:step()
+  return loss
+end
+if opts.compile ~= 0 then train_step = torch.compile(train_step) end
 local accuracy
 for epoch = 1, opts.epochs do
   local loader
@@ -98,8 +107,13 @@ for epoch = 1, opts.epochs do
   else
     loader = data.DataLoader(train_set, {batch_size = 64, shuffle = true, generator = generator})
   end
-  train(model, loader, optimizer, epoch)
+  train(model, loader, train_step, epoch)
   accuracy = test(model, test_loader, epoch)
   scheduler:step()
+end
+if opts.compile ~= 0 then
+  local s = torch.compiler.stats(train_step)
+  print(string.format("compiled: %d recordings, %d replays%s", s.recordings, s.replays,
+                      s.eager and ", then eager: " .. s.reason or ""))
 end
 return accuracy

@@ -5,8 +5,12 @@
 -- cross-entropy of the reconstruction plus the KL divergence. The first 1500 digits train,
 -- the other 297 test.
 --
---   tide examples/vae_digits/main.lua [--epochs 10] [--init F.pt] [--order F.npz] [--noise F.npz]
---        (main.py's --save-init / --save-order / --save-noise, to compare)
+--   tide examples/vae_digits/main.lua [--epochs 10] [--compile 1] [--init F.pt] [--order F.npz]
+--        [--noise F.npz]   (main.py's --save-init / --save-order / --save-noise, to compare)
+--
+-- --compile 1 trains with the step under torch.compile (PyTorch 2's torch.compile): the same
+-- numbers, printed with the compile statistics at the end. (With --noise the step reads the
+-- next recorded draw, Lua state that changes on every call, so it runs eagerly.)
 --
 -- Without --init the weights are drawn here; without --order the loader shuffles with a
 -- seeded generator; without --noise the reparameterisation draws from torch.randn_like.
@@ -15,11 +19,11 @@ local np = np or require("numpy")
 local nn, F, optim = torch.nn, torch.nn.functional, torch.optim
 local data = torch.utils.data
 
-local opts = {epochs = 10, batch_size = 128, seed = 1, log_interval = 4}
+local opts = {epochs = 10, batch_size = 128, seed = 1, log_interval = 4, compile = 0}
 local i = 1
 while i <= #arg do
   local a = arg[i]
-  if a == "--epochs" or a == "--seed" or a == "--batch-size" or a == "--log-interval" then
+  if a == "--epochs" or a == "--seed" or a == "--batch-size" or a == "--log-interval" or a == "--compile" then
     opts[a:sub(3):gsub("-", "_")] = assert(math.tointeger(tonumber(arg[i + 1])), a .. " takes an integer"); i = i + 2
   elseif a == "--init" or a == "--order" or a == "--noise" then
     opts[a:sub(3)] = assert(arg[i + 1], a .. " takes a file"); i = i + 2
@@ -77,16 +81,12 @@ local function load_digits()
   return data.TensorDataset(x[{{1, 1500}}], y[{{1, 1500}}]), data.TensorDataset(x[{{1501, -1}}], y[{{1501, -1}}])
 end
 
-local function train(model, loader, optimizer, epoch)
+local function train(model, loader, train_step, epoch)
   model:train()
   local train_loss, batch_idx = 0, 0
   for x in loader:iter() do
-    optimizer:zero_grad()
-    local recon_batch, mu, logvar = model(x)
-    local loss = loss_function(recon_batch, x, mu, logvar)
-    loss:backward()
+    local loss = train_step(x)
     train_loss = train_loss + loss:item()
-    optimizer:step()
     if batch_idx % opts.log_interval == 0 then
       print(string.format("Train Epoch: %d [%d/%d] Loss: %.8f", epoch, batch_idx * x.shape[1], #loader.dataset,
                           loss:item() / x.shape[1]))
@@ -119,6 +119,16 @@ local orders = opts.order and np.load(opts.order)
 local test_loader = data.DataLoader(test_set, {batch_size = opts.batch_size})
 local optimizer = optim.Adam(model:parameters(), {lr = 1e-3})
 local generator = torch.Generator():manual_seed(opts.seed)
+-- One optimization step on a batch.
+local function train_step(x)
+  optimizer:zero_grad()
+  local recon_batch, mu, logvar = model(x)
+  local loss = loss_function(recon_batch, x, mu, logvar)
+  loss:backward()
+  optimizer:step()
+  return loss
+end
+if opts.compile ~= 0 then train_step = torch.compile(train_step) end
 local losses = {}
 for epoch = 1, opts.epochs do
   local loader
@@ -127,6 +137,11 @@ for epoch = 1, opts.epochs do
   else
     loader = data.DataLoader(train_set, {batch_size = opts.batch_size, shuffle = true, generator = generator})
   end
-  losses[epoch] = {train = train(model, loader, optimizer, epoch), test = test(model, test_loader)}
+  losses[epoch] = {train = train(model, loader, train_step, epoch), test = test(model, test_loader)}
+end
+if opts.compile ~= 0 then
+  local s = torch.compiler.stats(train_step)
+  print(string.format("compiled: %d recordings, %d replays%s", s.recordings, s.replays,
+                      s.eager and ", then eager: " .. s.reason or ""))
 end
 return losses

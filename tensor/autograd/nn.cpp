@@ -569,16 +569,19 @@ Tensor avg_pool2d(const Tensor& x, const Pool2dOptions& o, bool count_include_pa
   Tensor sums = sum(reshape(cols, {N, C, kk, L}), {2});
   // PyTorch's divisor per window: its extent clipped to the padded input (count_include_pad)
   // or to the input itself.
+  // (Written by a host kernel, so that torch.compile records it.)
   Tensor div = Tensor::empty({L}, DType::Float64);
-  double* d = div.data<double>();
-  for (int64_t oy = 0; oy < p.out[0]; ++oy)
-    for (int64_t ox = 0; ox < p.out[1]; ++ox) {
-      int64_t y0 = oy * o.stride[0] - o.padding[0], x0 = ox * o.stride[1] - o.padding[1];
-      int64_t y1 = std::min(y0 + o.kernel[0], H + o.padding[0]), x1 = std::min(x0 + o.kernel[1], W + o.padding[1]);
-      int64_t padded = (y1 - y0) * (x1 - x0);
-      int64_t inside = (std::min(y1, H) - std::max<int64_t>(y0, 0)) * (std::min(x1, W) - std::max<int64_t>(x0, 0));
-      d[oy * p.out[1] + ox] = double(divisor_override > 0 ? divisor_override : count_include_pad ? padded : inside);
-    }
+  run_host_kernel(op, {&div}, [div, p, o, H, W, divisor_override, count_include_pad] {
+    double* d = div.data<double>();
+    for (int64_t oy = 0; oy < p.out[0]; ++oy)
+      for (int64_t ox = 0; ox < p.out[1]; ++ox) {
+        int64_t y0 = oy * o.stride[0] - o.padding[0], x0 = ox * o.stride[1] - o.padding[1];
+        int64_t y1 = std::min(y0 + o.kernel[0], H + o.padding[0]), x1 = std::min(x0 + o.kernel[1], W + o.padding[1]);
+        int64_t padded = (y1 - y0) * (x1 - x0);
+        int64_t inside = (std::min(y1, H) - std::max<int64_t>(y0, 0)) * (std::min(x1, W) - std::max<int64_t>(x0, 0));
+        d[oy * p.out[1] + ox] = double(divisor_override > 0 ? divisor_override : count_include_pad ? padded : inside);
+      }
+  });
   Tensor y = sums / ops::cast(div, x.dtype()).to_device(x.device());
   return unbatched_like(reshape(y, {N, C, p.out[0], p.out[1]}), x);
 }

@@ -10,6 +10,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "../backend.hpp"
 #include "../cpu/vec_math.hpp"
 #include "../cpu/blas.hpp"
 #include "../interrupt.hpp"
@@ -63,6 +64,8 @@ struct Order {
 struct Weights {
   const void *w_ih, *w_hh, *b_ih, *b_hh, *w_hr;
 };
+// A weight's data, or null for an absent one (inside the host kernels).
+const void* pointer(const Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; }
 
 template <typename T>
 void forward_loop(RnnMode mode, const Sizes& z, const Order& ord, const T* x, const T* h0, const T* c0,
@@ -397,28 +400,27 @@ RnnLayerResult rnn_layer(RnnMode mode, const Tensor& x, const Tensor& h0, const 
   const Tensor wih = w_ih.contiguous(), whh = w_hh.contiguous();
   const Tensor bih = b_ih ? b_ih->contiguous() : Tensor(), bhh = b_hh ? b_hh->contiguous() : Tensor();
   const Tensor whr = w_hr ? w_hr->contiguous() : Tensor();
-  auto ptr = [](const Tensor& t) -> const void* { return t.defined() ? t.data_ptr() : nullptr; };
-  const Weights w{ptr(wih), ptr(whh), ptr(bih), ptr(bhh), ptr(whr)};
   Workspace ws;
   ws.gates = Tensor::empty({z.T, z.B, z.gh()}, dt);
   ws.ys = Tensor::empty({z.T, z.B, z.P}, dt);
   if (lstm) ws.cs = Tensor::empty({z.T, z.B, z.H}, dt);
   if (mode == RnnMode::Gru) ws.ghn = Tensor::empty({z.T, z.B, z.H}, dt);
-  dispatch(dt, [&](auto tag) {
-    using T = decltype(tag);
-    forward_loop<T>(mode, z, ord, xc.data<T>(), h0c.data<T>(), lstm ? c0c.data<T>() : nullptr, w, ws);
-  });
-
   // One output for the node: the outputs, h_n and (LSTM) c_n, one after the other.
   Tensor packed = Tensor::empty({n_y + n_h + n_c}, dt);
   const int64_t last = ord.time(z.T - 1);
-  dispatch(dt, [&](auto tag) {
-    using T = decltype(tag);
-    const T* ys = ws.ys.data<T>();
-    T* p = packed.data<T>();
-    std::copy(ys, ys + n_y, p);
-    std::copy(ys + last * n_h, ys + (last + 1) * n_h, p + n_y);
-    if (lstm) std::copy(ws.cs.data<T>() + last * n_c, ws.cs.data<T>() + (last + 1) * n_c, p + n_y + n_h);
+  // The loop runs as one host kernel (DeviceBackend::host), so torch.compile records it.
+  run_host_kernel(kOp, {&xc, &h0c, &c0c, &wih, &whh, &bih, &bhh, &whr, &ws.gates, &ws.ys, &ws.cs, &ws.ghn, &packed},
+                  [=]() mutable {
+    const Weights w{pointer(wih), pointer(whh), pointer(bih), pointer(bhh), pointer(whr)};
+    dispatch(dt, [&](auto tag) {
+      using T = decltype(tag);
+      forward_loop<T>(mode, z, ord, xc.data<T>(), h0c.data<T>(), lstm ? c0c.data<T>() : nullptr, w, ws);
+      const T* ys = ws.ys.data<T>();
+      T* p = packed.data<T>();
+      std::copy(ys, ys + n_y, p);
+      std::copy(ys + last * n_h, ys + (last + 1) * n_h, p + n_y);
+      if (lstm) std::copy(ws.cs.data<T>() + last * n_c, ws.cs.data<T>() + (last + 1) * n_c, p + n_y + n_h);
+    });
   });
 
   if (autograd::needs_recording({&x, &h0, c0, &w_ih, &w_hh, b_ih, b_hh, w_hr})) {
@@ -461,13 +463,16 @@ RnnLayerResult rnn_layer(RnnMode mode, const Tensor& x, const Tensor& h0, const 
       LayerGrads out{grad_for(0, xs), grad_for(1, h0s), c0s.defined() ? grad_for(2, c0s) : Tensor(),
                      grad_for(3, wih), grad_for(4, whh), bih.defined() ? grad_for(5, bih) : Tensor(),
                      bhh.defined() ? grad_for(6, bhh) : Tensor(), whr.defined() ? grad_for(7, whr) : Tensor()};
-      auto ptr = [](const Tensor& t) -> const void* { return t.defined() ? t.data_ptr() : nullptr; };
-      const Weights w{ptr(wih), ptr(whh), ptr(bih), ptr(bhh), ptr(whr)};
-      dispatch(dt, [&](auto tag) {
-        using T = decltype(tag);
-        const T* gp = g.data<T>();
-        backward_loop<T>(mode, z, ord, xs.data<T>(), h0s.data<T>(), c0s.defined() ? c0s.data<T>() : nullptr, w, ws,
-                         gp, gp + n_y, mode == RnnMode::Lstm ? gp + n_y + n_h : nullptr, out);
+      run_host_kernel(kOp, {&xs, &h0s, &c0s, &wih, &whh, &bih, &bhh, &whr, &g, &ws.gates, &ws.ys, &ws.cs, &ws.ghn,
+                            &out.x, &out.h0, &out.c0, &out.w_ih, &out.w_hh, &out.b_ih, &out.b_hh, &out.w_hr},
+                      [=]() mutable {
+        const Weights w{pointer(wih), pointer(whh), pointer(bih), pointer(bhh), pointer(whr)};
+        dispatch(dt, [&](auto tag) {
+          using T = decltype(tag);
+          const T* gp = g.data<T>();
+          backward_loop<T>(mode, z, ord, xs.data<T>(), h0s.data<T>(), c0s.defined() ? c0s.data<T>() : nullptr, w, ws,
+                           gp, gp + n_y, mode == RnnMode::Lstm ? gp + n_y + n_h : nullptr, out);
+        });
       });
       return {out.x, out.h0, out.c0, out.w_ih, out.w_hh, out.b_ih, out.b_hh, out.w_hr};
     };

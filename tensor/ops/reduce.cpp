@@ -473,9 +473,15 @@ ValuesIndices topk(const Tensor& x0, int64_t k, int dim, bool largest, bool /*so
 }
 
 void check_extrema(const char* op, const Tensor& t, std::function<void(const Extrema&)> check) {
-  TIDE_CHECK(t.device().is_cpu() && !is_complex(t.dtype()), op, ": check_extrema takes a real CPU tensor, got ",
-             dtype_name(t.dtype()), " on ", t.device().str());
+  TIDE_CHECK(!is_complex(t.dtype()) && !is_bool(t.dtype()), op, ": check_extrema takes a real tensor, got ",
+             dtype_name(t.dtype()));
   if (t.numel() == 0) return;
+  if (!t.device().is_cpu()) {  // on a device: its reductions, read back (nothing is captured there)
+    const Scalar lo = min(t).item(), hi = max(t).item();
+    if (is_floating(t.dtype())) check({lo.to_double(), hi.to_double(), 0, 0});
+    else check({lo.to_double(), hi.to_double(), lo.to_int(), hi.to_int()});
+    return;
+  }
   const Tensor c = t.contiguous();
   run_host_kernel(op, {&c}, [c, check = std::move(check)] {
     Extrema e{0, 0, 0, 0};

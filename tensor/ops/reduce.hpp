@@ -87,9 +87,9 @@ ValuesIndices topk(const Tensor& x, int64_t k, int dim = -1, bool largest = true
 
 // A check of an op's argument values that reads them, as a host kernel (DeviceBackend::host)
 // instead of item(), so that torch.compile records it and repeats it on every replay: the
-// smallest and largest elements of a real CPU tensor, NaN when one is NaN (in double; an
-// integer tensor's also exactly in `ilo`/`ihi`), go to `check`, which throws when they are
-// not what the op needs. An empty tensor is not checked.
+// smallest and largest elements of a real tensor, NaN when one is NaN (in double; an integer
+// tensor's also exactly in `ilo`/`ihi`), go to `check`, which throws when they are not what
+// the op needs. An empty tensor is not checked; a device tensor's extrema are read back.
 struct Extrema {
   double lo, hi;
   int64_t ilo, ihi;

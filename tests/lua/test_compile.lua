@@ -562,6 +562,32 @@ T.test("the training scripts with --compile 1 print what they print eagerly, wit
   end
 end)
 
+T.test("the examples with --compile 1 (MNIST, VAE, DCGAN) print what they print eagerly, with their steps replayed", function()
+  local root = (arg[0]:match("(.*/)") or "./") .. "../../"
+  local function run(example, args)
+    local cmd = table.concat({T.quote(T.interpreter()), T.quote(root .. "examples/" .. example), args}, " ")
+    local p = assert(io.popen(cmd .. " 2>&1"))
+    local out = p:read("a")
+    local ok = p:close()
+    T.truthy(ok, cmd .. ": " .. out)
+    return out
+  end
+  for _, case in ipairs({
+    {"mnist_digits/main.lua", "--epochs 2", 43},  -- a new variant for each epoch's learning rate
+    {"vae_digits/main.lua", "--epochs 2", 21},
+    {"dcgan_digits/main.lua", "--epochs 1", 26},
+  }) do
+    local eager = run(case[1], case[2])
+    local compiled = run(case[1], case[2] .. " --compile 1")
+    local body, recordings, replays = compiled:match("^(.*)compiled: (%d+) recordings, (%d+) replays\n$")
+    T.truthy(body, compiled)
+    T.eq(body, eager, case[1])
+    T.eq(tonumber(replays), case[3], case[1] .. ": " .. compiled)
+    T.truthy(tonumber(recordings) <= 5, case[1] .. ": " .. compiled)
+    T.truthy(#eager > 200, eager)
+  end
+end)
+
 -- A training step of a small model with optimizer `make_opt` (a function of the parameters).
 local function opt_step(make_opt)
   torch.manual_seed(4)
@@ -601,6 +627,129 @@ T.test("Adam, AdamW, RMSprop, Adagrad and Adadelta count steps in a tensor: comp
       for key, v in pairs(a) do T.truthy(torch.equal(v, b[key]), name .. " state " .. key) end
     end
   end
+end)
+
+-- Steps of model(x) -> loss with optimizer make_opt, compiled and eager from the same start:
+-- every loss, parameter and gradient bit for bit, and every call after the first two replayed.
+local function check_model_steps(name, make_model, make_opt, loss_of, batches)
+  local function make()
+    torch.manual_seed(21)
+    local model = make_model()
+    local opt = make_opt(model:parameters())
+    return model, function(...)
+      opt:zero_grad()
+      local loss = loss_of(model, ...)
+      loss:backward()
+      opt:step()
+      return loss
+    end
+  end
+  local m1, s1 = make()
+  local m2, s2 = make()
+  local cs2 = torch.compile(s2, {fullgraph = true})
+  for i, b in ipairs(batches) do
+    torch.manual_seed(100 + i)  -- dropout draws the same in both
+    local l1 = s1(table.unpack(b))
+    torch.manual_seed(100 + i)
+    local l2 = cs2(table.unpack(b))
+    T.truthy(torch.equal(l1, l2), name .. ": loss at step " .. i .. ": " .. tostring(l1) .. " vs " .. tostring(l2))
+  end
+  same_params(m1, m2)
+  local st = stats(cs2)
+  T.eq({st.eager, st.replays}, {false, #batches - st.recordings}, name)
+  T.truthy(st.recordings <= 2, name .. " recordings " .. st.recordings)
+end
+
+T.test("CNN and RNN steps compile: conv2d (batched, per-image, Winograd), pooling, dropout, batch norm, conv_transpose2d, BCE, LSTM, GRU, embedding", function()
+  local function digits_batches(n, shape, classes)
+    torch.manual_seed(9)
+    local out = {}
+    for i = 1, n do out[i] = {torch.rand(shape), torch.randint(1, classes + 1, {shape[1]})} end
+    return out
+  end
+  -- PyTorch's MNIST example net on 8x8 inputs (batched conv path), with Adadelta.
+  check_model_steps("mnist-like", function()
+    return nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.Conv2d(4, 8, 3), nn.ReLU(), nn.MaxPool2d(2),
+      nn.Dropout(0.25), nn.Flatten(), nn.Linear(32, 10), nn.LogSoftmax({dim = 2}))
+  end, function(ps) return torch.optim.Adadelta(ps, {lr = 1.0}) end,
+  function(model, x, y) return nn.functional.nll_loss(model(x), y) end, digits_batches(6, {5, 1, 8, 8}, 10))
+  -- Per-image convolutions (>= 256 output positions), 3x3 (Winograd) and 5x5, in float64.
+  check_model_steps("per-image conv", function()
+    return nn.Sequential(nn.Conv2d(2, 3, 3, {padding = 1}), nn.Tanh(), nn.Conv2d(3, 2, 5, {padding = 2}),
+      nn.AvgPool2d(4), nn.Flatten(), nn.Linear(32, 4)):double()
+  end, function(ps) return torch.optim.SGD(ps, {lr = 0.1, momentum = 0.9}) end,
+  function(model, x, y) return nn.functional.cross_entropy(model(x), y) end,
+  (function()
+    local b = digits_batches(5, {3, 2, 16, 16}, 4)
+    for _, p in ipairs(b) do p[1] = p[1]:double() end
+    return b
+  end)())
+  -- A DCGAN-like generator: conv_transpose2d, BatchNorm2d (running statistics updated),
+  -- sigmoid and binary_cross_entropy, Adam.
+  check_model_steps("dcgan-like", function()
+    return nn.Sequential(nn.ConvTranspose2d(4, 3, 4, 2, 1, {bias = false}), nn.BatchNorm2d(3), nn.LeakyReLU(0.2),
+      nn.Conv2d(3, 1, 3, {padding = 1}), nn.Sigmoid())
+  end, function(ps) return torch.optim.Adam(ps, {lr = 2e-4, betas = {0.5, 0.999}}) end,
+  function(model, z, target) return nn.functional.binary_cross_entropy(model(z), target) end,
+  (function()
+    torch.manual_seed(10)
+    local b = {}
+    for i = 1, 5 do b[i] = {torch.randn(2, 4, 4, 4), torch.rand(2, 1, 8, 8)} end
+    return b
+  end)())
+  -- Recurrent layers (LSTM with two layers, GRU), their fused loops forward and backward.
+  for _, kind in ipairs({"LSTM", "GRU"}) do
+    check_model_steps(kind, function()
+      local m = nn.Module()
+      m.rnn = nn[kind](5, 4, {num_layers = 2})
+      m.head = nn.Linear(4, 3)
+      function m:forward(x)
+        local out = self.rnn(x)
+        return self.head(out)
+      end
+      return m
+    end, function(ps) return torch.optim.RMSprop(ps, {lr = 1e-2}) end,
+    function(model, x, y) return nn.functional.mse_loss(model(x), y) end,
+    (function()
+      torch.manual_seed(13)
+      local b = {}
+      for i = 1, 5 do b[i] = {torch.randn(6, 2, 5), torch.randn(6, 2, 3)} end
+      return b
+    end)())
+  end
+  -- Embedding, LayerNorm and cross_entropy with AdamW.
+  check_model_steps("embedding", function()
+    return nn.Sequential(nn.Embedding(12, 6), nn.LayerNorm(6), nn.Flatten(), nn.Linear(18, 12))
+  end, function(ps) return torch.optim.AdamW(ps, {lr = 1e-2}) end,
+  function(model, idx, y) return nn.functional.cross_entropy(model(idx), y) end,
+  (function()
+    torch.manual_seed(12)
+    local b = {}
+    for i = 1, 5 do b[i] = {torch.randint(1, 13, {4, 3}), torch.randint(1, 13, {4})} end
+    return b
+  end)())
+end)
+
+T.test("value checks repeat on every replay: an index or probability out of range raises as eagerly", function()
+  local emb = nn.Embedding(5, 2)
+  local f = torch.compile(function(idx) return emb(idx):sum():detach() end, {fullgraph = true})
+  for _ = 1, 3 do f(torch.tensor({1, 5, 2})) end
+  T.eq(stats(f).replays, 2)
+  T.error_usable(function() f(torch.tensor({1, 6, 2})) end, "embedding: index 6 is out of range 1..5")
+  T.error_usable(function() f(torch.tensor({0, 1, 2})) end, "embedding: index 0 is out of range 1..5")
+  T.eq({stats(f).recordings, stats(f).eager}, {1, false})  -- the errors came from replays
+  local g = torch.compile(function(p, t) return nn.functional.binary_cross_entropy(p, t) end, {fullgraph = true})
+  for _ = 1, 3 do g(torch.full({3}, 0.5), torch.ones(3)) end
+  T.error_usable(function() g(torch.tensor({0.5, 1.5, 0.25}), torch.ones(3)) end,
+    "binary_cross_entropy: input values must be between 0 and 1, got values from 0.25 to 1.5")
+  T.error_usable(function() g(torch.tensor({0.5, 0 / 0, 0.25}), torch.ones(3)) end,
+    "binary_cross_entropy: input values must be between 0 and 1, got values from nan to nan")
+  T.eq({stats(g).recordings, stats(g).eager}, {1, false})
+  -- Advanced indexing with an index tensor argument reads the indices at replay.
+  local x = torch.arange(1, 11):double()
+  local h = torch.compile(function(i) return x:index_select(1, i) * 2 end, {fullgraph = true})
+  for k = 1, 3 do T.truthy(torch.equal(h(torch.tensor({k, 10, 1})), torch.tensor({k, 10, 1}):double() * 2)) end
+  T.error_usable(function() h(torch.tensor({1, 11, 1})) end, "index 11 is out of range for dim 1 of size 10")
 end)
 
 T.test("optimizers that use the step count in Lua (Adamax; Adagrad with lr_decay): compiled steps run eagerly, with the same numbers", function()
