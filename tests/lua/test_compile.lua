@@ -538,16 +538,19 @@ T.test("errors name the op and the offending value", function()
   T.truthy(torch.equal(cf(torch.ones(1)), torch.ones(1)))
 end)
 
-T.test("the training scripts with --compile 1 print what they print eagerly, with every step replayed", function()
+-- Runs the repository's script at `path` (from the root) with `args`; returns what it printed.
+local function run_script(path, args)
   local root = (arg[0]:match("(.*/)") or "./") .. "../../"
-  local function run(script, args)
-    local cmd = table.concat({T.quote(T.interpreter()), T.quote(root .. "scripts/" .. script), args}, " ")
-    local p = assert(io.popen(cmd .. " 2>&1"))
-    local out = p:read("a")
-    local ok = p:close()
-    T.truthy(ok, cmd .. ": " .. out)
-    return out
-  end
+  local cmd = table.concat({T.quote(T.interpreter()), T.quote(root .. path), args}, " ")
+  local p = assert(io.popen(cmd .. " 2>&1"))
+  local out = p:read("a")
+  local ok = p:close()
+  T.truthy(ok, cmd .. ": " .. out)
+  return out
+end
+
+T.test("the training scripts with --compile 1 print what they print eagerly, with every step replayed", function()
+  local function run(script, args) return run_script("scripts/" .. script, args) end
   for _, case in ipairs({
     {"linear_regression.lua", "--epochs 300"},
     {"two_layer_autograd.lua", "--steps 60 --print-every 10"},
@@ -563,15 +566,7 @@ T.test("the training scripts with --compile 1 print what they print eagerly, wit
 end)
 
 T.test("the examples with --compile 1 (MNIST, VAE, DCGAN) print what they print eagerly, with their steps replayed", function()
-  local root = (arg[0]:match("(.*/)") or "./") .. "../../"
-  local function run(example, args)
-    local cmd = table.concat({T.quote(T.interpreter()), T.quote(root .. "examples/" .. example), args}, " ")
-    local p = assert(io.popen(cmd .. " 2>&1"))
-    local out = p:read("a")
-    local ok = p:close()
-    T.truthy(ok, cmd .. ": " .. out)
-    return out
-  end
+  local function run(example, args) return run_script("examples/" .. example, args) end
   for _, case in ipairs({
     {"mnist_digits/main.lua", "--epochs 2", 43},  -- a new variant for each epoch's learning rate
     {"vae_digits/main.lua", "--epochs 2", 21},
