@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "../tensor/allocator.hpp"
+#include "../tensor/backend.hpp"
 #include "../tensor/autograd/functions.hpp"
 #include "../tensor/interrupt.hpp"
 #include "../tensor/memory_budget.hpp"
@@ -300,7 +301,7 @@ Tensor tensor_from_lua(lua_State* L, int idx, std::optional<DType> dtype, DType 
                        const char* op) {
   idx = lua_absindex(L, idx);
   if (Tensor* t = to_tensor(L, idx)) return dtype ? t->to(*dtype, true) : t->clone();
-  TableReader r{L, op, {}, {}, {}};
+  TableReader r{L, op, {}, {}, {}, {}};
   r.read(idx, 0);
   DType inferred = r.any_complex ? complex_of(float_default)
                    : r.any_float ? float_default
@@ -308,37 +309,50 @@ Tensor tensor_from_lua(lua_State* L, int idx, std::optional<DType> dtype, DType 
                                                  : DType::Int64;
   if (!r.any_value && r.fvals.empty()) inferred = float_default;  // torch.tensor{} is float
   DType dt = dtype.value_or(inferred);
-  Tensor out = Tensor::empty(r.shape, dt);
-  int64_t n = out.numel();
-  if (is_complex(dt)) {
-    TIDE_DISPATCH_COMPLEX(dt, op, [&] {
-      using R = typename scalar_t::value_type;
-      scalar_t* p = out.data<scalar_t>();
-      for (int64_t i = 0; i < n; ++i)
-        p[i] = scalar_t(R(r.any_float ? r.fvals[i] : double(r.ivals[i])), R(r.any_complex ? r.imags[i] : 0.0));
-    });
-    return out;
-  }
-  for (size_t i = 0; r.any_complex && i < r.imags.size(); ++i)
+  for (size_t i = 0; r.any_complex && !is_complex(dt) && i < r.imags.size(); ++i)
     TIDE_CHECK(r.imags[i] == 0 && !std::isnan(r.imags[i]), op, ": cannot convert the complex value (", r.fvals[i],
                std::signbit(r.imags[i]) ? "" : "+", r.imags[i], "j) to ", dtype_name(dt));
-  TIDE_DISPATCH_ALL(dt, op, [&] {
-    scalar_t* p = out.data<scalar_t>();
-    for (int64_t i = 0; i < n; ++i) {
-      if (r.any_float || is_floating(dt)) {
-        if constexpr (std::is_same_v<scalar_t, bool>) p[i] = r.fvals[i] != 0;
-        else if constexpr (std::is_integral_v<scalar_t>) {
-          double v = r.fvals[i];
-          TIDE_CHECK(v >= -9223372036854775808.0 && v < 18446744073709551616.0, op, ": cannot convert ", v, " to ",
-                     dtype_name(dt));
-          p[i] = Scalar::int_from_double<scalar_t>(v);
-        } else if (!r.any_float) p[i] = scalar_t(double(r.ivals[i]));
-        else p[i] = scalar_t(r.fvals[i]);
-      } else {
-        if constexpr (std::is_same_v<scalar_t, bool>) p[i] = r.ivals[i] != 0;
-        else p[i] = scalar_t(r.ivals[i]);
-      }
+  Tensor out = Tensor::empty(r.shape, dt);
+  // The values are written by a host kernel that holds them (DeviceBackend::host), so that
+  // torch.compile replays a tensor made from Lua values inside a compiled function (its
+  // guards make those values the recording's constants).
+  struct Values {
+    std::vector<double> f, im;
+    std::vector<int64_t> i;
+    bool any_float, any_complex;
+  };
+  auto v = std::make_shared<const Values>(
+      Values{std::move(r.fvals), std::move(r.imags), std::move(r.ivals), r.any_float, r.any_complex});
+  run_host_kernel(op, {&out}, [out, v, dt, name = std::string(op)] {
+    const char* op = name.c_str();
+    const int64_t n = out.numel();
+    if (is_complex(dt)) {
+      TIDE_DISPATCH_COMPLEX(dt, op, [&] {
+        using R = typename scalar_t::value_type;
+        scalar_t* p = out.data<scalar_t>();
+        for (int64_t i = 0; i < n; ++i)
+          p[i] = scalar_t(R(v->any_float ? v->f[i] : double(v->i[i])), R(v->any_complex ? v->im[i] : 0.0));
+      });
+      return;
     }
+    TIDE_DISPATCH_ALL(dt, op, [&] {
+      scalar_t* p = out.data<scalar_t>();
+      for (int64_t i = 0; i < n; ++i) {
+        if (v->any_float || is_floating(dt)) {
+          if constexpr (std::is_same_v<scalar_t, bool>) p[i] = v->f[i] != 0;
+          else if constexpr (std::is_integral_v<scalar_t>) {
+            double x = v->f[i];
+            TIDE_CHECK(x >= -9223372036854775808.0 && x < 18446744073709551616.0, op, ": cannot convert ", x, " to ",
+                       dtype_name(dt));
+            p[i] = Scalar::int_from_double<scalar_t>(x);
+          } else if (!v->any_float) p[i] = scalar_t(double(v->i[i]));
+          else p[i] = scalar_t(v->f[i]);
+        } else {
+          if constexpr (std::is_same_v<scalar_t, bool>) p[i] = v->i[i] != 0;
+          else p[i] = scalar_t(v->i[i]);
+        }
+      }
+    });
   });
   return out;
 }

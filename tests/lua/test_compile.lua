@@ -54,6 +54,22 @@ T.test("a pure function: replays equal eager, results are new tensors", function
   T.eq(s.eager, false)
 end)
 
+T.test("tensors made from Lua values inside the function (torch.tensor) replay as the recording's constants", function()
+  local scale = {1.5, -2}
+  local cf = torch.compile(function(x, k)
+    local w = torch.tensor({{scale[1], 0}, {0, scale[2]}})
+    local idx = torch.tensor({2, 1, k})
+    return (x:matmul(w)):index_select(1, idx) + torch.tensor(k, {dtype = torch.float32})
+  end, {fullgraph = true})
+  local x = torch.arange(1, 7):float():reshape(3, 2)
+  local function eager(k) return x:matmul(torch.tensor({{scale[1], 0}, {0, scale[2]}})):index_select(1, torch.tensor({2, 1, k})) + k end
+  for _, k in ipairs({3, 3, 1, 3, 1}) do T.truthy(torch.equal(cf(x, k), eager(k)), "k = " .. k) end
+  T.eq({stats(cf).recordings, stats(cf).replays}, {2, 3})  -- k is guarded: one variant per value
+  scale[2] = 4  -- a guarded upvalue's value: recorded anew
+  T.truthy(torch.equal(cf(x, 3), eager(3)))
+  T.eq(stats(cf).recordings, 3)
+end)
+
 T.test("guards: a new shape, dtype or number records a new variant", function()
   local function f(x, k) return x * k + 1 end
   local cf = torch.compile(f)
