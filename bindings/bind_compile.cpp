@@ -419,8 +419,35 @@ struct ArgState {
   Device device;
 };
 
+// A recorded backward for a result whose graph the caller's backward() will use (the
+// output of torch.compile(model) in a training loop, as AOTAutograd's joint graph): the
+// recording's backward from a placeholder gradient to the reached leaves that require grad,
+// replayed by the node each replayed result carries (CompiledFunctionBackward).
+struct BackwardPlan {
+  std::shared_ptr<capture::Tape> tape;
+  // What the tape reads besides its own blocks, kept alive as long as a result's node may
+  // replay it (the variant may be dropped first): the forward's blocks, the inputs, the
+  // reached tensors.
+  std::shared_ptr<const capture::Tape> forward;
+  std::vector<Tensor> inputs;
+  std::vector<std::shared_ptr<TensorImpl>> reached;
+  Tensor grad_in;              // the placeholder the incoming gradient is copied into
+  std::vector<Tensor> leaves;  // the node's inputs: the leaves the result depends on
+  std::vector<bool> read;      // per leaf: the tape reads it (its version is checked)
+  std::vector<Tensor> grads;   // their gradients as the tape computes them (undefined: unused)
+  std::weak_ptr<Node> pending;  // the node of the last replay's result, until its backward ran
+  // Whether the last replay's result still awaits its backward: a replay now would overwrite
+  // the activations that backward reads, so the variant does not match.
+  bool busy() const {
+    const std::shared_ptr<Node> n = pending.lock();
+    return n && !n->released();
+  }
+};
+
 struct VariantBox {
   std::shared_ptr<capture::Tape> tape;
+  std::shared_ptr<BackwardPlan> backward;  // when a result's graph is left to the caller
+  std::vector<std::pair<const char*, size_t>> known;  // memory the guards cover (finish_fn)
   Snapshot pre;
   Modes modes;
   std::vector<bool> grad_identity;  // per pre tensor: guard the gradient's identity
@@ -618,6 +645,7 @@ int finish_fn(lua_State* L, Args& a) {
     return fail("the function reaches tensors torch.compile cannot guard (not through its arguments or upvalues)");
 
   auto* v = new_box<VariantBox>(L, kVariantMeta, variant_gc);
+  v->known = std::move(known);
   v->tape = std::move(tape);
   v->modes = pre->modes;
   v->clones = std::move(clone_list);
@@ -663,6 +691,7 @@ int replay_fn(lua_State* L, Args& a) {
   for (int i = 3; i <= lua_gettop(L); ++i) a.consumed(i);
   bool hit = nargs == int(v->args.size()) && current_modes() == v->modes;
   for (int i = 0; hit && i < nargs; ++i) hit = same_arg(L, i + 3, v->args[size_t(i)]);
+  if (hit && v->backward) hit = !v->backward->busy();
   if (hit) hit = Walker::matches(L, fn, v->pre, v->grad_identity);
   if (!hit) {
     lua_pushboolean(L, 0);
@@ -760,6 +789,95 @@ int spent_copy_fn(lua_State* L, Args& a) {
   return 1;
 }
 
+// _compile_record_backward(variant, result) -> true, or nil and a reason: records the
+// backward of `result` (which requires grad through the graph the call built) from a
+// placeholder gradient to every reached leaf that requires grad, for the replays' results.
+int record_backward_fn(lua_State* L, Args& a) {
+  auto* v = box_arg<VariantBox>(a, 1, kVariantMeta, "a variant");
+  const Tensor& result = a.tensor(2);
+  auto fail = [&](const std::string& why) {
+    lua_pushnil(L);
+    lua_pushstring(L, why.c_str());
+    return 2;
+  };
+  const std::shared_ptr<Node>& fn = autograd::grad_fn(result);
+  if (!fn || fn->released() || !is_floating(result.dtype())) return fail("a result requires grad without a graph to use");
+  auto plan = std::make_shared<BackwardPlan>();
+  for (const TensorState& t : v->pre.tensors) {
+    if (!t.requires_grad) continue;
+    if (t.has_grad_fn) return fail("the function reaches a tensor that requires grad and is not a leaf");
+    plan->leaves.push_back(Tensor(t.impl));
+  }
+  plan->grad_in = Tensor::empty(result.sizes(), result.dtype());
+  {
+    autograd::GradModeGuard no_grad(false);
+    ops::fill_(plan->grad_in, Scalar(0.0));
+  }
+  std::string reason;
+  {
+    capture::Recording rec;
+    capture::set_current_op("backward");
+    try {
+      plan->grads = autograd::grad({result}, {plan->grad_in}, plan->leaves, true, false, true, "backward");
+    } catch (const std::exception& e) {
+      capture::mark_broken(std::string("its result's backward failed while recording: ") + e.what());
+    }
+    plan->tape = rec.finish();
+    if (!plan->tape) reason = rec.reason();
+  }
+  if (!plan->tape) return fail("its result's backward cannot be captured: " + reason);
+  std::vector<std::pair<const char*, size_t>> known = v->known;
+  for (const auto& st : v->tape->retained) known.emplace_back(static_cast<const char*>(st->data()), st->nbytes());
+  known.emplace_back(static_cast<const char*>(plan->grad_in.storage()->data()), plan->grad_in.storage()->nbytes());
+  if (!plan->tape->touches_only(known)) return fail("its result's backward reaches memory torch.compile cannot guard");
+  for (const Tensor& leaf : plan->leaves)
+    plan->read.push_back(plan->tape->touches(leaf.storage()->data(), leaf.storage()->nbytes()));
+  plan->forward = v->tape;
+  plan->inputs = v->clones;
+  for (const TensorState& t : v->pre.tensors) plan->reached.push_back(t.impl);
+  v->backward = std::move(plan);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+// _compile_live_copy(variant, result) -> tensor: a copy of the result (the recording's
+// buffer, which the last replay rewrote) whose grad_fn replays the recorded backward into the
+// leaves' gradients. The leaves that backward reads must not change in place before it
+// (checked), as eager mode's saved tensors must not.
+int live_copy_fn(lua_State* L, Args& a) {
+  auto* v = box_arg<VariantBox>(a, 1, kVariantMeta, "a variant");
+  TIDE_CHECK(v->backward, "_compile_live_copy: the variant has no recorded backward");
+  std::shared_ptr<BackwardPlan> plan = v->backward;
+  Tensor copy = a.tensor(2).clone();
+  std::vector<uint32_t> versions;
+  std::vector<const Tensor*> inputs;
+  for (const Tensor& leaf : plan->leaves) {
+    versions.push_back(leaf.storage()->version());
+    inputs.push_back(&leaf);
+  }
+  autograd::record("compiled_function", copy, inputs,
+                   [plan, versions](const Tensor& grad, const Node&) -> std::vector<Tensor> {
+    TIDE_CHECK(!autograd::grad_enabled(), "backward: create_graph=true through the result of a torch.compile'd "
+               "function is not supported (call the function uncompiled for higher-order gradients)");
+    for (size_t k = 0; k < plan->leaves.size(); ++k)
+      TIDE_CHECK(!plan->read[k] || plan->leaves[k].storage()->version() == versions[k], "backward: a tensor that "
+                 "the compiled function's backward needs was modified by an in-place operation after the call (its "
+                 "version was ", versions[k], ", now ", plan->leaves[k].storage()->version(), ")");
+    // Replayed kernels go straight to the CPU's table: a recording around this backward
+    // would miss them.
+    capture::mark_broken("backward through the result of a compiled function (its replay is not recorded again)");
+    ops::copy_(plan->grad_in, grad);
+    plan->tape->replay();
+    std::vector<Tensor> out;
+    out.reserve(plan->grads.size());
+    for (const Tensor& g : plan->grads) out.push_back(g.defined() ? g.clone() : Tensor());
+    return out;
+  });
+  plan->pending = autograd::grad_fn(copy);
+  push_tensor(L, std::move(copy));
+  return 1;
+}
+
 // _compile_recording() -> boolean: whether this thread records (a compiled function called
 // inside another's recording runs eagerly, into the outer recording).
 int recording_fn(lua_State* L, Args&) {
@@ -801,6 +919,10 @@ const Binding kCompileBindings[] = {
      "_compile_spent(tensor) -> boolean: whether its history was used up by a backward (internal)."},
     {"_compile_spent_copy", spent_copy_fn, TORCH,
      "_compile_spent_copy(tensor) -> tensor: a copy sharing its used-up history (internal)."},
+    {"_compile_record_backward", record_backward_fn, TORCH,
+     "_compile_record_backward(variant, result) -> true | nil, reason: records the result's backward (internal)."},
+    {"_compile_live_copy", live_copy_fn, TORCH,
+     "_compile_live_copy(variant, result) -> tensor: a copy whose grad_fn replays it (internal)."},
     {"_compile_explain", explain_fn, TORCH, "_compile_explain(variant) -> table: what a variant captured (internal)."},
     {"_compile_recording", recording_fn, TORCH,
      "_compile_recording() -> boolean: whether this thread records (torch.compile; internal)."},

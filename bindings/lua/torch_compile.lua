@@ -30,6 +30,7 @@ local C = {
   guard_args = torch._compile_guard_args, replay = torch._compile_replay, explain = torch._compile_explain,
   recording = torch._compile_recording, reaches = torch._compile_reaches, set_libset = torch._compile_set_libset,
   spent = torch._compile_spent, spent_copy = torch._compile_spent_copy,
+  record_backward = torch._compile_record_backward, live_copy = torch._compile_live_copy,
 }
 for name in pairs(C) do torch["_compile_" .. name] = nil end  -- internal: reached through C only
 local is_tensor = torch.is_tensor
@@ -152,6 +153,7 @@ end
 -- cannot be reproduced.
 local function describe_results(handle, args, clones_at, res)
   local outs = {n = res.n - 1}
+  local live  -- the result whose graph the caller's backward will use
   for i = 2, res.n do
     local r = res[i]
     local kind = type(r)
@@ -164,8 +166,16 @@ local function describe_results(handle, args, clones_at, res)
       elseif r.requires_grad and C.spent(r) then
         outs[i - 1] = {spent = r}  -- the loss after loss:backward(): copies share its used-up history
       elseif r.requires_grad then
-        return nil, "result " .. (i - 1) .. " requires grad and backward did not use it up "
-          .. "(call backward inside the compiled function)"
+        -- (torch.compile(model) in a training loop): its backward is recorded now, from a
+        -- placeholder gradient, and replayed by the grad_fn of each replay's result.
+        if live then
+          return nil, "results " .. live .. " and " .. (i - 1) .. " both require grad (one result may leave its "
+            .. "backward to the caller)"
+        end
+        local ok, why = C.record_backward(handle, r)
+        if not ok then return nil, "result " .. (i - 1) .. " requires grad: " .. why end
+        live = i - 1
+        outs[i - 1] = {live = r:detach()}
       else
         outs[i - 1] = {copy = r}
       end
@@ -186,6 +196,7 @@ local function results(variant, ...)
     if o.arg then vals[i] = (select(o.arg, ...))
     elseif o.copy then vals[i] = o.copy:clone()
     elseif o.spent then vals[i] = C.spent_copy(o.spent)
+    elseif o.live then vals[i] = C.live_copy(variant.handle, o.live)
     elseif o.same then vals[i] = o.same
     else vals[i] = o.value end
   end
@@ -246,6 +257,7 @@ local function record(state, ...)
     for i = 1, outs.n do
       if outs[i].copy then shown[i] = outs[i].copy:clone() end
       if outs[i].spent then shown[i] = C.spent_copy(outs[i].spent) end
+      if outs[i].live then shown[i] = C.live_copy(handle, outs[i].live) end
     end
   end
   if mutated then

@@ -310,12 +310,13 @@ T.test("arguments and results a replay cannot reproduce run eagerly", function()
   local cf = torch.compile(function(u) u:mul_(3); return u end)
   capture_stderr(function() T.eq(cf(t), t) end)
   T.truthy(torch.equal(t, torch.full({2}, 3.0)))
-  -- A result that needs grad: backward outside the function would find no graph.
+  -- A result that needs grad, its backward left to the caller: the recorded backward runs
+  -- (torch.compile(model) in a training loop has its own test below).
   local w = torch.ones(2, {requires_grad = true})
-  local fw = torch.compile(function(u) return (w * u):sum() end)
-  capture_stderr(function() fw(torch.ones(2)):backward() end)
-  T.truthy(stats(fw).reason:find("result 1 requires grad", 1, true))
-  T.truthy(torch.equal(w.grad, torch.ones(2)))
+  local fw = torch.compile(function(u) return (w * u):sum() end, {fullgraph = true})
+  for k = 1, 3 do fw(torch.full({2}, k)):backward() end
+  T.truthy(torch.equal(w.grad, torch.full({2}, 6.0)))
+  T.eq({stats(fw).recordings, stats(fw).replays}, {2, 1})  -- w.grad appears after the first call: a new variant
 end)
 
 T.test("a loss returned after loss:backward() replays: copies that require grad and share the used-up history", function()
@@ -366,7 +367,8 @@ T.test("a loss returned after loss:backward() replays: copies that require grad 
   local _, s3 = make()
   local cs3 = torch.compile(s3)
   capture_stderr(function() for _ = 1, 3 do cs3(torch.ones(4, 3), torch.ones(4, 1)) end end)
-  T.truthy(stats(cs3).reason:find("result 2 requires grad and backward did not use it up", 1, true), stats(cs3).reason)
+  T.truthy(stats(cs3).reason:find("result 2 requires grad: its result's backward cannot be captured", 1, true),
+           stats(cs3).reason)
 end)
 
 T.test("Lua state the function changes on every call: recorded three times, then eager", function()
@@ -761,6 +763,99 @@ T.test("value checks repeat on every replay: an index or probability out of rang
   local h = torch.compile(function(i) return x:index_select(1, i) * 2 end, {fullgraph = true})
   for k = 1, 3 do T.truthy(torch.equal(h(torch.tensor({k, 10, 1})), torch.tensor({k, 10, 1}):double() * 2)) end
   T.error_usable(function() h(torch.tensor({1, 11, 1})) end, "index 11 is out of range for dim 1 of size 10")
+end)
+
+T.test("torch.compile(model) in an eager training loop: forward replays, and the loss's backward replays the recorded backward", function()
+  local function make(kind)
+    torch.manual_seed(31)
+    local m = kind == "cnn"
+      and nn.Sequential(nn.Conv2d(1, 3, 3), nn.BatchNorm2d(3), nn.ReLU(), nn.Flatten(), nn.Linear(12, 2))
+      or nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Dropout(0.2), nn.Linear(8, 2))
+    return m, torch.optim.Adam(m:parameters(), {lr = 1e-2})
+  end
+  for _, kind in ipairs({"mlp", "cnn"}) do
+    local m1, o1 = make(kind)
+    local m2, o2 = make(kind)
+    local cm = torch.compile(m2)
+    for i = 1, 8 do
+      local x = kind == "cnn" and torch.rand(5, 1, 4, 4) or torch.full({3, 4}, i / 8)
+      local y = torch.ones(x.shape[1], 2)
+      torch.manual_seed(i)
+      o1:zero_grad()
+      local l1 = nn.functional.mse_loss(m1(x), y)
+      l1:backward()
+      o1:step()
+      torch.manual_seed(i)
+      o2:zero_grad()
+      local out = cm(x)
+      T.eq({out.requires_grad, out.grad_fn}, {true, "CompiledFunctionBackward"})
+      local l2 = nn.functional.mse_loss(out, y)
+      l2:backward()
+      o2:step()
+      T.truthy(torch.equal(l1, l2), kind .. " loss at step " .. i)
+    end
+    same_params(m1, m2)
+    T.eq({stats(cm).recordings, stats(cm).replays, stats(cm).eager}, {1, 7, false}, kind)
+  end
+  -- Two forwards before one backward: the first result's backward is pending, so the second
+  -- call gets a variant of its own; gradients as eagerly.
+  local m1 = make("mlp")
+  local m2 = make("mlp")
+  m1:eval(); m2:eval()
+  local cm = torch.compile(m2)
+  for i = 1, 4 do
+    local a, b = torch.full({2, 4}, i / 4), torch.full({2, 4}, -i / 4)
+    m1:zero_grad(); (m1(a):sum() + m1(b):pow(2):sum()):backward()
+    m2:zero_grad(); (cm(a):sum() + cm(b):pow(2):sum()):backward()
+    same_params(m1, m2)
+  end
+  T.eq({stats(cm).recordings, stats(cm).variants, stats(cm).replays}, {2, 2, 6})
+  -- retain_graph, a second backward, create_graph, and an in-place change of a parameter.
+  -- f(loss, model) on the eager model's loss and on the compiled one's.
+  local function both(f)
+    m1:zero_grad(); m2:zero_grad()
+    local x = torch.ones(2, 4)
+    local e_ok, e_err = pcall(f, m1(x):sum(), m1)
+    local c_ok, c_err = pcall(f, cm(x):sum(), m2)
+    return e_ok, e_err, c_ok, c_err
+  end
+  local e_ok, _, c_ok = both(function(l) l:backward({retain_graph = true}); l:backward() end)
+  T.truthy(e_ok and c_ok)
+  same_params(m1, m2)  -- gradients accumulated twice, as eagerly
+  local _, e_err, _, c_err = both(function(l) l:backward(); l:backward() end)
+  T.truthy(tostring(e_err):find("second time", 1, true), tostring(e_err))
+  T.truthy(tostring(c_err):find("second time", 1, true), tostring(c_err))
+  -- The last layer's weight is read by the backward: changed in place, an error as eagerly;
+  -- the first layer's is not (its input needs no gradient): no error, the same gradients.
+  _, e_err, _, c_err = both(function(l, m)
+    torch.no_grad(function() m[4].weight:mul_(2) end)
+    l:backward()
+  end)
+  T.truthy(tostring(e_err):find("modified by an in-place operation", 1, true), tostring(e_err))
+  T.truthy(tostring(c_err):find("modified by an in-place operation after the call", 1, true), tostring(c_err))
+  e_ok, _, c_ok = both(function(l, m)
+    torch.no_grad(function() m[1].weight:mul_(0.5) end)
+    l:backward()
+  end)
+  T.truthy(e_ok and c_ok)
+  same_params(m1, m2)
+  local _, _, c_ok2, c_err2 = both(function(l) torch.autograd.grad({l}, m2:parameters(), {create_graph = true}) end)
+  T.eq(c_ok2, false)
+  T.truthy(tostring(c_err2):find("create_graph=true through the result of a torch.compile'd function", 1, true),
+           tostring(c_err2))
+  -- The result's backward outlives the compiled function's recordings.
+  m2:zero_grad(); m1:zero_grad()
+  local out = cm(torch.ones(2, 4))
+  torch.compiler.reset()
+  collectgarbage(); collectgarbage()
+  out:sum():backward()
+  m1(torch.ones(2, 4)):sum():backward()
+  same_params(m1, m2)
+  -- A reached tensor that requires grad but is no leaf: such a call runs eagerly.
+  local w = torch.ones(4, {requires_grad = true}) * 2
+  local f = torch.compile(function(x) return x * w end)
+  capture_stderr(function() f(torch.ones(4)):sum():backward() end)
+  T.truthy(stats(f).reason:find("requires grad and is not a leaf", 1, true), stats(f).reason)
 end)
 
 T.test("optimizers that use the step count in Lua (Adamax; Adagrad with lr_decay): compiled steps run eagerly, with the same numbers", function()
