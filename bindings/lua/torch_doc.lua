@@ -740,8 +740,10 @@ document(torch, {
     "first call with new arguments runs fn eagerly while the engine records its work (forward, backward(), " ..
     "optimizer steps); later calls whose guards hold (arguments' kinds, numbers and tensor layouts, engine modes, " ..
     "every value fn reaches through its upvalues) replay the recording with no Lua, no graph building and no " ..
-    "allocation, with results equal to eager mode's bit for bit. What cannot be replayed (a value read into Lua, " ..
-    "printing, C functions with effects, CUDA tensors, results that need grad, Lua state changed on every call) " ..
+    "allocation, with results equal to eager mode's bit for bit. A result whose backward is left to the caller " ..
+    "(torch.compile(model) in a training loop) carries a grad_fn that replays a backward recorded with it. What " ..
+    "cannot be replayed (a value read into Lua, printing, C functions with effects, CUDA tensors, Lua state " ..
+    "changed on every call) " ..
     "makes fn run eagerly from then on, with one message naming the reason and line; with fullgraph=true it is an " ..
     "error. disable=true returns fn itself. docs/compile.md.",
 })
