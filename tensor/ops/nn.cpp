@@ -501,41 +501,41 @@ Tensor conv2d_cpu(const Tensor& x_, const Tensor& weight_, const Tensor* bias_, 
   if (y.numel() == 0) return y;
   // One host kernel (DeviceBackend::host), so torch.compile records and replays it.
   run_host_kernel(op, {&x, &weight, &bias, &y}, [x, weight, bias, y, s, w] {
-  blas_dispatch(x.dtype(), [&](auto zero) {
-    using T = decltype(zero);
-    const T* src = x.data<T>();
-    const T* filters = weight.data<T>();
-    const T* b = bias.defined() ? bias.data<T>() : nullptr;
-    T* out = y.data<T>();
-    const int64_t Cog = s.Cout / s.G, Cg = s.C / s.G;
-    if (winograd_fits(w)) {
-      const WinoShape ws(s.C, s.Cout, s.G, s.p.H, s.p.W, w.padding[0], w.padding[1]);
-      std::unique_ptr<T[]> U(new T[size_t(kWinoPoints * s.Cout * Cg)]);
-      winograd_filters<T>(s.G, Cg, Cog, [&](int64_t g, int64_t o, int64_t c) {
-        return std::pair{filters + ((g * Cog + o) * Cg + c) * 9, 1};
-      }, U.get());
-      for_tasks<T>(s, ws.buffer(), [&](int64_t first, int64_t last, T* buf) {
+    blas_dispatch(x.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      const T* src = x.data<T>();
+      const T* filters = weight.data<T>();
+      const T* b = bias.defined() ? bias.data<T>() : nullptr;
+      T* out = y.data<T>();
+      const int64_t Cog = s.Cout / s.G, Cg = s.C / s.G;
+      if (winograd_fits(w)) {
+        const WinoShape ws(s.C, s.Cout, s.G, s.p.H, s.p.W, w.padding[0], w.padding[1]);
+        std::unique_ptr<T[]> U(new T[size_t(kWinoPoints * s.Cout * Cg)]);
+        winograd_filters<T>(s.G, Cg, Cog, [&](int64_t g, int64_t o, int64_t c) {
+          return std::pair{filters + ((g * Cog + o) * Cg + c) * 9, 1};
+        }, U.get());
+        for_tasks<T>(s, ws.buffer(), [&](int64_t first, int64_t last, T* buf) {
+          for (int64_t n = first; n < last; ++n) {
+            check_interrupt();
+            winograd_image(ws, src + n * s.image(), U.get(), b, out + n * s.Cout * s.L, buf);
+          }
+        });
+        return;
+      }
+      for_tasks<T>(s, s.C * s.p.window() * s.L, [&](int64_t first, int64_t last, T* cols) {
         for (int64_t n = first; n < last; ++n) {
           check_interrupt();
-          winograd_image(ws, src + n * s.image(), U.get(), b, out + n * s.Cout * s.L, buf);
+          unfold_image(s, src, n, cols);
+          T* yn = out + n * s.Cout * s.L;
+          // the bias first, the product added to it (beta = 1): the sums of (W cols) + b
+          if (b)
+            for (int64_t o = 0; o < s.Cout; ++o) std::fill(yn + o * s.L, yn + (o + 1) * s.L, b[o]);
+          for (int64_t g = 0; g < s.G; ++g)
+            gemm<T>(false, false, Cog, s.L, s.K, filters + g * Cog * s.K, cols + g * Cg * s.p.window() * s.L,
+                    T(b ? 1 : 0), yn + g * Cog * s.L);
         }
       });
-      return;
-    }
-    for_tasks<T>(s, s.C * s.p.window() * s.L, [&](int64_t first, int64_t last, T* cols) {
-      for (int64_t n = first; n < last; ++n) {
-        check_interrupt();
-        unfold_image(s, src, n, cols);
-        T* yn = out + n * s.Cout * s.L;
-        // the bias first, the product added to it (beta = 1): the sums of (W cols) + b
-        if (b)
-          for (int64_t o = 0; o < s.Cout; ++o) std::fill(yn + o * s.L, yn + (o + 1) * s.L, b[o]);
-        for (int64_t g = 0; g < s.G; ++g)
-          gemm<T>(false, false, Cog, s.L, s.K, filters + g * Cog * s.K, cols + g * Cg * s.p.window() * s.L,
-                  T(b ? 1 : 0), yn + g * Cog * s.L);
-      }
     });
-  });
   });
   return y;
 }
@@ -578,81 +578,80 @@ void conv2d_backward_cpu(const Tensor& x_, const Tensor& weight_, const Tensor& 
                                   back ? 0 : s.C * window * s.L);
   // One host kernel (DeviceBackend::host), so torch.compile records and replays it.
   Tensor dx_t = gx ? *gx : Tensor(), dw_t = gw ? *gw : Tensor();
-  run_host_kernel(op, {&x, &weight, &grad, &flipped, &dx_t, &partial, &dw_t},
-                  [=] {
-  if (back)
+  run_host_kernel(op, {&x, &weight, &grad, &flipped, &dx_t, &partial, &dw_t}, [=] {
+    if (back)
+      blas_dispatch(x.dtype(), [&](auto zero) {
+        using T = decltype(zero);
+        const T* wt = weight.data<T>();
+        T* f = flipped.data<T>();
+        if (wino) {
+          winograd_filters<T>(s.G, Cog, Cg, [&](int64_t g, int64_t c, int64_t o) {
+            return std::pair{wt + ((g * Cog + o) * Cg + c) * 9 + 8, -1};
+          }, f);
+          return;
+        }
+        for (int64_t g = 0; g < s.G; ++g)
+          for (int64_t k = 0; k < window; ++k)
+            for (int64_t o = 0; o < Cog; ++o)
+              for (int64_t c = 0; c < Cg; ++c)
+                f[((g * window + k) * Cog + o) * Cg + c] = wt[((g * Cog + o) * Cg + c) * window + (window - 1 - k)];
+      });
     blas_dispatch(x.dtype(), [&](auto zero) {
       using T = decltype(zero);
-      const T* wt = weight.data<T>();
-      T* f = flipped.data<T>();
-      if (wino) {
-        winograd_filters<T>(s.G, Cog, Cg, [&](int64_t g, int64_t c, int64_t o) {
-          return std::pair{wt + ((g * Cog + o) * Cg + c) * 9 + 8, -1};
-        }, f);
-        return;
+      const T* src = x.data<T>();
+      const T* filters = weight.data<T>();
+      const T* dy = grad.data<T>();
+      const T* flip = back ? flipped.data<T>() : nullptr;
+      T* dx = dx_t.defined() ? dx_t.data<T>() : nullptr;
+      T* dw = dw_t.defined() ? partial.data<T>() : nullptr;
+      if (s.N > 0 && (dx || dw))
+        for_tasks<T>(s, buffer, [&](int64_t first, int64_t last, T* cols) {
+          for (int64_t n = first; n < last; ++n) {
+            check_interrupt();
+            const T* dyn = dy + n * s.Cout * s.L;
+            T* dxn = dx ? dx + n * s.image() : nullptr;
+            if (dw) {
+              unfold_image(s, src, n, cols);
+              for (int64_t g = 0; g < s.G; ++g)
+                gemm<T>(false, true, s.K, Cog, s.L, cols + g * Cg * window * s.L, dyn + g * Cog * s.L,
+                        T(n == first ? 0 : 1), dw + (first / per) * s.Cout * s.K + g * s.K * Cog);
+            }
+            if (wino) {
+              winograd_image(*wino, dyn, flip, static_cast<const T*>(nullptr), dxn, cols + x_cols);
+            } else if (back) {
+              T* last_dy = cols + x_cols;
+              T* rows = last_dy + dy_last;
+              T* last_dx = rows + dy_rows;
+              transpose_plane(dyn, s.Cout, s.L, last_dy);
+              patch_rows(*gp, last_dy, s.Cout, s.G, rows);
+              const int64_t width = s.Cout * window;
+              for (int64_t g = 0; g < s.G; ++g)
+                gemm<T>(false, false, s.plane(), Cg, window * Cog, rows + g * window * Cog, width,
+                        flip + g * window * Cog * Cg, Cg, T(0), last_dx + g * Cg, s.C);
+              transpose_plane(last_dx, s.plane(), s.C, dxn);
+            } else if (dx) {
+              for (int64_t g = 0; g < s.G; ++g)
+                gemm<T>(true, false, s.K, s.L, Cog, filters + g * Cog * s.K, dyn + g * Cog * s.L, T(0),
+                        cols + g * Cg * window * s.L);
+              for (int64_t c = 0; c < s.C; ++c) fold_plane(s.p, cols + c * window * s.L, dxn + c * s.plane());
+            }
+          }
+        });
+      if (dw) {
+        T* out = dw_t.data<T>();
+        const int64_t size = s.Cout * s.K, tasks = s.N > 0 ? s.tasks() : 0;
+        // out (G, Cout/G, K) from the tasks' (G, K, Cout/G)
+        parallel_for(0, size, kParallelGrain / std::max<int64_t>(tasks, 1), [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) {
+            const int64_t g = i / (Cog * s.K), o = i / s.K % Cog, k = i % s.K;
+            const int64_t at = (g * s.K + k) * Cog + o;
+            T acc = tasks > 0 ? dw[at] : T(0);
+            for (int64_t t = 1; t < tasks; ++t) acc = T(acc + dw[t * size + at]);
+            out[i] = acc;
+          }
+        });
       }
-      for (int64_t g = 0; g < s.G; ++g)
-        for (int64_t k = 0; k < window; ++k)
-          for (int64_t o = 0; o < Cog; ++o)
-            for (int64_t c = 0; c < Cg; ++c)
-              f[((g * window + k) * Cog + o) * Cg + c] = wt[((g * Cog + o) * Cg + c) * window + (window - 1 - k)];
     });
-  blas_dispatch(x.dtype(), [&](auto zero) {
-    using T = decltype(zero);
-    const T* src = x.data<T>();
-    const T* filters = weight.data<T>();
-    const T* dy = grad.data<T>();
-    const T* flip = back ? flipped.data<T>() : nullptr;
-    T* dx = dx_t.defined() ? dx_t.data<T>() : nullptr;
-    T* dw = dw_t.defined() ? partial.data<T>() : nullptr;
-    if (s.N > 0 && (dx || dw))
-      for_tasks<T>(s, buffer, [&](int64_t first, int64_t last, T* cols) {
-        for (int64_t n = first; n < last; ++n) {
-          check_interrupt();
-          const T* dyn = dy + n * s.Cout * s.L;
-          T* dxn = dx ? dx + n * s.image() : nullptr;
-          if (dw) {
-            unfold_image(s, src, n, cols);
-            for (int64_t g = 0; g < s.G; ++g)
-              gemm<T>(false, true, s.K, Cog, s.L, cols + g * Cg * window * s.L, dyn + g * Cog * s.L,
-                      T(n == first ? 0 : 1), dw + (first / per) * s.Cout * s.K + g * s.K * Cog);
-          }
-          if (wino) {
-            winograd_image(*wino, dyn, flip, static_cast<const T*>(nullptr), dxn, cols + x_cols);
-          } else if (back) {
-            T* last_dy = cols + x_cols;
-            T* rows = last_dy + dy_last;
-            T* last_dx = rows + dy_rows;
-            transpose_plane(dyn, s.Cout, s.L, last_dy);
-            patch_rows(*gp, last_dy, s.Cout, s.G, rows);
-            const int64_t width = s.Cout * window;
-            for (int64_t g = 0; g < s.G; ++g)
-              gemm<T>(false, false, s.plane(), Cg, window * Cog, rows + g * window * Cog, width,
-                      flip + g * window * Cog * Cg, Cg, T(0), last_dx + g * Cg, s.C);
-            transpose_plane(last_dx, s.plane(), s.C, dxn);
-          } else if (dx) {
-            for (int64_t g = 0; g < s.G; ++g)
-              gemm<T>(true, false, s.K, s.L, Cog, filters + g * Cog * s.K, dyn + g * Cog * s.L, T(0),
-                      cols + g * Cg * window * s.L);
-            for (int64_t c = 0; c < s.C; ++c) fold_plane(s.p, cols + c * window * s.L, dxn + c * s.plane());
-          }
-        }
-      });
-    if (dw) {
-      T* out = dw_t.data<T>();
-      const int64_t size = s.Cout * s.K, tasks = s.N > 0 ? s.tasks() : 0;
-      // out (G, Cout/G, K) from the tasks' (G, K, Cout/G)
-      parallel_for(0, size, kParallelGrain / std::max<int64_t>(tasks, 1), [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) {
-          const int64_t g = i / (Cog * s.K), o = i / s.K % Cog, k = i % s.K;
-          const int64_t at = (g * s.K + k) * Cog + o;
-          T acc = tasks > 0 ? dw[at] : T(0);
-          for (int64_t t = 1; t < tasks; ++t) acc = T(acc + dw[t * size + at]);
-          out[i] = acc;
-        }
-      });
-    }
-  });
   });
 }
 
