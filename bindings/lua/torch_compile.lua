@@ -149,8 +149,9 @@ local function unguardable(n, ...)
 end
 
 -- What a replay returns for each result of the recording call: an argument, a reached tensor
--- itself, a copy of a tensor the call made, or a constant. nil and a reason when a result
--- cannot be reproduced.
+-- itself, a copy of a tensor the call made (sharing its history when a backward inside the
+-- call used it up; carrying the recorded backward when that is left to the caller), or a
+-- constant. nil and a reason when a result cannot be reproduced.
 local function describe_results(handle, args, clones_at, res)
   local outs = {n = res.n - 1}
   local live  -- the result whose graph the caller's backward will use
