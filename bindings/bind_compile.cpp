@@ -809,10 +809,7 @@ int record_backward_fn(lua_State* L, Args& a) {
     plan->leaves.push_back(Tensor(t.impl));
   }
   plan->grad_in = Tensor::empty(result.sizes(), result.dtype());
-  {
-    autograd::GradModeGuard no_grad(false);
-    ops::fill_(plan->grad_in, Scalar(0.0));
-  }
+  ops::fill_(plan->grad_in, Scalar(0.0));
   std::string reason;
   {
     capture::Recording rec;

@@ -5,6 +5,7 @@
 #include "../tensor/autograd/conv.hpp"
 #include "../tensor/autograd/functions.hpp"
 #include "../tensor/ops/reduce.hpp"
+#include "creation_args.hpp"
 #include "lua_api.hpp"
 
 namespace tide::lua {
@@ -147,13 +148,10 @@ int avg_pool2d_fn(lua_State* L, Args& a) {
   return ret(L, ag::avg_pool2d(a.tensor(1), o, include, divisor.value_or(0)));
 }
 
-// A number as Lua's tostring writes it (%.14g, ".0" after an integral float), NaN as "nan":
-// the values eager checks printed when they read them with item().
-std::string lua_number(double v) {
-  if (v != v) return "nan";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.14g", v);
-  std::string s = buf;
+// A float as Lua's tostring writes it (num_str with ".0" after an integral value): the
+// values eager checks printed when they read them with item().
+std::string lua_float(double v) {
+  std::string s = num_str(v);
   if (s.find_first_not_of("-0123456789") == std::string::npos) s += ".0";
   return s;
 }
@@ -164,8 +162,8 @@ int check_probabilities_fn(lua_State*, Args& a) {
   const std::string op = a.string(1);
   ops::check_extrema(op.c_str(), a.tensor(2), [op](const ops::Extrema& e) {
     if (!(e.lo >= 0 && e.hi <= 1))
-      TIDE_FAIL(op, ": input values must be between 0 and 1, got values from ", lua_number(e.lo), " to ",
-                lua_number(e.hi));
+      TIDE_FAIL(op, ": input values must be between 0 and 1, got values from ", lua_float(e.lo), " to ",
+                lua_float(e.hi));
   });
   return 0;
 }
