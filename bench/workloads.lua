@@ -326,6 +326,12 @@ for _, dt in ipairs({"float32", "float64"}) do
   end
 end
 
+-- Workload 10's autograd two-layer network with its step compiled (replays queue the
+-- recorded kernels on the stream), tide only.
+for _, dt in ipairs({"float32", "float64"}) do
+  add("c10_autograd_two_layer_cuda_" .. dt, on_cuda(function() return autograd_two_layer(dt, "cuda", true) end))
+end
+
 -- Issue 18 part 3: workloads 2 to 6 with each step compiled (torch.compile), tide only; the
 -- targets compare them with the peers' eager rows of the same workload (bench/run.py).
 for _, dt in ipairs({"float64", "float32"}) do

@@ -718,7 +718,8 @@ int replay_fn(lua_State* L, Args& a) {
 }
 
 // _compile_explain(variant) -> {steps = {{entry=, op=}...}, groups = {{first, last}...}, buffers =,
-// bytes =, guarded_values =, guarded_tensors =}
+// bytes =, guarded_values =, guarded_tensors =, graphable =, graph =, graph_reason =}: graphable
+// when replays can be one CUDA graph, graph once they are, graph_reason why not.
 int explain_fn(lua_State* L, Args& a) {
   auto* v = box_arg<VariantBox>(a, 1, kVariantMeta, "a variant");
   lua_createtable(L, 0, 5);
@@ -752,6 +753,12 @@ int explain_fn(lua_State* L, Args& a) {
   lua_setfield(L, -2, "guarded_values");
   lua_pushinteger(L, lua_Integer(v->pre.tensors.size()));
   lua_setfield(L, -2, "guarded_tensors");
+  lua_pushboolean(L, v->tape->graph_table != nullptr);
+  lua_setfield(L, -2, "graphable");
+  lua_pushboolean(L, v->tape->replays_as_graph());
+  lua_setfield(L, -2, "graph");
+  lua_pushstring(L, v->tape->graph_reason.c_str());
+  lua_setfield(L, -2, "graph_reason");
   return 1;
 }
 
@@ -808,7 +815,7 @@ int record_backward_fn(lua_State* L, Args& a) {
     if (t.has_grad_fn) return fail("the function reaches a tensor that requires grad and is not a leaf");
     plan->leaves.push_back(Tensor(t.impl));
   }
-  plan->grad_in = Tensor::empty(result.sizes(), result.dtype());
+  plan->grad_in = Tensor::empty(result.sizes(), result.dtype(), result.device());
   ops::fill_(plan->grad_in, Scalar(0.0));
   std::string reason;
   {
@@ -860,7 +867,7 @@ int live_copy_fn(lua_State* L, Args& a) {
       TIDE_CHECK(!plan->read[k] || plan->leaves[k].storage()->version() == versions[k], "backward: a tensor that "
                  "the compiled function's backward needs was modified by an in-place operation after the call (its "
                  "version was ", versions[k], ", now ", plan->leaves[k].storage()->version(), ")");
-    // Replayed kernels go straight to the CPU's table: a recording around this backward
+    // Replayed kernels go straight to the device tables: a recording around this backward
     // would miss them.
     capture::mark_broken("backward through the result of a compiled function (its replay is not recorded again)");
     ops::copy_(plan->grad_in, grad);

@@ -1341,18 +1341,24 @@ std::string script_line(lua_State* L) {
   return "?";
 }
 
+CapturedOp::CapturedOp(lua_State* L, const char* op) : L_(L), active_(capture::recording_here()) {
+  if (!active_) return;
+  was_broken_ = capture::broken_here();
+  capture::set_current_op(op);
+}
+
+CapturedOp::~CapturedOp() {
+  if (active_ && !was_broken_ && capture::broken_here()) capture::set_break_location(script_line(L_));
+}
+
 // A binding call while torch.compile records on some thread: on this one, the binding names
 // the recorded steps, and a break it causes names the script line that called it.
 [[gnu::noinline, gnu::cold]] static int call_binding_captured(lua_State* L, const Binding* b) {
-  if (!capture::recording_here()) {
-    if (profiler::recording()) return call_binding_profiled(L, b);
-    int nret = run_binding(L, b);
-    return nret >= 0 ? nret : lua_error(L);
+  int nret;
+  {
+    CapturedOp named(L, b->name);
+    nret = profiler::recording() ? call_binding_profiled(L, b) : run_binding(L, b);
   }
-  const bool was_broken = capture::broken_here();
-  capture::set_current_op(b->name);
-  int nret = profiler::recording() ? call_binding_profiled(L, b) : run_binding(L, b);
-  if (!was_broken && capture::broken_here()) capture::set_break_location(script_line(L));
   return nret >= 0 ? nret : lua_error(L);
 }
 

@@ -262,6 +262,20 @@ void push_unary_metamethod(lua_State* L, const Binding& b);
 // The innermost caller outside tide's own Lua modules, as "source:line" ("?" if none): where
 // in the user's script an error or a torch.compile break comes from.
 std::string script_line(lua_State* L);
+// While alive on a thread that torch.compile records on: `op` names the recorded steps, and
+// a break they cause names the script line (for bindings, and for metamethods such as
+// indexing that are not called through one).
+class CapturedOp {
+ public:
+  CapturedOp(lua_State* L, const char* op);
+  ~CapturedOp();
+  CapturedOp(const CapturedOp&) = delete;
+  CapturedOp& operator=(const CapturedOp&) = delete;
+
+ private:
+  lua_State* L_;
+  bool active_, was_broken_ = false;
+};
 // The binding behind the function at idx when push_binding made it, else nullptr (help()).
 const Binding* binding_of(lua_State* L, int idx);
 

@@ -406,6 +406,7 @@ int index_mm(lua_State* L, Args& self) {
   }
   Tensor* x = &self_tensor(L, "__index");
   Args a(L, "index", Style::Torch);
+  CapturedOp named(L, "index");
   return tensor_index_get(L, a, *x, 2);
 }
 
@@ -459,11 +460,13 @@ int newindex_mm(lua_State* L, Args& self) {
     TIDE_FAIL("tensor: cannot set the property '", quote_user(k), "'");
   }
   Args a(L, "index", Style::Torch);
+  CapturedOp named(L, "index_put");
   tensor_index_set(L, a, *x, 2, 3);
   return 0;
 }
 
 int tostring_mm(lua_State* L, Args&) {
+  CapturedOp named(L, "tostring");
   Tensor* t = tensor_slot(L, 1);
   if (t && !t->defined()) {
     lua_pushliteral(L, "tensor(<freed>)");

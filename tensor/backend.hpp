@@ -162,6 +162,16 @@ struct DeviceBackend {
   // of them). Run through the table so that torch.compile records it like any other call:
   // the closure must take nothing from the tensors' data when it is made. Null on devices.
   void (*host)(const char* op, std::span<const Tensor* const> operands, const std::function<void()>& work);
+
+  // ---- graphs (CUDA graphs; null elsewhere): the work the calling thread queues on the
+  // device's stream between graph_begin and graph_end is captured, not run, into a graph that
+  // graph_launch queues as one unit. graph_end returns null when the capture failed (an
+  // entry used something a graph cannot hold); the scratch memory the captured kernels use
+  // belongs to the graph until graph_free. torch.compile replays device-only recordings so.
+  void (*graph_begin)(int device);
+  void* (*graph_end)(int device);
+  void (*graph_launch)(void* graph, int device);
+  void (*graph_free)(void* graph);
 };
 
 // The CPU's table (tensor/cpu/backend.cpp).
@@ -170,10 +180,12 @@ extern const DeviceBackend kCpuBackend;
 // unavailable (module not built, no driver, no device).
 const DeviceBackend& cuda_backend_table();
 // The backend for a device type: an op's checks and TensorIter, then one call here. The
-// CPU's is kCpuBackend, or while torch.compile records, the table that records its calls.
+// CPU's is kCpuBackend and CUDA's the module's table, or while torch.compile records, the
+// tables that record their calls.
 inline const DeviceBackend& backend_for(DeviceType type) {
   if (type == DeviceType::CPU) return *capture::detail::g_cpu_backend.load(std::memory_order_relaxed);
-  capture::note_other_device("cuda");
+  if (capture::any_recording()) [[unlikely]]
+    return capture::detail::recording_device_table();
   return cuda_backend_table();
 }
 // Runs a CPU kernel written as host code (DeviceBackend::host) on the calling thread.

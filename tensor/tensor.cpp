@@ -122,7 +122,9 @@ std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
   }
   const DeviceBackend& be = backend_for(device.type);
   void* p = be.allocate(nbytes, device.index);
-  return std::make_shared<Storage>(p, nbytes, device, nullptr);
+  auto s = std::make_shared<Storage>(p, nbytes, device, nullptr);
+  capture::note_allocated(s);
+  return s;
 }
 
 std::shared_ptr<Storage> Storage::wrap(void* data, size_t nbytes, Device device,

@@ -82,6 +82,12 @@ run_all_suites() {
     "$build/tide" tests/lua/test_cuda.lua
   run_suite "$tag device paths: test_amp.lua, autocast \"cuda\" (stand-in backend)" \
     env TIDE_CUDA_MODULE="$fake" TIDE_FAKE_CUDA=1 "$build/tide" tests/lua/test_amp.lua
+  run_suite "$tag device paths: test_optim_more.lua, the optimizers and LBFGS (stand-in backend)" \
+    env TIDE_CUDA_MODULE="$fake" TIDE_FAKE_CUDA=1 "$build/tide" tests/lua/test_optim_more.lua
+  run_suite "$tag device paths: test_nn_utils.lua, clip_grad_norm_ and pad_sequence (stand-in backend)" \
+    env TIDE_CUDA_MODULE="$fake" TIDE_FAKE_CUDA=1 "$build/tide" tests/lua/test_nn_utils.lua
+  run_suite "$tag device paths: test_compile.lua, torch.compile on a device (stand-in backend)" \
+    env TIDE_CUDA_MODULE="$fake" TIDE_FAKE_CUDA=1 "$build/tide" tests/lua/test_compile.lua
   run_suite "$tag device paths: conformance (stand-in backend)" \
     env TIDE_CUDA_MODULE="$fake" TIDE_FAKE_CUDA=1 "$build/tide" tests/conformance/devicecheck.lua
   # The layout column: every conformance case again with its inputs as reversed views

@@ -7,7 +7,7 @@
 --   torch._dynamo.config.cache_size_limit = 8   -- variants per function
 --
 -- The first call with a new signature runs the function eagerly while the engine records
--- every call it makes into the CPU's device table (tensor/capture/): forward ops,
+-- every call it makes into the device tables, CPU or CUDA (tensor/capture/): forward ops,
 -- backward(), optimizer steps alike. Later calls whose guards hold replay that recording with
 -- no Lua, no graph building and no allocation. The guards (bindings/bind_compile.cpp): the
 -- arguments' kinds, numbers, strings and tensor layouts; the engine modes; and every value
@@ -18,7 +18,7 @@
 -- from then on, with one message naming the reason and the script line. Breaks: a value read
 -- into Lua (item, tolist, printing, comparisons turned into Lua booleans), an op without a
 -- device-table path, C functions with effects (print, io, os, math.random), a changed engine
--- mode, reseeding, CUDA tensors, autocast, a table argument, a tensor argument that requires
+-- mode, reseeding, autocast, a table argument, a tensor argument that requires
 -- grad or is modified in place, results that require grad (backward outside the function),
 -- and Lua state the call changes every time (a step counter). A call that changes reached Lua
 -- state (an optimizer's first step creating its buffers) is recorded again on the next call,
@@ -140,7 +140,6 @@ local function unguardable(n, ...)
     local kind = type(v)
     if is_tensor(v) then
       if v.requires_grad then return "argument " .. i .. " is a tensor that requires grad" end
-      if tostring(v.device) ~= "cpu" then return "argument " .. i .. " is on " .. tostring(v.device) .. " (only CPU work is captured)" end
     elseif kind ~= "nil" and kind ~= "number" and kind ~= "boolean" and kind ~= "string" then
       return "argument " .. i .. " is a " .. kind .. " (tensors, numbers, booleans and strings are guarded)"
     end
@@ -369,23 +368,29 @@ function compiler.reset(...)
   end
 end
 
--- torch.compiler.stats(f) -> {recordings=, replays=, variants=, eager=, reason=}: what a
--- compiled function (or module) has done so far: calls recorded, calls replayed, variants
--- kept, and whether (and why) it runs eagerly now.
+-- torch.compiler.stats(f) -> {recordings=, replays=, variants=, cuda_graphs=, eager=, reason=}:
+-- what a compiled function (or module) has done so far: calls recorded, calls replayed,
+-- variants kept (cuda_graphs of them replaying as one CUDA graph), and whether (and why) it
+-- runs eagerly now.
 function compiler.stats(f, ...)
   if select("#", ...) > 0 then fail("stats takes one argument") end
   if type(f) == "table" and rawget(f, "_orig_mod") ~= nil then f = rawget(f, "_compiled") end
   local state = compiled[f]
   if not state then fail("stats expects a function torch.compile returned, got a %s", type(f)) end
+  local graphs = 0
+  for _, v in ipairs(state.variants) do
+    if C.explain(v.handle).graph then graphs = graphs + 1 end
+  end
   return {recordings = state.recordings, replays = state.replays, variants = #state.variants,
-          eager = state.eager == true, reason = state.reason}
+          cuda_graphs = graphs, eager = state.eager == true, reason = state.reason}
 end
 
 -- torch._dynamo.explain(fn)(...) -> report: runs fn(...) once under a fresh compile and says
 -- what it captured: graph_count (0 or 1), graph_break_count, break_reasons, op_count, ops (the
 -- recorded device-table calls, each "op:entry"), fused_groups (the runs of pointwise ops over
 -- the same large flat iteration that a replay runs block by block, each a list of ops),
--- buffers and bytes (kept by the recording), guarded_values and guarded_tensors.
+-- buffers and bytes (kept by the recording), guarded_values and guarded_tensors, cuda_graph
+-- (whether replays run as one CUDA graph) and cuda_graph_reason (why not).
 function dynamo.explain(fn, ...)
   if select("#", ...) > 0 then fail("explain(fn) takes one argument; call its result with fn's arguments") end
   if type(fn) ~= "function" then fail("explain expects a function, got a %s", type(fn)) end
@@ -393,7 +398,8 @@ function dynamo.explain(fn, ...)
     local state = {fn = compiled[fn] and compiled[fn].fn or fn, variants = {}, quiet = true}
     record(state, ...)
     local report = {graph_count = 0, graph_break_count = 0, break_reasons = {}, op_count = 0, ops = {},
-                    fused_groups = {}, buffers = 0, bytes = 0, guarded_values = 0, guarded_tensors = 0}
+                    fused_groups = {}, buffers = 0, bytes = 0, guarded_values = 0, guarded_tensors = 0,
+                    cuda_graph = false, cuda_graph_reason = "nothing was captured"}
     local v = state.variants[1]
     if v then
       local e = C.explain(v.handle)
@@ -403,6 +409,7 @@ function dynamo.explain(fn, ...)
       for i, g in ipairs(e.groups) do report.fused_groups[i] = table.move(report.ops, g[1], g[2], 1, {}) end
       report.buffers, report.bytes = e.buffers, e.bytes
       report.guarded_values, report.guarded_tensors = e.guarded_values, e.guarded_tensors
+      report.cuda_graph, report.cuda_graph_reason = e.graphable, e.graph_reason
     else
       report.graph_break_count = 1
       report.break_reasons[1] = state.reason or "the call changed Lua state it reaches (recorded again next call)"
@@ -412,7 +419,8 @@ function dynamo.explain(fn, ...)
                      string.format("Graph Break Count: %d", r.graph_break_count),
                      string.format("Op Count: %d", r.op_count),
                      string.format("Buffers: %d (%d bytes)", r.buffers, r.bytes),
-                     string.format("Guarded: %d Lua values, %d tensors", r.guarded_values, r.guarded_tensors)}
+                     string.format("Guarded: %d Lua values, %d tensors", r.guarded_values, r.guarded_tensors),
+                     r.cuda_graph and "CUDA graph: yes" or "CUDA graph: no (" .. r.cuda_graph_reason .. ")"}
       if #r.break_reasons > 0 then lines[#lines + 1] = "Break Reasons:\n  " .. table.concat(r.break_reasons, "\n  ") end
       if #r.ops > 0 then lines[#lines + 1] = "Ops:\n  " .. table.concat(r.ops, "\n  ") end
       for i, g in ipairs(r.fused_groups) do

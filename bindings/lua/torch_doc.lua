@@ -742,20 +742,23 @@ document(torch, {
     "every value fn reaches through its upvalues) replay the recording with no Lua, no graph building and no " ..
     "allocation, with results equal to eager mode's bit for bit. A result whose backward is left to the caller " ..
     "(torch.compile(model) in a training loop) carries a grad_fn that replays a backward recorded with it. What " ..
-    "cannot be replayed (a value read into Lua, printing, C functions with effects, CUDA tensors, Lua state " ..
-    "changed on every call) " ..
+    "cannot be replayed (a value read into Lua, printing, C functions with effects, Lua state changed on every " ..
+    "call) " ..
     "makes fn run eagerly from then on, with one message naming the reason and line; with fullgraph=true it is an " ..
-    "error. disable=true returns fn itself. docs/compile.md.",
+    "error. CUDA work is captured too; a step of device work with fixed arguments replays as one CUDA graph. " ..
+    "disable=true returns fn itself. docs/compile.md.",
 })
 document(torch.compiler, {
   reset = "compiler.reset(): every compiled function forgets its recordings and its eager fallback.",
-  stats = "compiler.stats(f) -> {recordings=, replays=, variants=, eager=, reason=}: what the compiled function (or " ..
-    "module) f has done: calls recorded, calls replayed, variants kept, and whether (and why) it runs eagerly.",
+  stats = "compiler.stats(f) -> {recordings=, replays=, variants=, cuda_graphs=, eager=, reason=}: what the compiled " ..
+    "function (or module) f has done: calls recorded, calls replayed, variants kept (cuda_graphs of them replaying " ..
+    "as one CUDA graph), and whether (and why) it runs eagerly.",
 })
 document(torch._dynamo, {
   explain = "_dynamo.explain(fn)(...) -> report: runs fn(...) once under a fresh compile and reports graph_count, " ..
-    "graph_break_count, break_reasons, op_count, ops (each \"binding:entry\"), fused_groups (none yet), buffers " ..
-    "and bytes kept, guarded_values, guarded_tensors; tostring(report) prints them.",
+    "graph_break_count, break_reasons, op_count, ops (each \"binding:entry\"), fused_groups, buffers and bytes " ..
+    "kept, guarded_values, guarded_tensors, cuda_graph and cuda_graph_reason (whether replays run as one CUDA " ..
+    "graph, and why not); tostring(report) prints them.",
 })
 -- The profiler (bindings/lua/torch_profiler.lua; the recording core is tensor/profiler/).
 local profiler = torch.profiler

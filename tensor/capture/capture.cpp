@@ -65,14 +65,14 @@ void add_tensor(Recording::State* s, const Tensor& t) {
   if (t.defined() && t.numel() > 0) add_address(s, t.address());
 }
 
-void push(Recording::State* s, const char* entry, std::function<void(uint64_t, uint64_t)> run) {
-  s->tape->steps.push_back({entry, s->op, std::move(run), nullptr});
+void push(Recording::State* s, const char* entry, const DeviceBackend& table, bool graphable,
+          std::function<void(uint64_t, uint64_t)> run) {
+  s->tape->steps.push_back({entry, s->op, std::move(run), nullptr, &table, graphable && table.graph_begin});
 }
 
-const DeviceBackend& cpu() { return kCpuBackend; }
-
 // A tensor result the entry allocated: a replay computes a new one and copies it over the
-// recorded one, which later steps read.
+// recorded one, which later steps read (host memory: the entries that return tensors are the
+// CPU's).
 void copy_over(const Tensor& recorded, const Tensor& fresh) {
   if (recorded.defined() && recorded.numel() > 0 && !recorded.same(fresh))
     std::memmove(recorded.address(), fresh.address(), recorded.nbytes());
@@ -83,15 +83,14 @@ void check_contiguous(Recording::State* s, const Tensor& t, const char* entry) {
     break_with(s, std::string(s->op) + ": the " + entry + " kernel returned a strided result (not captured)");
 }
 
-// ---- the recording table: each entry runs the CPU's and records the call by value.
-
 }  // namespace
 
-// A recorded pointwise call: its entry, arguments and iterator, which a fused replay runs
-// on blocks of the iterator's elements.
+// A recorded pointwise call: its table, entry, arguments and iterator, which a fused replay
+// runs on blocks of the iterator's elements (host tables only).
 struct Pointwise {
   enum class Kind : uint8_t { Unary, Binary, Copy, Fill, Where, Clamp };
-  Pointwise(Kind k, const TensorIter& i, DType d) : kind(k), it(i), dt(d) {}
+  Pointwise(const DeviceBackend& table, Kind k, const TensorIter& i, DType d) : be(&table), kind(k), it(i), dt(d) {}
+  const DeviceBackend* be;
   Kind kind;
   TensorIter it;
   DType dt = DType::Float32, dt2 = DType::Float32;  // compute (or out) dtype, in dtype
@@ -101,14 +100,13 @@ struct Pointwise {
   Scalar value;                // fill's
 
   void run(const TensorIter& i) const {
-    const DeviceBackend& be = kCpuBackend;
     switch (kind) {
-      case Kind::Unary: return be.unary(uop, i, dt);
-      case Kind::Binary: return be.binary(bop, i, dt, a ? &*a : nullptr, b ? &*b : nullptr);
-      case Kind::Copy: return be.copy(i, dt, dt2);
-      case Kind::Fill: return be.fill(i, dt, value);
-      case Kind::Where: return be.where(i, dt);
-      case Kind::Clamp: return be.clamp(i, dt, a ? &*a : nullptr, b ? &*b : nullptr);
+      case Kind::Unary: return be->unary(uop, i, dt);
+      case Kind::Binary: return be->binary(bop, i, dt, a ? &*a : nullptr, b ? &*b : nullptr);
+      case Kind::Copy: return be->copy(i, dt, dt2);
+      case Kind::Fill: return be->fill(i, dt, value);
+      case Kind::Where: return be->where(i, dt);
+      case Kind::Clamp: return be->clamp(i, dt, a ? &*a : nullptr, b ? &*b : nullptr);
     }
   }
 };
@@ -122,179 +120,275 @@ void record_pointwise(const char* entry, Pointwise&& p) {
   { InTable in(s); p.run(p.it); }
   add_iter(s, p.it);
   auto pw = std::make_shared<const Pointwise>(std::move(p));
-  s->tape->steps.push_back({entry, s->op, [pw](uint64_t, uint64_t) { pw->run(pw->it); }, pw});
+  const DeviceBackend& table = *pw->be;
+  push(s, entry, table, true, [pw](uint64_t, uint64_t) { pw->run(pw->it); });
+  s->tape->steps.back().pointwise = pw;
 }
 
-void rec_unary(UnaryOp op, const TensorIter& it, DType compute) {
-  if (!recorder()) return cpu().unary(op, it, compute);
-  Pointwise p(Pointwise::Kind::Unary, it, compute);
-  p.uop = op;
-  record_pointwise("unary", std::move(p));
-}
+// ---- the recording table of the table Base() returns (the CPU's, or the CUDA module's):
+// each work entry runs Base()'s and records the call by value; memory and queries pass
+// through. Entries Base() lacks stay null, so the engine composes those ops from recorded
+// calls as it does for the plain table.
+template <const DeviceBackend& (*Base)()>
+struct Rec {
+  static const DeviceBackend& be() { return Base(); }
 
-void rec_binary(BinaryOp op, const TensorIter& it, DType compute, const Scalar* a, const Scalar* b) {
-  if (!recorder()) return cpu().binary(op, it, compute, a, b);
-  Pointwise p(Pointwise::Kind::Binary, it, compute);
-  p.bop = op;
-  if (a) p.a = *a;
-  if (b) p.b = *b;
-  record_pointwise("binary", std::move(p));
-}
+  static void unary(UnaryOp op, const TensorIter& it, DType compute) {
+    if (!recorder()) return be().unary(op, it, compute);
+    Pointwise p(be(), Pointwise::Kind::Unary, it, compute);
+    p.uop = op;
+    record_pointwise("unary", std::move(p));
+  }
 
-void rec_copy(const TensorIter& it, DType out, DType in_dt) {
-  if (!recorder()) return cpu().copy(it, out, in_dt);
-  Pointwise p(Pointwise::Kind::Copy, it, out);
-  p.dt2 = in_dt;
-  record_pointwise("copy", std::move(p));
-}
+  static void binary(BinaryOp op, const TensorIter& it, DType compute, const Scalar* a, const Scalar* b) {
+    if (!recorder()) return be().binary(op, it, compute, a, b);
+    Pointwise p(be(), Pointwise::Kind::Binary, it, compute);
+    p.bop = op;
+    if (a) p.a = *a;
+    if (b) p.b = *b;
+    record_pointwise("binary", std::move(p));
+  }
 
-void rec_fill(const TensorIter& it, DType dt, Scalar value) {
-  if (!recorder()) return cpu().fill(it, dt, value);
-  Pointwise p(Pointwise::Kind::Fill, it, dt);
-  p.value = value;
-  record_pointwise("fill", std::move(p));
-}
+  static void copy(const TensorIter& it, DType out, DType in_dt) {
+    if (!recorder()) return be().copy(it, out, in_dt);
+    Pointwise p(be(), Pointwise::Kind::Copy, it, out);
+    p.dt2 = in_dt;
+    record_pointwise("copy", std::move(p));
+  }
 
-void rec_where(const TensorIter& it, DType dt) {
-  if (!recorder()) return cpu().where(it, dt);
-  record_pointwise("where", Pointwise(Pointwise::Kind::Where, it, dt));
-}
+  static void fill(const TensorIter& it, DType dt, Scalar value) {
+    if (!recorder()) return be().fill(it, dt, value);
+    Pointwise p(be(), Pointwise::Kind::Fill, it, dt);
+    p.value = value;
+    record_pointwise("fill", std::move(p));
+  }
 
-void rec_clamp(const TensorIter& it, DType dt, const Scalar* lo, const Scalar* hi) {
-  if (!recorder()) return cpu().clamp(it, dt, lo, hi);
-  Pointwise p(Pointwise::Kind::Clamp, it, dt);
-  if (lo) p.a = *lo;
-  if (hi) p.b = *hi;
-  record_pointwise("clamp", std::move(p));
-}
+  static void where(const TensorIter& it, DType dt) {
+    if (!recorder()) return be().where(it, dt);
+    record_pointwise("where", Pointwise(be(), Pointwise::Kind::Where, it, dt));
+  }
 
-void rec_random(RandomKind kind, void* out, DType dt, int64_t n, uint64_t seed, uint64_t offset,
-                const RandomParams& params) {
-  Recording::State* s = recorder();
-  if (!s) return cpu().random(kind, out, dt, n, seed, offset, params);
-  { InTable in(s); cpu().random(kind, out, dt, n, seed, offset, params); }
-  if (&default_generator() != s->generator || seed != s->seed || offset < s->start_offset)
-    break_with(s, std::string(s->op) + ": draws from a generator other than the default one (not captured)");
-  if (n > 0) add_address(s, out);
-  s->tape->uses_random = true;
-  push(s, "random", [kind, out, dt, n, offset, params](uint64_t seed_now, uint64_t shift) {
-    cpu().random(kind, out, dt, n, seed_now, offset + shift, params);
-  });
-}
+  static void clamp(const TensorIter& it, DType dt, const Scalar* lo, const Scalar* hi) {
+    if (!recorder()) return be().clamp(it, dt, lo, hi);
+    Pointwise p(be(), Pointwise::Kind::Clamp, it, dt);
+    if (lo) p.a = *lo;
+    if (hi) p.b = *hi;
+    record_pointwise("clamp", std::move(p));
+  }
 
-void rec_optim_step(OptimKind kind, const TensorIter& it, DType dt, const void* options) {
-  Recording::State* s = recorder();
-  if (!s) return cpu().optim_step(kind, it, dt, options);
-  { InTable in(s); cpu().optim_step(kind, it, dt, options); }
-  add_iter(s, it);
-  switch (kind) {
-    case OptimKind::Sgd: {
-      auto o = *static_cast<const ops::SgdOptions*>(options);
-      push(s, "optim_step", [it, dt, o](uint64_t, uint64_t) { cpu().optim_step(OptimKind::Sgd, it, dt, &o); });
-      break;
-    }
-    case OptimKind::Adam: {
-      auto o = *static_cast<const ops::AdamOptions*>(options);
-      if (o.counter.data) add_address(s, o.counter.data);
-      push(s, "optim_step", [it, dt, o](uint64_t, uint64_t) { cpu().optim_step(OptimKind::Adam, it, dt, &o); });
-      break;
-    }
-    case OptimKind::Rmsprop: {
-      auto o = *static_cast<const ops::RmspropOptions*>(options);
-      if (o.counter.data) add_address(s, o.counter.data);
-      push(s, "optim_step", [it, dt, o](uint64_t, uint64_t) { cpu().optim_step(OptimKind::Rmsprop, it, dt, &o); });
-      break;
+  static void random(RandomKind kind, void* out, DType dt, int64_t n, uint64_t seed, uint64_t offset,
+                     const RandomParams& params) {
+    Recording::State* s = recorder();
+    if (!s) return be().random(kind, out, dt, n, seed, offset, params);
+    { InTable in(s); be().random(kind, out, dt, n, seed, offset, params); }
+    if (&default_generator() != s->generator || seed != s->seed || offset < s->start_offset)
+      break_with(s, std::string(s->op) + ": draws from a generator other than the default one (not captured)");
+    if (n > 0) add_address(s, out);
+    s->tape->uses_random = true;
+    push(s, "random", be(), false, [kind, out, dt, n, offset, params](uint64_t seed_now, uint64_t shift) {
+      be().random(kind, out, dt, n, seed_now, offset + shift, params);
+    });
+  }
+
+  static void optim_step(OptimKind kind, const TensorIter& it, DType dt, const void* options) {
+    Recording::State* s = recorder();
+    if (!s) return be().optim_step(kind, it, dt, options);
+    { InTable in(s); be().optim_step(kind, it, dt, options); }
+    add_iter(s, it);
+    switch (kind) {
+      case OptimKind::Sgd: {
+        auto o = *static_cast<const ops::SgdOptions*>(options);
+        push(s, "optim_step", be(), true, [it, dt, o](uint64_t, uint64_t) { be().optim_step(OptimKind::Sgd, it, dt, &o); });
+        break;
+      }
+      case OptimKind::Adam: {
+        auto o = *static_cast<const ops::AdamOptions*>(options);
+        if (o.counter.data) add_address(s, o.counter.data);
+        push(s, "optim_step", be(), !o.counter.data, [it, dt, o](uint64_t, uint64_t) { be().optim_step(OptimKind::Adam, it, dt, &o); });
+        break;
+      }
+      case OptimKind::Rmsprop: {
+        auto o = *static_cast<const ops::RmspropOptions*>(options);
+        if (o.counter.data) add_address(s, o.counter.data);
+        push(s, "optim_step", be(), !o.counter.data, [it, dt, o](uint64_t, uint64_t) { be().optim_step(OptimKind::Rmsprop, it, dt, &o); });
+        break;
+      }
     }
   }
-}
 
-void rec_copy_bytes(void* dst, Device dd, const void* src, Device sd, size_t nbytes) {
-  Recording::State* s = recorder();
-  if (!s) return cpu().copy_bytes(dst, dd, src, sd, nbytes);
-  { InTable in(s); cpu().copy_bytes(dst, dd, src, sd, nbytes); }
-  if (nbytes) add_address(s, dst), add_address(s, src);
-  push(s, "copy_bytes", [dst, dd, src, sd, nbytes](uint64_t, uint64_t) { cpu().copy_bytes(dst, dd, src, sd, nbytes); });
-}
+  static void copy_bytes(void* dst, Device dd, const void* src, Device sd, size_t nbytes) {
+    Recording::State* s = recorder();
+    if (!s) return be().copy_bytes(dst, dd, src, sd, nbytes);
+    { InTable in(s); be().copy_bytes(dst, dd, src, sd, nbytes); }
+    if (nbytes) add_address(s, dst), add_address(s, src);
+    push(s, "copy_bytes", be(), !dd.is_cpu() && !sd.is_cpu(), [dst, dd, src, sd, nbytes](uint64_t, uint64_t) { be().copy_bytes(dst, dd, src, sd, nbytes); });
+  }
 
-Tensor rec_reduce(Reduction kind, const Tensor& x, const ReduceSpec& spec, const ReduceArgs& args) {
-  Recording::State* s = recorder();
-  if (!s) return cpu().reduce(kind, x, spec, args);
-  Tensor r;
-  { InTable in(s); r = cpu().reduce(kind, x, spec, args); }
-  Tensor idx = args.indices ? *args.indices : Tensor();
-  check_contiguous(s, r, "reduction"), check_contiguous(s, idx, "reduction");
-  add_tensor(s, x), add_tensor(s, r), add_tensor(s, idx);
-  push(s, "reduce", [kind, x, spec, args, r, idx](uint64_t, uint64_t) {
-    Tensor fresh_idx;
-    ReduceArgs a = args;
-    a.indices = idx.defined() ? &fresh_idx : nullptr;
-    copy_over(r, cpu().reduce(kind, x, spec, a));
-    copy_over(idx, fresh_idx);
-  });
-  return r;
-}
+  // Replays raise the index errors of the take/put kernels since the last check, as eagerly.
+  static void check_kernel_errors(const char* op) {
+    Recording::State* s = recorder();
+    if (!s) return be().check_kernel_errors(op);
+    { InTable in(s); be().check_kernel_errors(op); }
+    push(s, "check_kernel_errors", be(), false, [op](uint64_t, uint64_t) { be().check_kernel_errors(op); });
+  }
 
-Tensor rec_scan(ScanKind kind, const Tensor& x, int d, DType out) {
-  Recording::State* s = recorder();
-  if (!s) return cpu().scan(kind, x, d, out);
-  Tensor r;
-  { InTable in(s); r = cpu().scan(kind, x, d, out); }
-  check_contiguous(s, r, "scan");
-  add_tensor(s, x), add_tensor(s, r);
-  push(s, "scan", [kind, x, d, out, r](uint64_t, uint64_t) { copy_over(r, cpu().scan(kind, x, d, out)); });
-  return r;
-}
+  static void reduce_rows(ReduceKind kind, const void* in, DType in_dt, void* out, DType out_dt, int64_t* idx,
+                          int64_t rows, int64_t len) {
+    Recording::State* s = recorder();
+    if (!s) return be().reduce_rows(kind, in, in_dt, out, out_dt, idx, rows, len);
+    { InTable in_table(s); be().reduce_rows(kind, in, in_dt, out, out_dt, idx, rows, len); }
+    if (rows > 0) {
+      if (len > 0) add_address(s, in);
+      if (out) add_address(s, out);
+      if (idx) add_address(s, idx);
+    }
+    push(s, "reduce_rows", be(), true, [=](uint64_t, uint64_t) { be().reduce_rows(kind, in, in_dt, out, out_dt, idx, rows, len); });
+  }
 
-void rec_matmul(Tensor A, Tensor B, Tensor& C, const Dims& bshape, int64_t batch, const Scalar& alpha,
-                const Scalar& beta, bool use_beta) {
-  Recording::State* s = recorder();
-  if (!s) return cpu().matmul(A, B, C, bshape, batch, alpha, beta, use_beta);
-  { InTable in(s); cpu().matmul(A, B, C, bshape, batch, alpha, beta, use_beta); }
-  add_tensor(s, A), add_tensor(s, B), add_tensor(s, C);
-  push(s, "matmul", [A, B, C, bshape, batch, alpha, beta, use_beta](uint64_t, uint64_t) {
-    Tensor c = C;
-    cpu().matmul(A, B, c, bshape, batch, alpha, beta, use_beta);
-  });
-}
+  static void scan_rows(ScanKind kind, const void* in, DType in_dt, void* out, DType out_dt, int64_t rows,
+                        int64_t len) {
+    Recording::State* s = recorder();
+    if (!s) return be().scan_rows(kind, in, in_dt, out, out_dt, rows, len);
+    { InTable in_table(s); be().scan_rows(kind, in, in_dt, out, out_dt, rows, len); }
+    if (rows > 0 && len > 0) add_address(s, in), add_address(s, out);
+    push(s, "scan_rows", be(), true, [=](uint64_t, uint64_t) { be().scan_rows(kind, in, in_dt, out, out_dt, rows, len); });
+  }
 
-void rec_sort(const char* op, const Tensor& x, int d, int64_t k, bool descending, Tensor& values, Tensor& indices) {
-  Recording::State* s = recorder();
-  if (!s) return cpu().sort(op, x, d, k, descending, values, indices);
-  { InTable in(s); cpu().sort(op, x, d, k, descending, values, indices); }
-  add_tensor(s, x), add_tensor(s, values), add_tensor(s, indices);
-  push(s, "sort", [op, x, d, k, descending, values, indices](uint64_t, uint64_t) {
-    Tensor v = values, i = indices;
-    cpu().sort(op, x, d, k, descending, v, i);
-  });
-}
+  static void gemm(DType dt, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
+                   const void* a, int64_t lda, int64_t stride_a, const void* b, int64_t ldb, int64_t stride_b,
+                   double beta, void* c, int64_t ldc, int64_t stride_c, int64_t batch) {
+    Recording::State* s = recorder();
+    if (!s)
+      return be().gemm(dt, trans_a, trans_b, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc,
+                       stride_c, batch);
+    {
+      InTable in(s);
+      be().gemm(dt, trans_a, trans_b, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c,
+                batch);
+    }
+    if (m > 0 && n > 0 && batch > 0) {
+      if (k > 0) add_address(s, a), add_address(s, b);
+      add_address(s, c);
+    }
+    push(s, "gemm", be(), true, [=](uint64_t, uint64_t) {
+      be().gemm(dt, trans_a, trans_b, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c,
+                batch);
+    });
+  }
 
-void rec_host(const char* /*op*/, std::span<const Tensor* const> operands, const std::function<void()>& work) {
-  Recording::State* s = recorder();
-  if (!s) return work();
-  { InTable in(s); work(); }
-  for (const Tensor* t : operands) add_tensor(s, *t);
-  push(s, "host", [work](uint64_t, uint64_t) { work(); });
-}
+  static void take(DType dt, void* out, const void* src, const int64_t* offsets, int64_t n, int64_t src_extent,
+                   Scalar fill) {
+    Recording::State* s = recorder();
+    if (!s) return be().take(dt, out, src, offsets, n, src_extent, fill);
+    { InTable in(s); be().take(dt, out, src, offsets, n, src_extent, fill); }
+    if (n > 0) add_address(s, out), add_address(s, offsets);
+    if (n > 0 && src_extent > 0) add_address(s, src);
+    push(s, "take", be(), true, [=](uint64_t, uint64_t) { be().take(dt, out, src, offsets, n, src_extent, fill); });
+  }
 
-// The CPU's table with the work entries recording (memory and queries pass through).
-const DeviceBackend kRecordingCpuBackend = [] {
-  DeviceBackend t = kCpuBackend;
-  t.copy_bytes = rec_copy_bytes;
-  t.unary = rec_unary;
-  t.binary = rec_binary;
-  t.copy = rec_copy;
-  t.fill = rec_fill;
-  t.where = rec_where;
-  t.clamp = rec_clamp;
-  t.random = rec_random;
-  t.optim_step = rec_optim_step;
-  t.reduce = rec_reduce;
-  t.scan = rec_scan;
-  t.matmul = rec_matmul;
-  t.sort = rec_sort;
-  t.host = rec_host;
-  return t;
-}();
+  static void put(DType dt, void* dst, const int64_t* offsets, const void* values, int64_t n, int64_t dst_extent,
+                  bool accumulate) {
+    Recording::State* s = recorder();
+    if (!s) return be().put(dt, dst, offsets, values, n, dst_extent, accumulate);
+    { InTable in(s); be().put(dt, dst, offsets, values, n, dst_extent, accumulate); }
+    if (n > 0) add_address(s, offsets), add_address(s, values);
+    if (n > 0 && dst_extent > 0) add_address(s, dst);
+    push(s, "put", be(), true, [=](uint64_t, uint64_t) { be().put(dt, dst, offsets, values, n, dst_extent, accumulate); });
+  }
+
+  static Tensor reduce(Reduction kind, const Tensor& x, const ReduceSpec& spec, const ReduceArgs& args) {
+    Recording::State* s = recorder();
+    if (!s) return be().reduce(kind, x, spec, args);
+    Tensor r;
+    { InTable in(s); r = be().reduce(kind, x, spec, args); }
+    Tensor idx = args.indices ? *args.indices : Tensor();
+    check_contiguous(s, r, "reduction"), check_contiguous(s, idx, "reduction");
+    add_tensor(s, x), add_tensor(s, r), add_tensor(s, idx);
+    push(s, "reduce", be(), false, [kind, x, spec, args, r, idx](uint64_t, uint64_t) {
+      Tensor fresh_idx;
+      ReduceArgs a = args;
+      a.indices = idx.defined() ? &fresh_idx : nullptr;
+      copy_over(r, be().reduce(kind, x, spec, a));
+      copy_over(idx, fresh_idx);
+    });
+    return r;
+  }
+
+  static Tensor scan(ScanKind kind, const Tensor& x, int d, DType out) {
+    Recording::State* s = recorder();
+    if (!s) return be().scan(kind, x, d, out);
+    Tensor r;
+    { InTable in(s); r = be().scan(kind, x, d, out); }
+    check_contiguous(s, r, "scan");
+    add_tensor(s, x), add_tensor(s, r);
+    push(s, "scan", be(), false, [kind, x, d, out, r](uint64_t, uint64_t) { copy_over(r, be().scan(kind, x, d, out)); });
+    return r;
+  }
+
+  static void matmul(Tensor A, Tensor B, Tensor& C, const Dims& bshape, int64_t batch, const Scalar& alpha,
+                     const Scalar& beta, bool use_beta) {
+    Recording::State* s = recorder();
+    if (!s) return be().matmul(A, B, C, bshape, batch, alpha, beta, use_beta);
+    { InTable in(s); be().matmul(A, B, C, bshape, batch, alpha, beta, use_beta); }
+    add_tensor(s, A), add_tensor(s, B), add_tensor(s, C);
+    push(s, "matmul", be(), false, [A, B, C, bshape, batch, alpha, beta, use_beta](uint64_t, uint64_t) {
+      Tensor c = C;
+      be().matmul(A, B, c, bshape, batch, alpha, beta, use_beta);
+    });
+  }
+
+  static void sort(const char* op, const Tensor& x, int d, int64_t k, bool descending, Tensor& values,
+                   Tensor& indices) {
+    Recording::State* s = recorder();
+    if (!s) return be().sort(op, x, d, k, descending, values, indices);
+    { InTable in(s); be().sort(op, x, d, k, descending, values, indices); }
+    add_tensor(s, x), add_tensor(s, values), add_tensor(s, indices);
+    push(s, "sort", be(), false, [op, x, d, k, descending, values, indices](uint64_t, uint64_t) {
+      Tensor v = values, i = indices;
+      be().sort(op, x, d, k, descending, v, i);
+    });
+  }
+
+  static void host(const char* op, std::span<const Tensor* const> operands, const std::function<void()>& work) {
+    Recording::State* s = recorder();
+    if (!s) return be().host(op, operands, work);
+    { InTable in(s); be().host(op, operands, work); }
+    for (const Tensor* t : operands) add_tensor(s, *t);
+    push(s, "host", be(), false, [work](uint64_t, uint64_t) { work(); });
+  }
+
+  static DeviceBackend table() {
+    DeviceBackend t = Base();
+    auto wrap = [](auto& entry, auto recording) {
+      if (entry) entry = recording;
+    };
+    wrap(t.copy_bytes, copy_bytes);
+    wrap(t.check_kernel_errors, check_kernel_errors);
+    wrap(t.unary, unary);
+    wrap(t.binary, binary);
+    wrap(t.copy, copy);
+    wrap(t.fill, fill);
+    wrap(t.where, where);
+    wrap(t.clamp, clamp);
+    wrap(t.random, random);
+    wrap(t.reduce_rows, reduce_rows);
+    wrap(t.scan_rows, scan_rows);
+    wrap(t.gemm, gemm);
+    wrap(t.take, take);
+    wrap(t.put, put);
+    wrap(t.optim_step, optim_step);
+    wrap(t.reduce, reduce);
+    wrap(t.scan, scan);
+    wrap(t.matmul, matmul);
+    wrap(t.sort, sort);
+    wrap(t.host, host);
+    return t;
+  }
+};
+
+const DeviceBackend& cpu_table() { return kCpuBackend; }
+
+const DeviceBackend kRecordingCpuBackend = Rec<cpu_table>::table();
 
 }  // namespace
 
@@ -310,9 +404,9 @@ void allocated_slow(const std::shared_ptr<Storage>& st) {
   if (Recording::State* s = t_rec) s->tape->retained.push_back(st);
 }
 
-void other_device_slow(const char* device) {
-  if (Recording::State* s = recorder())
-    break_with(s, std::string(s->op) + ": runs on " + device + " (only CPU work is captured)");
+const DeviceBackend& recording_device_table() {
+  static const DeviceBackend table = Rec<cuda_backend_table>::table();
+  return table;
 }
 
 }  // namespace detail
@@ -373,7 +467,7 @@ void plan_segments(Tape& t) {
     size_t j = i + 1;
     const Pointwise* first = t.steps[i].pointwise.get();
     const int64_t n = first ? first->it.numel() : 0;
-    if (first && n >= 2 * kFuseBlock && fusable(*first, n, {}, &mine)) {
+    if (first && first->be == &kCpuBackend && n >= 2 * kFuseBlock && fusable(*first, n, {}, &mine)) {
       group = mine;
       while (j < t.steps.size() && t.steps[j].pointwise && fusable(*t.steps[j].pointwise, n, group, &mine)) {
         group.insert(group.end(), mine.begin(), mine.end());
@@ -396,9 +490,55 @@ std::string segment_name(const Tape& t, const Tape::Segment& g) {
   return name + ")";
 }
 
+// Whether the tape replays as one graph (tape.graph_table), or why not (tape.graph_reason).
+void plan_graph(Tape& t) {
+  t.graph_table = nullptr;
+  if (t.steps.empty()) return void(t.graph_reason = "no device work");
+  const DeviceBackend* table = t.steps.front().table;
+  for (const Tape::Step& st : t.steps) {
+    if (!st.table->graph_begin)
+      return void(t.graph_reason = std::string(st.op) + " runs on " + st.table->name + ", which has no graphs");
+    if (!st.graphable) return void(t.graph_reason = std::string(st.op) + "'s " + st.entry + " call");
+    if (st.table != table) return void(t.graph_reason = "work on two device types");
+  }
+  if (table->device_count() != 1) return void(t.graph_reason = "more than one device");
+  t.graph_table = table;
+  t.graph_reason.clear();
+}
+
 }  // namespace
 
+// Captures the steps into a graph (the first replay of a graphable tape): the captured work
+// does not run, so the caller launches the graph, or runs the steps if the capture failed.
+void Tape::capture_graph() const {
+  graph_tried = true;
+  const DeviceBackend& be = *graph_table;
+  void* g = nullptr;
+  try {
+    be.graph_begin(0);
+    try {
+      for (const Step& st : steps) st.run(0, 0);
+    } catch (...) {
+      if (void* partial = be.graph_end(0)) be.graph_free(partial);
+      throw;
+    }
+    g = be.graph_end(0);
+  } catch (const Error&) {
+    g = nullptr;
+  }
+  if (g) graph = std::shared_ptr<void>(g, be.graph_free);
+  else graph_reason = "the CUDA graph capture failed";
+}
+
 void Tape::replay() const {
+  if (graph_table) {
+    if (!graph_tried) capture_graph();
+    if (graph) {
+      profiler::Range range(profiler::recording() ? profiler::begin("compiled:cuda_graph") : -1);
+      graph_table->graph_launch(graph.get(), 0);
+      return;
+    }
+  }
   uint64_t seed = 0, shift = 0;
   if (uses_random) {
     Generator::Draw d = default_generator().reserve(int64_t(random_blocks), 4);
@@ -467,6 +607,7 @@ std::shared_ptr<Tape> Recording::finish() {
   if (s->broken) return nullptr;
   s->tape->random_blocks = g.offset() - s->start_offset;
   plan_segments(*s->tape);
+  plan_graph(*s->tape);
   return s->tape;
 }
 

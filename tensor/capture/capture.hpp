@@ -1,19 +1,21 @@
 // Capture and replay of engine work (torch.compile, bindings/lua/torch_compile.lua).
 //
-// While a thread records, every call it makes into the CPU's device table goes through a
-// recording table that runs the kernel and appends a replay step holding the call's
-// arguments by value: data pointers, strides, scalars, options. Every CPU storage allocated
-// meanwhile is kept by the tape, so the pointers stay valid and no other tensor gets their
-// memory. A replay runs the steps again on whatever data those buffers then hold: no Lua,
-// no argument checks, no graph building, no allocation (the strided reduction, scan, sort
-// entries allocate their result and it is copied into the recorded one).
+// While a thread records, every call it makes into a device table (the CPU's or the CUDA
+// module's) goes through a recording table that runs the kernel and appends a replay step
+// holding the call's arguments by value: data pointers, strides, scalars, options. Every
+// storage allocated meanwhile, host or device, is kept by the tape, so the pointers stay
+// valid and no other tensor gets their memory. A replay runs the steps again on whatever
+// data those buffers then hold: no Lua, no argument checks, no graph building, no allocation
+// (the CPU's strided reduction, scan, sort entries allocate their result and it is copied
+// into the recorded one). On CUDA a replay queues the recorded kernels on the stream.
 //
 // A recording is only sound if the table calls are all the work the ops did. Host code that
 // reads or writes tensor memory outside a table call (an op's CPU-only loop, item(),
 // printing, an index tensor read to find positions) calls note_host_access(), which marks
-// the recording broken with the op's name; so does work on another device, a random draw
-// from a generator other than the thread's default, and foreign memory wrapped meanwhile.
-// The Lua side (bindings/bind_compile.cpp) adds what the engine cannot see: Lua state.
+// the recording broken with the op's name; so does a random draw from a generator other
+// than the thread's default, and foreign memory wrapped meanwhile. (Copies from a device to
+// the host go into new tensors, which the tape keeps; host code reading them breaks it.) The Lua side (bindings/bind_compile.cpp) adds what the
+// engine cannot see: Lua state.
 //
 // Cost when off: note_host_access() and the allocation hook are one relaxed load of a global
 // and a predicted branch, like the profiler's.
@@ -39,7 +41,8 @@ extern std::atomic<int> g_active;
 extern std::atomic<const DeviceBackend*> g_cpu_backend;
 void host_access_slow();
 void allocated_slow(const std::shared_ptr<Storage>& s);
-void other_device_slow(const char* device);
+// The CUDA module's table with its work entries recording (capture.cpp).
+const DeviceBackend& recording_device_table();
 }  // namespace detail
 
 inline bool any_recording() { return detail::g_active.load(std::memory_order_relaxed) != 0; }
@@ -50,15 +53,10 @@ inline void note_host_access() {
   if (any_recording()) [[unlikely]]
     detail::host_access_slow();
 }
-// Storage::allocate's hook: a recording keeps every CPU block allocated on its thread.
+// Storage::allocate's hook: a recording keeps every block allocated on its thread.
 inline void note_allocated(const std::shared_ptr<Storage>& s) {
   if (any_recording()) [[unlikely]]
     detail::allocated_slow(s);
-}
-// An op is about to run on a device other than the CPU.
-inline void note_other_device(const char* device) {
-  if (any_recording()) [[unlikely]]
-    detail::other_device_slow(device);
 }
 
 struct Pointwise;  // a recorded pointwise call, which fusion may run block by block (capture.cpp)
@@ -70,6 +68,11 @@ struct Tape {
     const char* op;     // the binding that made the call
     std::function<void(uint64_t seed, uint64_t offset_shift)> run;
     std::shared_ptr<const Pointwise> pointwise;  // set for the pointwise entries
+    const DeviceBackend* table = nullptr;        // the table whose entry it calls
+    // Whether a graph of the table can hold it: device work whose arguments are all fixed
+    // (not a random draw, whose offset moves; not a step count read on the host; not a copy
+    // from or to the host; not a kernel-error check, which waits).
+    bool graphable = false;
   };
   // Steps [first, last) run together: one step, or a fused group of pointwise steps over the
   // same elements, run block by block (each block through every step while it is in cache).
@@ -78,15 +81,29 @@ struct Tape {
   };
   std::vector<Step> steps;
   std::vector<Segment> segments;  // covering steps in order (made by Recording::finish)
-  std::vector<std::shared_ptr<Storage>> retained;  // every CPU block allocated while recording
+  std::vector<std::shared_ptr<Storage>> retained;  // every block allocated while recording
   std::vector<const char*> addresses;              // first byte of each operand of each step
   bool uses_random = false;
   uint64_t start_offset = 0;   // the default generator's offset when the recording began
   uint64_t random_blocks = 0;  // and its advance over the recording
+  // Replays as one graph of graph_table's device (a CUDA graph) when every step is graphable
+  // on that one table; else graph_table is null and graph_reason says why not. The graph is
+  // captured on the first replay; if that fails, replays run step by step.
+  const DeviceBackend* graph_table = nullptr;
+  mutable std::string graph_reason;
+  mutable std::shared_ptr<void> graph;
+  mutable bool graph_tried = false;
 
   // Runs every step. Random draws continue the thread's default generator exactly as the
   // recorded calls did from wherever it stands now, and advance it as they did.
   void replay() const;
+  // Whether replays launch a captured graph (after the first replay).
+  bool replays_as_graph() const { return graph != nullptr; }
+
+ private:
+  void capture_graph() const;
+
+ public:
   // Whether some step reads or writes memory in [p, p + nbytes).
   bool touches(const void* p, size_t nbytes) const;
   // Whether every address a step touched lies in a retained block or one of `known`'s

@@ -53,6 +53,10 @@ const DeviceBackend kBackend = {
     nullptr,  // strided products: gemm, or the CPU on host copies for integers
     nullptr,  // sort: the CPU's on host copies
     nullptr,  // host kernels: the CPU's only
+    graph_begin,
+    graph_end,
+    graph_launch,
+    graph_free,
 };
 
 }  // namespace

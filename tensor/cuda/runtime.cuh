@@ -54,13 +54,24 @@ void free_block(void* ptr, size_t nbytes, int device) noexcept;
 DeviceMemoryStats memory_stats(int device);
 void empty_cache();
 
+// ---- CUDA graphs (graph.cu)
+void graph_begin(int device);
+void* graph_end(int device);
+void graph_launch(void* graph, int device);
+void graph_free(void* graph);
+// While this thread captures a graph, a scratch block given back belongs to the graph (which
+// frees it with itself): returns true. Otherwise false, and the caller frees it.
+bool keep_for_graph(void* ptr, size_t nbytes, int device) noexcept;
+
 // A device scratch buffer from the caching allocator, returned to it when the scope ends. The
 // work queued on the device's stream before the return still owns it, which is safe because
-// every op of a device runs on its one stream.
+// every op of a device runs on its one stream. Under a graph capture the graph keeps it.
 class ScratchBuffer {
  public:
   ScratchBuffer(size_t nbytes, int device) : ptr_(allocate(nbytes, device)), nbytes_(nbytes), device_(device) {}
-  ~ScratchBuffer() { free_block(ptr_, nbytes_, device_); }
+  ~ScratchBuffer() {
+    if (!keep_for_graph(ptr_, nbytes_, device_)) free_block(ptr_, nbytes_, device_);
+  }
   ScratchBuffer(const ScratchBuffer&) = delete;
   ScratchBuffer& operator=(const ScratchBuffer&) = delete;
   void* get() const { return ptr_; }

@@ -165,31 +165,35 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
     return arange(start, end, step, dt, Device{}, float_dtype).to_device(device);
   }
   Tensor t = make("arange", Dims{n}, dt, device);
-  if (all_int && !is_floating(dt)) {
-    const int64_t s0 = start.to_int(), d = step.to_int();
-    TIDE_DISPATCH_ALL(dt, "arange", [&] {
-      scalar_t* p = t.data<scalar_t>();
-      parallel_for(0, n, kParallelGrain, [&](int64_t b, int64_t en) {
-        for (int64_t i = b; i < en; ++i) p[i] = scalar_t(int64_t(uint64_t(s0) + uint64_t(i) * uint64_t(d)));
+  // A host kernel of the CPU's table: its values depend on the scalars alone, so
+  // torch.compile records and replays it (the positions gathers on devices use).
+  run_host_kernel("arange", {&t}, [t, all_int, start, step, s, st, n, dt] {
+    if (all_int && !is_floating(dt)) {
+      const int64_t s0 = start.to_int(), d = step.to_int();
+      TIDE_DISPATCH_ALL(dt, "arange", [&] {
+        scalar_t* p = t.data<scalar_t>();
+        parallel_for(0, n, kParallelGrain, [&](int64_t b, int64_t en) {
+          for (int64_t i = b; i < en; ++i) p[i] = scalar_t(int64_t(uint64_t(s0) + uint64_t(i) * uint64_t(d)));
+        });
       });
-    });
-  } else {
-    // Computed in double (PyTorch's accumulate type on the CPU) and cast.
-    TIDE_DISPATCH_ALL(dt, "arange", [&] {
-      scalar_t* p = t.data<scalar_t>();
-      parallel_for(0, n, kParallelGrain, [&](int64_t b, int64_t en) {
-        for (int64_t i = b; i < en; ++i) {
-          double v = s + double(i) * st;
-          if constexpr (std::is_integral_v<scalar_t> && !std::is_same_v<scalar_t, bool>)
-            p[i] = scalar_t(int64_t(v));
-          else if constexpr (std::is_same_v<scalar_t, bool>)
-            p[i] = v != 0;
-          else
-            p[i] = scalar_t(compute_t<scalar_t>(v));
-        }
+    } else {
+      // Computed in double (PyTorch's accumulate type on the CPU) and cast.
+      TIDE_DISPATCH_ALL(dt, "arange", [&] {
+        scalar_t* p = t.data<scalar_t>();
+        parallel_for(0, n, kParallelGrain, [&](int64_t b, int64_t en) {
+          for (int64_t i = b; i < en; ++i) {
+            double v = s + double(i) * st;
+            if constexpr (std::is_integral_v<scalar_t> && !std::is_same_v<scalar_t, bool>)
+              p[i] = scalar_t(int64_t(v));
+            else if constexpr (std::is_same_v<scalar_t, bool>)
+              p[i] = v != 0;
+            else
+              p[i] = scalar_t(compute_t<scalar_t>(v));
+          }
+        });
       });
-    });
-  }
+    }
+  });
   return t;
 }
 
@@ -206,20 +210,22 @@ Tensor linspace(double start, double end, int64_t steps, DType dtype, Device dev
   // PyTorch's CPU formula: step in the dtype's arithmetic (float for float32 and the half
   // types, double for float64 and integers), the first half counted up from start, the
   // second half down from end, so that both ends are exact.
-  TIDE_DISPATCH_ALL(dtype, "linspace", [&] {
-    using acc = std::conditional_t<std::is_same_v<scalar_t, float> || is_half_v<scalar_t>, float, double>;
-    scalar_t* p = t.data<scalar_t>();
-    const acc a = acc(start), z = acc(end);
-    const acc step = steps > 1 ? (z - a) / acc(steps - 1) : acc(0);
-    const int64_t half = steps / 2;
-    parallel_for(0, steps, kParallelGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        acc v = i < half ? a + step * acc(i) : z - step * acc(steps - i - 1);
-        if (steps == 1) v = a;
-        if constexpr (std::is_same_v<scalar_t, bool>) p[i] = v != 0;
-        else if constexpr (std::is_integral_v<scalar_t>) p[i] = scalar_t(int64_t(v));
-        else p[i] = scalar_t(v);
-      }
+  run_host_kernel("linspace", {&t}, [t, start, end, steps, dtype] {
+    TIDE_DISPATCH_ALL(dtype, "linspace", [&] {
+      using acc = std::conditional_t<std::is_same_v<scalar_t, float> || is_half_v<scalar_t>, float, double>;
+      scalar_t* p = t.data<scalar_t>();
+      const acc a = acc(start), z = acc(end);
+      const acc step = steps > 1 ? (z - a) / acc(steps - 1) : acc(0);
+      const int64_t half = steps / 2;
+      parallel_for(0, steps, kParallelGrain, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          acc v = i < half ? a + step * acc(i) : z - step * acc(steps - i - 1);
+          if (steps == 1) v = a;
+          if constexpr (std::is_same_v<scalar_t, bool>) p[i] = v != 0;
+          else if constexpr (std::is_integral_v<scalar_t>) p[i] = scalar_t(int64_t(v));
+          else p[i] = scalar_t(v);
+        }
+      });
     });
   });
   return t;
@@ -238,10 +244,12 @@ Tensor eye(int64_t n, int64_t m, DType dtype, Device device, int64_t k) {
   // empty result (computed in 128 bits, as k may be any int64).
   const int64_t first = int64_t(std::clamp<__int128>(-__int128(k), 0, n));
   const int64_t last = int64_t(std::clamp<__int128>(__int128(m) - k, 0, n));
-  TIDE_DISPATCH_ALL(dtype, "eye", [&] {
-    scalar_t* p = t.data<scalar_t>();
-    const scalar_t one = scalar_t(1);
-    for (int64_t i = first; i < last; ++i) p[i * m + i + k] = one;
+  run_host_kernel("eye", {&t}, [t, first, last, m, k, dtype] {
+    TIDE_DISPATCH_ALL(dtype, "eye", [&] {
+      scalar_t* p = t.data<scalar_t>();
+      const scalar_t one = scalar_t(1);
+      for (int64_t i = first; i < last; ++i) p[i * m + i + k] = one;
+    });
   });
   return t;
 }

@@ -14,14 +14,23 @@ export TIDE_CUDA_MODULE=$B/libtide_cuda.so TIDE_FFT_MODULE=$B/libtide_fft.so
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv
 ldd $B/libtide_cuda.so $B/tide | grep -i 'not found\|cublas\|cudart'
 $B/tide -e 'print("cuda available:", torch.cuda.is_available(), torch.cuda.unavailable_reason())'
-step() { local name=$1 limit=$2; shift 2; local t0=$(date +%s)
-  timeout "$limit" "$@" > "$OUT/$name.log" 2>&1; local rc=$?
-  echo "== $name: exit $rc in $(( $(date +%s) - t0 )) s"; grep -E 'FAIL|passed|failed|skipped|rror' "$OUT/$name.log" | tail -${TAIL:-25}; }
+# step NAME LIMIT CMD...: runs CMD into $OUT/$LOG.log (LOG defaults to NAME; at most 8 files
+# come back from the machine, so related steps share one log) and prints its summary lines.
+step() { local name=$1 limit=$2 log="$OUT/${LOG:-$1}.log"; shift 2; local t0=$(date +%s)
+  echo "==== $name" >> "$log"; timeout "$limit" "$@" >> "$log" 2>&1; local rc=$?
+  echo "== $name: exit $rc in $(( $(date +%s) - t0 )) s"
+  sed -n "/^==== $name\$/,\$p" "$log" | grep -E 'FAIL|passed|failed|skipped|rror' | tail -${TAIL:-25}; }
 step test_cuda 150 $B/tide tests/lua/test_cuda.lua
 step devicecheck 240 $B/tide tests/conformance/devicecheck.lua
 step devicecheck_reversed 240 $B/tide tests/conformance/devicecheck.lua cuda reversed
+# The CUDA sections of the other test files (optimizers, nn utilities, autocast, keywords,
+# the two-layer scripts with --device cuda against NumPy run by the machine's python3).
+export TIDE_PYTHON=$(command -v ${PYTHON:-python3})
+for t in test_optim_more test_nn_utils test_amp test_keywords test_tensor test_two_layer test_compile; do
+  LOG=cuda_sections step $t 90 $B/tide tests/lua/$t.lua
+done
 # complex tensors and FFTs stay on the CPU; the device column checks their refusals there.
 step test_fft 60 $B/tide tests/lua/test_fft.lua
 step bench 150 ${PYTHON:-python3} bench/run.py --tide $B/tide --python ${PYTHON:-python3} --rounds 1 \
-  --repeats 5 --startup-runs 1 --filter w10_ --out "$OUT/results.md" --chart "$OUT/results.png"
-grep -E '^\| w10' "$OUT/results.md"
+  --repeats 5 --startup-runs 1 --filter w10_,c10_ --out "$OUT/results.md" --chart "$OUT/results.png"
+grep -E '^\| [wc]10' "$OUT/results.md"

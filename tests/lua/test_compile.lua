@@ -268,6 +268,9 @@ T.test("breaks: values read into Lua, printing, C functions with effects; one me
   -- A generator of the script's own: replays continue the default one.
   local gen = torch.Generator():manual_seed(3)
   cases[#cases + 1] = {function(t) return t + torch.rand({4}, {generator = gen}) end, "torch.Generator"}
+  -- Boolean-mask indexing reads the mask to size its result: the break names the indexing.
+  cases[#cases + 1] = {function(t) return t[t:gt(0)] end, "index: reads or writes tensor data on the host"}
+  cases[#cases + 1] = {function(t) local _ = tostring(t); return t + 1 end, "tostring: reads or writes tensor data"}
   for i, c in ipairs(cases) do
     local cf = torch.compile(c[1])
     local out
@@ -284,6 +287,17 @@ T.test("breaks: values read into Lua, printing, C functions with effects; one me
     local _, count = out:gsub("runs eagerly", "")
     T.eq(count, 1, "one message: " .. out)
   end
+end)
+
+T.test("ranges and identities made inside the function (arange, linspace, eye) replay", function()
+  local cf = torch.compile(function(x)
+    return x + torch.arange(4) + torch.linspace(0, 1, 4) + torch.eye(4)[{{}, 2}] * torch.arange(0.5, 2.5, 0.5)
+  end, {fullgraph = true})
+  for i = 1, 3 do
+    local x = torch.full({4}, i)
+    T.truthy(torch.equal(cf(x), x + torch.arange(4) + torch.linspace(0, 1, 4) + torch.eye(4)[{{}, 2}] * torch.arange(0.5, 2.5, 0.5)))
+  end
+  T.eq({stats(cf).recordings, stats(cf).replays}, {1, 2})
 end)
 
 T.test("fullgraph=true: a break is an error naming it", function()
@@ -463,6 +477,9 @@ T.test("explain: ops, buffers, guards, and the break reasons", function()
   T.truthy(r.buffers >= 2)
   T.eq(r.guarded_tensors, 1)
   T.truthy(tostring(r):find("Graph Count: 1", 1, true))
+  -- CPU work replays step by step; only a device with graphs (CUDA) replays as one graph.
+  T.eq({r.cuda_graph, r.cuda_graph_reason}, {false, "matmul runs on cpu, which has no graphs"})
+  T.truthy(tostring(r):find("CUDA graph: no (matmul runs on cpu", 1, true))
   local b = torch._dynamo.explain(function(x) return x:sum():item() end)(torch.ones(2))
   T.eq(b.graph_break_count, 1)
   T.truthy(b.break_reasons[1]:find("item", 1, true))
@@ -878,6 +895,165 @@ T.test("optimizers that use the step count in Lua (Adamax; Adagrad with lr_decay
     T.eq(s.eager, true)
     T.truthy(s.reason:find(c[2], 1, true), s.reason)
     T.truthy(out:find("runs eagerly", 1, true))
+  end
+end)
+
+-- On a CUDA device (the GPU; the stand-in backend in run_all.sh): parameters, optimizer state
+-- and batches on the device; the steps replay the device-table calls, equal to eager.
+T.test("on a CUDA device: MLP, CNN and LSTM steps and torch.compile(model) replay equal to eager", function()
+  if not torch.cuda.is_available() then
+    print("  skipped: no CUDA device")
+    return
+  end
+  local function on_device(batches)
+    for _, b in ipairs(batches) do
+      for k, t in ipairs(b) do b[k] = t:cuda() end
+    end
+    return batches
+  end
+  local function batches(n, x_shape, y_of)
+    torch.manual_seed(17)
+    local out = {}
+    for i = 1, n do
+      local x = torch.randn(x_shape)
+      out[i] = {x, y_of(x)}
+    end
+    return on_device(out)
+  end
+  check_model_steps("cuda MLP, Adam", function()
+    return nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Dropout(0.2), nn.Linear(16, 2)):cuda()
+  end, function(ps) return torch.optim.Adam(ps, {lr = 1e-2}) end,
+  function(model, x, y) return nn.functional.mse_loss(model(x), y) end,
+  batches(6, {8, 4}, function(x) return x[{{}, {1, 2}}]:clone() end))
+  check_model_steps("cuda CNN, batch norm, SGD with momentum", function()
+    return nn.Sequential(nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2),
+      nn.Flatten(), nn.Linear(36, 3)):cuda()
+  end, function(ps) return torch.optim.SGD(ps, {lr = 0.05, momentum = 0.9}) end,
+  function(model, x, y) return nn.functional.cross_entropy(model(x), y) end,
+  on_device((function()
+    torch.manual_seed(18)
+    local b = {}
+    for i = 1, 5 do b[i] = {torch.rand(4, 1, 8, 8), torch.randint(1, 4, {4})} end
+    return b
+  end)()))
+  check_model_steps("cuda LSTM, RMSprop", function()
+    local m = nn.Module()
+    m.rnn = nn.LSTM(3, 5)
+    m.head = nn.Linear(5, 2)
+    function m:forward(x)
+      local out = self.rnn(x)
+      return self.head(out)
+    end
+    return m:cuda()
+  end, function(ps) return torch.optim.RMSprop(ps, {lr = 1e-2}) end,
+  function(model, x, y) return nn.functional.mse_loss(model(x), y) end,
+  batches(5, {6, 2, 3}, function(x) return x[{{}, {}, {1, 2}}]:tanh() end))
+  -- torch.compile(model): the recorded backward replays on the device too.
+  torch.manual_seed(19)
+  local m1 = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2)):cuda()
+  local m2 = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2)):cuda()
+  m2:load_state_dict(m1:state_dict())
+  local o1, o2 = torch.optim.AdamW(m1:parameters(), {lr = 1e-2}), torch.optim.AdamW(m2:parameters(), {lr = 1e-2})
+  local cm = torch.compile(m2)
+  for i = 1, 6 do
+    local x, y = torch.full({3, 4}, i / 6):cuda(), torch.ones(3, 2):cuda()
+    o1:zero_grad()
+    local l1 = nn.functional.mse_loss(m1(x), y)
+    l1:backward()
+    o1:step()
+    o2:zero_grad()
+    local l2 = nn.functional.mse_loss(cm(x), y)
+    l2:backward()
+    o2:step()
+    T.truthy(torch.equal(l1, l2), "compiled model: loss at step " .. i)
+  end
+  same_params(m1, m2)
+  T.eq({stats(cm).recordings, stats(cm).replays, stats(cm).eager}, {1, 5, false})
+  -- CUDA graphs: a step of device work with fixed arguments (products, pointwise ops, sums,
+  -- SGD without a step count) replays as one graph on a GPU (the stand-in backend has no
+  -- graphs, so its replays run step by step); a random draw, Adam's step count read on the
+  -- host, or a host copy keeps the step-by-step replay. Results equal eager either way.
+  local has_graphs = os.getenv("TIDE_FAKE_CUDA") ~= "1"
+  local function sgd_model()
+    torch.manual_seed(23)
+    local m = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 3)):cuda()
+    local opt = torch.optim.SGD(m:parameters(), {lr = 0.05, momentum = 0.9})
+    return m, function(x, y)
+      opt:zero_grad()
+      local loss = nn.functional.mse_loss(m(x), y)
+      loss:backward()
+      opt:step()
+      return loss:detach()
+    end
+  end
+  local g1, step1 = sgd_model()
+  local g2, step2 = sgd_model()
+  local cstep = torch.compile(step2, {fullgraph = true})
+  for i = 1, 6 do
+    local x, y = torch.full({4, 6}, i / 6):cuda(), torch.full({4, 3}, 0.5):cuda()
+    T.truthy(torch.equal(step1(x, y), cstep(x, y)), "SGD step " .. i)
+  end
+  same_params(g1, g2)
+  T.eq(stats(cstep).cuda_graphs, has_graphs and 1 or 0, "graphs")
+  -- The autograd two-layer step of bench workload 10 (manual SGD under no_grad).
+  local function two_layer()
+    torch.manual_seed(24)
+    local x, y = torch.randn(8, 10):cuda(), torch.randn(8, 2):cuda()
+    local w1, w2 = torch.randn(10, 6):cuda():requires_grad_(), torch.randn(6, 2):cuda():requires_grad_()
+    return {w1, w2}, function()
+      local loss = (x:mm(w1):clamp{min = 0}:mm(w2) - y):pow(2):sum()
+      loss:backward()
+      torch.no_grad(function()
+        w1:sub_(w1.grad * 1e-3)
+        w2:sub_(w2.grad * 1e-3)
+      end)
+      w1.grad, w2.grad = nil, nil
+      return loss:detach()
+    end
+  end
+  local p1, s1 = two_layer()
+  local p2, s2 = two_layer()
+  local cs2 = torch.compile(s2, {fullgraph = true})
+  for i = 1, 5 do T.truthy(torch.equal(s1(), cs2()), "two-layer step " .. i) end
+  for k = 1, 2 do T.truthy(torch.equal(p1[k], p2[k]), "two-layer weight " .. k) end
+  T.eq({stats(cs2).replays, stats(cs2).cuda_graphs}, {4, has_graphs and 1 or 0}, "two-layer graphs")
+  local report = torch._dynamo.explain(step2)(torch.ones(4, 6):cuda(), torch.ones(4, 3):cuda())
+  if has_graphs then
+    T.eq({report.cuda_graph, report.cuda_graph_reason}, {true, ""})
+  else
+    T.truthy(report.cuda_graph_reason:find("which has no graphs", 1, true), report.cuda_graph_reason)
+  end
+  local lin = nn.Linear(6, 3):cuda()
+  local adam = torch.optim.Adam(lin:parameters())
+  for _, c in ipairs({
+    {function(x) return nn.functional.dropout(x, 0.5) end, "random"},
+    {function(x) adam:zero_grad(); lin(x):sum():backward(); adam:step() end, "optim_step"},
+    {function(x) return x:cpu() end, "copy_bytes"},
+  }) do
+    c[1](torch.ones(4, 6):cuda())  -- (Adam's first step makes its state: a Lua change)
+    local r = torch._dynamo.explain(c[1])(torch.ones(4, 6):cuda())
+    T.eq(r.cuda_graph, false)
+    T.truthy(r.cuda_graph_reason:find(has_graphs and c[2] or "which has no graphs", 1, true), r.cuda_graph_reason)
+  end
+  -- Copies to the CPU replay (into a new result, or into a CPU tensor the function
+  -- reaches); host code reading device data breaks, naming the op.
+  local to_cpu = torch.compile(function(t) return t:cpu():mul(2) end, {fullgraph = true})
+  local dst = torch.zeros(5)
+  local into = torch.compile(function(t) dst:copy_(t) end, {fullgraph = true})
+  for i = 1, 3 do
+    local x = torch.full({5}, i):cuda()
+    T.truthy(torch.equal(to_cpu(x), torch.full({5}, 2 * i)))
+    into(x)
+    T.truthy(torch.equal(dst, torch.full({5}, i)))
+  end
+  T.eq({stats(to_cpu).replays, stats(into).replays}, {2, 2})
+  local x = torch.randn(5):cuda()
+  for _, c in ipairs({
+    {function(t) return t:sum():item() end, "item"},
+    {function(t) return t[t:gt(0)] end, "index"},
+    {function(t) return t:nonzero() end, "nonzero"},
+  }) do
+    T.error(function() torch.compile(c[1], {fullgraph = true})(x) end, "cannot be captured: " .. c[2])
   end
 end)
 
