@@ -29,6 +29,11 @@ export TIDE_PYTHON=$(command -v ${PYTHON:-python3})
 for t in test_optim_more test_nn_utils test_amp test_keywords test_tensor test_two_layer test_compile; do
   LOG=cuda_sections step $t 90 $B/tide tests/lua/$t.lua
 done
+# torch.compile's CUDA graphs and replays under compute-sanitizer (invalid device accesses).
+if command -v compute-sanitizer >/dev/null; then
+  LOG=cuda_sections TAIL=8 step memcheck_test_compile 240 compute-sanitizer --tool memcheck --leak-check no \
+    --error-exitcode 9 $B/tide tests/lua/test_compile.lua
+fi
 # complex tensors and FFTs stay on the CPU; the device column checks their refusals there.
 step test_fft 60 $B/tide tests/lua/test_fft.lua
 step bench 150 ${PYTHON:-python3} bench/run.py --tide $B/tide --python ${PYTHON:-python3} --rounds 1 \
