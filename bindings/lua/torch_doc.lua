@@ -505,7 +505,8 @@ document(optim, {
     "Optimizer: stochastic gradient descent, with momentum as in PyTorch.",
   Adam = "optim.Adam(params[, {lr=1e-3, betas={0.9, 0.999}, eps=1e-8, weight_decay=0, amsgrad=false, " ..
     "maximize=false}]) -> " ..
-    "Optimizer: Adam with bias correction; weight_decay adds to the gradient.",
+    "Optimizer: Adam with bias correction; weight_decay adds to the gradient. capturable=true keeps the step " ..
+    "count on the parameters' CUDA device (a compiled step is then one CUDA graph).",
   AdamW = "optim.AdamW(params[, {lr=1e-3, betas={0.9, 0.999}, eps=1e-8, weight_decay=1e-2, amsgrad=false, " ..
     "maximize=false}]) -> " ..
     "Optimizer: Adam with decoupled weight decay.",

@@ -93,25 +93,29 @@ Optimizer.defaults = {}
 Optimizer.required = {}
 -- PyTorch's implementation switches the optimizer accepts (foreach, fused, capturable,
 -- differentiable; PyTorch 1.13's lists). tide's step is always one fused loop per parameter,
--- so foreach and fused give the same numbers either way; capturable (CUDA graph capture) and
--- differentiable (autograd through the step) have no tide counterpart and must be false.
+-- so foreach and fused give the same numbers either way; differentiable (autograd through the
+-- step) has no tide counterpart and must be false. capturable keeps the step count on the
+-- parameter's device and computes the step from it there (Adam and AdamW, the optimizers
+-- PyTorch 1.13 gives it to: adam_capturable_step), so that a compiled step replays as one CUDA
+-- graph.
 Optimizer.flags = {}
 -- The per-parameter state entries that are numbers (the others are tensors).
 Optimizer.state_numbers = {step = true}
 Optimizer.step_tensor = false
 
 -- A new step count tensor holding n (0 when nil): one element on the CPU whatever the
--- parameter's device, float32 or, under a float64 default dtype, float64 (PyTorch's
--- _get_scalar_dtype). A zero count is filled by the engine, so a first step under
--- torch.compile records.
-local function new_step_count(n)
+-- parameter's device (on `device` for capturable optimizers), float32 or, under a float64
+-- default dtype, float64 (PyTorch's _get_scalar_dtype). A zero count is filled by the
+-- engine, so a first step under torch.compile records.
+local function new_step_count(n, device)
   local o = {dtype = torch.get_default_dtype() == torch.float64 and torch.float64 or torch.float32, device = "cpu"}
-  return n and torch.tensor(n + 0.0, o) or torch.zeros({}, o)
+  local count = n and torch.tensor(n + 0.0, o) or torch.zeros({}, o)
+  return device and count:to(device) or count
 end
 
 -- load_state_dict's `step` of an optimizer that counts in a tensor: a whole number >= 0,
 -- given as a number (older state dicts) or a one-element tensor; returns a new count tensor.
-local function loaded_step_count(name, i, v)
+local function loaded_step_count(name, i, v, device)
   local n = v
   if is_tensor(v) then
     if v:numel() ~= 1 then
@@ -127,7 +131,7 @@ local function loaded_step_count(name, i, v)
     fail(name .. ".load_state_dict: state 'step' of parameter " .. tostring(i) .. " is " .. tostring(n)
       .. ", expected a whole number >= 0")
   end
-  return new_step_count(n)
+  return new_step_count(n, device)
 end
 
 function Optimizer:validate() end
@@ -137,17 +141,16 @@ function Optimizer:update()
 end
 
 -- Checks the implementation switches in `values` (the options or a group): booleans (foreach
--- may also be nil, "let the library choose"), capturable and differentiable false.
+-- may also be nil, "let the library choose"), differentiable false.
 local function check_flags(self, values)
   for flag in pairs(self.flags) do
     local v = values[flag]
     if v ~= nil and type(v) ~= "boolean" then
       fail(self.name .. ": " .. flag .. " must be a boolean, got " .. describe(v))
     end
-    if v and (flag == "capturable" or flag == "differentiable") then
-      fail(self.name .. ": " .. flag .. "=true is not supported (tide has no "
-        .. (flag == "capturable" and "CUDA graph capture" or "autograd through optimizer steps")
-        .. "); leave it false")
+    if v and flag == "differentiable" then
+      fail(self.name .. ": differentiable=true is not supported (tide has no autograd through optimizer steps); "
+        .. "leave it false")
     end
   end
 end
@@ -295,7 +298,7 @@ function Optimizer:load_state_dict(sd)
     fail(name .. ".load_state_dict: the state dict has " .. #sd.param_groups .. " parameter groups, the optimizer "
       .. #self.param_groups)
   end
-  local params, groups = {}, {}
+  local params, groups, capturable = {}, {}, {}
   for gi, group in ipairs(self.param_groups) do
     local saved = sd.param_groups[gi]
     local saved_count = type(saved) == "table" and type(saved.params) == "table" and #saved.params or 0
@@ -306,7 +309,10 @@ function Optimizer:load_state_dict(sd)
     local g = copy_group(saved)
     g.params = group.params
     self:validate(g)
-    for i, p in ipairs(group.params) do params[saved.params[i]] = p end
+    for i, p in ipairs(group.params) do
+      params[saved.params[i]] = p
+      capturable[p] = g.capturable
+    end
     groups[gi] = g
   end
   local state = {}
@@ -322,7 +328,7 @@ function Optimizer:load_state_dict(sd)
       -- the parameter.
       local want = self.state_numbers[k] and "number" or "tensor"
       if k == "step" and self.step_tensor then
-        v, want = loaded_step_count(name, i, v), "step count"
+        v, want = loaded_step_count(name, i, v, capturable[p] and p.device or nil), "step count"
       elseif describe(v) ~= want then
         fail(name .. ".load_state_dict: state '" .. tostring(k) .. "' of parameter " .. tostring(i) .. " is a "
           .. describe(v) .. ", expected a " .. want)
@@ -391,7 +397,42 @@ end
 Adam.state_numbers = {}
 Adam.step_tensor = true
 
+-- capturable=true: PyTorch 1.13's capturable single-tensor step, in tensor ops on the
+-- parameter's device with the step count there too (bias corrections from the count tensor),
+-- so no value is read on the host and a compiled step is one CUDA graph. As PyTorch, the
+-- parameters must be on a CUDA device. Its numbers differ from the fused step's by about
+-- 1e-5 relative, as PyTorch's do: the bias corrections come from the float32 count.
+local function adam_capturable_step(self, p, g, s, group)
+  if tostring(p.device) == "cpu" then
+    fail(self.name .. ": capturable=true needs parameters on a CUDA device, got one on cpu (as PyTorch)")
+  end
+  if s.step == nil then
+    s.step = new_step_count(nil, p.device)
+    s.exp_avg = torch.zeros_like(p)
+    s.exp_avg_sq = torch.zeros_like(p)
+  end
+  if group.amsgrad and s.max_exp_avg_sq == nil then s.max_exp_avg_sq = torch.zeros_like(p) end
+  local lr, beta1, beta2, wd = group.lr, group.betas[1], group.betas[2], group.weight_decay
+  local step = s.step:add_(1)
+  if group.maximize then g = -g end
+  if wd ~= 0 then
+    if self.decoupled_weight_decay then p:mul_(1 - lr * wd) else g = g:add(p, {alpha = wd}) end
+  end
+  s.exp_avg:mul_(beta1):add_(g, {alpha = 1 - beta1})
+  s.exp_avg_sq:mul_(beta2):addcmul_(g, g, {value = 1 - beta2})
+  local step_size_neg = (lr / (1 - torch.pow(beta1, step))):neg()
+  local bias_correction2_sqrt = (1 - torch.pow(beta2, step)):sqrt()
+  local v = s.exp_avg_sq
+  if group.amsgrad then
+    torch.maximum(s.max_exp_avg_sq, s.exp_avg_sq, {out = s.max_exp_avg_sq})
+    v = s.max_exp_avg_sq
+  end
+  local denom = (v:sqrt() / (bias_correction2_sqrt * step_size_neg)):add_(group.eps / step_size_neg)
+  p:addcdiv_(s.exp_avg, denom)
+end
+
 function Adam:update(p, g, s, group)
+  if group.capturable then return adam_capturable_step(self, p, g, s, group) end
   if s.step == nil then
     s.step = new_step_count()
     s.exp_avg = torch.zeros_like(p)

@@ -974,10 +974,10 @@ T.test("on a CUDA device: MLP, CNN and LSTM steps and torch.compile(model) repla
   -- graphs, so its replays run step by step); a random draw, Adam's step count read on the
   -- host, or a host copy keeps the step-by-step replay. Results equal eager either way.
   local has_graphs = os.getenv("TIDE_FAKE_CUDA") ~= "1"
-  local function sgd_model()
+  local function mlp_step(make_opt)
     torch.manual_seed(23)
     local m = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 3)):cuda()
-    local opt = torch.optim.SGD(m:parameters(), {lr = 0.05, momentum = 0.9})
+    local opt = make_opt(m:parameters())
     return m, function(x, y)
       opt:zero_grad()
       local loss = nn.functional.mse_loss(m(x), y)
@@ -986,15 +986,23 @@ T.test("on a CUDA device: MLP, CNN and LSTM steps and torch.compile(model) repla
       return loss:detach()
     end
   end
-  local g1, step1 = sgd_model()
-  local g2, step2 = sgd_model()
-  local cstep = torch.compile(step2, {fullgraph = true})
-  for i = 1, 6 do
-    local x, y = torch.full({4, 6}, i / 6):cuda(), torch.full({4, 3}, 0.5):cuda()
-    T.truthy(torch.equal(step1(x, y), cstep(x, y)), "SGD step " .. i)
+  -- SGD, and Adam with capturable=true (its step count on the device).
+  local step2
+  for _, make_opt in ipairs({
+    function(ps) return torch.optim.SGD(ps, {lr = 0.05, momentum = 0.9}) end,
+    function(ps) return torch.optim.Adam(ps, {lr = 0.01, capturable = true}) end,
+  }) do
+    local g1, step1 = mlp_step(make_opt)
+    local g2, s2 = mlp_step(make_opt)
+    local cstep = torch.compile(s2, {fullgraph = true})
+    for i = 1, 6 do
+      local x, y = torch.full({4, 6}, i / 6):cuda(), torch.full({4, 3}, 0.5):cuda()
+      T.truthy(torch.equal(step1(x, y), cstep(x, y)), "MLP step " .. i)
+    end
+    same_params(g1, g2)
+    T.eq(stats(cstep).cuda_graphs, has_graphs and 1 or 0, "graphs")
+    step2 = step2 or s2
   end
-  same_params(g1, g2)
-  T.eq(stats(cstep).cuda_graphs, has_graphs and 1 or 0, "graphs")
   -- The autograd two-layer step of bench workload 10 (manual SGD under no_grad).
   local function two_layer()
     torch.manual_seed(24)
