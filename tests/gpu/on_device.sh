@@ -29,6 +29,8 @@ export TIDE_PYTHON=$(command -v ${PYTHON:-python3})
 for t in test_optim_more test_nn_utils test_amp test_keywords test_tensor test_two_layer test_compile; do
   LOG=cuda_sections step $t 90 $B/tide tests/lua/$t.lua
 done
+# capturable Adam/AdamW against PyTorch's on the same card.
+LOG=cuda_sections step adam_capturable 60 ${PYTHON:-python3} tests/gpu/adam_capturable.py $B/tide
 # torch.compile's CUDA graphs and replays under compute-sanitizer (invalid device accesses).
 if command -v compute-sanitizer >/dev/null; then
   LOG=cuda_sections TAIL=8 step memcheck_test_compile 240 compute-sanitizer --tool memcheck --leak-check no \
