@@ -1043,6 +1043,19 @@ T.test("on a CUDA device: MLP, CNN and LSTM steps and torch.compile(model) repla
     T.eq(r.cuda_graph, false)
     T.truthy(r.cuda_graph_reason:find(has_graphs and c[2] or "which has no graphs", 1, true), r.cuda_graph_reason)
   end
+  -- An index out of range in a replayed gather raises as eagerly (the kernel's flag, checked
+  -- by the replayed check); an embedding checks its indices on the host, which breaks.
+  local gather = torch.compile(function(i, t) return t:gather(2, i) end, {fullgraph = true})
+  local src = torch.randn(2, 4):cuda()
+  local good = torch.tensor({{1}, {2}}):cuda()
+  for _ = 1, 2 do T.truthy(torch.equal(gather(good, src), src:gather(2, good))) end
+  T.error(function() gather(torch.tensor({{1}, {9}}):cuda(), src) end, "gather: index 9 is out of range")
+  T.truthy(torch.equal(gather(good, src), src:gather(2, good)))
+  -- (a replay that raised is not counted; the variant replays on)
+  T.eq({stats(gather).recordings, stats(gather).replays, stats(gather).eager}, {1, 2, false})
+  local emb = nn.Embedding(10, 3):cuda()
+  T.error(function() torch.compile(function(i) return emb(i) end, {fullgraph = true})(good) end,
+          "cannot be captured: _check_indices: reads or writes tensor data on the host")
   -- Copies to the CPU replay (into a new result, or into a CPU tensor the function
   -- reaches); host code reading device data breaks, naming the op.
   local to_cpu = torch.compile(function(t) return t:cpu():mul(2) end, {fullgraph = true})
