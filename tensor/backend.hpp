@@ -163,9 +163,10 @@ struct DeviceBackend {
   // the closure must take nothing from the tensors' data when it is made. Null on devices.
   void (*host)(const char* op, std::span<const Tensor* const> operands, const std::function<void()>& work);
 
-  // ---- graphs (CUDA graphs; null elsewhere): the work the calling thread queues on the
-  // device's stream between graph_begin and graph_end is captured, not run, into a graph that
-  // graph_launch queues as one unit. graph_end returns null when the capture failed (an
+  // ---- graphs (CUDA graphs; null elsewhere): the work queued on the device's stream between
+  // graph_begin and graph_end is captured, not run, into a graph that graph_launch queues as
+  // one unit. That is the device's one stream: work another thread queues on the device
+  // meanwhile would be captured too, so a capture assumes one thread uses the device. graph_end returns null when the capture failed (an
   // entry used something a graph cannot hold); the scratch memory the captured kernels use
   // belongs to the graph until graph_free. torch.compile replays device-only recordings so.
   void (*graph_begin)(int device);

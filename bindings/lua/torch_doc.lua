@@ -758,8 +758,8 @@ document(torch.compiler, {
 document(torch._dynamo, {
   explain = "_dynamo.explain(fn)(...) -> report: runs fn(...) once under a fresh compile and reports graph_count, " ..
     "graph_break_count, break_reasons, op_count, ops (each \"binding:entry\"), fused_groups, buffers and bytes " ..
-    "kept, guarded_values, guarded_tensors, cuda_graph and cuda_graph_reason (whether replays run as one CUDA " ..
-    "graph, and why not); tostring(report) prints them.",
+    "kept, guarded_values, guarded_tensors, cuda_graph and cuda_graph_reason (whether replays are planned as one " ..
+    "CUDA graph, and why not); tostring(report) prints them.",
 })
 -- The profiler (bindings/lua/torch_profiler.lua; the recording core is tensor/profiler/).
 local profiler = torch.profiler

@@ -397,8 +397,9 @@ end
 Adam.state_numbers = {}
 Adam.step_tensor = true
 
--- capturable=true: PyTorch 1.13's capturable single-tensor step, in tensor ops on the
--- parameter's device with the step count there too (bias corrections from the count tensor),
+-- capturable=true: PyTorch 1.13's capturable single-tensor step formulas (with PyTorch 2's
+-- count: a 0-dim tensor of _get_scalar_dtype, not 1.13's float32 of shape (1,)), in tensor
+-- ops on the parameter's device with the step count there too (bias corrections from it),
 -- so no value is read on the host and a compiled step is one CUDA graph. As PyTorch, the
 -- parameters must be on a CUDA device. Its numbers differ from the fused step's by about
 -- 1e-5 relative, as PyTorch's do: the bias corrections come from the float32 count.
@@ -410,6 +411,9 @@ local function adam_capturable_step(self, p, g, s, group)
     s.step = new_step_count(nil, p.device)
     s.exp_avg = torch.zeros_like(p)
     s.exp_avg_sq = torch.zeros_like(p)
+  elseif tostring(s.step.device) ~= tostring(p.device) then
+    fail(self.name .. ": capturable=true needs the step count on the parameter's device (" .. tostring(p.device)
+      .. "), got one on " .. tostring(s.step.device) .. " (state made with capturable=false)")
   end
   if group.amsgrad and s.max_exp_avg_sq == nil then s.max_exp_avg_sq = torch.zeros_like(p) end
   local lr, beta1, beta2, wd = group.lr, group.betas[1], group.betas[2], group.weight_decay

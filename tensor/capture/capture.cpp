@@ -434,14 +434,14 @@ std::pair<const char*, const char*> bytes_of(const Operand& o, int64_t n) {
   return {o.base + std::min<int64_t>(0, span), o.base + std::max<int64_t>(0, span) + 16};
 }
 
-// Whether pointwise step p can join a group over n elements whose operands are `group`: flat
-// over the same n elements, writing no broadcast operand, and every operand of p that
+// Whether pointwise step p can join a group over n elements whose operands are `group`: a
+// CPU step (a group runs block by block on the host's threads), flat over the same n elements, writing no broadcast operand, and every operand of p that
 // overlaps an operand of the group that either writes walks the same addresses in step (so
 // each element depends only on the same element of earlier steps, and blocks are
 // independent). p's operands go to *mine.
 bool fusable(const Pointwise& p, int64_t n, const std::vector<Operand>& group, std::vector<Operand>* mine) {
   const TensorIter& it = p.it;
-  if (it.ndim() != 1 || it.numel() != n) return false;
+  if (p.be != &kCpuBackend || it.ndim() != 1 || it.numel() != n) return false;
   mine->clear();
   for (int o = 0; o < it.ntensors(); ++o) {
     mine->push_back({it.data(o), it.strides(o)[0], o == 0});
@@ -467,7 +467,7 @@ void plan_segments(Tape& t) {
     size_t j = i + 1;
     const Pointwise* first = t.steps[i].pointwise.get();
     const int64_t n = first ? first->it.numel() : 0;
-    if (first && first->be == &kCpuBackend && n >= 2 * kFuseBlock && fusable(*first, n, {}, &mine)) {
+    if (first && n >= 2 * kFuseBlock && fusable(*first, n, {}, &mine)) {
       group = mine;
       while (j < t.steps.size() && t.steps[j].pointwise && fusable(*t.steps[j].pointwise, n, group, &mine)) {
         group.insert(group.end(), mine.begin(), mine.end());

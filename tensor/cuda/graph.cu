@@ -46,9 +46,10 @@ bool keep_for_graph(void* ptr, size_t nbytes, int device) noexcept {
 
 void graph_begin(int device) {
   TIDE_ASSERT(!t_capture_scratch);
+  auto scratch = std::make_unique<std::vector<ScratchBlock>>();  // (before the capture: may throw)
   cudaStream_t s = stream_for(device);
   check(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture");
-  t_capture_scratch = new std::vector<ScratchBlock>;
+  t_capture_scratch = scratch.release();
   t_scratch_lost = false;
 }
 

@@ -438,7 +438,7 @@ ValuesIndices sort_on_backend(const char* op, const Tensor& x0, int d, int64_t k
   ValuesIndices r;
   if (want_values) r.values = Tensor::empty(shape, x.dtype(), x.device());
   r.indices = Tensor::empty(shape, DType::Int64, x.device());
-  if (r.indices.numel() > 0) (on_host ? kCpuBackend : be).sort(op, x, d, k, descending, r.values, r.indices);
+  if (r.indices.numel() > 0) (on_host ? backend_for(DeviceType::CPU) : be).sort(op, x, d, k, descending, r.values, r.indices);
   if (on_host) {
     if (want_values) r.values = r.values.to_device(x0.device());
     r.indices = r.indices.to_device(x0.device());

@@ -6,7 +6,7 @@
 # against PyTorch on the same card. Logs go to $OUT. Made here with:
 #   tests/gpu/bundle.sh   (then: device run "bash tests/gpu/on_device.sh", carry .dev)
 set -u
-OUT=${OUT:-/tmp/tide-gpu-out}; mkdir -p "$OUT"
+OUT=${OUT:-/tmp/tide-gpu-out}; mkdir -p "$OUT"; rm -f "$OUT"/*.log  # (steps append to their logs)
 B=/tmp/tidebin; rm -rf $B; mkdir -p $B; tar -xJf .dev/bundle.tar.xz -C $B || exit 1
 cub=$(find /usr/local /opt -name 'libcublas.so.13' 2>/dev/null | head -1)
 export LD_LIBRARY_PATH=$B:$B/lib:${cub:+$(dirname "$cub")}:/usr/local/cuda/lib64

@@ -161,7 +161,7 @@ function T.tmpdir()
 end
 
 -- The Python with NumPy and PyTorch 1.13 for reference values (the default python3 lacks them).
-T.PYTHON = os.getenv("TIDE_PYTHON") or "/usr/bin/python3"
+T.PYTHON = (os.getenv("TIDE_PYTHON") or "") ~= "" and os.getenv("TIDE_PYTHON") or "/usr/bin/python3"
 
 -- True when T.PYTHON can import the module `name`.
 function T.have_python_module(name)

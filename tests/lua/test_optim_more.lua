@@ -639,6 +639,12 @@ if torch.cuda.is_available() then
                    string.format("%s: element %d is %.17g, PyTorch %.17g", label, i, got[i], want))
         end
       end
+      -- A count made without capturable (on the CPU) is refused once capturable is switched on.
+      local plain = optim[c.name]({p}, c.cfg)
+      p.grad = torch.ones_like(p)
+      plain:step()
+      plain.param_groups[1].capturable = true
+      T.error(function() plain:step() end, c.name .. ": capturable=true needs the step count on the parameter's device")
       -- A saved state loads with its count on the device again.
       local opt2 = optim[c.name]({p, q}, cfg)
       opt2:load_state_dict(opt:state_dict())
