@@ -50,6 +50,10 @@ const DeviceBackend kCpuBackend = {
     .matmul = cpu::matmul,
     .sort = cpu::sort,
     .host = [](const char*, std::span<const Tensor* const>, const std::function<void()>& work) { work(); },
+    .graph_begin = nullptr,  // graphs: CUDA's only (a CPU replay runs its steps)
+    .graph_end = nullptr,
+    .graph_launch = nullptr,
+    .graph_free = nullptr,
 };
 
 }  // namespace tide

@@ -257,6 +257,10 @@ const DeviceBackend kBackend = {
     nullptr,  // strided products: gemm, or the CPU on host copies for integers
     nullptr,  // sort: the CPU's on host copies
     nullptr,  // host kernels: the CPU's only
+    nullptr,  // graphs: none (compiled replays run their steps)
+    nullptr,
+    nullptr,
+    nullptr,
 };
 
 }  // namespace
