@@ -28,6 +28,7 @@
 #include "../tensor/random.hpp"
 #include "autocast.hpp"
 #include "lua_api.hpp"
+#include "lua_globals.hpp"
 
 namespace tide::lua {
 
@@ -92,7 +93,9 @@ struct TensorState {
   }
 };
 
-enum class V : uint8_t { Nil, False, True, Int, Float, String, Table, End, Function, CFunction, Userdata, Light, Thread, Tensor, Seen, Library };
+// Env: a function's _ENV table walked at the names the function uses (its next value is an
+// Int, the index of those names in Snapshot::env_names).
+enum class V : uint8_t { Nil, False, True, Int, Float, String, Table, End, Function, CFunction, Userdata, Light, Thread, Tensor, Seen, Library, Env };
 
 struct Value {
   V kind;
@@ -103,6 +106,7 @@ struct Value {
 struct Snapshot {
   std::vector<Value> values;
   std::vector<TensorState> tensors;
+  std::vector<std::vector<std::string>> env_names;  // see V::Env
   int keep = LUA_NOREF;  // registry: a table holding the reached objects alive
   bool too_large = false;
 };
@@ -125,8 +129,9 @@ class Walker {
 
   // Walks the upvalues of the function at idx (absolute). Returns false on a difference.
   bool walk_function_upvalues(int idx) {
-    for (int i = 1; lua_getupvalue(L_, idx, i) != nullptr; ++i) {
-      bool ok = walk(lua_gettop(L_));
+    for (int i = 1; const char* name = lua_getupvalue(L_, idx, i); ++i) {
+      const int top = lua_gettop(L_);
+      bool ok = std::strcmp(name, "_ENV") == 0 && lua_istable(L_, top) ? walk_env(idx, i, top) : walk(top);
       lua_pop(L_, 1);
       if (!ok) return false;
     }
@@ -274,6 +279,47 @@ class Walker {
       }
       default: return emit({V::Nil});
     }
+  }
+
+  // The global table a function reaches as its upvalue `upvalue` (at env): only the fields
+  // the function names, when its bytecode shows it uses no others (lua_globals.hpp) and the
+  // table has no metatable (whose __index could read any); else the whole table. Such a
+  // partial visit does not count as a visit (seen_before): a later full one walks it all.
+  bool walk_env(int fn, int upvalue, int env) {
+    const void* p = lua_topointer(L_, env);
+    const std::vector<std::string>* names = nullptr;
+    if (expect_) {
+      if (count_ + 1 >= expect_->values.size() || expect_->values[count_].kind != V::Env) return walk(env);
+      const size_t k = expect_->values[count_ + 1].bits;
+      if (k >= expect_->env_names.size()) return false;
+      names = &expect_->env_names[k];
+      if (!emit({V::Env, uint64_t(uintptr_t(p))}) || !emit({V::Int, k})) return false;
+      if (has_metatable(env)) return false;
+    } else {
+      if (seen_.count(p) || in_library(env) || has_metatable(env)) return walk(env);
+      auto used = globals_used(L_, fn, upvalue);
+      if (!used) return walk(env);
+      keep(env);
+      out_->env_names.push_back(std::move(*used));
+      names = &out_->env_names.back();
+      if (!emit({V::Env, uint64_t(uintptr_t(p))}) || !emit({V::Int, out_->env_names.size() - 1})) return false;
+    }
+    if (!descend()) return false;
+    bool ok = true;
+    for (size_t i = 0; ok && i < names->size(); ++i) {
+      lua_pushlstring(L_, (*names)[i].data(), (*names)[i].size());
+      lua_rawget(L_, env);
+      ok = walk(lua_gettop(L_));
+      lua_pop(L_, 1);
+    }
+    --depth_;
+    return ok;
+  }
+
+  bool has_metatable(int idx) {
+    if (!lua_getmetatable(L_, idx)) return false;
+    lua_pop(L_, 1);
+    return true;
   }
 
   // A table's metatable (or nil), its pairs, End.

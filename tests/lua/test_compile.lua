@@ -119,6 +119,69 @@ T.test("guards: an upvalue's number or tensor changed between calls is seen", fu
   T.eq(s.replays, 2)
 end)
 
+-- Functions that reach the globals (_ENV): the guard watches the names each function uses,
+-- in it, in the functions it defines and in the functions it reaches; the whole table when a
+-- function uses _ENV itself as a value or the table has a metatable.
+T.test("guards: globals a function names are watched, the rest of _ENV is not", function()
+  local chunk = [[
+    helper_scale = 2
+    local function helper(x) return x * helper_scale end
+    return function(x)
+      local inner = function(v) return v + g_offset end
+      g_unused_by_f = nil
+      return inner(helper(x))
+    end,
+    function(x) return x + rawget(_ENV, "g_offset") end,
+    function(x) g_counter = g_counter + 1; return x + 1 end
+  ]]
+  local genv = {rawget = rawget, g_offset = 1, g_counter = 0}
+  local f, g, h = load(chunk, "=globals", "t", genv)()
+  local x = torch.arange(3, {dtype = torch.float32})
+  local cf = torch.compile(f)
+  T.truthy(torch.equal(cf(x), x * 2 + 1))
+  T.truthy(torch.equal(cf(x), x * 2 + 1))
+  genv.g_other = 5  -- a name no function uses: still a replay
+  T.truthy(torch.equal(cf(x), x * 2 + 1))
+  T.eq(stats(cf).recordings, 1)
+  T.eq(stats(cf).replays, 2)
+  genv.g_offset = 10  -- read by the function f defines
+  T.truthy(torch.equal(cf(x), x * 2 + 10))
+  genv.helper_scale = 3  -- read by the upvalue helper
+  T.truthy(torch.equal(cf(x), x * 3 + 10))
+  genv.g_unused_by_f = 1  -- written by f: the write is part of the call, which records again
+  T.truthy(torch.equal(cf(x), x * 3 + 10))
+  T.eq(genv.g_unused_by_f, nil)
+  T.eq(stats(cf).recordings, 4)
+  T.truthy(torch.equal(cf(x), x * 3 + 10))
+  T.eq(stats(cf).replays, 3)
+  -- _ENV used as a value: every global is watched.
+  local cg = torch.compile(g)
+  genv.g_offset = 1
+  T.truthy(torch.equal(cg(x), x + 1))
+  T.truthy(torch.equal(cg(x), x + 1))
+  genv.g_other = 6
+  T.truthy(torch.equal(cg(x), x + 1))
+  genv.g_offset = 4
+  T.truthy(torch.equal(cg(x), x + 4))
+  T.eq(stats(cg).recordings, 3)
+  -- A global written on every call is Lua state the call changes.
+  local ch = torch.compile(h)
+  local msg = capture_stderr(function() for _ = 1, 5 do ch(x) end end)
+  T.eq(genv.g_counter, 5)
+  T.truthy(stats(ch).eager, msg)
+  T.truthy(msg:find("changes Lua state", 1, true), msg)
+  -- A global table with a metatable: its __index could read any field, so all are watched.
+  local menv = setmetatable({g_offset = 2}, {__index = {g_base = 0}})
+  local fm = load("return function(x) return x + g_offset end", "=meta", "t", menv)()
+  local cm = torch.compile(fm)
+  T.truthy(torch.equal(cm(x), x + 2))
+  T.truthy(torch.equal(cm(x), x + 2))
+  menv.g_other = 1
+  T.truthy(torch.equal(cm(x), x + 2))
+  T.eq(stats(cm).recordings, 2)
+  T.eq(stats(cm).replays, 1)
+end)
+
 -- Linear regression as PyTorch's tutorials write it: nn.Linear, MSELoss, SGD.
 local function linreg(momentum)
   torch.manual_seed(3)
