@@ -3,13 +3,38 @@
 -- 5 that on each forward pass chooses a random order between 4 and 5 and reuses the same
 -- weight several times to compute the fourth and fifth order.
 --
---   tide dynamic_net.lua [init.npz [steps]]
+--   tide dynamic_net.lua [init.npz [steps]] [--steps N] [--compile 1]
 --
 -- With init.npz (written by the PyTorch original, dynamic_net.py) the parameters start where
 -- PyTorch's did and every forward pass makes PyTorch's random choice, so the printed losses
--- match PyTorch's (tests/lua/test_examples_pytorch.sh); steps replaces the 30000 steps.
-local init = arg[1] and np.load(arg[1])
-local steps = tonumber(arg[2]) or 30000
+-- match PyTorch's (tests/lua/test_examples_pytorch.sh); steps (or --steps N) replaces the
+-- 30000 steps.
+--
+-- With --compile 1 each step (forward, loss, zero_grad, backward, optimizer step) runs under
+-- torch.compile. The forward's random choice is math.random (or, with init.npz, a value read
+-- with item()), which a replay could not repeat, so the first call stops the capture and the
+-- steps run eagerly, with the message saying why: the same numbers, then the statistics.
+
+-- The arguments: the positional ones above, and the options (--compile N, N ~= 0: compile
+-- the step below).
+local positional, compile, steps_opt = {}, 0
+do
+  local i = 1
+  while i <= #arg do
+    local a = arg[i]
+    if a == "--compile" or a == "--steps" then
+      local v = assert(tonumber(arg[i + 1]), a .. " takes a number")
+      if a == "--compile" then compile = v else steps_opt = v end
+      i = i + 2
+    elseif a:sub(1, 2) == "--" then
+      error("dynamic_net.lua: unknown option " .. a .. " (options: --steps N, --compile N)", 0)
+    else
+      positional[#positional + 1] = a; i = i + 1
+    end
+  end
+end
+local init = positional[1] and np.load(positional[1])
+local steps = steps_opt or tonumber(positional[2]) or 30000
 torch.manual_seed(0)
 math.randomseed(0)
 
@@ -65,13 +90,13 @@ end
 -- stochastic gradient descent is tough, so we use momentum
 local criterion = nn.MSELoss{reduction = "sum"}
 local optimizer = optim.SGD(model:parameters(), {lr = 1e-8, momentum = 0.9})
-for t = 0, steps - 1 do
+-- One optimization step; returns the loss before it (a 0-dim tensor).
+local function step()
   -- Forward pass: Compute predicted y by passing x to the model
   local y_pred = model(x)
 
-  -- Compute and print loss
+  -- Compute loss
   local loss = criterion(y_pred, y)
-  if t % 2000 == 1999 then print(t, loss:item()) end
 
   -- Zero gradients, perform a backward pass, and update the weights. PyTorch 1.13's
   -- zero_grad() zeroes the gradients (set_to_none=False), so a pass that does not use e still
@@ -79,6 +104,18 @@ for t = 0, steps - 1 do
   optimizer:zero_grad({set_to_none = false})
   loss:backward()
   optimizer:step()
+  return loss
+end
+if compile ~= 0 then step = torch.compile(step) end
+for t = 0, steps - 1 do
+  local loss = step()
+  -- Print loss
+  if t % 2000 == 1999 then print(t, loss:item()) end
 end
 
 print("Result: " .. model:string())
+if compile ~= 0 then
+  local s = torch.compiler.stats(step)
+  print(string.format("compiled: %d recordings, %d replays%s", s.recordings, s.replays,
+                      s.eager and ", then eager: " .. s.reason or ""))
+end

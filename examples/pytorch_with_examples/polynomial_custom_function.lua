@@ -5,11 +5,32 @@
 -- original (polynomial_custom_function.py), so the printed losses match PyTorch's
 -- (tests/lua/test_examples_pytorch.sh).
 --
---   tide polynomial_custom_function.lua
+--   tide polynomial_custom_function.lua [--compile 1]
+--
+-- With --compile 1 each step (forward through the custom Function, loss, backward, update)
+-- runs under torch.compile; it returns the loss, which the loop reads and prints outside the
+-- compiled function. The same numbers, then the compile statistics.
 
 -- We can implement our own custom autograd Functions by extending torch.autograd.Function and
 -- implementing the forward and backward passes which operate on Tensors.
 local LegendrePolynomial3 = torch.autograd.Function:extend("LegendrePolynomial3")
+
+-- The arguments: --compile N (N ~= 0: compile the step below); a positional one (the .npz
+-- tests/lua/test_examples_pytorch.sh gives every script) is ignored.
+local positional, compile = {}, 0
+do
+  local i = 1
+  while i <= #arg do
+    local a = arg[i]
+    if a == "--compile" then
+      compile = assert(tonumber(arg[i + 1]), a .. " takes a number"); i = i + 2
+    elseif a:sub(1, 2) == "--" then
+      error("polynomial_custom_function.lua: unknown option " .. a .. " (options: --compile N)", 0)
+    else
+      positional[#positional + 1] = a; i = i + 1
+    end
+  end
+end
 
 -- In the forward pass we receive a Tensor containing the input and return a Tensor
 -- containing the output. ctx is a context object that can be used to stash information for
@@ -43,7 +64,8 @@ local c = torch.full({}, 0.0, {device = device, dtype = dtype, requires_grad = t
 local d = torch.full({}, 0.3, {device = device, dtype = dtype, requires_grad = true})
 
 local learning_rate = 5e-6
-for t = 0, 1999 do
+-- One step of gradient descent; returns the loss before it (a 0-dim tensor).
+local function step()
   -- To apply our Function, we use Function.apply. We alias this as P3.
   local P3 = LegendrePolynomial3.apply
 
@@ -51,9 +73,8 @@ for t = 0, 1999 do
   -- autograd operation.
   local y_pred = a + b * P3(c + d * x)
 
-  -- Compute and print loss
+  -- Compute loss
   local loss = (y_pred - y):pow(2):sum()
-  if t % 100 == 99 then print(t, loss:item()) end
 
   -- Use autograd to compute the backward pass.
   loss:backward()
@@ -71,6 +92,18 @@ for t = 0, 1999 do
     c.grad = nil
     d.grad = nil
   end)
+  return loss
+end
+if compile ~= 0 then step = torch.compile(step) end
+for t = 0, 1999 do
+  local loss = step()
+  -- Print loss
+  if t % 100 == 99 then print(t, loss:item()) end
 end
 
 print(string.format("Result: y = %s + %s * P3(%s + %s x)", a:item(), b:item(), c:item(), d:item()))
+if compile ~= 0 then
+  local s = torch.compiler.stats(step)
+  print(string.format("compiled: %d recordings, %d replays%s", s.recordings, s.replays,
+                      s.eager and ", then eager: " .. s.reason or ""))
+end

@@ -2,11 +2,32 @@
 -- polynomial as a subclass of nn.Module with four parameters, trained by SGD. Define a model
 -- this way whenever it is more complex than a sequence of existing Modules.
 --
---   tide polynomial_module.lua [init.npz]
+--   tide polynomial_module.lua [init.npz] [--compile 1]
 --
 -- With init.npz (written by the PyTorch original, polynomial_module.py) the parameters start
 -- where PyTorch's did, and the printed losses match PyTorch's (tests/lua/test_examples_pytorch.sh).
-local init = arg[1] and np.load(arg[1])
+--
+-- With --compile 1 each step (forward, loss, zero_grad, backward, optimizer step) runs under
+-- torch.compile; it returns the loss, which the loop reads and prints outside the compiled
+-- function. The same numbers, then the compile statistics.
+
+-- The arguments: the positional ones above, and the options (--compile N, N ~= 0: compile
+-- the step below).
+local positional, compile = {}, 0
+do
+  local i = 1
+  while i <= #arg do
+    local a = arg[i]
+    if a == "--compile" then
+      compile = assert(tonumber(arg[i + 1]), a .. " takes a number"); i = i + 2
+    elseif a:sub(1, 2) == "--" then
+      error("polynomial_module.lua: unknown option " .. a .. " (options: --compile N)", 0)
+    else
+      positional[#positional + 1] = a; i = i + 1
+    end
+  end
+end
+local init = positional[1] and np.load(positional[1])
 torch.manual_seed(0)
 
 local Polynomial3 = nn.Module:extend("Polynomial3")
@@ -44,18 +65,30 @@ if init then model:load_state_dict(init) end
 -- parameters (defined with nn.Parameter) which are members of the model.
 local criterion = nn.MSELoss{reduction = "sum"}
 local optimizer = optim.SGD(model:parameters(), {lr = 1e-6})
-for t = 0, 1999 do
+-- One optimization step; returns the loss before it (a 0-dim tensor).
+local function step()
   -- Forward pass: Compute predicted y by passing x to the model
   local y_pred = model(x)
 
-  -- Compute and print loss
+  -- Compute loss
   local loss = criterion(y_pred, y)
-  if t % 100 == 99 then print(t, loss:item()) end
 
   -- Zero gradients, perform a backward pass, and update the weights.
   optimizer:zero_grad()
   loss:backward()
   optimizer:step()
+  return loss
+end
+if compile ~= 0 then step = torch.compile(step) end
+for t = 0, 1999 do
+  local loss = step()
+  -- Print loss
+  if t % 100 == 99 then print(t, loss:item()) end
 end
 
 print("Result: " .. model:string())
+if compile ~= 0 then
+  local s = torch.compiler.stats(step)
+  print(string.format("compiled: %d recordings, %d replays%s", s.recordings, s.replays,
+                      s.eager and ", then eager: " .. s.reason or ""))
+end

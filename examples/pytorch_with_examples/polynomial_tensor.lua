@@ -2,11 +2,32 @@
 -- fit of sin(x) with tensors and hand-written gradients. A tensor is like a NumPy array, and
 -- it can also live on a GPU: set device to "cuda".
 --
---   tide polynomial_tensor.lua [init.npz]
+--   tide polynomial_tensor.lua [init.npz] [--compile 1]
 --
 -- With init.npz (written by the PyTorch original, polynomial_tensor.py) the weights start where
 -- PyTorch's did, and the printed losses match PyTorch's (tests/lua/test_examples_pytorch.sh).
-local init = arg[1] and np.load(arg[1])
+--
+-- With --compile 1 each step (forward, loss, gradients, update) runs under torch.compile; it
+-- returns the loss, which the loop reads and prints outside the compiled function (reading
+-- it inside would stop the capture). The same numbers, then the compile statistics.
+
+-- The arguments: the positional ones above, and the options (--compile N, N ~= 0: compile
+-- the step below).
+local positional, compile = {}, 0
+do
+  local i = 1
+  while i <= #arg do
+    local a = arg[i]
+    if a == "--compile" then
+      compile = assert(tonumber(arg[i + 1]), a .. " takes a number"); i = i + 2
+    elseif a:sub(1, 2) == "--" then
+      error("polynomial_tensor.lua: unknown option " .. a .. " (options: --compile N)", 0)
+    else
+      positional[#positional + 1] = a; i = i + 1
+    end
+  end
+end
+local init = positional[1] and np.load(positional[1])
 torch.manual_seed(0)
 
 local dtype = torch.float
@@ -25,13 +46,13 @@ end
 local a, b, c, d = weight("a"), weight("b"), weight("c"), weight("d")
 
 local learning_rate = 1e-6
-for t = 0, 1999 do
+-- One step of gradient descent; returns the loss before it (a 0-dim tensor).
+local function step()
   -- Forward pass: compute predicted y
   local y_pred = a + (b * x) + (c * x:pow(2)) + (d * x:pow(3))
 
-  -- Compute and print loss
-  local loss = (y_pred - y):pow(2):sum():item()
-  if t % 100 == 99 then print(t, loss) end
+  -- Compute loss
+  local loss = (y_pred - y):pow(2):sum()
 
   -- Backprop to compute gradients of a, b, c, d with respect to loss
   local grad_y_pred = -2.0 * (y - y_pred)
@@ -45,6 +66,18 @@ for t = 0, 1999 do
   b:sub_(learning_rate * grad_b)
   c:sub_(learning_rate * grad_c)
   d:sub_(learning_rate * grad_d)
+  return loss
+end
+if compile ~= 0 then step = torch.compile(step) end
+for t = 0, 1999 do
+  local loss = step()
+  -- Print loss
+  if t % 100 == 99 then print(t, loss:item()) end
 end
 
 print(string.format("Result: y = %s + %s x + %s x^2 + %s x^3", a:item(), b:item(), c:item(), d:item()))
+if compile ~= 0 then
+  local s = torch.compiler.stats(step)
+  print(string.format("compiled: %d recordings, %d replays%s", s.recordings, s.replays,
+                      s.eager and ", then eager: " .. s.reason or ""))
+end

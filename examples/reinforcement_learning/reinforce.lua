@@ -6,6 +6,9 @@
 --   tide examples/reinforcement_learning/reinforce.lua [--episodes N] [--log-interval 1]
 --        [--no-dropout] [--init F.pt] [--uniforms F.npy]   (reinforce.py's --save-init and
 --        the uniforms it reads, to compare: tests/lua/test_example_rl.sh)
+--        [--compile 1]   (each episode's optimizer step under torch.compile: the same
+--                         numbers, then the compile statistics)
+--        [--save F.pt]   (the trained weights at the end)
 --
 -- Without --uniforms the environment's resets and the actions come from tide's generator
 -- (seeded with --seed): the episodes differ from PyTorch's draws, not their statistics.
@@ -15,14 +18,14 @@ local Categorical = torch.distributions.Categorical
 local dir = arg and arg[0] and arg[0]:match("(.*/)") or "./"
 local CartPole = dofile(dir .. "cartpole.lua")
 
-local args = {gamma = 0.99, seed = 543, log_interval = 10, episodes = 0, dropout = true}
+local args = {gamma = 0.99, seed = 543, log_interval = 10, episodes = 0, dropout = true, compile = 0}
 local i = 1
 while i <= #arg do
   local a = arg[i]
   if a == "--no-dropout" then args.dropout = false; i = i + 1
-  elseif a == "--gamma" or a == "--seed" or a == "--log-interval" or a == "--episodes" then
+  elseif a == "--gamma" or a == "--seed" or a == "--log-interval" or a == "--episodes" or a == "--compile" then
     args[a:sub(3):gsub("-", "_")] = assert(tonumber(arg[i + 1]), a .. " takes a number"); i = i + 2
-  elseif a == "--init" or a == "--uniforms" then args[a:sub(3)] = assert(arg[i + 1], a .. " takes a file"); i = i + 2
+  elseif a == "--init" or a == "--uniforms" or a == "--save" then args[a:sub(3)] = assert(arg[i + 1], a .. " takes a file"); i = i + 2
   else error("reinforce.lua: unknown option " .. a) end
 end
 
@@ -65,6 +68,18 @@ local function select_action(state)
   return action:item()
 end
 
+-- The update at the end of an episode. Its loss comes from the log-probabilities saved while
+-- acting, through a graph built before the update, so under --compile 1 the loss and its
+-- backward stay eager (a compiled function cannot take or reach tensors that require grad
+-- through graphs made outside it; action selection reads its sample with item() too). What
+-- is compiled is the optimizer step, Adam on the gradients, as PyTorch's recipe for compiling
+-- the optimizer does with opt.step(). The gradients are zeroed in place (set_to_none =
+-- false), so that each episode's backward writes into the same gradient tensors, which the
+-- compiled step's guards check (gradients set to nil would come back as new tensors each
+-- episode, and every call would record anew); the printed numbers are the same either way.
+local function optimizer_step() optimizer:step() end
+if args.compile ~= 0 then optimizer_step = torch.compile(optimizer_step) end
+
 local function finish_episode()
   local R = 0
   local policy_loss = {}
@@ -78,10 +93,10 @@ local function finish_episode()
   for k, log_prob in ipairs(policy.saved_log_probs) do
     table.insert(policy_loss, -log_prob * returns[k])
   end
-  optimizer:zero_grad()
+  optimizer:zero_grad({set_to_none = false})
   policy_loss = torch.cat(policy_loss):sum()
   policy_loss:backward()
-  optimizer:step()
+  optimizer_step()
   policy.rewards = {}
   policy.saved_log_probs = {}
   return policy_loss:item()
@@ -120,3 +135,10 @@ local function main()
 end
 
 main()
+-- (--save F.pt: the trained weights, to compare two runs bit for bit.)
+if args.save then torch.save(policy:state_dict(), args.save) end
+if args.compile ~= 0 then
+  local s = torch.compiler.stats(optimizer_step)
+  print(string.format("compiled: %d recordings, %d replays%s", s.recordings, s.replays,
+                      s.eager and ", then eager: " .. s.reason or ""))
+end

@@ -7,15 +7,17 @@
 --
 --   tide examples/time_sequence_prediction/train.lua [--steps 2] [--N 13] [--L 100] [--future 100]
 --        [--init F.pt]   (train.py's --save-init: the same initial weights, the same losses)
+--        [--compile 1]   (the closure's forward and backward under torch.compile: the same
+--                         numbers, then the compile statistics)
 local torch = torch or require("torch")
 local np = np or require("numpy")
 local nn, optim = torch.nn, torch.optim
 
-local opt = {steps = 2, N = 13, L = 100, future = 100}
+local opt = {steps = 2, N = 13, L = 100, future = 100, compile = 0}
 local i = 1
 while i <= #arg do
   local a = arg[i]
-  if a == "--steps" or a == "--N" or a == "--L" or a == "--future" then
+  if a == "--steps" or a == "--N" or a == "--L" or a == "--future" or a == "--compile" then
     opt[a:sub(3)] = assert(math.tointeger(tonumber(arg[i + 1])), a .. " takes an integer"); i = i + 2
   elseif a == "--init" then opt.init = assert(arg[i + 1], a .. " takes a file"); i = i + 2
   else error("train.lua: unknown option " .. a) end
@@ -62,8 +64,10 @@ end
 -- set random seed to 0
 np.random.seed(0)
 torch.manual_seed(0)
--- load data and make training set
-local data = torch.tensor(sine_waves(opt.N, opt.L))
+-- load data and make training set (a torch tensor, computing with PyTorch's semantics as
+-- train.py does: torch.tensor of a NumPy array would stay a NumPy array, whose 0-d values
+-- decide dtypes by value, which mse_loss's backward would read on the host)
+local data = torch.from_numpy(sine_waves(opt.N, opt.L))
 local input = data[{{4, -1}, {1, -2}}]
 local target = data[{{4, -1}, {2, -1}}]
 local test_input = data[{{1, 3}, {1, -2}}]
@@ -75,15 +79,28 @@ if opt.init then seq:load_state_dict(torch.load(opt.init)) end
 local criterion = nn.MSELoss()
 -- use LBFGS as optimizer since we can load the whole data to train
 local optimizer = optim.LBFGS(seq:parameters(), {lr = 0.8})
+-- The loss and its gradients at the current parameters: the closure's tensor work. With
+-- --compile 1 this is the part under torch.compile, as a PyTorch user would compile it: LBFGS
+-- calls it several times per step (its line search), and its own step reads numbers on the
+-- host (the gradient's size, the curvature pairs, the convergence tests), so optimizer:step
+-- stays eager; printing the loss reads it on the host too, so the closure prints outside the
+-- compiled function (the same value train.py prints before its backward). seq:zero_grad()
+-- clears the same gradients as train.py's optimizer.zero_grad(); through `optimizer` the
+-- compiled function would reach (and guard) LBFGS's state, which changes between its calls.
+local function loss_and_grad()
+  seq:zero_grad()
+  local out = seq(input)
+  local loss = criterion(out, target)
+  loss:backward()
+  return loss
+end
+if opt.compile ~= 0 then loss_and_grad = torch.compile(loss_and_grad) end
 -- begin to train
 for step = 0, opt.steps - 1 do
   print("STEP: ", step)
   local function closure()
-    optimizer:zero_grad()
-    local out = seq(input)
-    local loss = criterion(out, target)
+    local loss = loss_and_grad()
     print("loss:", loss:item())
-    loss:backward()
     return loss
   end
   optimizer:step(closure)
@@ -94,4 +111,9 @@ for step = 0, opt.steps - 1 do
     local loss = criterion(pred[{":", {1, -future - 1}}], test_target)
     print("test loss:", loss:item())
   end)
+end
+if opt.compile ~= 0 then
+  local s = torch.compiler.stats(loss_and_grad)
+  print(string.format("compiled: %d recordings, %d replays%s", s.recordings, s.replays,
+                      s.eager and ", then eager: " .. s.reason or ""))
 end

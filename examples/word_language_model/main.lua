@@ -5,9 +5,12 @@
 -- clipping and plain SGD, annealing the learning rate when the validation loss stops
 -- improving, then reports the test loss of the best model. main.py beside it is the PyTorch
 -- original (less its CUDA and ONNX options); the options are the same, plus
--- --init F.pt (main.py's --save-init: the same initial weights, the same printed losses).
+-- --init F.pt (main.py's --save-init: the same initial weights, the same printed losses)
+-- and --compile 1: the training step of each batch (zero_grad, forward, loss, backward,
+-- gradient clipping, the SGD update) under torch.compile, the same numbers printed, then
+-- the compile statistics.
 --
---   tide examples/word_language_model/main.lua [--model LSTM] [--epochs 40] [--tied] ...
+--   tide examples/word_language_model/main.lua [--model LSTM] [--epochs 40] [--tied] [--compile 1] ...
 local torch = torch or require("torch")
 local nn = torch.nn
 
@@ -16,10 +19,10 @@ local data = dofile(here .. "data.lua")
 
 local args = {data = here .. "../../data/tides", model = "LSTM", emsize = 200, nhid = 200, nlayers = 2, lr = 20,
               clip = 0.25, epochs = 40, batch_size = 20, bptt = 35, dropout = 0.2, tied = false, seed = 1111,
-              log_interval = 200, save = "model.pt", nhead = 2, dry_run = false}
+              log_interval = 200, save = "model.pt", nhead = 2, dry_run = false, compile = 0}
 local NUMBERS = {emsize = true, nhid = true, nlayers = true, lr = true, clip = true, epochs = true, batch_size = true,
                  bptt = true, dropout = true, seed = true, log_interval = true, nhead = true,
-                 encoder_dropout = true}
+                 encoder_dropout = true, compile = true}
 local STRINGS = {data = true, model = true, save = true, init = true}
 local i = 1
 while i <= #arg do
@@ -150,6 +153,30 @@ end
 local lr = args.lr
 local epoch
 
+-- One training step on a batch: the loss, and for the recurrent models the new hidden state
+-- (detached). The hidden state goes in and out as tensors (h, or h and c for the LSTM), not
+-- as a table, because torch.compile guards tensor arguments and results, not tables.
+local function train_step(d, targets, h, c)
+  model:zero_grad()
+  local output, hidden
+  if transformer then
+    output = model(d):view(-1, ntokens)
+  else
+    output, hidden = model(d, c and {h, c} or h)
+  end
+  local loss = criterion(output, targets)
+  loss:backward()
+
+  -- clip_grad_norm_ helps prevent the exploding gradient problem in RNNs / LSTMs.
+  nn.utils.clip_grad_norm_(model:parameters(), args.clip)
+  for _, p in ipairs(model:parameters()) do p.data:add_(p.grad, {alpha = -lr}) end
+
+  if transformer then return loss end
+  if c then return loss, hidden[1]:detach(), hidden[2]:detach() end
+  return loss, hidden:detach()
+end
+if args.compile ~= 0 then train_step = torch.compile(train_step) end
+
 local function train()
   -- Turn on training mode which enables dropout.
   model:train()
@@ -162,20 +189,17 @@ local function train()
     local d, targets = get_batch(train_data, i)
     -- Starting each batch, we detach the hidden state from how it was previously produced.
     -- If we didn't, the model would try backpropagating all the way to start of the dataset.
-    model:zero_grad()
-    local output
+    -- (train_step returns it detached, as repackage_hidden would.)
+    local loss
     if transformer then
-      output = model(d):view(-1, ntokens)
+      loss = train_step(d, targets)
+    elseif torch.is_tensor(hidden) then
+      loss, hidden = train_step(d, targets, hidden)
     else
-      hidden = repackage_hidden(hidden)
-      output, hidden = model(d, hidden)
+      local h, c
+      loss, h, c = train_step(d, targets, hidden[1], hidden[2])
+      hidden = {h, c}
     end
-    local loss = criterion(output, targets)
-    loss:backward()
-
-    -- clip_grad_norm_ helps prevent the exploding gradient problem in RNNs / LSTMs.
-    nn.utils.clip_grad_norm_(model:parameters(), args.clip)
-    for _, p in ipairs(model:parameters()) do p.data:add_(p.grad, {alpha = -lr}) end
 
     total_loss = total_loss + loss:item()
 
@@ -224,3 +248,8 @@ local test_loss = evaluate(test_data)
 print(string.rep("=", 89))
 print(string.format("| End of training | test loss %5.2f | test ppl %8.2f", test_loss, math.exp(test_loss)))
 print(string.rep("=", 89))
+if args.compile ~= 0 then
+  local s = torch.compiler.stats(train_step)
+  print(string.format("compiled: %d recordings, %d replays%s", s.recordings, s.replays,
+                      s.eager and ", then eager: " .. s.reason or ""))
+end
