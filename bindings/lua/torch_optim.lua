@@ -83,9 +83,11 @@ end
 -- Optimizer: parameter groups, per-parameter state, zero_grad, step and state dicts.
 -- A subclass sets `defaults`, `required` (the options without a default, such as SGD's lr),
 -- `validate(values)` and `update(param, grad, state, group)`, which steps one parameter,
--- `state_numbers` when its state holds numbers besides `step`, and `step_tensor` when its
--- step count is a tensor (as PyTorch keeps it; the fused step advances it, so a step under
--- torch.compile changes no Lua value and replays).
+-- `state_numbers` when its state holds numbers besides `step`, `step_tensor` when its
+-- step count is a tensor (as PyTorch keeps it; the step advances it in place and computes
+-- what depends on it with tensor ops, so a step under torch.compile changes no Lua value and
+-- replays), and `state_scalars` for its other one-element state tensors (NAdam's
+-- mu_product), which load_state_dict also accepts as numbers.
 
 local Optimizer = class("Optimizer")
 optim.Optimizer = Optimizer
@@ -102,6 +104,7 @@ Optimizer.flags = {}
 -- The per-parameter state entries that are numbers (the others are tensors).
 Optimizer.state_numbers = {step = true}
 Optimizer.step_tensor = false
+Optimizer.state_scalars = {}
 
 -- A new step count tensor holding n (0 when nil): one element on the CPU whatever the
 -- parameter's device (on `device` for capturable optimizers), float32 or, under a float64
@@ -111,6 +114,25 @@ local function new_step_count(n, device)
   local o = {dtype = torch.get_default_dtype() == torch.float64 and torch.float64 or torch.float32, device = "cpu"}
   local count = n and torch.tensor(n + 0.0, o) or torch.zeros({}, o)
   return device and count:to(device) or count
+end
+
+-- load_state_dict's `k` (a state_scalars entry) of parameter i: a number (the state of older
+-- tide versions) or a one-element tensor; returns a new zero-dim tensor of the step count's
+-- dtype, on the CPU.
+local function loaded_state_scalar(name, i, k, v)
+  local n = v
+  if is_tensor(v) then
+    if v:numel() ~= 1 then
+      fail(name .. ".load_state_dict: state '" .. k .. "' of parameter " .. tostring(i) .. " has " .. v:numel()
+        .. " elements, expected one")
+    end
+    n = v:item()
+  end
+  if type(n) ~= "number" then
+    fail(name .. ".load_state_dict: state '" .. k .. "' of parameter " .. tostring(i) .. " is a " .. describe(v)
+      .. ", expected a number or a one-element tensor")
+  end
+  return new_step_count(n)
 end
 
 -- load_state_dict's `step` of an optimizer that counts in a tensor: a whole number >= 0,
@@ -329,6 +351,8 @@ function Optimizer:load_state_dict(sd)
       local want = self.state_numbers[k] and "number" or "tensor"
       if k == "step" and self.step_tensor then
         v, want = loaded_step_count(name, i, v, capturable[p] and p.device or nil), "step count"
+      elseif self.state_scalars[k] then
+        v, want = loaded_state_scalar(name, i, k, v), "scalar"
       elseif describe(v) ~= want then
         fail(name .. ".load_state_dict: state '" .. tostring(k) .. "' of parameter " .. tostring(i) .. " is a "
           .. describe(v) .. ", expected a " .. want)
@@ -490,7 +514,20 @@ end
 
 -- The optimizers below step with tensor operations in the order of PyTorch 1.13's
 -- single-tensor loops (torch/optim/*.py), so float64 results agree to the last bit; the
--- comments name the PyTorch expression each line reproduces.
+-- comments name the PyTorch expression each line reproduces. What PyTorch computes in Python
+-- floats from the count (step = step_t.item(): bias corrections, step sizes, RAdam's rho_t)
+-- is computed here by engine ops on zero-dim float64 CPU tensors made from the count tensor,
+-- the same IEEE operations in the same order, so the values equal the Lua numbers the older
+-- code computed and PyTorch's floats; a step reads no tensor into Lua and changes no Lua
+-- value, so a compiled step replays (each replay recomputes them from the advanced count).
+-- Multiplied into a parameter's tensors, such a zero-dim tensor acts as a number would: cast
+-- to the parameter's dtype (and copied to its device).
+
+-- Advances the step count tensor of state s by one; returns the new count as a zero-dim
+-- float64 tensor (the count itself when it is float64: not to be changed in place).
+local function advance_count(s)
+  return s.step:add_(1):to(torch.float64)
+end
 
 -- The gradient as the update sees it: negated under maximize, plus weight_decay * param.
 local function effective_grad(p, g, group)
@@ -535,13 +572,12 @@ function Adagrad:update(p, g, s, group)
     s.sum = torch.full_like(p, group.initial_accumulator_value)
   end
   g = effective_grad(p, g, group)
-  -- The count is read only for a decaying rate (a value read into Lua: compiled, such a step
-  -- runs eagerly).
-  local clr = group.lr
-  if group.lr_decay ~= 0 then clr = group.lr / (1 + s.step:item() * group.lr_decay) end
+  -- -clr = -lr / (1 + (step - 1) * lr_decay), from the count before it advances.
+  local neg_clr = -group.lr
+  if group.lr_decay ~= 0 then neg_clr = -group.lr / (s.step:to(torch.float64) * group.lr_decay + 1) end
   s.step:add_(1)
   s.sum:add_(g:mul(g))                             -- sum.addcmul_(grad, grad, value=1)
-  addcdiv_(p, g, s.sum:sqrt():add_(group.eps), -clr)
+  addcdiv_(p, g, s.sum:sqrt():add_(group.eps), neg_clr)
 end
 
 -- Adadelta: steps by the ratio of running roots of squared updates and squared gradients.
@@ -591,25 +627,24 @@ function Adamax:validate(v)
   at_least_zero(self.name, v, "weight_decay")
 end
 
+Adamax.state_numbers = {}
+Adamax.step_tensor = true
+
 function Adamax:update(p, g, s, group)
   if s.step == nil then
-    s.step = 0
+    s.step = new_step_count()
     s.exp_avg = torch.zeros_like(p)
     s.exp_inf = torch.zeros_like(p)
   end
   local beta1, beta2 = group.betas[1], group.betas[2]
-  local step = s.step + 1
+  local step = advance_count(s)
   g = effective_grad(p, g, group)
   s.exp_avg:mul_(beta1):add_(g, {alpha = 1 - beta1})
   -- amax(cat(exp_inf * beta2, |grad| + eps)): the larger, NaN if either is.
   s.exp_inf:copy_(torch.maximum(s.exp_inf:mul_(beta2), g:abs():add_(group.eps)))
-  addcdiv_(p, s.exp_avg, s.exp_inf, -(group.lr / (1 - beta1 ^ step)))
-  s.step = step
+  -- -clr = -(lr / (1 - beta1 ** step)), the same number as -lr / (...)
+  addcdiv_(p, s.exp_avg, s.exp_inf, -group.lr / (1 - torch.pow(beta1, step)))
 end
-
--- A number rounded to float32: PyTorch keeps NAdam's mu_product in a float32 tensor (the
--- default dtype), whatever the parameters' dtype.
-local function float32(x) return (string.unpack("<f", string.pack("<f", x))) end
 
 -- NAdam: Adam with Nesterov momentum and the momentum schedule of Dozat (2016).
 local NAdam = Optimizer:extend("NAdam")
@@ -617,7 +652,9 @@ optim.NAdam = NAdam
 NAdam.flags = {foreach = true}
 NAdam.defaults = {lr = 2e-3, betas = {0.9, 0.999}, eps = 1e-8, weight_decay = 0, momentum_decay = 4e-3}
 NAdam.required = {}
-NAdam.state_numbers = {step = true, mu_product = true}
+NAdam.state_numbers = {}
+NAdam.step_tensor = true
+NAdam.state_scalars = {mu_product = true}
 
 function NAdam:validate(v)
   at_least_zero(self.name, v, "lr")
@@ -627,32 +664,39 @@ function NAdam:validate(v)
   at_least_zero(self.name, v, "momentum_decay")
 end
 
+-- mu_product is a zero-dim tensor of the step count's dtype (PyTorch's state tensor, float32
+-- under the default dtype, whatever the parameters' dtype): mu and mu_next are rounded to it
+-- before they multiply it, as PyTorch's mu_product *= mu does with a Python float.
 function NAdam:update(p, g, s, group)
   if s.step == nil then
-    s.step = 0
-    s.mu_product = 1.0
+    s.step = new_step_count()
+    s.mu_product = new_step_count(1)
     s.exp_avg = torch.zeros_like(p)
     s.exp_avg_sq = torch.zeros_like(p)
   end
   local beta1, beta2, lr, decay = group.betas[1], group.betas[2], group.lr, group.momentum_decay
-  local step = s.step + 1
-  local bias_correction2 = 1 - beta2 ^ step
+  local step = advance_count(s)
+  local bias_correction2 = 1 - torch.pow(beta2, step)  -- 1 - beta2 ** step
   g = effective_grad(p, g, group)
-  local mu = beta1 * (1 - 0.5 * 0.96 ^ (step * decay))
-  local mu_next = beta1 * (1 - 0.5 * 0.96 ^ ((step + 1) * decay))
-  local mu_product = float32(s.mu_product * float32(mu))
-  local mu_product_next = float32(float32(mu_product * float32(mu)) * float32(mu_next))
+  -- mu = beta1 * (1 - 0.5 * 0.96 ** (step * momentum_decay)); mu_next at step + 1
+  local mu = (1 - torch.pow(0.96, step * decay) * 0.5) * beta1
+  local mu_next = (1 - torch.pow(0.96, (step + 1) * decay) * 0.5) * beta1
+  local dt = s.mu_product.dtype
+  local mu_rounded = mu:to(dt)
+  s.mu_product:mul_(mu_rounded)                                      -- mu_product *= mu
+  local mu_product_next = s.mu_product:mul(mu_rounded):mul_(mu_next:to(dt))  -- mu_product * mu * mu_next
   s.exp_avg:mul_(beta1):add_(g, {alpha = 1 - beta1})
   addcmul_(s.exp_avg_sq:mul_(beta2), g, g, 1 - beta2)
   local denom = s.exp_avg_sq:div(bias_correction2):sqrt():add_(group.eps)
-  addcdiv_(p, g, denom, -lr * (1 - mu) / (1 - mu_product))
-  addcdiv_(p, s.exp_avg, denom, -lr * mu_next / (1 - mu_product_next))
-  s.mu_product = mu_product
-  s.step = step
+  -- -lr * (1 - mu) / (1 - mu_product.item()), -lr * mu_next / (1 - mu_product_next.item())
+  addcdiv_(p, g, denom, (1 - mu):mul_(-lr):div_(1 - s.mu_product:to(torch.float64)))
+  addcdiv_(p, s.exp_avg, denom, mu_next:mul(-lr):div_(1 - mu_product_next:to(torch.float64)))
 end
 
 -- RAdam: Adam whose adaptive step is switched on, rectified, once the variance estimate is
--- tractable (rho_t > 5); plain momentum steps before that.
+-- tractable (rho_t > 5); plain momentum steps before that. PyTorch tests rho_t > 5 on the
+-- host; here rho_t is a tensor, both steps are computed and torch.where picks one (no value
+-- is read into Lua, so a compiled step replays on either side of the switch).
 local RAdam = Optimizer:extend("RAdam")
 optim.RAdam = RAdam
 RAdam.flags = {foreach = true}
@@ -666,31 +710,35 @@ function RAdam:validate(v)
   at_least_zero(self.name, v, "weight_decay")
 end
 
+RAdam.state_numbers = {}
+RAdam.step_tensor = true
+
 function RAdam:update(p, g, s, group)
   if s.step == nil then
-    s.step = 0
+    s.step = new_step_count()
     s.exp_avg = torch.zeros_like(p)
     s.exp_avg_sq = torch.zeros_like(p)
   end
   local beta1, beta2, lr = group.betas[1], group.betas[2], group.lr
-  local step = s.step + 1
-  local bias_correction1 = 1 - beta1 ^ step
-  local bias_correction2 = 1 - beta2 ^ step
+  local step = advance_count(s)
+  local bias_correction1 = 1 - torch.pow(beta1, step)  -- 1 - beta1 ** step
+  local beta2_t = torch.pow(beta2, step)
+  local bias_correction2 = 1 - beta2_t                 -- 1 - beta2 ** step
   g = effective_grad(p, g, group)
   s.exp_avg:mul_(beta1):add_(g, {alpha = 1 - beta1})
   addcmul_(s.exp_avg_sq:mul_(beta2), g, g, 1 - beta2)
   local corrected = s.exp_avg:div(bias_correction1)
   local rho_inf = 2 / (1 - beta2) - 1
-  local rho_t = rho_inf - 2 * step * beta2 ^ step / bias_correction2
-  if rho_t > 5 then
-    local rect = math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
-    -- sqrt(bias_correction2) / denom is denom.reciprocal() * sqrt(...) in PyTorch.
-    local adaptive_lr = s.exp_avg_sq:sqrt():add_(group.eps):reciprocal():mul_(math.sqrt(bias_correction2))
-    p:sub_(corrected:mul_(lr):mul_(adaptive_lr):mul_(rect))
-  else
-    p:sub_(corrected:mul_(lr))
-  end
-  s.step = step
+  -- rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
+  local rho_t = rho_inf - (step * 2):mul_(beta2_t):div_(bias_correction2)
+  -- rect = sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)),
+  -- NaN for some rho_t <= 5 (not used there)
+  local rect = (rho_t - 4):mul_(rho_t - 2):mul_(rho_inf):div_(rho_t * ((rho_inf - 4) * (rho_inf - 2))):sqrt_()
+  -- sqrt(bias_correction2) / denom is denom.reciprocal() * sqrt(...) in PyTorch.
+  local adaptive_lr = s.exp_avg_sq:sqrt():add_(group.eps):reciprocal():mul_(bias_correction2:sqrt())
+  local plain = corrected:mul_(lr)                     -- bias_corrected_exp_avg * lr
+  local rectified = plain:mul(adaptive_lr):mul_(rect)  -- ... * adaptive_lr * rect
+  p:sub_(torch.where(torch.gt(rho_t, 5):to(p.device), rectified, plain))
 end
 
 -- LBFGS (PyTorch 1.13's port of minFunc): step(closure) runs up to max_iter quasi-Newton

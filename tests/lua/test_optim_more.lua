@@ -113,6 +113,56 @@ for _, c in ipairs(E.optim) do
   end)
 end
 
+-- Adamax, NAdam and RAdam keep their step count (and NAdam its mu_product) in zero-dim
+-- tensors, as PyTorch 2's state dicts do; state dicts of older tide versions, which held
+-- numbers there, still load and resume the run exactly.
+T.test("Adamax, NAdam, RAdam: step and mu_product are tensors; older state dicts with numbers load", function()
+  for _, c in ipairs(E.optim) do
+    if c.name == "Adamax" or c.name == "NAdam" or c.name == "RAdam" then
+      local label = describe_cfg(c)
+      local p, q, pt, qt = problem()
+      local opt = optim[c.name]({{params = {p}}, {params = {q}, lr = 0.03}}, c.cfg)
+      run_steps(opt, p, q, pt, qt, 1, 4, true)
+      local st = opt.state[p]
+      T.eq({st.step.dtype, st.step:dim(), tostring(st.step.device), st.step:item()}, {"float32", 0, "cpu", 4}, label)
+      if c.name == "NAdam" then
+        T.eq({st.mu_product.dtype, st.mu_product:dim(), tostring(st.mu_product.device)}, {"float32", 0, "cpu"}, label)
+      end
+      -- The state dict as older tide wrote it: numbers for step and mu_product.
+      local sd = opt:state_dict()
+      local old = {param_groups = sd.param_groups, state = {}}
+      for i, s in pairs(sd.state) do
+        local o = {}
+        for k, v in pairs(s) do o[k] = (k == "step" or k == "mu_product") and v:item() or v end
+        old.state[i] = o
+      end
+      local opt2 = optim[c.name]({{params = {p}}, {params = {q}}}, c.cfg)
+      opt2:load_state_dict(old)
+      T.truthy(torch.is_tensor(opt2.state[p].step) and opt2.state[p].step:item() == 4, label .. " loaded step")
+      if c.name == "NAdam" then
+        T.eq(opt2.state[p].mu_product:item(), st.mu_product:item(), label .. " loaded mu_product")
+        T.truthy(opt2.state[p].mu_product ~= st.mu_product, label .. " mu_product copied")
+      end
+      run_steps(opt2, p, q, pt, qt, 5, #E.SCALES, true)
+      local p2, q2, pt2, qt2 = problem()
+      run_steps(optim[c.name]({{params = {p2}}, {params = {q2}, lr = 0.03}}, c.cfg), p2, q2, pt2, qt2, 1, #E.SCALES, true)
+      same(flat(p), flat(p2), label .. " p resumed vs straight")
+      same(flat(q), flat(q2), label .. " q resumed vs straight")
+    end
+  end
+  local p = torch.zeros({2}, f64):requires_grad_()
+  local opt = optim.NAdam({p})
+  p.grad = torch.ones({2}, f64)
+  opt:step()
+  for _, bad in ipairs({{"x", "is a string, expected a number or a one-element tensor"},
+                        {torch.ones({2}), "has 2 elements, expected one"}}) do
+    local sd = opt:state_dict()
+    sd.state[1] = {step = 1, exp_avg = sd.state[1].exp_avg, exp_avg_sq = sd.state[1].exp_avg_sq, mu_product = bad[1]}
+    T.error(function() optim.NAdam({p}):load_state_dict(sd) end,
+            "NAdam.load_state_dict: state 'mu_product' of parameter 1 " .. bad[2])
+  end
+end)
+
 T.test("add_param_group: the new group steps with its own options", function()
   local p, q, pt, qt = problem()
   local c = E.optim[1]  -- Adagrad{lr=0.1}
@@ -591,10 +641,12 @@ if torch.cuda.is_available() then
       local opt = optim[c.name]({p, q}, c.cfg)
       run_steps(opt, p, q, pt, qt, 1, #E.SCALES)
       T.eq(tostring(p.device):sub(1, 4), "cuda", label)
-      -- The step count stays a CPU tensor, as PyTorch's non-capturable optimizers keep it.
+      -- The step count (and NAdam's mu_product) stays a CPU tensor, as PyTorch's
+      -- non-capturable optimizers keep it.
       for key, st in pairs(opt.state[p]) do
         if torch.is_tensor(st) then
-          T.eq(tostring(st.device):sub(1, 4), key == "step" and "cpu" or "cuda", label .. " state " .. key)
+          local cpu = key == "step" or key == "mu_product"
+          T.eq(tostring(st.device):sub(1, 4), cpu and "cpu" or "cuda", label .. " state " .. key)
         end
       end
       close(flat(p:to("cpu")), c.result[1], label .. " p on cuda")
