@@ -501,6 +501,9 @@ struct VariantBox {
   std::vector<std::pair<Storage*, uint32_t>> version_effects;
   std::vector<ArgState> args;
   std::vector<Tensor> clones;  // the recording's inputs, one per tensor argument
+  // Results each replay writes into new memory (Tape::bind_output): the recorded result
+  // (its layout), and what the last replay made, until _compile_output hands it out.
+  std::vector<Tensor> outputs, made;
 };
 
 int variant_gc(lua_State* L) {
@@ -649,6 +652,15 @@ int finish_fn(lua_State* L, Args& a) {
   std::shared_ptr<capture::Tape> tape = rbox->rec->finish();
   std::string reason = tape ? "" : rbox->rec->reason();
   end_recording(rbox);
+  if (tape) {
+    // The intermediates a fused group could keep in scratch are blocks nothing but the tape
+    // holds: their Lua tensors are garbage by now, which a full collection frees.
+    tape->plan();
+    if (tape->fuses()) {
+      lua_gc(L, LUA_GCCOLLECT, 0);
+      tape->plan();
+    }
+  }
   auto fail = [&](std::string why) {
     lua_pushnil(L);
     lua_pushstring(L, why.c_str());
@@ -749,7 +761,15 @@ int replay_fn(lua_State* L, Args& a) {
     for (int i = 0; i < nargs; ++i)
       if (v->args[size_t(i)].type == LUA_TUSERDATA) ops::copy_(v->clones[c++], *tensor_slot(L, i + 3));
   }
-  v->tape->replay();
+  std::vector<char*> out(v->outputs.size());
+  for (size_t k = 0; k < v->outputs.size(); ++k) {
+    const Tensor& r = v->outputs[k];
+    Tensor fresh = Tensor::empty(r.sizes(), r.dtype());
+    fresh.impl()->numpy = r.impl()->numpy;
+    out[k] = static_cast<char*>(fresh.address());
+    v->made[k] = std::move(fresh);
+  }
+  v->tape->replay(out.data());
   // A gradient the recording's backward made anew: a new tensor each call, as eagerly (a
   // gradient kept from an earlier call is not overwritten by the next replay).
   for (const auto& [k, grad] : v->grad_effects) {
@@ -763,7 +783,8 @@ int replay_fn(lua_State* L, Args& a) {
   return 1;
 }
 
-// _compile_explain(variant) -> {steps = {{entry=, op=}...}, groups = {{first, last}...}, buffers =,
+// _compile_explain(variant) -> {steps = {{entry=, op=}...}, groups = {{first, last, scratch=,
+// outputs=}...}, buffers =,
 // bytes =, guarded_values =, guarded_tensors =, graphable =, graph =, graph_reason =}: graphable
 // when replays can be one CUDA graph, graph once they are, graph_reason why not.
 int explain_fn(lua_State* L, Args& a) {
@@ -788,6 +809,10 @@ int explain_fn(lua_State* L, Args& a) {
     lua_rawseti(L, -2, 1);
     lua_pushinteger(L, lua_Integer(g.last));
     lua_rawseti(L, -2, 2);
+    lua_pushinteger(L, g.scratch);
+    lua_setfield(L, -2, "scratch");
+    lua_pushinteger(L, g.outputs);
+    lua_setfield(L, -2, "outputs");
     lua_rawseti(L, -2, ++n);
   }
   lua_setfield(L, -2, "groups");
@@ -875,6 +900,7 @@ int record_backward_fn(lua_State* L, Args& a) {
     plan->tape = rec.finish();
     if (!plan->tape) reason = rec.reason();
   }
+  if (plan->tape) plan->tape->plan();
   if (!plan->tape) return fail("its result's backward cannot be captured: " + reason);
   std::vector<std::pair<const char*, size_t>> known = v->known;
   for (const auto& st : v->tape->retained) known.emplace_back(static_cast<const char*>(st->data()), st->nbytes());
@@ -928,6 +954,47 @@ int live_copy_fn(lua_State* L, Args& a) {
   return 1;
 }
 
+// _compile_bind_output(variant, result, results...) -> index or nil: makes a result the
+// recording made (a contiguous CPU tensor filling its block) an output that each replay
+// writes into new memory, when the tape allows (Tape::bind_output) and nothing else reads
+// the block after a replay: no other of the call's results, no gradient or tensor the guard
+// reached, not the variant's recorded backward. _compile_output(variant, index) then gives
+// the last replay's, with no copy.
+int bind_output_fn(lua_State* L, Args& a) {
+  auto* v = box_arg<VariantBox>(a, 1, kVariantMeta, "a variant");
+  const Tensor& r = a.tensor(2);
+  const Storage* block = r.storage().get();
+  int shared = 0;  // results in this block (r itself once)
+  for (int i = 3; i <= lua_gettop(L); ++i) {
+    a.consumed(i);
+    if (const Tensor* t = tensor_slot(L, i); t && t->defined() && t->storage().get() == block) ++shared;
+  }
+  bool alone = shared == 1 && !(v->backward && v->backward->tape->touches(block->data(), block->nbytes()));
+  for (const auto& [k, grad] : v->grad_effects) alone = alone && !(grad && grad->storage.get() == block);
+  for (const TensorState& t : v->pre.tensors)
+    alone = alone && t.storage != block && !(t.grad && t.grad->storage.get() == block);
+  int k = -1;
+  if (alone && r.device().is_cpu() && r.is_contiguous() && r.offset() == 0 && r.nbytes() == block->nbytes())
+    k = v->tape->bind_output(block);
+  if (k < 0) return 0;
+  TIDE_ASSERT(size_t(k) == v->outputs.size());
+  v->outputs.push_back(r);
+  v->made.emplace_back();
+  lua_pushinteger(L, k + 1);
+  return 1;
+}
+
+// _compile_output(variant, index) -> tensor: the bound output the last replay wrote.
+int output_fn(lua_State* L, Args& a) {
+  auto* v = box_arg<VariantBox>(a, 1, kVariantMeta, "a variant");
+  const int64_t k = a.integer(2);
+  TIDE_CHECK(k >= 1 && k <= int64_t(v->made.size()) && v->made[size_t(k - 1)].defined(),
+             "_compile_output: no output ", k, " from the last replay");
+  push_tensor(L, std::move(v->made[size_t(k - 1)]));
+  v->made[size_t(k - 1)] = Tensor();
+  return 1;
+}
+
 // _compile_recording() -> boolean: whether this thread records (a compiled function called
 // inside another's recording runs eagerly, into the outer recording).
 int recording_fn(lua_State* L, Args&) {
@@ -973,6 +1040,11 @@ const Binding kCompileBindings[] = {
      "_compile_record_backward(variant, result) -> true | nil, reason: records the result's backward (internal)."},
     {"_compile_live_copy", live_copy_fn, TORCH,
      "_compile_live_copy(variant, result) -> tensor: a copy whose grad_fn replays it (internal)."},
+    {"_compile_bind_output", bind_output_fn, TORCH,
+     "_compile_bind_output(variant, result) -> index | nil: lets replays write the result into new memory "
+     "(internal)."},
+    {"_compile_output", output_fn, TORCH,
+     "_compile_output(variant, index) -> tensor: that result of the last replay (internal)."},
     {"_compile_explain", explain_fn, TORCH, "_compile_explain(variant) -> table: what a variant captured (internal)."},
     {"_compile_recording", recording_fn, TORCH,
      "_compile_recording() -> boolean: whether this thread records (torch.compile; internal)."},

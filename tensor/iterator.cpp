@@ -164,6 +164,7 @@ bool TensorIter::try_flat(const char* op, Tensor& out, DType out_dtype, const Te
 }
 
 void TensorIter::serial_for(int64_t begin, int64_t end, const Loop& loop) const {
+  if (loop_sink_) return take_loop(loop);
   capture::note_host_access();
   if (begin >= end) return;
   if (ndim_ == 1) {  // flat: one call
@@ -203,6 +204,7 @@ void TensorIter::serial_for(int64_t begin, int64_t end, const Loop& loop) const 
 }
 
 void TensorIter::for_each(const Loop& loop, int64_t grain) const {
+  if (loop_sink_) return take_loop(loop);
   if (numel_ == 0) return;
   if (grain < 0) grain = kParallelGrain;
   if (numel_ < grain) {

@@ -32,24 +32,28 @@ class TensorIter {
   char* data(int operand) const { return data_[operand]; }
   // The device every operand lives on: the op hands the iterator to that device's backend.
   Device device() const { return device_; }
-  // Elements [begin, end) of a flat iterator (ndim() == 1): a block of a fused replay
-  // (tensor/capture/).
-  TensorIter flat_block(int64_t begin, int64_t end) const {
-    TensorIter b = *this;
-    b.numel_ = b.shape_[0] = end - begin;
-    for (int o = 0; o < ntensors_; ++o) b.data_[o] += begin * strides_[o][0];
-    return b;
-  }
-
   // The inner loop: data pointers of all operands, their byte strides along the inner
   // dim, and the number of elements.
   using Loop = std::function<void(char** data, const int64_t* strides, int64_t n)>;
+  // A copy whose for_each hands the kernel's inner loop to *sink (counting the calls in
+  // *calls) instead of running it: a fused replay of torch.compile runs that loop on chunks
+  // of its own (tensor/capture/). The copy's data pointers are null: a kernel given it must
+  // reach memory only through its loop (every pointwise kernel of the CPU backend does).
+  TensorIter loop_taker(Loop* sink, int* calls) const {
+    TensorIter t = *this;
+    for (int o = 0; o < ntensors_; ++o) t.data_[o] = nullptr;
+    t.loop_sink_ = sink;
+    t.loop_sink_calls_ = calls;
+    return t;
+  }
   // Runs `loop` over every element, split across threads when numel >= grain; for backends
   // whose memory the host addresses (the CPU's, and the stand-in device of the tests). A flat
   // iteration below the grain (every small op) calls the loop directly, with no
   // std::function in between.
   template <typename F>
   void for_each(const F& loop, int64_t grain = -1) const {
+    if (loop_sink_) [[unlikely]]
+      return take_loop(Loop(loop));
     capture::note_host_access();  // (inside a device-table call it is the call's own work)
     if (ndim_ == 1 && numel_ > 0 && numel_ < (grain < 0 ? kParallelGrain : grain)) {
       char* ptrs[kMaxOperands] = {};  // (only ntensors_ entries used; initialised for the compiler)
@@ -67,6 +71,10 @@ class TensorIter {
  private:
   bool try_flat(const char* op, Tensor& out, DType out_dtype, const Tensor* const* inputs, int ninputs);
   const Tensor& copy_input(int i, const Tensor& input);
+  void take_loop(Loop loop) const {
+    *loop_sink_ = std::move(loop);
+    ++*loop_sink_calls_;
+  }
 
   int ntensors_ = 0;
   int ndim_ = 0;
@@ -77,6 +85,8 @@ class TensorIter {
   Device device_;
   std::shared_ptr<Tensor[]> copies_;  // inputs that overlap the output, copied (rarely any;
                                       // shared by the copies torch.compile records)
+  Loop* loop_sink_ = nullptr;  // see loop_taker
+  int* loop_sink_calls_ = nullptr;
 };
 
 // The broadcast shape of two shapes (NumPy rules); throws "<op>: shapes A and B cannot be

@@ -31,6 +31,7 @@ local C = {
   recording = torch._compile_recording, reaches = torch._compile_reaches, set_libset = torch._compile_set_libset,
   spent = torch._compile_spent, spent_copy = torch._compile_spent_copy,
   record_backward = torch._compile_record_backward, live_copy = torch._compile_live_copy,
+  bind_output = torch._compile_bind_output, output = torch._compile_output,
 }
 for name in pairs(C) do torch["_compile_" .. name] = nil end  -- internal: reached through C only
 local is_tensor = torch.is_tensor
@@ -194,6 +195,7 @@ local function results(variant, ...)
   for i = 1, outs.n do
     local o = outs[i]
     if o.arg then vals[i] = (select(o.arg, ...))
+    elseif o.output then vals[i] = C.output(variant.handle, o.output)
     elseif o.copy then vals[i] = o.copy:clone()
     elseif o.spent then vals[i] = C.spent_copy(o.spent)
     elseif o.live then vals[i] = C.live_copy(variant.handle, o.live)
@@ -252,6 +254,12 @@ local function record(state, ...)
   end
   local outs, bad
   if handle then outs, bad = describe_results(handle, args, clones_at, res) end
+  -- A copied result that a fused group alone writes: replays write it into new memory.
+  if outs then
+    for i = 1, outs.n do
+      if outs[i].copy then outs[i].output = C.bind_output(handle, outs[i].copy, table.unpack(res, 2, res.n)) end
+    end
+  end
   -- A result the recording made lives in memory each replay rewrites: the caller gets a copy.
   if outs then
     for i = 1, outs.n do
@@ -388,7 +396,9 @@ end
 -- torch._dynamo.explain(fn)(...) -> report: runs fn(...) once under a fresh compile and says
 -- what it captured: graph_count (0 or 1), graph_break_count, break_reasons, op_count, ops (the
 -- recorded device-table calls, each "op:entry"), fused_groups (the runs of pointwise ops over
--- the same large flat iteration that a replay runs block by block, each a list of ops),
+-- the same flat iteration that a replay runs chunk by chunk, each a list of ops with
+-- `scratch`, how many of its buffers live only in chunk-sized scratch, and `outputs`, how many
+-- results it writes straight into the tensors a replay returns),
 -- buffers and bytes (kept by the recording), guarded_values and guarded_tensors, cuda_graph
 -- (whether replays run as one CUDA graph) and cuda_graph_reason (why not).
 function dynamo.explain(fn, ...)
@@ -406,7 +416,9 @@ function dynamo.explain(fn, ...)
       report.graph_count = 1
       report.op_count = #e.steps
       for i, s in ipairs(e.steps) do report.ops[i] = s.op .. ":" .. s.entry end
-      for i, g in ipairs(e.groups) do report.fused_groups[i] = table.move(report.ops, g[1], g[2], 1, {}) end
+      for i, g in ipairs(e.groups) do
+        report.fused_groups[i] = table.move(report.ops, g[1], g[2], 1, {scratch = g.scratch, outputs = g.outputs})
+      end
       report.buffers, report.bytes = e.buffers, e.bytes
       report.guarded_values, report.guarded_tensors = e.guarded_values, e.guarded_tensors
       report.cuda_graph, report.cuda_graph_reason = e.graphable, e.graph_reason
@@ -424,7 +436,8 @@ function dynamo.explain(fn, ...)
       if #r.break_reasons > 0 then lines[#lines + 1] = "Break Reasons:\n  " .. table.concat(r.break_reasons, "\n  ") end
       if #r.ops > 0 then lines[#lines + 1] = "Ops:\n  " .. table.concat(r.ops, "\n  ") end
       for i, g in ipairs(r.fused_groups) do
-        lines[#lines + 1] = string.format("Fused group %d: %s", i, table.concat(g, ", "))
+        lines[#lines + 1] = string.format("Fused group %d: %s (buffers in scratch: %d, results written in place: %d)",
+                                          i, table.concat(g, ", "), g.scratch, g.outputs)
       end
       return table.concat(lines, "\n")
     end})

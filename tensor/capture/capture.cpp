@@ -413,14 +413,15 @@ const DeviceBackend& recording_device_table() {
 
 namespace {
 
-// Elements per block of a fused group: a block's operands in a few steps stay in L2.
-constexpr int64_t kFuseBlock = 16384;
-// A group is fused only when its operands' bytes exceed this: below, the unfused kernels
-// stream from the last-level cache and are faster. Measured on the 2-core Zen 4 of
-// bench/results.md, (a * b + c):relu() in float32 replayed: at 1e6 elements (20 MB of
-// operands) 400-470 us fused against 260-360 us unfused; at 1e7 (200 MB) 10.9-11.4 ms fused
-// against 11.3-12.8 ms unfused.
-constexpr int64_t kFuseMinBytes = int64_t(64) << 20;
+// A fused group runs chunk by chunk: each chunk of kFuseChunk elements goes through every
+// step of the group while its operands sit in L1, and a buffer that only the group's steps
+// use (an intermediate such as a * b in (a * b + c):relu()) lives in a chunk-sized scratch
+// instead of memory. Groups are fused from kFuseMinElements elements. Measured on the 2-core
+// Zen 4 of bench/results.md with plain loops over 1e6 float32 (a * b + c):relu(), 2 threads:
+// three passes 200-300 us, chunks of 256-1024 with scratch 100-105 us, of 4096 166-266 us,
+// one hand-fused loop 92-115 us.
+constexpr int64_t kFuseChunk = 1024;
+constexpr int64_t kFuseMinElements = 4 * kFuseChunk;
 
 struct Operand {
   const char* base;
@@ -435,13 +436,14 @@ std::pair<const char*, const char*> bytes_of(const Operand& o, int64_t n) {
 }
 
 // Whether pointwise step p can join a group over n elements whose operands are `group`: a
-// CPU step (a group runs block by block on the host's threads), flat over the same n elements, writing no broadcast operand, and every operand of p that
+// CPU step of real dtypes (a group runs on the host's threads, through the CPU kernels'
+// inner loops), flat over the same n elements, writing no broadcast operand, and every operand of p that
 // overlaps an operand of the group that either writes walks the same addresses in step (so
-// each element depends only on the same element of earlier steps, and blocks are
+// each element depends only on the same element of earlier steps, and chunks are
 // independent). p's operands go to *mine.
 bool fusable(const Pointwise& p, int64_t n, const std::vector<Operand>& group, std::vector<Operand>* mine) {
   const TensorIter& it = p.it;
-  if (p.be != &kCpuBackend || it.ndim() != 1 || it.numel() != n) return false;
+  if (p.be != &kCpuBackend || it.ndim() != 1 || it.numel() != n || is_complex(p.dt) || is_complex(p.dt2)) return false;
   mine->clear();
   for (int o = 0; o < it.ntensors(); ++o) {
     mine->push_back({it.data(o), it.strides(o)[0], o == 0});
@@ -458,7 +460,137 @@ bool fusable(const Pointwise& p, int64_t n, const std::vector<Operand>& group, s
   return true;
 }
 
-// Groups runs of pointwise steps over the same large flat iteration (tape.segments).
+}  // namespace
+
+// A fused group's steps as the CPU kernels' inner loops over slots: memory (an address and a
+// byte stride) or a scratch area of one chunk per thread.
+struct FusedProgram {
+  struct Slot {
+    const char* base;
+    int64_t stride;
+    int64_t scratch = -1;  // offset in the thread's scratch, or -1 for memory
+    int output = -1;       // memory given to each replay (Tape::bind_output), or -1 for base
+  };
+  struct Op {
+    TensorIter::Loop loop;
+    int operands;
+    int slot[TensorIter::kMaxOperands];
+    int64_t stride[TensorIter::kMaxOperands];
+  };
+  int64_t n = 0;
+  std::vector<Slot> slots;
+  std::vector<Op> ops;
+  int64_t scratch_bytes = 0;
+  bool binds_outputs = false;
+
+  // outputs: the memory of the slots bound as outputs (Tape::bind_output), by index.
+  void run(char* const* outputs) const {
+    const int64_t chunks = (n + kFuseChunk - 1) / kFuseChunk;
+    parallel_for(0, chunks, std::max<int64_t>(1, kParallelGrain / kFuseChunk), [&](int64_t c0, int64_t c1) {
+      thread_local std::vector<char> scratch;
+      if (int64_t(scratch.size()) < scratch_bytes) scratch.resize(size_t(scratch_bytes));
+      char* ptrs[TensorIter::kMaxOperands];
+      for (int64_t c = c0; c < c1; ++c) {
+        const int64_t lo = c * kFuseChunk, len = std::min(kFuseChunk, n - lo);
+        for (const Op& op : ops) {
+          for (int k = 0; k < op.operands; ++k) {
+            const Slot& s = slots[size_t(op.slot[k])];
+            char* base = s.output >= 0 ? outputs[s.output] : const_cast<char*>(s.base);
+            ptrs[k] = s.scratch >= 0 ? scratch.data() + s.scratch : base + lo * s.stride;
+          }
+          op.loop(ptrs, op.stride, len);
+        }
+      }
+    });
+  }
+};
+
+namespace {
+
+// Whether only the steps [first, last) of t (a fused group) touch the block [lo, hi), all
+// through the slot (base, stride), the first of them writing it without reading it: no value
+// in the block crosses a chunk, a replay or the group's end.
+bool group_owns(const Tape& t, size_t first, size_t last, const char* lo, const char* hi, const char* base,
+                int64_t stride) {
+  auto inside = [&](const char* a) { return a >= lo && a < hi; };
+  const auto touches = std::count_if(t.addresses.begin(), t.addresses.end(), inside);
+  int64_t mine = 0;
+  bool first_touch = true;
+  for (size_t k = first; k < last; ++k) {
+    const TensorIter& it = t.steps[k].pointwise->it;
+    bool reads = false, writes = false;
+    for (int o = 0; o < it.ntensors(); ++o) {
+      if (!inside(it.data(o))) continue;
+      if (it.data(o) != base || it.strides(o)[0] != stride) return false;
+      ++mine;
+      (o == 0 ? writes : reads) = true;
+    }
+    if (first_touch && (reads || writes)) {
+      if (reads) return false;
+      first_touch = false;
+    }
+  }
+  return mine == touches;
+}
+
+// The block the recording allocated that holds address p, or null.
+const std::shared_ptr<Storage>* retained_block(const Tape& t, const void* p) {
+  for (const auto& st : t.retained) {
+    const char* lo = static_cast<const char*>(st->data());
+    if (p >= lo && p < lo + st->nbytes()) return &st;
+  }
+  return nullptr;
+}
+
+// Whether the slot (base, stride) of the group [first, last) of t can live in scratch: its
+// block is one the recording allocated that nothing outside the tape holds any more (the
+// caller collected the garbage first), and the group owns it.
+bool scratch_only(const Tape& t, size_t first, size_t last, const char* base, int64_t stride) {
+  if (stride <= 0 || stride > 16) return false;
+  const auto* block = retained_block(t, base);
+  if (!block || block->use_count() != 1) return false;
+  const char* lo = static_cast<const char*>((*block)->data());
+  return group_owns(t, first, last, lo, lo + (*block)->nbytes(), base, stride);
+}
+
+// The fused program of steps [first, last) of t over n elements, or null when a step's kernel
+// does not hand over exactly one inner loop.
+std::shared_ptr<FusedProgram> make_program(const Tape& t, size_t first, size_t last, int64_t n) {
+  auto prog = std::make_shared<FusedProgram>();
+  prog->n = n;
+  auto slot_of = [&](const char* base, int64_t stride) {
+    for (size_t i = 0; i < prog->slots.size(); ++i)
+      if (prog->slots[i].base == base && prog->slots[i].stride == stride) return int(i);
+    FusedProgram::Slot s{base, stride};
+    if (scratch_only(t, first, last, base, stride)) {
+      s.scratch = prog->scratch_bytes;
+      prog->scratch_bytes += (kFuseChunk * stride + 63) / 64 * 64;
+    }
+    prog->slots.push_back(s);
+    return int(prog->slots.size() - 1);
+  };
+  for (size_t k = first; k < last; ++k) {
+    const Pointwise& p = *t.steps[k].pointwise;
+    FusedProgram::Op op;
+    int calls = 0;
+    try {
+      p.run(p.it.loop_taker(&op.loop, &calls));
+    } catch (const Error&) {
+      return nullptr;
+    }
+    if (calls != 1 || !op.loop) return nullptr;
+    op.operands = p.it.ntensors();
+    for (int o = 0; o < op.operands; ++o) {
+      op.stride[o] = p.it.strides(o)[0];
+      op.slot[o] = slot_of(p.it.data(o), op.stride[o]);
+    }
+    prog->ops.push_back(std::move(op));
+  }
+  return prog;
+}
+
+// Groups runs of pointwise steps over the same flat iteration into fused programs
+// (tape.segments).
 void plan_segments(Tape& t) {
   t.segments.clear();
   std::vector<Operand> group, mine;
@@ -467,17 +599,20 @@ void plan_segments(Tape& t) {
     size_t j = i + 1;
     const Pointwise* first = t.steps[i].pointwise.get();
     const int64_t n = first ? first->it.numel() : 0;
-    if (first && n >= 2 * kFuseBlock && fusable(*first, n, {}, &mine)) {
+    std::shared_ptr<FusedProgram> program;
+    if (first && n >= kFuseMinElements && fusable(*first, n, {}, &mine)) {
       group = mine;
       while (j < t.steps.size() && t.steps[j].pointwise && fusable(*t.steps[j].pointwise, n, group, &mine)) {
         group.insert(group.end(), mine.begin(), mine.end());
         ++j;
       }
-      int64_t bytes = 0;
-      for (const Operand& o : group) bytes += n * std::max<int64_t>(std::abs(o.stride), 1);
-      if (bytes < kFuseMinBytes) j = i + 1;
+      if (j - i > 1) program = make_program(t, i, j, n);
+      if (!program) j = i + 1;
     }
-    t.segments.push_back({i, j});
+    int scratch = 0;
+    if (program)
+      for (const FusedProgram::Slot& s : program->slots) scratch += s.scratch >= 0;
+    t.segments.push_back({i, j, std::move(program), scratch});
     i = j;
   }
 }
@@ -530,7 +665,7 @@ void Tape::capture_graph() const {
   else graph_reason = "the CUDA graph capture failed";
 }
 
-void Tape::replay() const {
+void Tape::replay(char* const* outputs) const {
   if (graph_table) {
     if (!graph_tried) capture_graph();
     if (graph) {
@@ -551,17 +686,8 @@ void Tape::replay() const {
       steps[g.first].run(seed, shift);
       continue;
     }
-    const int64_t n = steps[g.first].pointwise->it.numel();
-    const int64_t blocks = (n + kFuseBlock - 1) / kFuseBlock;
-    parallel_for(0, blocks, std::max<int64_t>(1, blocks / 8), [&](int64_t b0, int64_t b1) {
-      for (int64_t b = b0; b < b1; ++b) {
-        const int64_t lo = b * kFuseBlock, hi = std::min(n, lo + kFuseBlock);
-        for (size_t k = g.first; k < g.last; ++k) {
-          const Pointwise& p = *steps[k].pointwise;
-          p.run(p.it.flat_block(lo, hi));
-        }
-      }
-    });
+    TIDE_ASSERT(outputs || !g.program->binds_outputs);
+    g.program->run(outputs);
   }
 }
 
@@ -606,9 +732,36 @@ std::shared_ptr<Tape> Recording::finish() {
     break_with(s, "the default generator was reseeded or replaced (torch.manual_seed inside the function)");
   if (s->broken) return nullptr;
   s->tape->random_blocks = g.offset() - s->start_offset;
-  plan_segments(*s->tape);
-  plan_graph(*s->tape);
   return s->tape;
+}
+
+void Tape::plan() {
+  plan_segments(*this);
+  plan_graph(*this);
+}
+
+int Tape::bind_output(const Storage* block) {
+  if (!block || block->nbytes() == 0) return -1;
+  const auto* kept = retained_block(*this, block->data());
+  if (!kept || kept->get() != block) return -1;
+  const char* lo = static_cast<const char*>(block->data());
+  for (Segment& g : segments) {
+    if (!g.program) continue;
+    for (FusedProgram::Slot& s : g.program->slots) {
+      if (s.base != lo || s.scratch >= 0 || s.output >= 0 || s.stride <= 0 || s.stride * g.program->n != int64_t(block->nbytes()))
+        continue;
+      if (!group_owns(*this, g.first, g.last, lo, lo + block->nbytes(), s.base, s.stride)) return -1;
+      s.output = outputs++;
+      g.program->binds_outputs = true;
+      ++g.outputs;
+      return s.output;
+    }
+  }
+  return -1;
+}
+
+bool Tape::fuses() const {
+  return std::any_of(segments.begin(), segments.end(), [](const Segment& g) { return g.program != nullptr; });
 }
 
 const std::string& Recording::reason() const { return state_->reason; }

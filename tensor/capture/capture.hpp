@@ -59,7 +59,8 @@ inline void note_allocated(const std::shared_ptr<Storage>& s) {
     detail::allocated_slow(s);
 }
 
-struct Pointwise;  // a recorded pointwise call, which fusion may run block by block (capture.cpp)
+struct Pointwise;     // a recorded pointwise call (capture.cpp)
+struct FusedProgram;  // a group of them run chunk by chunk (capture.cpp)
 
 // A recorded sequence of table calls (filled by the recording table in capture.cpp).
 struct Tape {
@@ -75,12 +76,16 @@ struct Tape {
     bool graphable = false;
   };
   // Steps [first, last) run together: one step, or a fused group of pointwise steps over the
-  // same elements, run block by block (each block through every step while it is in cache).
+  // same elements, run chunk by chunk by its program (each chunk through every step while it
+  // is in L1, intermediates only the group uses in scratch).
   struct Segment {
     size_t first, last;
+    std::shared_ptr<FusedProgram> program;  // set for a fused group
+    int scratch = 0;  // its buffers in scratch
+    int outputs = 0;  // and bound as outputs (bind_output)
   };
   std::vector<Step> steps;
-  std::vector<Segment> segments;  // covering steps in order (made by Recording::finish)
+  std::vector<Segment> segments;  // covering steps in order (made by plan())
   std::vector<std::shared_ptr<Storage>> retained;  // every block allocated while recording
   std::vector<const char*> addresses;              // first byte of each operand of each step
   bool uses_random = false;
@@ -94,9 +99,21 @@ struct Tape {
   mutable std::shared_ptr<void> graph;
   mutable bool graph_tried = false;
 
+  // Groups the steps into segments and decides on a graph; after the recording ended. A
+  // block the recording allocated that nothing but the tape holds any more may become a
+  // fused group's scratch: collect the garbage that still holds blocks first.
+  void plan();
+  // Whether some segment is a fused group.
+  bool fuses() const;
+  // Makes the recording's block `block` (a result the caller hands out) an output of the
+  // replays: when one fused group alone writes all of it, and nothing else in the tape reads
+  // it, each replay writes it into the memory the caller passes instead (no copy of the
+  // result). Returns the output's index in replay()'s `outputs`, or -1 (the caller copies).
+  int bind_output(const Storage* block);
+  int outputs = 0;  // outputs bound
   // Runs every step. Random draws continue the thread's default generator exactly as the
   // recorded calls did from wherever it stands now, and advance it as they did.
-  void replay() const;
+  void replay(char* const* outputs = nullptr) const;
   // Whether replays launch a captured graph (after the first replay).
   bool replays_as_graph() const { return graph != nullptr; }
 
@@ -113,8 +130,8 @@ struct Tape {
 };
 
 // Records the calling thread's table calls for the scope's lifetime (one per thread; the
-// Lua side checks before starting). finish() returns the tape, or null with reason() set
-// when the recording broke.
+// Lua side checks before starting). finish() returns the tape, still to be planned
+// (Tape::plan), or null with reason() set when the recording broke.
 class Recording {
  public:
   Recording();

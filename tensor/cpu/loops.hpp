@@ -82,7 +82,7 @@ inline void kernel_loop(char** data, const int64_t* strides, int64_t n, const F&
 // f takes compute_t<In>... and returns a value convertible to Out.
 template <typename Out, typename... In, typename F>
 void cpu_kernel(const TensorIter& iter, const F& f) {
-  iter.for_each([&f](char** data, const int64_t* strides, int64_t n) {
+  iter.for_each([f](char** data, const int64_t* strides, int64_t n) {  // f by value: see loop_taker
     detail::kernel_loop<Out, In...>(data, strides, n, f, std::index_sequence_for<In...>{});
   });
 }
