@@ -113,6 +113,9 @@ DType result_type(const TensorOrScalar& a, const TensorOrScalar& b) {
     DType dimmed = za ? tb : ta, zero = zero_t.dtype();
     if (numpy_semantics()) [[unlikely]] {
       if (category(zero) > category(dimmed)) return promote_types(dimmed, zero);
+      // A zero-dim dtype the dimensioned one holds gives it whatever the value: not read
+      // (a read stops torch.compile's capture).
+      if (promote_types(dimmed, zero) == dimmed) return dimmed;
       return promote_with_scalar(dimmed, zero_t.item());
     }
     return category(zero) > category(dimmed) ? zero : dimmed;

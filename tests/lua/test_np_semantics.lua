@@ -76,6 +76,21 @@ T.test("NumPy spelling: a 0-d array next to an array", function()
   is(arr({1, 2}, "int32") + np.array(0.5, {dtype = "float32"}), "float64", {1.5, 2.5})
   is(arr({1, 2}, "int8") + np.array(5), "int8", {6, 7})
   is(arr({1, 2}, "int8") + np.array(1000), "int16", {1001, 1002})
+  is(arr({1, 2}, "uint8") + np.array(-1, {dtype = "int8"}), "int16", {0, 1})
+  is(arr({1, 2}, "float32") * np.array(1e300), "float64", {1e300, 2e300})
+  is(arr({1, 2}, "float32") * np.array(0.5), "float32", {0.5, 1.0})
+  -- A 0-d dtype the array's holds decides nothing, so its value is not read: a compiled
+  -- backward that multiplies a float64 array by a 0-d float64 gradient replays.
+  local x = np.linspace(0, 1, 10)
+  local w = torch.ones(1, {dtype = "float64", requires_grad = true})
+  local step = torch.compile(function()
+    w.grad = nil
+    local loss = torch.nn.functional.mse_loss(x * w, x + 1)
+    loss:backward()
+    return loss
+  end)
+  for _ = 1, 4 do step() end
+  T.eq({torch.compiler.stats(step).replays, torch.compiler.stats(step).eager}, {2, false})
 end)
 
 T.test("NumPy spelling: a Lua number next to a 0-d array takes its default dtype", function()
