@@ -40,6 +40,10 @@ constexpr const char* kSnapshotMeta = "tide.compile.snapshot";
 // A snapshot stops (and the function is not compiled) beyond this many values: the walk runs
 // on every call, so a function reaching a large Lua data set is better left eager.
 constexpr size_t kMaxSnapshotValues = 20000;
+// Global names that hand a function the whole global table (or code that reads any global):
+// a function using one has its _ENV walked whole. (`_G` is walked whole anyway, as a table
+// value; the library tables that hold it, such as package.loaded, are compared by identity.)
+const std::string kGlobalEscapes[] = {"_G", "load", "loadstring", "require", "dofile", "loadfile", "package"};
 // Tables and functions nested deeper than this end the walk the same way (the walk recurses).
 constexpr int kMaxSnapshotDepth = 100;
 
@@ -282,32 +286,37 @@ class Walker {
   }
 
   // The global table a function reaches as its upvalue `upvalue` (at env): only the fields
-  // the function names, when its bytecode shows it uses no others (lua_globals.hpp) and the
-  // table has no metatable (whose __index could read any); else the whole table. Such a
-  // partial visit does not count as a visit (seen_before): a later full one walks it all.
+  // the function names, when its bytecode shows it uses no others (lua_globals.hpp), none of
+  // those names is a way to the whole table (kGlobalEscapes), and the table has no metatable
+  // (whose __index could read any field); else the whole table. Such a partial visit does
+  // not count as a visit (seen_before): a later full one walks it all.
   bool walk_env(int fn, int upvalue, int env) {
     const void* p = lua_topointer(L_, env);
-    const std::vector<std::string>* names = nullptr;
+    const Snapshot& names_of = expect_ ? *expect_ : *out_;
+    size_t k = 0;  // the names' index in env_names (not a reference: walking them may add more)
     if (expect_) {
       if (count_ + 1 >= expect_->values.size() || expect_->values[count_].kind != V::Env) return walk(env);
-      const size_t k = expect_->values[count_ + 1].bits;
+      k = expect_->values[count_ + 1].bits;
       if (k >= expect_->env_names.size()) return false;
-      names = &expect_->env_names[k];
       if (!emit({V::Env, uint64_t(uintptr_t(p))}) || !emit({V::Int, k})) return false;
       if (has_metatable(env)) return false;
     } else {
       if (seen_.count(p) || in_library(env) || has_metatable(env)) return walk(env);
       auto used = globals_used(L_, fn, upvalue);
-      if (!used) return walk(env);
+      if (!used || std::any_of(used->begin(), used->end(), [](const std::string& name) {
+            return std::find(std::begin(kGlobalEscapes), std::end(kGlobalEscapes), name) != std::end(kGlobalEscapes);
+          }))
+        return walk(env);
       keep(env);
+      k = out_->env_names.size();
       out_->env_names.push_back(std::move(*used));
-      names = &out_->env_names.back();
-      if (!emit({V::Env, uint64_t(uintptr_t(p))}) || !emit({V::Int, out_->env_names.size() - 1})) return false;
+      if (!emit({V::Env, uint64_t(uintptr_t(p))}) || !emit({V::Int, k})) return false;
     }
     if (!descend()) return false;
     bool ok = true;
-    for (size_t i = 0; ok && i < names->size(); ++i) {
-      lua_pushlstring(L_, (*names)[i].data(), (*names)[i].size());
+    for (size_t i = 0; ok && i < names_of.env_names[k].size(); ++i) {
+      const std::string& name = names_of.env_names[k][i];
+      lua_pushlstring(L_, name.data(), name.size());
       lua_rawget(L_, env);
       ok = walk(lua_gettop(L_));
       lua_pop(L_, 1);
@@ -1041,8 +1050,8 @@ const Binding kCompileBindings[] = {
     {"_compile_live_copy", live_copy_fn, TORCH,
      "_compile_live_copy(variant, result) -> tensor: a copy whose grad_fn replays it (internal)."},
     {"_compile_bind_output", bind_output_fn, TORCH,
-     "_compile_bind_output(variant, result) -> index | nil: lets replays write the result into new memory "
-     "(internal)."},
+     "_compile_bind_output(variant, result, results...) -> index | nil: lets replays write the result into new "
+     "memory (internal)."},
     {"_compile_output", output_fn, TORCH,
      "_compile_output(variant, index) -> tensor: that result of the last replay (internal)."},
     {"_compile_explain", explain_fn, TORCH, "_compile_explain(variant) -> table: what a variant captured (internal)."},

@@ -75,7 +75,10 @@ struct Reader {
 
   // lundump.c's loadFunction (debug information read past).
   void function(Proto& f, int depth) {
-    if (depth > 200) bad = true;
+    if (depth > 200) {
+      bad = true;
+      return;
+    }
     string();              // source
     varint(), varint();    // linedefined, lastlinedefined
     skip(3);               // numparams, is_vararg, maxstacksize

@@ -19,8 +19,9 @@
 -- into Lua (item, tolist, printing, comparisons turned into Lua booleans), an op without a
 -- device-table path, C functions with effects (print, io, os, math.random), a changed engine
 -- mode, reseeding, autocast, a table argument, a tensor argument that requires
--- grad or is modified in place, results that require grad (backward outside the function),
--- and Lua state the call changes every time (a step counter). A call that changes reached Lua
+-- grad or is modified in place, two results that both leave their backward to the caller,
+-- Lua code the engine would call (hooks, a custom Function's backward), and Lua state the
+-- call changes every time (a step counter). A call that changes reached Lua
 -- state (an optimizer's first step creating its buffers) is recorded again on the next call,
 -- up to three times in a row. With {fullgraph = true} a break is an error instead.
 local torch = ...

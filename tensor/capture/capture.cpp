@@ -85,8 +85,8 @@ void check_contiguous(Recording::State* s, const Tensor& t, const char* entry) {
 
 }  // namespace
 
-// A recorded pointwise call: its table, entry, arguments and iterator, which a fused replay
-// runs on blocks of the iterator's elements (host tables only).
+// A recorded pointwise call: its table, entry, arguments and iterator (whose kernel's inner
+// loop a fused group's program takes, on the CPU).
 struct Pointwise {
   enum class Kind : uint8_t { Unary, Binary, Copy, Fill, Where, Clamp };
   Pointwise(const DeviceBackend& table, Kind k, const TensorIter& i, DType d) : be(&table), kind(k), it(i), dt(d) {}
@@ -736,6 +736,7 @@ std::shared_ptr<Tape> Recording::finish() {
 }
 
 void Tape::plan() {
+  TIDE_ASSERT(outputs == 0);  // (outputs are bound to a planned tape)
   plan_segments(*this);
   plan_graph(*this);
 }

@@ -82,8 +82,10 @@ struct ContiguousKernel {
 };
 
 // exp over contiguous elements, block by block: a block whose inputs all lie in the normal
-// range runs the vector loop; one with an overflow, an underflow or a NaN runs std::exp.
-// Each element is read before it is written, so out may be in (exp_).
+// range runs the vector loop; in one with an overflow, an underflow or a NaN, each element
+// out of that range takes std::exp and the others the same formula, so that every element's
+// bits depend on its value alone, never on where a block, a thread's share or a fused
+// replay's chunk begins. Each element is read before it is written, so out may be in (exp_).
 template <>
 struct ContiguousKernel<fn::Exp> {
   static constexpr bool exists = true;
@@ -100,7 +102,8 @@ struct ContiguousKernel<fn::Exp> {
       if (in_range) {
         for (int64_t i = 0; i < m; ++i) y[i] = vec_detail::exp_in_range(x[i]);
       } else {
-        for (int64_t i = 0; i < m; ++i) y[i] = std::exp(x[i]);
+        for (int64_t i = 0; i < m; ++i)
+          y[i] = (x[i] >= C::kLo) & (x[i] <= C::kHi) ? vec_detail::exp_in_range(x[i]) : std::exp(x[i]);
       }
     }
   }

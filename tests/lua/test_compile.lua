@@ -170,6 +170,36 @@ T.test("guards: globals a function names are watched, the rest of _ENV is not", 
   T.eq(genv.g_counter, 5)
   T.truthy(stats(ch).eager, msg)
   T.truthy(msg:find("changes Lua state", 1, true), msg)
+  -- A global function that reads globals itself: its names are watched too (the walk nests).
+  local chunk2 = [[
+    function g_helper() return g_scale end
+    function g_helper2() return g_helper() + g_bias end
+    return function(x) return x * g_helper2() end
+  ]]
+  local genv2 = {g_scale = 2, g_bias = 1}
+  local fn2 = load(chunk2, "=globals2", "t", genv2)()
+  local c2 = torch.compile(fn2)
+  for _ = 1, 2 do T.truthy(torch.equal(c2(x), x * 3)) end
+  genv2.g_scale = 5
+  T.truthy(torch.equal(c2(x), x * 6))
+  genv2.g_bias = 0
+  T.truthy(torch.equal(c2(x), x * 5))
+  T.eq({stats(c2).recordings, stats(c2).replays}, {3, 1})
+  -- Names that reach every global (load, package, _G, ...) make the whole table watched.
+  local escapes = {
+    function(t) return t * load("return g_hidden_test")() end,
+    function(t) return t * package.loaded._G.g_hidden_test end,
+    function(t) return t * _G.g_hidden_test end,
+  }
+  for i, fn in ipairs(escapes) do
+    g_hidden_test = 2
+    local c = torch.compile(fn)
+    for _ = 1, 2 do T.truthy(torch.equal(c(x), x * 2), "escape " .. i) end
+    g_hidden_test = 7
+    T.truthy(torch.equal(c(x), x * 7), "escape " .. i)
+    T.eq(stats(c).recordings, 2, "escape " .. i)
+  end
+  g_hidden_test = nil
   -- A global table with a metatable: its __index could read any field, so all are watched.
   local menv = setmetatable({g_offset = 2}, {__index = {g_base = 0}})
   local fm = load("return function(x) return x + g_offset end", "=meta", "t", menv)()

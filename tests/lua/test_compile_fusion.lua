@@ -146,6 +146,33 @@ T.test("in-place steps, broadcast scalars, mixed dtypes, where and clamp fuse an
   T.truthy(fused >= 8, tostring(r))
 end)
 
+T.test("exp with some inputs out of its vector range: every element as eagerly, whatever the chunks and threads", function()
+  -- exp computes in-range inputs with its vector formula and the others with std::exp; a
+  -- block holding both once switched wholesale, so a result depended on where a thread's
+  -- share or a chunk began.
+  local n = 1000000
+  torch.manual_seed(0)
+  local x = torch.randn(n) * 5
+  x[250002] = 100  -- overflows
+  x[777777] = -200  -- underflows
+  local f = function() return (x * 1.0):exp() end
+  local cf = torch.compile(f)
+  cf()
+  T.truthy(torch.equal(cf(), f()))
+  local prev = torch.get_num_threads()
+  torch.set_num_threads(1)
+  local one = f()
+  torch.set_num_threads(prev)
+  T.truthy(torch.equal(one, f()))
+  -- A softmax over logits reaching below the range: the sum, and so every output, agree.
+  local logits = torch.randn(n) * 11
+  local sm = function() local e = (logits - logits:max()):exp(); return e / e:sum() end
+  local csm = torch.compile(sm)
+  csm()
+  T.truthy(torch.equal(csm(), sm()))
+  T.eq(stats(csm).replays, 1)
+end)
+
 T.test("small and strided iterations stay unfused; threads give the same bits", function()
   local a = torch.rand(1000)
   T.eq(torch._dynamo.explain(function() return (a * 2):relu() end)().fused_groups, {})
