@@ -78,6 +78,64 @@ int rmsprop_step(lua_State* L, Args& a) {
   return ret_param(L);
 }
 
+// The `step` keyword of the steps below (as Adam's): the state's step count tensor, which the
+// step advances and uses, or the count including this step as a number (1 when absent).
+const Tensor* counted_step(const Args& a, int64_t& step) {
+  const Tensor* count = step_count(a);
+  if (!count) step = a.kw_integer("step").value_or(1);
+  return count;
+}
+
+int adamax_step(lua_State* L, Args& a) {
+  ops::AdamaxOptions o;
+  o.lr = learning_rate(a, "Adamax");
+  o.beta1 = number_or(a, "beta1", o.beta1);
+  o.beta2 = number_or(a, "beta2", o.beta2);
+  o.eps = number_or(a, "eps", o.eps);
+  o.weight_decay = number_or(a, "weight_decay", 0);
+  o.maximize = flag(a, "maximize");
+  const Tensor* count = counted_step(a, o.step);
+  ops::adamax_step_(a.tensor(1), a.tensor(2), a.tensor(3), a.tensor(4), o, count);
+  return ret_param(L);
+}
+
+int nadam_step(lua_State* L, Args& a) {
+  ops::NadamOptions o;
+  o.lr = learning_rate(a, "NAdam");
+  o.beta1 = number_or(a, "beta1", o.beta1);
+  o.beta2 = number_or(a, "beta2", o.beta2);
+  o.eps = number_or(a, "eps", o.eps);
+  o.weight_decay = number_or(a, "weight_decay", 0);
+  o.momentum_decay = number_or(a, "momentum_decay", o.momentum_decay);
+  const Tensor* count = counted_step(a, o.step);
+  ops::nadam_step_(a.tensor(1), a.tensor(2), a.tensor(3), a.tensor(4), a.tensor(5), o, count);
+  return ret_param(L);
+}
+
+int radam_step(lua_State* L, Args& a) {
+  ops::RadamOptions o;
+  o.lr = learning_rate(a, "RAdam");
+  o.beta1 = number_or(a, "beta1", o.beta1);
+  o.beta2 = number_or(a, "beta2", o.beta2);
+  o.eps = number_or(a, "eps", o.eps);
+  o.weight_decay = number_or(a, "weight_decay", 0);
+  const Tensor* count = counted_step(a, o.step);
+  ops::radam_step_(a.tensor(1), a.tensor(2), a.tensor(3), a.tensor(4), o, count);
+  return ret_param(L);
+}
+
+int adagrad_step(lua_State* L, Args& a) {
+  ops::AdagradOptions o;
+  o.lr = learning_rate(a, "Adagrad");
+  o.lr_decay = number_or(a, "lr_decay", 0);
+  o.weight_decay = number_or(a, "weight_decay", 0);
+  o.eps = number_or(a, "eps", o.eps);
+  o.maximize = flag(a, "maximize");
+  const Tensor* count = counted_step(a, o.step);
+  ops::adagrad_step_(a.tensor(1), a.tensor(2), a.tensor(3), o, count);
+  return ret_param(L);
+}
+
 const Binding kOptimBindings[] = {
     {"_sgd_step_", sgd_step, TORCH,
      "_sgd_step_(param, grad, momentum_buffer|nil, {lr=, momentum=0, dampening=0, weight_decay=0, "
@@ -92,6 +150,23 @@ const Binding kOptimBindings[] = {
      "_rmsprop_step_(param, grad, square_avg, momentum_buffer|nil, grad_avg|nil, {lr=, alpha=0.99, "
      "eps=1e-8, weight_decay=0, momentum=0, centered=false, maximize=false, step=nil}) -> param: one "
      "fused RMSprop step in place (step: the state's step count tensor, advanced by one)."},
+    {"_adamax_step_", adamax_step, TORCH,
+     "_adamax_step_(param, grad, exp_avg, exp_inf, {lr=, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0, "
+     "step=1, maximize=false}) -> param: one fused Adamax step in place, bit for bit torch.optim's tensor "
+     "ops (step as for _adam_step_)."},
+    {"_nadam_step_", nadam_step, TORCH,
+     "_nadam_step_(param, grad, exp_avg, exp_avg_sq, mu_product, {lr=, beta1=0.9, beta2=0.999, eps=1e-8, "
+     "weight_decay=0, momentum_decay=4e-3, step=1}) -> param: one fused NAdam step in place, bit for bit "
+     "torch.optim's tensor ops (mu_product: the state's one-element float32 or float64 CPU tensor, multiplied "
+     "by this step's momentum coefficient; step as for _adam_step_)."},
+    {"_radam_step_", radam_step, TORCH,
+     "_radam_step_(param, grad, exp_avg, exp_avg_sq, {lr=, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0, "
+     "step=1}) -> param: one fused RAdam step in place, bit for bit torch.optim's tensor ops (step as for "
+     "_adam_step_)."},
+    {"_adagrad_step_", adagrad_step, TORCH,
+     "_adagrad_step_(param, grad, sum, {lr=, lr_decay=0, weight_decay=0, eps=1e-10, step=1, maximize=false}) "
+     "-> param: one fused Adagrad step in place, bit for bit torch.optim's tensor ops (step as for "
+     "_adam_step_; the rate decays by the count before this step)."},
 };
 
 }  // namespace

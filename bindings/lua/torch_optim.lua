@@ -514,20 +514,15 @@ end
 
 -- The optimizers below step with tensor operations in the order of PyTorch 1.13's
 -- single-tensor loops (torch/optim/*.py), so float64 results agree to the last bit; the
--- comments name the PyTorch expression each line reproduces. What PyTorch computes in Python
--- floats from the count (step = step_t.item(): bias corrections, step sizes, RAdam's rho_t)
--- is computed here by engine ops on zero-dim float64 CPU tensors made from the count tensor,
--- the same IEEE operations in the same order, so the values equal the Lua numbers the older
--- code computed and PyTorch's floats; a step reads no tensor into Lua and changes no Lua
--- value, so a compiled step replays (each replay recomputes them from the advanced count).
--- Multiplied into a parameter's tensors, such a zero-dim tensor acts as a number would: cast
--- to the parameter's dtype (and copied to its device).
-
--- Advances the step count tensor of state s by one; returns the new count as a zero-dim
--- float64 tensor (the count itself when it is float64: not to be changed in place).
-local function advance_count(s)
-  return s.step:add_(1):to(torch.float64)
-end
+-- comments name the PyTorch expression each line reproduces. Adagrad, Adamax, NAdam and
+-- RAdam step with fused kernels (torch._adagrad_step_, _adamax_step_, _nadam_step_,
+-- _radam_step_) that compute, element by element, what their tensor ops computed, to the bit
+-- on every dtype (tensor/ops/optim_update.hpp: each intermediate rounded to the parameter's
+-- dtype, no fused multiply-add); what PyTorch computes in Python floats from the count (step
+-- = step_t.item(): bias corrections, step sizes, NAdam's momentum schedule, RAdam's rho_t
+-- and rectification, Adagrad's decayed rate) they compute in float64 from the step count
+-- tensor, which they advance themselves (and NAdam's mu_product tensor with it), so a step
+-- reads no tensor into Lua and changes no Lua value, and a compiled step replays.
 
 -- The gradient as the update sees it: negated under maximize, plus weight_decay * param.
 local function effective_grad(p, g, group)
@@ -538,8 +533,6 @@ end
 
 -- state.addcmul_(a, b, value=v): state + v * a * b, evaluated as (v * a) * b.
 local function addcmul_(t, a, b, v) return t:add_(a:mul(v):mul_(b)) end
--- p.addcdiv_(a, b, value=v): p + v * a / b, evaluated as (v * a) / b.
-local function addcdiv_(t, a, b, v) return t:add_(a:mul(v):div_(b)) end
 
 local function check_interval(name, v, key, lo, hi)
   local x = v[key]
@@ -566,18 +559,15 @@ end
 Adagrad.state_numbers = {}
 Adagrad.step_tensor = true
 
+-- clr = lr / (1 + (step - 1) * lr_decay), from the count before it advances;
+-- sum.addcmul_(grad, grad, value=1); param.addcdiv_(grad, sum.sqrt().add_(eps), value=-clr).
 function Adagrad:update(p, g, s, group)
   if s.step == nil then
     s.step = new_step_count()
     s.sum = torch.full_like(p, group.initial_accumulator_value)
   end
-  g = effective_grad(p, g, group)
-  -- -clr = -lr / (1 + (step - 1) * lr_decay), from the count before it advances.
-  local neg_clr = -group.lr
-  if group.lr_decay ~= 0 then neg_clr = -group.lr / (s.step:to(torch.float64) * group.lr_decay + 1) end
-  s.step:add_(1)
-  s.sum:add_(g:mul(g))                             -- sum.addcmul_(grad, grad, value=1)
-  addcdiv_(p, g, s.sum:sqrt():add_(group.eps), neg_clr)
+  torch._adagrad_step_(p, g, s.sum, {lr = group.lr, lr_decay = group.lr_decay, weight_decay = group.weight_decay,
+    eps = group.eps, maximize = group.maximize, step = s.step})
 end
 
 -- Adadelta: steps by the ratio of running roots of squared updates and squared gradients.
@@ -630,20 +620,17 @@ end
 Adamax.state_numbers = {}
 Adamax.step_tensor = true
 
+-- exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1); exp_inf = amax(cat(exp_inf * beta2,
+-- |grad| + eps)) (the larger, NaN if either is); clr = lr / (1 - beta1 ** step);
+-- param.addcdiv_(exp_avg, exp_inf, value=-clr).
 function Adamax:update(p, g, s, group)
   if s.step == nil then
     s.step = new_step_count()
     s.exp_avg = torch.zeros_like(p)
     s.exp_inf = torch.zeros_like(p)
   end
-  local beta1, beta2 = group.betas[1], group.betas[2]
-  local step = advance_count(s)
-  g = effective_grad(p, g, group)
-  s.exp_avg:mul_(beta1):add_(g, {alpha = 1 - beta1})
-  -- amax(cat(exp_inf * beta2, |grad| + eps)): the larger, NaN if either is.
-  s.exp_inf:copy_(torch.maximum(s.exp_inf:mul_(beta2), g:abs():add_(group.eps)))
-  -- -clr = -(lr / (1 - beta1 ** step)), the same number as -lr / (...)
-  addcdiv_(p, s.exp_avg, s.exp_inf, -group.lr / (1 - torch.pow(beta1, step)))
+  torch._adamax_step_(p, g, s.exp_avg, s.exp_inf, {lr = group.lr, beta1 = group.betas[1], beta2 = group.betas[2],
+    eps = group.eps, weight_decay = group.weight_decay, maximize = group.maximize, step = s.step})
 end
 
 -- NAdam: Adam with Nesterov momentum and the momentum schedule of Dozat (2016).
@@ -664,9 +651,14 @@ function NAdam:validate(v)
   at_least_zero(self.name, v, "momentum_decay")
 end
 
--- mu_product is a zero-dim tensor of the step count's dtype (PyTorch's state tensor, float32
--- under the default dtype, whatever the parameters' dtype): mu and mu_next are rounded to it
--- before they multiply it, as PyTorch's mu_product *= mu does with a Python float.
+-- mu = beta1 * (1 - 0.5 * 0.96 ** (step * momentum_decay)), mu_next at step + 1;
+-- mu_product *= mu; mu_product_next = mu_product * mu * mu_next (PyTorch 1.13's); exp_avg
+-- and exp_avg_sq as Adam's; denom = (exp_avg_sq / (1 - beta2 ** step)).sqrt() + eps;
+-- param.addcdiv_(grad, denom, value=-lr * (1 - mu) / (1 - mu_product));
+-- param.addcdiv_(exp_avg, denom, value=-lr * mu_next / (1 - mu_product_next)). mu_product is
+-- a zero-dim tensor of the step count's dtype (PyTorch's state tensor, float32 under the
+-- default dtype, whatever the parameters' dtype): mu and mu_next are rounded to it before
+-- they multiply it, as PyTorch's mu_product *= mu does with a Python float.
 function NAdam:update(p, g, s, group)
   if s.step == nil then
     s.step = new_step_count()
@@ -674,29 +666,15 @@ function NAdam:update(p, g, s, group)
     s.exp_avg = torch.zeros_like(p)
     s.exp_avg_sq = torch.zeros_like(p)
   end
-  local beta1, beta2, lr, decay = group.betas[1], group.betas[2], group.lr, group.momentum_decay
-  local step = advance_count(s)
-  local bias_correction2 = 1 - torch.pow(beta2, step)  -- 1 - beta2 ** step
-  g = effective_grad(p, g, group)
-  -- mu = beta1 * (1 - 0.5 * 0.96 ** (step * momentum_decay)); mu_next at step + 1
-  local mu = (1 - torch.pow(0.96, step * decay) * 0.5) * beta1
-  local mu_next = (1 - torch.pow(0.96, (step + 1) * decay) * 0.5) * beta1
-  local dt = s.mu_product.dtype
-  local mu_rounded = mu:to(dt)
-  s.mu_product:mul_(mu_rounded)                                      -- mu_product *= mu
-  local mu_product_next = s.mu_product:mul(mu_rounded):mul_(mu_next:to(dt))  -- mu_product * mu * mu_next
-  s.exp_avg:mul_(beta1):add_(g, {alpha = 1 - beta1})
-  addcmul_(s.exp_avg_sq:mul_(beta2), g, g, 1 - beta2)
-  local denom = s.exp_avg_sq:div(bias_correction2):sqrt():add_(group.eps)
-  -- -lr * (1 - mu) / (1 - mu_product.item()), -lr * mu_next / (1 - mu_product_next.item())
-  addcdiv_(p, g, denom, (1 - mu):mul_(-lr):div_(1 - s.mu_product:to(torch.float64)))
-  addcdiv_(p, s.exp_avg, denom, mu_next:mul(-lr):div_(1 - mu_product_next:to(torch.float64)))
+  torch._nadam_step_(p, g, s.exp_avg, s.exp_avg_sq, s.mu_product, {lr = group.lr, beta1 = group.betas[1],
+    beta2 = group.betas[2], eps = group.eps, weight_decay = group.weight_decay,
+    momentum_decay = group.momentum_decay, step = s.step})
 end
 
 -- RAdam: Adam whose adaptive step is switched on, rectified, once the variance estimate is
--- tractable (rho_t > 5); plain momentum steps before that. PyTorch tests rho_t > 5 on the
--- host; here rho_t is a tensor, both steps are computed and torch.where picks one (no value
--- is read into Lua, so a compiled step replays on either side of the switch).
+-- tractable (rho_t > 5); plain momentum steps before that. The fused step computes rho_t
+-- from the count and picks the branch itself (no value is read into Lua, so a compiled step
+-- replays on either side of the switch).
 local RAdam = Optimizer:extend("RAdam")
 optim.RAdam = RAdam
 RAdam.flags = {foreach = true}
@@ -713,32 +691,20 @@ end
 RAdam.state_numbers = {}
 RAdam.step_tensor = true
 
+-- exp_avg and exp_avg_sq as Adam's; bias_corrected_exp_avg = exp_avg / (1 - beta1 ** step);
+-- rho_inf = 2 / (1 - beta2) - 1; rho_t = rho_inf - 2 * step * beta2 ** step / (1 - beta2 **
+-- step); rho_t > 5: rect = sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) *
+-- (rho_inf - 2) * rho_t)), adaptive_lr = exp_avg_sq.sqrt().add_(eps).reciprocal() *
+-- sqrt(1 - beta2 ** step), param -= bias_corrected_exp_avg * lr * adaptive_lr * rect; else
+-- param -= bias_corrected_exp_avg * lr.
 function RAdam:update(p, g, s, group)
   if s.step == nil then
     s.step = new_step_count()
     s.exp_avg = torch.zeros_like(p)
     s.exp_avg_sq = torch.zeros_like(p)
   end
-  local beta1, beta2, lr = group.betas[1], group.betas[2], group.lr
-  local step = advance_count(s)
-  local bias_correction1 = 1 - torch.pow(beta1, step)  -- 1 - beta1 ** step
-  local beta2_t = torch.pow(beta2, step)
-  local bias_correction2 = 1 - beta2_t                 -- 1 - beta2 ** step
-  g = effective_grad(p, g, group)
-  s.exp_avg:mul_(beta1):add_(g, {alpha = 1 - beta1})
-  addcmul_(s.exp_avg_sq:mul_(beta2), g, g, 1 - beta2)
-  local corrected = s.exp_avg:div(bias_correction1)
-  local rho_inf = 2 / (1 - beta2) - 1
-  -- rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
-  local rho_t = rho_inf - (step * 2):mul_(beta2_t):div_(bias_correction2)
-  -- rect = sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)),
-  -- NaN for some rho_t <= 5 (not used there)
-  local rect = (rho_t - 4):mul_(rho_t - 2):mul_(rho_inf):div_(rho_t * ((rho_inf - 4) * (rho_inf - 2))):sqrt_()
-  -- sqrt(bias_correction2) / denom is denom.reciprocal() * sqrt(...) in PyTorch.
-  local adaptive_lr = s.exp_avg_sq:sqrt():add_(group.eps):reciprocal():mul_(bias_correction2:sqrt())
-  local plain = corrected:mul_(lr)                     -- bias_corrected_exp_avg * lr
-  local rectified = plain:mul(adaptive_lr):mul_(rect)  -- ... * adaptive_lr * rect
-  p:sub_(torch.where(torch.gt(rho_t, 5):to(p.device), rectified, plain))
+  torch._radam_step_(p, g, s.exp_avg, s.exp_avg_sq, {lr = group.lr, beta1 = group.betas[1], beta2 = group.betas[2],
+    eps = group.eps, weight_decay = group.weight_decay, step = s.step})
 end
 
 -- LBFGS (PyTorch 1.13's port of minFunc): step(closure) runs up to max_iter quasi-Newton

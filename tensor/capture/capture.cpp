@@ -213,6 +213,31 @@ struct Rec {
         push(s, "optim_step", be(), !o.counter.data, [it, dt, o](uint64_t, uint64_t) { be().optim_step(OptimKind::Rmsprop, it, dt, &o); });
         break;
       }
+      case OptimKind::Adamax: {
+        auto o = *static_cast<const ops::AdamaxOptions*>(options);
+        if (o.counter.data) add_address(s, o.counter.data);
+        push(s, "optim_step", be(), !o.counter.data, [it, dt, o](uint64_t, uint64_t) { be().optim_step(OptimKind::Adamax, it, dt, &o); });
+        break;
+      }
+      case OptimKind::Nadam: {  // mu_product too is host memory the step updates
+        auto o = *static_cast<const ops::NadamOptions*>(options);
+        if (o.counter.data) add_address(s, o.counter.data);
+        add_address(s, o.mu_product.data);
+        push(s, "optim_step", be(), false, [it, dt, o](uint64_t, uint64_t) { be().optim_step(OptimKind::Nadam, it, dt, &o); });
+        break;
+      }
+      case OptimKind::Radam: {
+        auto o = *static_cast<const ops::RadamOptions*>(options);
+        if (o.counter.data) add_address(s, o.counter.data);
+        push(s, "optim_step", be(), !o.counter.data, [it, dt, o](uint64_t, uint64_t) { be().optim_step(OptimKind::Radam, it, dt, &o); });
+        break;
+      }
+      case OptimKind::Adagrad: {
+        auto o = *static_cast<const ops::AdagradOptions*>(options);
+        if (o.counter.data) add_address(s, o.counter.data);
+        push(s, "optim_step", be(), !o.counter.data, [it, dt, o](uint64_t, uint64_t) { be().optim_step(OptimKind::Adagrad, it, dt, &o); });
+        break;
+      }
     }
   }
 

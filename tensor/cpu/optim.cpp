@@ -42,7 +42,7 @@ void update_elements(char** data, const int64_t* strides, int64_t n, const Updat
 
 void optim_step(OptimKind kind, const TensorIter& it, DType dt, const void* options) {
   TIDE_DISPATCH_FLOAT(dt, "optim_step", [&] {
-    ops::with_update<compute_t<scalar_t>>(kind, options, [&](auto update) {
+    ops::with_update<scalar_t>(kind, options, [&](auto update) {
       constexpr int K = decltype(update)::kStates;
       TIDE_ASSERT(it.ntensors() == K + 2);
       it.for_each(

@@ -39,7 +39,7 @@ struct OptimKernel {
 
 void optim_step(OptimKind kind, const TensorIter& it, DType dt, const void* options) {
   TIDE_DISPATCH_FLOAT(dt, "optimizer step", [&] {
-    ops::with_update<compute_t<scalar_t>>(kind, options, [&](const auto& update) {
+    ops::with_update<scalar_t>(kind, options, [&](const auto& update) {
       using U = std::decay_t<decltype(update)>;
       launch_pointwise("optimizer step", it, OptimKernel<scalar_t, U>{update});
     });

@@ -63,34 +63,49 @@ const Tensor& required(const char* opt, const Tensor* buffer, const char* name, 
   return *buffer;
 }
 
-// The state's step count (StepCounter): one float32 or float64 element in CPU memory (as
-// PyTorch keeps it for every device), written by the step, sharing memory with no operand.
-template <size_t NS>
-StepCounter step_counter(const char* opt, const Tensor& count, const Tensor& param, const Tensor& grad,
-                         const std::array<StateBuffer, NS>& state) {
-  TIDE_CHECK(count.device().is_cpu(), opt, ": the step count must be a CPU tensor, got one on ",
-             count.device().str());
-  TIDE_CHECK(count.dtype() == DType::Float32 || count.dtype() == DType::Float64, opt,
-             ": the step count must be a float32 or float64 tensor, got ", dtype_name(count.dtype()));
-  TIDE_CHECK(count.numel() == 1, opt, ": the step count must be a tensor of one element, got shape ",
-             count.sizes().str());
-  check_writable(opt, count, "the step count");
-  bool shares = mem_overlap(count, param) != MemOverlap::None || mem_overlap(count, grad) != MemOverlap::None;
-  for (const StateBuffer& s : state) shares = shares || mem_overlap(count, *s.tensor) != MemOverlap::None;
-  TIDE_CHECK(!shares, opt, ": the step count shares memory with the parameter, its gradient or its state");
-  return {count.address(), count.dtype()};
+// A number the step keeps in a zero-dim tensor and updates on the host (StepCounter): the
+// state's step count, or NAdam's mu_product; one float32 or float64 element in CPU memory
+// (as PyTorch keeps them for every device), written by the step, sharing memory with no
+// operand.
+struct HostScalar {
+  const Tensor* tensor;  // none: not used
+  StepCounter* slot;     // where the options take it
+  const char* name;      // "step count" or "mu_product"
+};
+
+template <size_t NS, size_t NH>
+void check_host_scalars(const char* opt, const Tensor& param, const Tensor& grad,
+                        const std::array<StateBuffer, NS>& state, const std::array<HostScalar, NH>& host) {
+  for (size_t i = 0; i < NH; ++i) {
+    if (!host[i].tensor) continue;
+    const Tensor& t = *host[i].tensor;
+    const char* name = host[i].name;
+    TIDE_CHECK(t.device().is_cpu(), opt, ": the ", name, " must be a CPU tensor, got one on ", t.device().str());
+    TIDE_CHECK(t.dtype() == DType::Float32 || t.dtype() == DType::Float64, opt, ": the ", name,
+               " must be a float32 or float64 tensor, got ", dtype_name(t.dtype()));
+    TIDE_CHECK(t.numel() == 1, opt, ": the ", name, " must be a tensor of one element, got shape ", t.sizes().str());
+    check_writable(opt, t, (std::string("the ") + name).c_str());
+    bool shares = mem_overlap(t, param) != MemOverlap::None || mem_overlap(t, grad) != MemOverlap::None;
+    for (const StateBuffer& s : state) shares = shares || mem_overlap(t, *s.tensor) != MemOverlap::None;
+    TIDE_CHECK(!shares, opt, ": the ", name, " shares memory with the parameter, its gradient or its state");
+    for (size_t j = 0; j < i; ++j)
+      TIDE_CHECK(!host[j].tensor || mem_overlap(*host[j].tensor, t) == MemOverlap::None, opt, ": the ", name,
+                 " shares memory with the ", host[j].name);
+  }
+  for (size_t i = 0; i < NH; ++i)
+    if (host[i].tensor) *host[i].slot = {host[i].tensor->address(), host[i].tensor->dtype()};
 }
 
 // Checks the operands, then runs the update of `kind` (optim_update.hpp, selected by the
 // options) once over every element of the parameter (any layout; in parallel for big
-// tensors, or as one kernel on a device) and bumps the parameter's version. With a step
-// count tensor, *counter (in *options) is pointed at it and its version bumped too.
-template <size_t NS>
+// tensors, or as one kernel on a device) and bumps the parameter's version. Each host scalar
+// given (the step count, NAdam's mu_product) is pointed at from its slot in *options and
+// its version bumped too.
+template <size_t NS, size_t NH = 0>
 void fused_step(const char* opt, OptimKind kind, const void* options, const Tensor& param, const Tensor& grad,
-                const std::array<StateBuffer, NS>& state, const Tensor* step_count = nullptr,
-                StepCounter* counter = nullptr) {
+                const std::array<StateBuffer, NS>& state, const std::array<HostScalar, NH>& host = {}) {
   check_operands(opt, param, grad, state);
-  if (step_count) *counter = step_counter(opt, *step_count, param, grad, state);
+  check_host_scalars(opt, param, grad, state, host);
   // The gradient is read element for element before the writes; one sharing memory with a
   // written tensor any other way is read from a copy (TensorIter does that for the parameter).
   Tensor g = grad;
@@ -101,7 +116,18 @@ void fused_step(const char* opt, OptimKind kind, const void* options, const Tens
       state);
   backend_for(it.device()).optim_step(kind, it, param.dtype(), options);
   param.storage()->bump_version();
-  if (step_count) step_count->storage()->bump_version();
+  for (const HostScalar& h : host)
+    if (h.tensor) h.tensor->storage()->bump_version();
+}
+
+// The step count as the one host scalar of a step.
+std::array<HostScalar, 1> counted(const Tensor* step_count, StepCounter& counter) {
+  return {HostScalar{step_count, &counter, "step count"}};
+}
+
+// A step count given as a number counts this step (the first is 1).
+void check_step_number(const char* opt, const Tensor* step_count, int64_t step) {
+  TIDE_CHECK(step_count || step >= 1, opt, ": step must be >= 1 (the count including this step), got ", step);
 }
 
 // SGD (sgd.py, _single_tensor_sgd); State: {momentum_buffer} when momentum != 0.
@@ -125,7 +151,7 @@ void adam(const char* opt, const Tensor& param, const Tensor& grad, const Tensor
   state[1] = {&exp_avg_sq, "exp_avg_sq"};
   if constexpr (Amsgrad)
     state[2] = {&required(opt, max_exp_avg_sq, "max_exp_avg_sq", "amsgrad", "true"), "max_exp_avg_sq"};
-  fused_step(opt, OptimKind::Adam, &o, param, grad, state, step_count, &o.counter);
+  fused_step(opt, OptimKind::Adam, &o, param, grad, state, counted(step_count, o.counter));
 }
 
 // RMSprop (rmsprop.py): State {square_avg[, grad_avg][, momentum_buffer]}.
@@ -141,7 +167,7 @@ void rmsprop(const Tensor& param, const Tensor& grad, const Tensor& square_avg, 
   if constexpr (WithMomentum)
     state[kMomentum] = {&required("RMSprop", momentum_buffer, "momentum_buffer", "momentum", o.momentum),
                         "momentum_buffer"};
-  fused_step("RMSprop", OptimKind::Rmsprop, &o, param, grad, state, step_count, &o.counter);
+  fused_step("RMSprop", OptimKind::Rmsprop, &o, param, grad, state, counted(step_count, o.counter));
 }
 
 }  // namespace
@@ -156,7 +182,7 @@ void sgd_step_(const Tensor& param, const Tensor& grad, const Tensor* momentum_b
 void adam_step_(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
                 const Tensor* max_exp_avg_sq, const AdamOptions& o, const Tensor* step_count) {
   const char* opt = o.decoupled_weight_decay ? "AdamW" : "Adam";
-  TIDE_CHECK(step_count || o.step >= 1, opt, ": step must be >= 1 (the count including this step), got ", o.step);
+  check_step_number(opt, step_count, o.step);
   if (o.amsgrad)
     adam<true>(opt, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, o, step_count);
   else
@@ -175,6 +201,44 @@ void rmsprop_step_(const Tensor& param, const Tensor& grad, const Tensor& square
     rmsprop<false, true>(param, grad, square_avg, momentum_buffer, grad_avg, o, step_count);
   else
     rmsprop<false, false>(param, grad, square_avg, momentum_buffer, grad_avg, o, step_count);
+}
+
+void adamax_step_(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_inf,
+                  const AdamaxOptions& options, const Tensor* step_count) {
+  check_step_number("Adamax", step_count, options.step);
+  AdamaxOptions o = options;
+  o.zero_dim = param.dim() == 0;
+  fused_step("Adamax", OptimKind::Adamax, &o, param, grad,
+             std::array<StateBuffer, 2>{{{&exp_avg, "exp_avg"}, {&exp_inf, "exp_inf"}}}, counted(step_count, o.counter));
+}
+
+void nadam_step_(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
+                 const Tensor& mu_product, const NadamOptions& options, const Tensor* step_count) {
+  check_step_number("NAdam", step_count, options.step);
+  NadamOptions o = options;
+  o.zero_dim = param.dim() == 0;
+  fused_step("NAdam", OptimKind::Nadam, &o, param, grad,
+             std::array<StateBuffer, 2>{{{&exp_avg, "exp_avg"}, {&exp_avg_sq, "exp_avg_sq"}}},
+             std::array<HostScalar, 2>{{{step_count, &o.counter, "step count"}, {&mu_product, &o.mu_product, "mu_product"}}});
+}
+
+void radam_step_(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
+                 const RadamOptions& options, const Tensor* step_count) {
+  check_step_number("RAdam", step_count, options.step);
+  RadamOptions o = options;
+  o.zero_dim = param.dim() == 0;
+  fused_step("RAdam", OptimKind::Radam, &o, param, grad,
+             std::array<StateBuffer, 2>{{{&exp_avg, "exp_avg"}, {&exp_avg_sq, "exp_avg_sq"}}},
+             counted(step_count, o.counter));
+}
+
+void adagrad_step_(const Tensor& param, const Tensor& grad, const Tensor& sum, const AdagradOptions& options,
+                   const Tensor* step_count) {
+  check_step_number("Adagrad", step_count, options.step);
+  AdagradOptions o = options;
+  o.zero_dim = param.dim() == 0;
+  fused_step("Adagrad", OptimKind::Adagrad, &o, param, grad, std::array<StateBuffer, 1>{{{&sum, "sum"}}},
+             counted(step_count, o.counter));
 }
 
 }  // namespace tide::ops

@@ -605,6 +605,80 @@ T.test("the fused kernels reject bad operands, naming the optimizer and the valu
   T.eq(m:tolist(), {{0, 0}, {0, 0}})
 end)
 
+-- The fused steps of Adagrad, Adamax, NAdam and RAdam called directly (torch.optim's
+-- per-op formulas, bit for bit: test_optim_more.lua checks that against those ops).
+T.test("torch._adagrad_step_ / _adamax_step_ / _nadam_step_ / _radam_step_ directly", function()
+  local f64 = {dtype = "float64"}
+  local g = torch.tensor({0.5, -1.0, 2.0}, f64)
+  local function fresh() return torch.tensor({1.0, 2.0, 3.0}, f64), torch.zeros(3, f64), torch.zeros(3, f64) end
+  -- Adagrad: sum = g^2, p -= lr * g / (|g| + eps); the count advances.
+  local p, sum = fresh()
+  local count = torch.zeros({}, f64)
+  T.truthy(torch._adagrad_step_(p, g, sum, {lr = 0.1, step = count}) == p)
+  T.near(p, {0.9, 2.1, 2.9}, 1e-9)
+  T.eq({sum:tolist(), count:item()}, {{0.25, 1, 4}, 1})
+  -- lr_decay: the second step's rate is lr / (1 + 1 * lr_decay).
+  local q = p:clone()
+  torch._adagrad_step_(p, g, sum, {lr = 0.1, lr_decay = 1, step = count})
+  T.near(p, {q[1]:item() - 0.05 * 0.5 / math.sqrt(0.5), q[2]:item() + 0.05 / math.sqrt(2), q[3]:item() - 0.05 * 2 / math.sqrt(8)}, 1e-9)
+  -- Adamax, step 1: exp_avg = 0.1 g, exp_inf = |g| + eps, p -= lr / 0.1 * 0.1 g / |g|.
+  local m, u
+  p, m, u = fresh()
+  torch._adamax_step_(p, g, m, u, {lr = 0.1, step = 1})
+  T.near(p, {0.9, 2.1, 2.9}, 1e-7)
+  T.near(u, {0.5, 1, 2}, 1e-8)
+  -- RAdam, step 1: rho_t = 1 <= 5, the plain step p -= lr * exp_avg / (1 - beta1).
+  local v
+  p, m, v = fresh()
+  torch._radam_step_(p, g, m, v, {lr = 0.1, step = torch.zeros({})})
+  T.near(p, {0.95, 2.1, 2.8}, 1e-12)
+  -- NAdam: mu_product (float32 here) is multiplied by mu = beta1 (1 - 0.5 * 0.96^(0.004 step)).
+  p, m, v = fresh()
+  local mu_product = torch.ones({})
+  local mu1 = 0.9 * (1 - 0.5 * 0.96 ^ 0.004)
+  torch._nadam_step_(p, g, m, v, mu_product, {lr = 0.1, step = 1})
+  T.near(mu_product:item(), mu1, 1e-7)
+  torch._nadam_step_(p, g, m, v, mu_product, {lr = 0.1, step = 2})
+  T.near(mu_product:item(), mu1 * 0.9 * (1 - 0.5 * 0.96 ^ 0.008), 1e-7)
+  T.eq(mu_product.dtype, "float32")
+end)
+
+T.test("the fused Adagrad, Adamax, NAdam and RAdam steps reject bad operands", function()
+  local p, g, m, v = torch.zeros(2, 2), torch.ones(2, 2), torch.zeros(2, 2), torch.zeros(2, 2)
+  local count = torch.zeros({})
+  T.error_usable(function() torch._radam_step_(p, g, m, v, {lr = 0.1, maximize = true}) end,
+    "_radam_step_: unknown keyword 'maximize' (valid: lr, beta1, beta2, eps, weight_decay, step)")
+  T.error_usable(function() torch._nadam_step_(p, g, m, v, nil, {lr = 0.1}) end,
+    "_nadam_step_: expected a tensor as argument 5, got nil")
+  T.error_usable(function() torch._nadam_step_(p, g, m, v, torch.zeros({}, {dtype = "int64"}), {lr = 0.1}) end,
+    "NAdam: the mu_product must be a float32 or float64 tensor, got int64")
+  T.error_usable(function() torch._nadam_step_(p, g, m, v, torch.ones(2), {lr = 0.1}) end,
+    "NAdam: the mu_product must be a tensor of one element, got shape {2}")
+  T.error_usable(function() torch._nadam_step_(p, g, m, v, count, {lr = 0.1, step = count}) end,
+    "NAdam: the mu_product shares memory with the step count")
+  T.error_usable(function() torch._nadam_step_(p, g, m, v, m:view(-1)[{{1, 1}}], {lr = 0.1}) end,
+    "NAdam: the mu_product shares memory with the parameter, its gradient or its state")
+  T.error_usable(function() torch._adamax_step_(p, g, m, v, {lr = 0.1, step = 0}) end,
+    "Adamax: step must be >= 1 (the count including this step), got 0")
+  T.error_usable(function() torch._adamax_step_(p, g, m, v:half(), {lr = 0.1}) end,
+    "Adamax: the exp_inf has dtype float16 but the parameter has float32")
+  T.error_usable(function() torch._radam_step_(p, g, m, v, {lr = 0.1, step = torch.tensor(2.5, {dtype = "float64"})}) end,
+    "RAdam: the step count tensor holds 2.5, expected a whole number >= 0")
+  T.error_usable(function() torch._radam_step_(p, g, m, m, {lr = 0.1}) end,
+    "RAdam: the exp_avg_sq shares memory with the exp_avg; each state buffer needs its own tensor")
+  T.error_usable(function() torch._adagrad_step_(p, g, m, {}) end, "Adagrad: keyword 'lr' is required")
+  T.error_usable(function() torch._adagrad_step_(p, g, torch.zeros(3), {lr = 0.1}) end,
+    "Adagrad: the sum of shape {3} does not match the parameter's shape {2,2}")
+  T.error_usable(function() torch._adagrad_step_(p, g, m, {lr = 0.1, step = torch.zeros(2)}) end,
+    "Adagrad: the step count must be a tensor of one element, got shape {2}")
+  -- A refused step writes nothing: not the count, the mu_product or a tensor.
+  local mu = torch.ones({})
+  local bad = torch.tensor(-1.0)
+  T.error_usable(function() torch._nadam_step_(p, g, m, v, mu, {lr = 0.1, step = bad}) end,
+    "NAdam: the step count tensor holds -1, expected a whole number >= 0")
+  T.eq({bad:item(), mu:item(), p:tolist(), m:tolist()}, {-1, 1, {{0, 0}, {0, 0}}, {{0, 0}, {0, 0}}})
+end)
+
 T.test("Adam and RMSprop count steps in a tensor that the fused step advances", function()
   local p = torch.tensor({1.0, 2.0}, {dtype = "float64"})
   local count = torch.tensor(4.0, {dtype = "float64"})

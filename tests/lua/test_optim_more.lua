@@ -163,6 +163,142 @@ T.test("Adamax, NAdam, RAdam: step and mu_product are tensors; older state dicts
   end
 end)
 
+-- Adagrad, Adamax, NAdam and RAdam step with fused kernels (torch._adagrad_step_, ...)
+-- whose results are, bit for bit, those of the tensor ops they replaced (commit 814d5af's
+-- torch_optim.lua, written out here as the reference): on float16, bfloat16, float32 and
+-- float64 parameters, contiguous, transposed and zero-dim (whose ops the zero-dim float64
+-- step values promoted to float64), under both default dtypes (the count's and mu_product's
+-- dtype), on the CPU and on a CUDA device when there is one.
+local REF = {}
+do
+  local function new_count(n)
+    local dt = torch.get_default_dtype() == torch.float64 and torch.float64 or torch.float32
+    return n and torch.tensor(n + 0.0, {dtype = dt}) or torch.zeros({}, {dtype = dt})
+  end
+  local function advance(s) return s.step:add_(1):to(torch.float64) end
+  local function effective_grad(p, g, group)
+    if group.maximize then g = g:neg() end
+    if group.weight_decay ~= 0 then g = g:add(p, {alpha = group.weight_decay}) end
+    return g
+  end
+  local function addcmul_(t, a, b, v) return t:add_(a:mul(v):mul_(b)) end
+  local function addcdiv_(t, a, b, v) return t:add_(a:mul(v):div_(b)) end
+  function REF.Adagrad(p, g, s, group)
+    if s.step == nil then s.step, s.sum = new_count(), torch.full_like(p, group.initial_accumulator_value) end
+    g = effective_grad(p, g, group)
+    local neg_clr = -group.lr
+    if group.lr_decay ~= 0 then neg_clr = -group.lr / (s.step:to(torch.float64) * group.lr_decay + 1) end
+    s.step:add_(1)
+    s.sum:add_(g:mul(g))
+    addcdiv_(p, g, s.sum:sqrt():add_(group.eps), neg_clr)
+  end
+  function REF.Adamax(p, g, s, group)
+    if s.step == nil then s.step, s.exp_avg, s.exp_inf = new_count(), torch.zeros_like(p), torch.zeros_like(p) end
+    local beta1, beta2 = group.betas[1], group.betas[2]
+    local step = advance(s)
+    g = effective_grad(p, g, group)
+    s.exp_avg:mul_(beta1):add_(g, {alpha = 1 - beta1})
+    s.exp_inf:copy_(torch.maximum(s.exp_inf:mul_(beta2), g:abs():add_(group.eps)))
+    addcdiv_(p, s.exp_avg, s.exp_inf, -group.lr / (1 - torch.pow(beta1, step)))
+  end
+  function REF.NAdam(p, g, s, group)
+    if s.step == nil then
+      s.step, s.mu_product, s.exp_avg, s.exp_avg_sq = new_count(), new_count(1), torch.zeros_like(p), torch.zeros_like(p)
+    end
+    local beta1, beta2, lr, decay = group.betas[1], group.betas[2], group.lr, group.momentum_decay
+    local step = advance(s)
+    local bias_correction2 = 1 - torch.pow(beta2, step)
+    g = effective_grad(p, g, group)
+    local mu = (1 - torch.pow(0.96, step * decay) * 0.5) * beta1
+    local mu_next = (1 - torch.pow(0.96, (step + 1) * decay) * 0.5) * beta1
+    local dt = s.mu_product.dtype
+    local mu_rounded = mu:to(dt)
+    s.mu_product:mul_(mu_rounded)
+    local mu_product_next = s.mu_product:mul(mu_rounded):mul_(mu_next:to(dt))
+    s.exp_avg:mul_(beta1):add_(g, {alpha = 1 - beta1})
+    addcmul_(s.exp_avg_sq:mul_(beta2), g, g, 1 - beta2)
+    local denom = s.exp_avg_sq:div(bias_correction2):sqrt():add_(group.eps)
+    addcdiv_(p, g, denom, (1 - mu):mul_(-lr):div_(1 - s.mu_product:to(torch.float64)))
+    addcdiv_(p, s.exp_avg, denom, mu_next:mul(-lr):div_(1 - mu_product_next:to(torch.float64)))
+  end
+  function REF.RAdam(p, g, s, group)
+    if s.step == nil then s.step, s.exp_avg, s.exp_avg_sq = new_count(), torch.zeros_like(p), torch.zeros_like(p) end
+    local beta1, beta2, lr = group.betas[1], group.betas[2], group.lr
+    local step = advance(s)
+    local bias_correction1 = 1 - torch.pow(beta1, step)
+    local beta2_t = torch.pow(beta2, step)
+    local bias_correction2 = 1 - beta2_t
+    g = effective_grad(p, g, group)
+    s.exp_avg:mul_(beta1):add_(g, {alpha = 1 - beta1})
+    addcmul_(s.exp_avg_sq:mul_(beta2), g, g, 1 - beta2)
+    local corrected = s.exp_avg:div(bias_correction1)
+    local rho_inf = 2 / (1 - beta2) - 1
+    local rho_t = rho_inf - (step * 2):mul_(beta2_t):div_(bias_correction2)
+    local rect = (rho_t - 4):mul_(rho_t - 2):mul_(rho_inf):div_(rho_t * ((rho_inf - 4) * (rho_inf - 2))):sqrt_()
+    local adaptive_lr = s.exp_avg_sq:sqrt():add_(group.eps):reciprocal():mul_(bias_correction2:sqrt())
+    local plain = corrected:mul_(lr)
+    local rectified = plain:mul(adaptive_lr):mul_(rect)
+    p:sub_(torch.where(torch.gt(rho_t, 5):to(p.device), rectified, plain))
+  end
+end
+
+T.test("Adagrad, Adamax, NAdam, RAdam: the fused steps give the tensor ops' bits on every dtype and layout", function()
+  local configs = {
+    {"Adagrad", {lr = 0.1}}, {"Adagrad", {lr = 0.1, lr_decay = 0.05, weight_decay = 0.1, maximize = true,
+                                          initial_accumulator_value = 0.1, eps = 1e-3}},
+    {"Adamax", {lr = 0.1}}, {"Adamax", {lr = 0.1, betas = {0.8, 0.9}, eps = 1e-3, weight_decay = 0.3, maximize = true}},
+    {"NAdam", {lr = 0.1}}, {"NAdam", {lr = 0.1, betas = {0.8, 0.9}, eps = 1e-3, weight_decay = 0.1, momentum_decay = 0.2}},
+    {"RAdam", {lr = 0.1}}, {"RAdam", {lr = 0.1, betas = {0.8, 0.9}, eps = 1e-3, weight_decay = 0.1}},
+  }
+  local bits = {float16 = "int16", bfloat16 = "int16", float32 = "int32", float64 = "int64"}
+  local function same_bits(a, b, what)
+    T.eq(a.dtype, b.dtype, what)
+    local d = bits[tostring(a.dtype):gsub("^torch%.", "")]
+    T.truthy(torch.equal(a:contiguous():view(d), b:contiguous():view(d)), what)
+  end
+  local devices = {"cpu"}
+  if torch.cuda.is_available() then devices[2] = "cuda" end
+  local saved = torch.get_default_dtype()
+  for _, default in ipairs({"float32", "float64"}) do
+    torch.set_default_dtype(default)
+    for _, device in ipairs(devices) do
+      for _, dtype in ipairs({"float16", "bfloat16", "float32", "float64"}) do
+        for _, c in ipairs(configs) do
+          local name, cfg = c[1], c[2]
+          local group = {}
+          for k, v in pairs(optim[name].defaults) do group[k] = v end
+          for k, v in pairs(cfg) do group[k] = v end
+          torch.manual_seed(3)
+          local values = {torch.randn({3, 5}, f64), torch.randn({4, 3}, f64):t(), torch.randn({}, f64)}
+          local params, refs, states = {}, {}, {}
+          for i, v in ipairs(values) do
+            local t = v:to(dtype):to(device)
+            if i == 2 then t = t:t():clone():t() end  -- transposed strides
+            params[i], refs[i], states[i] = t:clone():requires_grad_(), t:clone(), {}
+            if i == 2 then params[i] = t:t():clone():t():requires_grad_() end
+          end
+          local opt = optim[name](params, cfg)
+          for step = 1, 12 do  -- RAdam's rho_t passes 5 at step 6 (beta2 0.999) and 7 (0.9)
+            for i, v in ipairs(values) do
+              local g = torch.randn(v.shape, f64):mul(step % 3 + 0.5):to(dtype):to(device)
+              params[i].grad = g
+              REF[name](refs[i], g, states[i], group)
+            end
+            opt:step()
+          end
+          for i in ipairs(values) do
+            local what = string.format("%s %s %s on %s (default %s), parameter %d", name, T.show(cfg), dtype, device,
+              default, i)
+            same_bits(params[i]:detach(), refs[i], what)
+            for k, v in pairs(states[i]) do same_bits(opt.state[params[i]][k], v, what .. " state " .. k) end
+          end
+        end
+      end
+    end
+  end
+  torch.set_default_dtype(saved)
+end)
+
 T.test("add_param_group: the new group steps with its own options", function()
   local p, q, pt, qt = problem()
   local c = E.optim[1]  -- Adagrad{lr=0.1}
