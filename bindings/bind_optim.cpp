@@ -48,16 +48,30 @@ int sgd_step(lua_State* L, Args& a) {
   return ret_param(L);
 }
 
-int adam_step(lua_State* L, Args& a) {
-  ops::AdamOptions o;
-  o.decoupled_weight_decay = flag(a, "decoupled_weight_decay");
-  o.lr = learning_rate(a, o.decoupled_weight_decay ? "AdamW" : "Adam");
+// The `step` keyword of Adam and the steps like it: the state's step count tensor, which the
+// step advances and uses, or the count including this step as a number (1 when absent).
+const Tensor* counted_step(const Args& a, int64_t& step) {
+  const Tensor* count = step_count(a);
+  if (!count) step = a.kw_integer("step").value_or(1);
+  return count;
+}
+
+// The keywords Adam, Adamax, NAdam and RAdam share after `lr`: beta1, beta2, eps,
+// weight_decay (the options' own defaults; no weight decay).
+template <typename Options>
+void moment_options(const Args& a, Options& o) {
   o.beta1 = number_or(a, "beta1", o.beta1);
   o.beta2 = number_or(a, "beta2", o.beta2);
   o.eps = number_or(a, "eps", o.eps);
   o.weight_decay = number_or(a, "weight_decay", 0);
-  const Tensor* count = step_count(a);
-  if (!count) o.step = a.kw_integer("step").value_or(1);
+}
+
+int adam_step(lua_State* L, Args& a) {
+  ops::AdamOptions o;
+  o.decoupled_weight_decay = flag(a, "decoupled_weight_decay");
+  o.lr = learning_rate(a, o.decoupled_weight_decay ? "AdamW" : "Adam");
+  moment_options(a, o);
+  const Tensor* count = counted_step(a, o.step);
   o.amsgrad = flag(a, "amsgrad");
   o.maximize = flag(a, "maximize");
   ops::adam_step_(a.tensor(1), a.tensor(2), a.tensor(3), a.tensor(4), optional_tensor(a, 5), o, count);
@@ -78,21 +92,10 @@ int rmsprop_step(lua_State* L, Args& a) {
   return ret_param(L);
 }
 
-// The `step` keyword of the steps below (as Adam's): the state's step count tensor, which the
-// step advances and uses, or the count including this step as a number (1 when absent).
-const Tensor* counted_step(const Args& a, int64_t& step) {
-  const Tensor* count = step_count(a);
-  if (!count) step = a.kw_integer("step").value_or(1);
-  return count;
-}
-
 int adamax_step(lua_State* L, Args& a) {
   ops::AdamaxOptions o;
   o.lr = learning_rate(a, "Adamax");
-  o.beta1 = number_or(a, "beta1", o.beta1);
-  o.beta2 = number_or(a, "beta2", o.beta2);
-  o.eps = number_or(a, "eps", o.eps);
-  o.weight_decay = number_or(a, "weight_decay", 0);
+  moment_options(a, o);
   o.maximize = flag(a, "maximize");
   const Tensor* count = counted_step(a, o.step);
   ops::adamax_step_(a.tensor(1), a.tensor(2), a.tensor(3), a.tensor(4), o, count);
@@ -102,10 +105,7 @@ int adamax_step(lua_State* L, Args& a) {
 int nadam_step(lua_State* L, Args& a) {
   ops::NadamOptions o;
   o.lr = learning_rate(a, "NAdam");
-  o.beta1 = number_or(a, "beta1", o.beta1);
-  o.beta2 = number_or(a, "beta2", o.beta2);
-  o.eps = number_or(a, "eps", o.eps);
-  o.weight_decay = number_or(a, "weight_decay", 0);
+  moment_options(a, o);
   o.momentum_decay = number_or(a, "momentum_decay", o.momentum_decay);
   const Tensor* count = counted_step(a, o.step);
   ops::nadam_step_(a.tensor(1), a.tensor(2), a.tensor(3), a.tensor(4), a.tensor(5), o, count);
@@ -115,10 +115,7 @@ int nadam_step(lua_State* L, Args& a) {
 int radam_step(lua_State* L, Args& a) {
   ops::RadamOptions o;
   o.lr = learning_rate(a, "RAdam");
-  o.beta1 = number_or(a, "beta1", o.beta1);
-  o.beta2 = number_or(a, "beta2", o.beta2);
-  o.eps = number_or(a, "eps", o.eps);
-  o.weight_decay = number_or(a, "weight_decay", 0);
+  moment_options(a, o);
   const Tensor* count = counted_step(a, o.step);
   ops::radam_step_(a.tensor(1), a.tensor(2), a.tensor(3), a.tensor(4), o, count);
   return ret_param(L);
