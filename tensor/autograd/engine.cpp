@@ -52,6 +52,15 @@ struct FunctionNode final : Node {
   bool released() const override { return !fn; }
 };
 
+// Whether t is contiguous and the only way to its memory: nothing else holds t, its storage,
+// or (for a view) its base.
+bool only_view_of_memory(const Tensor& t) {
+  if (t.impl_ptr().use_count() != 1 || !t.is_contiguous()) return false;
+  const auto& base = t.impl()->base;
+  return base ? base.use_count() == 1 && base->storage == t.storage() && t.storage().use_count() == 2
+              : t.storage().use_count() == 1;
+}
+
 // The node at the end of every path into a leaf: adds the incoming gradient to leaf.grad.
 struct AccumulateGrad final : Node {
   std::shared_ptr<TensorImpl> leaf;
@@ -60,11 +69,17 @@ struct AccumulateGrad final : Node {
   std::vector<Tensor> apply(const Tensor& grad) override {
     AutogradMeta& m = *leaf->autograd;
     if (!m.grad.defined()) {
-      // The first gradient becomes .grad itself when nothing else can see it; otherwise a
-      // copy, so that accumulating into .grad later never writes into another tensor.
-      bool exclusive = grad.impl_ptr().use_count() == 1 && grad.storage().use_count() == 1 &&
-                       !grad.impl()->base && grad.is_contiguous();
-      m.grad = autograd::grad_enabled() || exclusive ? grad : grad.clone();
+      // The first gradient becomes .grad itself when nothing else can see its memory (a
+      // view of a result nothing else holds gives up its base); otherwise a copy, so that
+      // accumulating into .grad later never writes into another tensor.
+      if (autograd::grad_enabled() || (only_view_of_memory(grad) && !grad.impl()->base)) {
+        m.grad = grad;
+      } else if (only_view_of_memory(grad)) {
+        m.grad = Tensor::make_view(grad.storage(), grad.sizes(), grad.strides(), grad.offset(), grad.dtype());
+        m.grad.impl()->numpy = grad.impl()->numpy;
+      } else {
+        m.grad = grad.clone();
+      }
     } else if (autograd::grad_enabled()) {
       m.grad = ag::binary(BinaryOp::Add, m.grad, grad);  // create_graph: keep the sum differentiable
     } else {

@@ -263,7 +263,7 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) 
     record(op, y, {&input, &target}, [si, st, n, reduction](const Tensor& g, const Node& node) -> Grads {
       Tensor scaled = (reduction == Reduction::Mean ? g / n : g) * (si.unpack(node) - st.unpack(node));
       Tensor gi = scaled + scaled;
-      return {gi, -gi};
+      return {gi, node.needs_grad(1) ? -gi : Tensor()};
     });
   }
   return y;

@@ -36,6 +36,26 @@ T.test("gradients accumulate until cleared with x.grad = nil", function()
   T.near(x.grad, {2, 2}, 1e-15)
 end)
 
+T.test("a first gradient becomes .grad without a copy only when nothing else sees its memory", function()
+  -- nn.Linear's weight gradient is a view of a result nothing else holds: .grad takes its
+  -- memory, and accumulating into it later changes nothing else.
+  local W = torch.tensor({{1, 2}, {3, 4}}, {dtype = "float64", requires_grad = true})
+  local x = t64{{1, 0}, {2, 1}}
+  torch.linear(x, W):sum():backward()
+  T.near(W.grad, {{3, 1}, {3, 1}}, 1e-15)
+  torch.linear(x, W):sum():backward()
+  T.near(W.grad, {{6, 2}, {6, 2}}, 1e-15)
+  -- A hook that hands back a view of a tensor the script keeps: .grad is a copy, and
+  -- accumulating into it leaves the kept tensor alone.
+  local keep = t64{{1, 2}, {3, 4}}
+  local v = leaf{0, 0, 0, 0}
+  v:register_hook(function() return keep:view(4) end)
+  ;(v * 1):sum():backward()
+  ;(v * 1):sum():backward()
+  T.near(v.grad, {2, 4, 6, 8}, 1e-15)
+  T.near(keep, {{1, 2}, {3, 4}}, 0)
+end)
+
 T.test("broadcast operands get gradients summed back to their shapes", function()
   local a = torch.ones(3, 1, {dtype = "float64", requires_grad = true})
   local b = torch.ones(4, {dtype = "float64", requires_grad = true})
