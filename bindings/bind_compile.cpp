@@ -65,8 +65,15 @@ Modes current_modes() {
 
 // ---- snapshots of the reached Lua state
 
+bool has_metatable(lua_State* L, int idx) {
+  if (!lua_getmetatable(L, idx)) return false;
+  lua_pop(L, 1);
+  return true;
+}
+
 struct TensorState {
   std::shared_ptr<TensorImpl> impl;  // kept: identity by address stays meaningful
+  const void* userdata = nullptr;    // the Lua value holding it (kept by the snapshot)
   const Storage* storage = nullptr;
   Dims sizes, strides;
   int64_t offset = 0;
@@ -111,27 +118,24 @@ struct Snapshot {
   std::vector<Value> values;
   std::vector<TensorState> tensors;
   std::vector<std::vector<std::string>> env_names;  // see V::Env
+  int depth = 0;         // the deepest nesting of tables and functions
   int keep = LUA_NOREF;  // registry: a table holding the reached objects alive
   bool too_large = false;
 };
 
-// Walks the state a function reaches. With `expect`, compares as it goes and stops at the first
-// difference (the guard); gradients then match by identity where grad_identity says so, else
-// by presence.
+// Walks the state a function reaches into a snapshot (at a recording). Guard below compares
+// the state with it at each call.
 class Walker {
  public:
-  // Recording (no `expect`): pushes the table that keeps the reached objects alive, which
-  // finish() moves into the registry.
-  Walker(lua_State* L, int libset, Snapshot* out, const Snapshot* expect = nullptr,
-         const std::vector<bool>* grad_identity = nullptr)
-      : L_(L), libset_(libset), out_(out), expect_(expect), grad_identity_(grad_identity) {
-    if (!expect_) {
-      lua_newtable(L_);
-      keep_table_ = lua_gettop(L_);
-    }
+  // Pushes the table that keeps the reached objects alive, which finish() moves into the
+  // registry.
+  Walker(lua_State* L, int libset, Snapshot* out) : L_(L), libset_(libset), out_(out) {
+    lua_newtable(L_);
+    keep_table_ = lua_gettop(L_);
   }
 
-  // Walks the upvalues of the function at idx (absolute). Returns false on a difference.
+  // Walks the upvalues of the function at idx (absolute). Returns false when the walk ends
+  // early (too large or too deep).
   bool walk_function_upvalues(int idx) {
     for (int i = 1; const char* name = lua_getupvalue(L_, idx, i); ++i) {
       const int top = lua_gettop(L_);
@@ -141,27 +145,18 @@ class Walker {
     }
     return emit({V::End});
   }
-  size_t count() const { return count_; }
 
  private:
   bool emit(Value v) {
-    if (expect_) {
-      if (count_ >= expect_->values.size() || !(expect_->values[count_] == v)) return false;
-    } else {
-      if (out_->values.size() >= kMaxSnapshotValues) {
-        out_->too_large = true;
-        return false;
-      }
-      out_->values.push_back(v);
+    if (out_->values.size() >= kMaxSnapshotValues) {
+      out_->too_large = true;
+      return false;
     }
-    ++count_;
+    out_->values.push_back(v);
     return true;
   }
 
   bool in_library(int idx) {
-    if (expect_) {  // the same object as recorded (checked by emit) has the same standing
-      return count_ < expect_->values.size() && expect_->values[count_].kind == V::Library;
-    }
     if (libset_ == 0) return false;
     lua_pushvalue(L_, idx);
     bool lib = lua_rawget(L_, libset_) != LUA_TNIL;
@@ -171,9 +166,9 @@ class Walker {
 
   // Whether the Lua function at idx is one of tide's own modules' (chunks "=[tide <module>]",
   // reached through a class's metatable rather than a module table): a library function,
-  // added to the set so that later walks find it there. (Recording only.)
+  // added to the set so that later walks find it there.
   bool tide_chunk(int idx) {
-    if (expect_ || libset_ == 0) return false;
+    if (libset_ == 0) return false;
     lua_Debug ar;
     lua_pushvalue(L_, idx);
     if (!lua_getinfo(L_, ">S", &ar) || std::strncmp(ar.source, "=[tide ", 7) != 0) return false;
@@ -183,46 +178,22 @@ class Walker {
     return true;
   }
 
-  // An object seen before in this walk: its first index. Comparing, the expected stream
-  // says: a first visit there must be the same object, a revisit must name it.
+  // An object seen before in this walk: Seen with the index of its first visit.
   bool seen_before(const void* p, Value* v) {
-    if (expect_) {
-      if (count_ >= expect_->values.size()) return false;
-      const Value& e = expect_->values[count_];
-      if (e.kind == V::Seen && e.bits < expect_->values.size() && expect_->values[e.bits].bits == uint64_t(uintptr_t(p))) {
-        *v = e;
-        return true;
-      }
-      return false;
-    }
-    auto it = seen_.find(p);
-    if (it == seen_.end()) {
-      seen_.emplace(p, count_);
-      return false;
-    }
+    auto [it, first] = seen_.emplace(p, out_->values.size());
+    if (first) return false;
     *v = {V::Seen, it->second};
     return true;
   }
 
   void keep(int idx) {
-    if (expect_) return;
     lua_pushvalue(L_, idx);
     lua_rawseti(L_, keep_table_, ++keep_n_);
   }
 
-  bool walk_tensor(const Tensor& t) {
-    TensorState s = TensorState::of(t);
-    if (expect_) {
-      if (count_ >= expect_->values.size() || expect_->values[count_].kind != V::Tensor) return false;
-      const size_t k = expect_->values[count_].bits;
-      const TensorState& e = expect_->tensors[k];
-      if (!s.same_layout(e)) return false;
-      const bool identity = grad_identity_ && k < grad_identity_->size() && (*grad_identity_)[k];
-      if (identity ? s.grad != e.grad : (s.grad != nullptr) != (e.grad != nullptr)) return false;
-      ++count_;
-      return true;
-    }
-    out_->tensors.push_back(std::move(s));
+  bool walk_tensor(const Tensor& t, const void* userdata) {
+    out_->tensors.push_back(TensorState::of(t));
+    out_->tensors.back().userdata = userdata;
     return emit({V::Tensor, out_->tensors.size() - 1});
   }
 
@@ -230,10 +201,10 @@ class Walker {
   // Lua stack), which ends the walk.
   bool descend() {
     if (depth_ >= kMaxSnapshotDepth || !lua_checkstack(L_, 8)) {
-      if (!expect_) out_->too_large = true;
+      out_->too_large = true;
       return false;
     }
-    ++depth_;
+    out_->depth = std::max(out_->depth, ++depth_);
     return true;
   }
 
@@ -250,12 +221,12 @@ class Walker {
           std::memcpy(&bits, &d, sizeof bits);
           return emit({V::Float, bits});
         }
-      case LUA_TSTRING: keep(idx); return emit({V::String, uint64_t(uintptr_t(lua_tostring(L_, idx)))});
+      case LUA_TSTRING: keep(idx); return emit({V::String, uint64_t(uintptr_t(lua_topointer(L_, idx)))});
       case LUA_TLIGHTUSERDATA: return emit({V::Light, uint64_t(uintptr_t(lua_topointer(L_, idx)))});
       case LUA_TTHREAD: keep(idx); return emit({V::Thread, uint64_t(uintptr_t(lua_topointer(L_, idx)))});
       case LUA_TUSERDATA: {
-        if (Tensor* t = tensor_slot(L_, idx); t && t->defined()) return walk_tensor(*t);
         keep(idx);
+        if (Tensor* t = tensor_slot(L_, idx); t && t->defined()) return walk_tensor(*t, t);
         return emit({V::Userdata, uint64_t(uintptr_t(lua_topointer(L_, idx)))});
       }
       case LUA_TFUNCTION: {
@@ -292,30 +263,19 @@ class Walker {
   // not count as a visit (seen_before): a later full one walks it all.
   bool walk_env(int fn, int upvalue, int env) {
     const void* p = lua_topointer(L_, env);
-    const Snapshot& names_of = expect_ ? *expect_ : *out_;
-    size_t k = 0;  // the names' index in env_names (not a reference: walking them may add more)
-    if (expect_) {
-      if (count_ + 1 >= expect_->values.size() || expect_->values[count_].kind != V::Env) return walk(env);
-      k = expect_->values[count_ + 1].bits;
-      if (k >= expect_->env_names.size()) return false;
-      if (!emit({V::Env, uint64_t(uintptr_t(p))}) || !emit({V::Int, k})) return false;
-      if (has_metatable(env)) return false;
-    } else {
-      if (seen_.count(p) || in_library(env) || has_metatable(env)) return walk(env);
-      auto used = globals_used(L_, fn, upvalue);
-      if (!used || std::any_of(used->begin(), used->end(), [](const std::string& name) {
-            return std::find(std::begin(kGlobalEscapes), std::end(kGlobalEscapes), name) != std::end(kGlobalEscapes);
-          }))
-        return walk(env);
-      keep(env);
-      k = out_->env_names.size();
-      out_->env_names.push_back(std::move(*used));
-      if (!emit({V::Env, uint64_t(uintptr_t(p))}) || !emit({V::Int, k})) return false;
-    }
-    if (!descend()) return false;
+    if (seen_.count(p) || in_library(env) || has_metatable(L_, env)) return walk(env);
+    auto used = globals_used(L_, fn, upvalue);
+    if (!used || std::any_of(used->begin(), used->end(), [](const std::string& name) {
+          return std::find(std::begin(kGlobalEscapes), std::end(kGlobalEscapes), name) != std::end(kGlobalEscapes);
+        }))
+      return walk(env);
+    keep(env);
+    const size_t k = out_->env_names.size();  // an index: walking the names may add more
+    out_->env_names.push_back(std::move(*used));
+    if (!emit({V::Env, uint64_t(uintptr_t(p))}) || !emit({V::Int, k}) || !descend()) return false;
     bool ok = true;
-    for (size_t i = 0; ok && i < names_of.env_names[k].size(); ++i) {
-      const std::string& name = names_of.env_names[k][i];
+    for (size_t i = 0; ok && i < out_->env_names[k].size(); ++i) {
+      const std::string& name = out_->env_names[k][i];
       lua_pushlstring(L_, name.data(), name.size());
       lua_rawget(L_, env);
       ok = walk(lua_gettop(L_));
@@ -323,12 +283,6 @@ class Walker {
     }
     --depth_;
     return ok;
-  }
-
-  bool has_metatable(int idx) {
-    if (!lua_getmetatable(L_, idx)) return false;
-    lua_pop(L_, 1);
-    return true;
   }
 
   // A table's metatable (or nil), its pairs, End.
@@ -353,14 +307,11 @@ class Walker {
   }
 
  public:
-  // Moves the keep table into the registry (after a walk that recorded).
+  // Moves the keep table into the registry (after the walk).
   void finish() {
-    if (keep_table_ != 0) {
-      lua_pushvalue(L_, keep_table_);
-      out_->keep = luaL_ref(L_, LUA_REGISTRYINDEX);
-      lua_remove(L_, keep_table_);
-      keep_table_ = 0;
-    }
+    lua_pushvalue(L_, keep_table_);
+    out_->keep = luaL_ref(L_, LUA_REGISTRYINDEX);
+    lua_remove(L_, keep_table_);
   }
   // Walks the state fn (absolute index) reaches into `out`, with the library set of the
   // registry (_compile_set_libset).
@@ -371,14 +322,6 @@ class Walker {
     w.finish();
     lua_pop(L, 1);
   }
-  // Whether the state fn reaches equals `expect`.
-  static bool matches(lua_State* L, int fn, const Snapshot& expect, const std::vector<bool>& grad_identity) {
-    const int lib = push_libset(L);
-    Walker w(L, lib, nullptr, &expect, &grad_identity);
-    const bool same = w.walk_function_upvalues(fn) && w.count() == expect.values.size();
-    lua_pop(L, 1);
-    return same;
-  }
   static int push_libset(lua_State* L) {
     lua_getfield(L, LUA_REGISTRYINDEX, "tide.compile.libset");
     return lua_istable(L, -1) ? lua_gettop(L) : 0;
@@ -388,13 +331,160 @@ class Walker {
   lua_State* L_;
   int libset_;
   Snapshot* out_;
-  const Snapshot* expect_;
-  const std::vector<bool>* grad_identity_;
   std::unordered_map<const void*, uint64_t> seen_;
-  size_t count_ = 0;
   int depth_ = 0;
   int keep_table_ = 0;
   lua_Integer keep_n_ = 0;
+};
+
+// The guard: whether the state a function reaches equals a snapshot, read in the snapshot's
+// order. It runs on every call, so each value costs the fewest Lua API calls that tell it
+// apart: the snapshot keeps its strings, tables, functions and userdata (tensors' included)
+// alive, so an address from lua_topointer names one object, and its kind with it. Gradients
+// match by identity where grad_identity says so, else by presence.
+class Guard {
+ public:
+  static bool matches(lua_State* L, int fn, const Snapshot& expect, const std::vector<bool>& grad_identity) {
+    // Each level of nesting holds at most two values on the stack (a key and its value, or
+    // an upvalue and a metatable).
+    if (!lua_checkstack(L, 2 * expect.depth + 8)) return false;
+    Guard g(L, expect, grad_identity);
+    return g.function_upvalues(fn) && g.at_ == g.end_;
+  }
+
+ private:
+  Guard(lua_State* L, const Snapshot& expect, const std::vector<bool>& grad_identity)
+      : L_(L), snap_(expect), at_(expect.values.data()), end_(at_ + expect.values.size()),
+        grad_identity_(grad_identity) {}
+
+  // The next expected value's kind (End past the end: nothing is expected there).
+  V next_kind() const { return at_ < end_ ? at_->kind : V::End; }
+  bool take(V kind) {
+    if (next_kind() != kind) return false;
+    ++at_;
+    return true;
+  }
+  // The next expected value is the kept object at idx.
+  bool take_object(int idx) {
+    if (at_->bits != uint64_t(uintptr_t(lua_topointer(L_, idx)))) return false;
+    ++at_;
+    return true;
+  }
+
+  bool function_upvalues(int idx) {
+    for (int i = 1; const char* name = lua_getupvalue(L_, idx, i); ++i) {
+      const int top = lua_gettop(L_);
+      const bool ok = next_kind() == V::Env && std::strcmp(name, "_ENV") == 0 && lua_istable(L_, top) ? env(top)
+                                                                                                   : value(top);
+      lua_pop(L_, 1);
+      if (!ok) return false;
+    }
+    return take(V::End);
+  }
+
+  // A global table walked at the names the function uses (Walker::walk_env).
+  bool env(int idx) {
+    if (!take_object(idx) || next_kind() != V::Int) return false;
+    const uint64_t k = (at_++)->bits;
+    if (k >= snap_.env_names.size() || has_metatable(L_, idx)) return false;
+    for (const std::string& name : snap_.env_names[k]) {
+      lua_pushlstring(L_, name.data(), name.size());
+      lua_rawget(L_, idx);
+      const bool ok = value(lua_gettop(L_));
+      lua_pop(L_, 1);
+      if (!ok) return false;
+    }
+    return true;
+  }
+
+  // A tensor: the same Lua value as recorded (else, as a tensor made again for the same
+  // engine tensor, through its metatable), with the recorded layout and gradient.
+  bool tensor(int idx) {
+    if (at_->bits >= snap_.tensors.size()) return false;
+    const size_t k = at_->bits;
+    const TensorState& e = snap_.tensors[k];
+    const void* ud = lua_touserdata(L_, idx);
+    const Tensor* t = ud == e.userdata ? static_cast<const Tensor*>(ud) : tensor_slot(L_, idx);
+    if (!t || !t->defined()) return false;
+    const TensorImpl* impl = t->impl();
+    if (impl != e.impl.get() || impl->storage.get() != e.storage || impl->offset != e.offset || impl->dtype != e.dtype ||
+        impl->numpy != e.numpy || impl->sizes != e.sizes || impl->strides != e.strides)
+      return false;
+    const AutogradMeta* m = impl->autograd.get();
+    if ((m && m->requires_grad) != e.requires_grad || (m && m->grad_fn) != e.has_grad_fn) return false;
+    const TensorImpl* grad = m ? m->grad.impl() : nullptr;
+    if (k < grad_identity_.size() && grad_identity_[k] ? grad != e.grad.get() : (grad != nullptr) != (e.grad != nullptr))
+      return false;
+    ++at_;
+    return true;
+  }
+
+  // The value at idx (absolute).
+  bool value(int idx) {
+    switch (next_kind()) {
+      case V::Nil: return lua_type(L_, idx) == LUA_TNIL && take(V::Nil);
+      case V::False:
+      case V::True:
+        return lua_type(L_, idx) == LUA_TBOOLEAN && take(lua_toboolean(L_, idx) ? V::True : V::False);
+      case V::Int:
+        if (!lua_isinteger(L_, idx) || at_->bits != uint64_t(lua_tointeger(L_, idx))) return false;
+        ++at_;
+        return true;
+      case V::Float: {
+        if (lua_type(L_, idx) != LUA_TNUMBER || lua_isinteger(L_, idx)) return false;
+        const double d = lua_tonumber(L_, idx);
+        uint64_t bits;
+        std::memcpy(&bits, &d, sizeof bits);
+        if (at_->bits != bits) return false;
+        ++at_;
+        return true;
+      }
+      case V::Light: return lua_type(L_, idx) == LUA_TLIGHTUSERDATA && take_object(idx);
+      case V::String:
+      case V::Thread:
+      case V::Userdata:
+      case V::Library:
+      case V::CFunction: return take_object(idx);
+      case V::Tensor: return tensor(idx);
+      case V::Seen: {  // a table or function met earlier in the snapshot
+        const uint64_t first = at_->bits;
+        if (first >= snap_.values.size() || snap_.values[first].bits != uint64_t(uintptr_t(lua_topointer(L_, idx))))
+          return false;
+        ++at_;
+        return true;
+      }
+      case V::Function: return take_object(idx) && function_upvalues(idx);
+      case V::Table: return take_object(idx) && table_contents(idx);
+      default: return false;
+    }
+  }
+
+  // A table's metatable (or nil), its pairs, End (Walker::walk_table_contents).
+  bool table_contents(int idx) {
+    if (lua_getmetatable(L_, idx)) {
+      const bool ok = value(lua_gettop(L_));
+      lua_pop(L_, 1);
+      if (!ok) return false;
+    } else if (!take(V::Nil)) {
+      return false;
+    }
+    lua_pushnil(L_);
+    const int key = lua_gettop(L_);  // lua_next leaves each key there and its value above
+    while (lua_next(L_, idx) != 0) {
+      if (!value(key) || !value(key + 1)) {
+        lua_pop(L_, 2);
+        return false;
+      }
+      lua_pop(L_, 1);
+    }
+    return take(V::End);
+  }
+
+  lua_State* L_;
+  const Snapshot& snap_;
+  const Value* at_;
+  const Value* end_;
+  const std::vector<bool>& grad_identity_;
 };
 
 struct SnapshotBox {
@@ -724,7 +814,10 @@ int finish_fn(lua_State* L, Args& a) {
     const TensorState& e = post.tensors[k];
     const Storage* gs = b.grad ? b.grad->storage.get() : nullptr;
     v->grad_identity[k] = gs && v->tape->touches(gs->data(), gs->nbytes());
-    if (e.grad != b.grad) v->grad_effects.emplace_back(k, e.grad);
+    // (One effect per tensor: the walk meets a parameter once per table that holds it.)
+    const bool first = std::none_of(v->grad_effects.begin(), v->grad_effects.end(),
+                                    [&](const auto& effect) { return v->pre.tensors[effect.first].impl == b.impl; });
+    if (e.grad != b.grad && first) v->grad_effects.emplace_back(k, e.grad);
     if (e.version != b.version) v->version_effects.emplace_back(const_cast<Storage*>(e.storage), e.version - b.version);
   }
   // The gradients this call made are the tape's memory, which the next replay rewrites: the
@@ -759,7 +852,7 @@ int replay_fn(lua_State* L, Args& a) {
   bool hit = nargs == int(v->args.size()) && current_modes() == v->modes;
   for (int i = 0; hit && i < nargs; ++i) hit = same_arg(L, i + 3, v->args[size_t(i)]);
   if (hit && v->backward) hit = !v->backward->busy();
-  if (hit) hit = Walker::matches(L, fn, v->pre, v->grad_identity);
+  if (hit) hit = Guard::matches(L, fn, v->pre, v->grad_identity);
   if (!hit) {
     lua_pushboolean(L, 0);
     return 1;

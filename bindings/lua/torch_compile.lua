@@ -192,6 +192,7 @@ end
 
 local function results(variant, ...)
   local outs = variant.outs
+  if outs.n == 0 then return end
   local vals = {}
   for i = 1, outs.n do
     local o = outs[i]

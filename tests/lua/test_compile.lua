@@ -119,6 +119,55 @@ T.test("guards: an upvalue's number or tensor changed between calls is seen", fu
   T.eq(s.replays, 2)
 end)
 
+-- The guard compares each kind of value by what tells it apart (bindings/bind_compile.cpp,
+-- Guard): every change below is seen, so each call gives eager mode's result.
+T.test("guards: every kind of reached value, changed between calls, is seen", function()
+  local st = {n = 2, f = 0.5, s = "add", b = true, t = torch.ones(3), sub = {k = 1}, fn = function(v) return v end}
+  local function eager()
+    local y = st.fn(st.t * st.n + st.f)
+    if st.s == "add" then y = y + st.sub.k else y = y - st.sub.k end
+    if st.b then y = y * 2 end
+    if st.extra then y = y + st.extra end
+    if getmetatable(st.sub) then y = y + getmetatable(st.sub).bonus end
+    for k, v in pairs(st.sub) do if k ~= "k" then y = y + v end end
+    return y
+  end
+  local cf = torch.compile(eager)
+  local limit = torch._dynamo.config.cache_size_limit
+  torch._dynamo.config.cache_size_limit = 64  -- a variant per change
+  local calls = 0
+  local function check(what)
+    for _ = 1, 2 do
+      calls = calls + 1
+      T.truthy(torch.equal(cf(), eager()), what)
+    end
+  end
+  check("start")
+  st.n = 3; check("integer")
+  st.n = 3.0; check("integer to the same float")
+  st.f = 0.25; check("float")
+  st.s = "sub"; check("string")
+  st.s = ("su" .. "b"):upper():lower(); check("an equal string made anew")
+  st.b = false; check("boolean")
+  st.extra = 4; check("a key added")
+  st.extra = nil; check("a key removed")
+  st.sub = {k = 1}; check("a table replaced by an equal one")
+  st.sub.k = 10; check("a nested value")
+  st.sub.more = 100; check("a nested key added")
+  setmetatable(st.sub, {bonus = 1000}); check("a metatable set")
+  getmetatable(st.sub).bonus = 2000; check("a metatable's field")
+  st.fn = function(v) return v * 0 + 1 end; check("a function replaced")
+  st.fn = math.abs ~= nil and torch.neg or st.fn; check("a library function")
+  st.t = torch.full({3}, 2.0); check("a tensor replaced")
+  st.t = st.t:view(3, 1):view(3); check("a view of the same memory")
+  st.t = st.t:double(); check("a dtype")
+  st.t.requires_grad = true; check("requires_grad")
+  torch._dynamo.config.cache_size_limit = limit
+  local s = stats(cf)
+  T.eq(s.recordings + s.replays, calls)
+  T.truthy(s.replays >= 18, "replays " .. s.replays)
+end)
+
 -- Functions that reach the globals (_ENV): the guard watches the names each function uses,
 -- in it, in the functions it defines and in the functions it reaches; the whole table when a
 -- function uses _ENV itself as a value or the table has a metatable.
@@ -601,8 +650,9 @@ T.test("fusion: long pointwise chains replay chunk by chunk, equal to eager; the
   local cg = torch.compile(g)
   for _ = 1, 3 do T.truthy(torch.equal(cg(), g())) end
   T.truthy(stats(cg).replays == 2)
-  -- Small chains stay unfused (a few chunks: the kernels' own loops are as fast).
-  T.eq(torch._dynamo.explain(function() return (a[{{1, 1000}}] * 2):relu() end)().fused_groups, {})
+  -- Small chains fuse too (one chunk: the group saves the steps' dispatch).
+  T.eq(torch._dynamo.explain(function() return (a[{{1, 1000}}] * 2):relu() end)().fused_groups,
+       {{"mul:binary", "relu:unary", scratch = 1, outputs = 1}})
 end)
 
 T.test("hostile uses: errors inside a replay, C functions, recursion, coroutines, huge state", function()

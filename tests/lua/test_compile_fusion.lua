@@ -173,9 +173,17 @@ T.test("exp with some inputs out of its vector range: every element as eagerly, 
   T.eq(stats(csm).replays, 1)
 end)
 
-T.test("small and strided iterations stay unfused; threads give the same bits", function()
-  local a = torch.rand(1000)
-  T.eq(torch._dynamo.explain(function() return (a * 2):relu() end)().fused_groups, {})
+T.test("small iterations fuse, equal to eager; strided ones stay unfused; threads give the same bits", function()
+  -- Below a chunk, across a chunk boundary, one element, a 0-d tensor: fused, eager's bits.
+  for _, n in ipairs({1000, 2500, 1}) do
+    local a = torch.randn(n)
+    local function f() return (a * 2):relu():add(a):exp() end
+    T.eq(torch._dynamo.explain(f)().fused_groups,
+         {{"mul:binary", "relu:unary", "add:binary", "exp:unary", scratch = 3, outputs = 1}})
+    check_replays(f, function(i) torch.manual_seed(i); a:copy_(torch.randn(n)) end)
+  end
+  local s = torch.tensor(0.5)
+  check_replays(function() return (s * 3):sigmoid() end, function(i) s:fill_(i / 7) end)
   -- Not flat (a transposed view written into a new tensor): each step runs whole.
   local m = torch.rand(300, 200)
   local function f() return (m:t() * 2):add(1):relu() end
