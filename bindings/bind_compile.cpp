@@ -753,10 +753,13 @@ int finish_fn(lua_State* L, Args& a) {
   end_recording(rbox);
   if (tape) {
     // The intermediates a fused group could keep in scratch are blocks nothing but the tape
-    // holds: their Lua tensors are garbage by now, which a full collection frees.
+    // holds: their Lua tensors are garbage by now, young garbage (made by this call), which
+    // a basic step of the collector frees: in generational mode (lua.c's and tide's) a minor
+    // collection. A full one would traverse the whole Lua heap (~270 us for tide's library);
+    // a block still held by garbage the step did not reach is only kept out of scratch.
     tape->plan();
     if (tape->fuses()) {
-      lua_gc(L, LUA_GCCOLLECT, 0);
+      lua_gc(L, LUA_GCSTEP, 0);
       tape->plan();
     }
   }
