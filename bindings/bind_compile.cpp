@@ -471,7 +471,9 @@ class Guard {
     lua_pushnil(L_);
     const int key = lua_gettop(L_);  // lua_next leaves each key there and its value above
     while (lua_next(L_, idx) != 0) {
-      if (!value(key) || !value(key + 1)) {
+      // (Most keys are strings: told apart here, without a call of value.)
+      const bool key_ok = next_kind() == V::String ? take_object(key) : value(key);
+      if (!key_ok || !value(key + 1)) {
         lua_pop(L_, 2);
         return false;
       }
