@@ -66,6 +66,7 @@ local kEffectful = {
   ["math.random"] = true, ["math.randomseed"] = true,
 }
 local kEffectfulLibs = {io = true, os = true, debug = true, coroutine = true}
+local kLibraryModules = {"torch", "numpy", "string", "table", "math", "utf8"}
 
 local function is_c_function(f)
   local info = debug and debug.getinfo and debug.getinfo(f, "S")
@@ -93,10 +94,11 @@ local function build_library()
       if is_c_function(v) and not kEffectful[name or ""] then allowed[v] = true end
     end
   end
-  for modname, m in pairs(package.loaded) do
-    if modname ~= "_G" and not kEffectfulLibs[modname] and type(m) == "table" then
-      collect(m, (modname == "string" or modname == "math" or modname == "table" or modname == "utf8") and modname or nil)
-    end
+  -- tide's own modules and the standard libraries without effects; a script's own modules
+  -- (anything else in package.loaded) are user state, walked and guarded like any table.
+  for _, modname in ipairs(kLibraryModules) do
+    local m = package.loaded[modname]
+    if type(m) == "table" then collect(m, modname ~= "torch" and modname ~= "numpy" and modname or nil) end
   end
   -- The metatables of the engine's value types (a tensor's methods, a device's __tostring and
   -- __eq, a dtype's), which no module table holds.

@@ -197,10 +197,6 @@ nn.Module = Module
 -- The metatable of every module instance.
 local Instance = {}
 
--- The library's own tables that no module table holds: torch.compile compares them by
--- identity, as it does the rest of the library, instead of walking them on every call.
-nn._internal_tables = {Instance = Instance, Ordered = Ordered}
-
 local function is_module(v)
   return type(v) == "table" and getmetatable(v) == Instance
 end

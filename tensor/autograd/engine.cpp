@@ -52,10 +52,13 @@ struct FunctionNode final : Node {
   bool released() const override { return !fn; }
 };
 
-// Whether t is contiguous and the only way to its memory: nothing else holds t, its storage,
-// or (for a view) its base.
+// Whether t is contiguous, covers its whole storage, and is the only way to its memory:
+// nothing else holds t, its storage, or (for a view) its base. (A view of part of a larger
+// buffer is copied: keeping the buffer alive for a small gradient would cost its memory.)
 bool only_view_of_memory(const Tensor& t) {
-  if (t.impl_ptr().use_count() != 1 || !t.is_contiguous()) return false;
+  if (t.impl_ptr().use_count() != 1 || !t.is_contiguous() || t.offset() != 0 ||
+      t.nbytes() != t.storage()->nbytes())
+    return false;
   const auto& base = t.impl()->base;
   return base ? base.use_count() == 1 && base->storage == t.storage() && t.storage().use_count() == 2
               : t.storage().use_count() == 1;

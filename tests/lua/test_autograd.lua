@@ -54,6 +54,12 @@ T.test("a first gradient becomes .grad without a copy only when nothing else see
   ;(v * 1):sum():backward()
   T.near(v.grad, {2, 4, 6, 8}, 1e-15)
   T.near(keep, {{1, 2}, {3, 4}}, 0)
+  -- A gradient that is part of a larger buffer (cat's backward slices it) is copied: .grad
+  -- does not keep the whole buffer alive.
+  local a = leaf{1, 2, 3}
+  ;(torch.cat({t64{5, 5, 5, 5}, a}) * t64{1, 1, 1, 1, 2, 3, 4}):sum():backward()
+  T.near(a.grad, {2, 3, 4}, 0)
+  T.error(function() a.grad:as_strided({7}, {1}, 0) end, "storage of 3 elements")
 end)
 
 T.test("broadcast operands get gradients summed back to their shapes", function()

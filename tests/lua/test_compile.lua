@@ -168,6 +168,35 @@ T.test("guards: every kind of reached value, changed between calls, is seen", fu
   T.truthy(s.replays >= 18, "replays " .. s.replays)
 end)
 
+T.test("guards: a script's own module and a module's shared metatable are user state", function()
+  -- A module a script loads with require is walked like any table (only tide's own modules
+  -- and the standard libraries are compared by identity).
+  package.preload["test_compile_cfg"] = function() return {scale = 2} end
+  local cfg = require("test_compile_cfg")
+  local x = torch.arange(1, 5):double()
+  local function f() return x * cfg.scale end
+  local cf = torch.compile(f)
+  for _ = 1, 2 do T.truthy(torch.equal(cf(), f())) end
+  cfg.scale = 10
+  for _ = 1, 2 do T.truthy(torch.equal(cf(), f()), "module field changed") end
+  package.loaded["test_compile_cfg"], package.preload["test_compile_cfg"] = nil, nil
+  -- The metatable nn modules share, patched by a script, is seen.
+  local model = nn.Linear(4, 2):double()
+  local xm = x:reshape(1, 4)
+  local function g() return torch.no_grad(function() return model(xm) end) end
+  local cg = torch.compile(g)
+  for _ = 1, 2 do T.truthy(torch.equal(cg(), g())) end
+  local Instance = getmetatable(model)
+  local call = Instance.__call
+  Instance.__call = function(self, ...) return call(self, ...) * 0 end
+  local ok, err = pcall(function()
+    for _ = 1, 2 do T.truthy(torch.equal(cg(), g()), "shared metatable patched") end
+    T.truthy(torch.equal(cg(), torch.zeros(1, 2, {dtype = "float64"})))
+  end)
+  Instance.__call = call
+  if not ok then error(err, 0) end
+end)
+
 -- Functions that reach the globals (_ENV): the guard watches the names each function uses,
 -- in it, in the functions it defines and in the functions it reaches; the whole table when a
 -- function uses _ENV itself as a value or the table has a metatable.
