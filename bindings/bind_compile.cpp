@@ -22,6 +22,7 @@
 #include <unordered_set>
 
 #include "../tensor/autograd/autograd.hpp"
+#include "../tensor/autograd/functions.hpp"
 #include "../tensor/capture/capture.hpp"
 #include "../tensor/ops/elementwise.hpp"
 #include "../tensor/parallel.hpp"
@@ -1091,6 +1092,50 @@ int bind_output_fn(lua_State* L, Args& a) {
   return 1;
 }
 
+// _compile_alias(variant, result, results...) -> nil | "reached" | "argument", k | "result", i:
+// what a tensor the call made and returned shares memory with, other than itself: a tensor the
+// function reaches (or its gradient), the recording's clone of tensor argument k, or the
+// results' i-th value (another Lua value). A replay returns a copy of such a result, which
+// would not share that memory as eager mode's does.
+int alias_fn(lua_State* L, Args& a) {
+  auto* v = box_arg<VariantBox>(a, 1, kVariantMeta, "a variant");
+  const Tensor& r = a.tensor(2);
+  const Storage* block = r.storage().get();
+  const void* self = lua_touserdata(L, 2);
+  for (int i = 3; i <= lua_gettop(L); ++i) a.consumed(i);
+  for (const TensorState& s : v->pre.tensors)
+    if (s.storage == block || (s.grad && s.grad->storage.get() == block)) return lua_pushliteral(L, "reached"), 1;
+  for (size_t k = 0; k < v->clones.size(); ++k)
+    if (v->clones[k].storage().get() == block) {
+      lua_pushliteral(L, "argument");
+      lua_pushinteger(L, lua_Integer(k + 1));
+      return 2;
+    }
+  for (int i = 3; i <= lua_gettop(L); ++i)
+    if (const Tensor* t = tensor_slot(L, i); t && t->defined() && lua_touserdata(L, i) != self &&
+                                              t->storage().get() == block) {
+      lua_pushliteral(L, "result");
+      lua_pushinteger(L, i - 2);
+      return 2;
+    }
+  return 0;
+}
+
+// _compile_arg_view(result, clone, arg) -> view | false | nil: the recording ran on `clone`, a
+// contiguous copy of the caller's tensor `arg`; a result sharing the clone's memory is shown
+// as the same view of `arg` (recorded by autograd as eagerly), false when arg is not
+// contiguous (its elements are not where the clone's are), nil when it shares nothing.
+int arg_view_fn(lua_State* L, Args& a) {
+  const Tensor& r = a.tensor(1);
+  const Tensor& c = a.tensor(2);
+  const Tensor& x = a.tensor(3);
+  if (r.storage() != c.storage()) return 0;
+  if (!x.is_contiguous() || !c.is_contiguous() || x.sizes() != c.sizes() || x.dtype() != c.dtype())
+    return lua_pushboolean(L, 0), 1;
+  push_tensor(L, ag::as_strided(x, r.sizes(), r.strides(), r.offset() - c.offset()));
+  return 1;
+}
+
 // _compile_output(variant, index) -> tensor: the bound output the last replay wrote.
 int output_fn(lua_State* L, Args& a) {
   auto* v = box_arg<VariantBox>(a, 1, kVariantMeta, "a variant");
@@ -1150,6 +1195,12 @@ const Binding kCompileBindings[] = {
     {"_compile_bind_output", bind_output_fn, TORCH,
      "_compile_bind_output(variant, result, results...) -> index | nil: lets replays write the result into new "
      "memory (internal)."},
+    {"_compile_alias", alias_fn, TORCH,
+     "_compile_alias(variant, result, results...) -> nil | kind, index: what else a result shares memory with "
+     "(internal)."},
+    {"_compile_arg_view", arg_view_fn, TORCH,
+     "_compile_arg_view(result, clone, arg) -> tensor | false | nil: a result viewing an argument's clone as "
+     "the same view of the argument (internal)."},
     {"_compile_output", output_fn, TORCH,
      "_compile_output(variant, index) -> tensor: that result of the last replay (internal)."},
     {"_compile_explain", explain_fn, TORCH, "_compile_explain(variant) -> table: what a variant captured (internal)."},

@@ -32,7 +32,8 @@ local C = {
   recording = torch._compile_recording, reaches = torch._compile_reaches, set_libset = torch._compile_set_libset,
   spent = torch._compile_spent, spent_copy = torch._compile_spent_copy,
   record_backward = torch._compile_record_backward, live_copy = torch._compile_live_copy,
-  bind_output = torch._compile_bind_output, output = torch._compile_output,
+  bind_output = torch._compile_bind_output, output = torch._compile_output, alias = torch._compile_alias,
+  arg_view = torch._compile_arg_view,
 }
 for name in pairs(C) do torch["_compile_" .. name] = nil end  -- internal: reached through C only
 local is_tensor = torch.is_tensor
@@ -155,18 +156,29 @@ end
 -- itself, a copy of a tensor the call made (sharing its history when a backward inside the
 -- call used it up; carrying the recorded backward when that is left to the caller), or a
 -- constant. nil and a reason when a result cannot be reproduced.
-local function describe_results(handle, args, clones_at, res)
+local function describe_results(handle, args, clones_at, clones, res)
   local outs = {n = res.n - 1}
   local live  -- the result whose graph the caller's backward will use
+  local first = {}  -- each tensor result's first position
   for i = 2, res.n do
     local r = res[i]
     local kind = type(r)
-    if is_tensor(r) then
+    if is_tensor(r) and first[r] then
+      outs[i - 1] = {dup = first[r]}  -- the same tensor twice: the same tensor twice, as eagerly
+    elseif is_tensor(r) then
+      first[r] = i - 1
       local arg = clones_at[r]
+      local alias, k
+      if not arg and not C.reaches(handle, r) then alias, k = C.alias(handle, r, table.unpack(res, 2, res.n)) end
       if arg then
         outs[i - 1] = {arg = arg}
       elseif C.reaches(handle, r) then
         outs[i - 1] = {same = r}
+      elseif alias then
+        local of = alias == "reached" and "a tensor the function reaches"
+          or alias == "argument" and "argument " .. clones_at[clones[k]] or "result " .. k
+        return nil, "result " .. (i - 1) .. " shares memory with " .. of .. " (a view of it), which a replay's copy "
+          .. "would not" 
       elseif r.requires_grad and C.spent(r) then
         outs[i - 1] = {spent = r}  -- the loss after loss:backward(): copies share its used-up history
       elseif r.requires_grad then
@@ -204,6 +216,7 @@ local function results(variant, ...)
     elseif o.spent then vals[i] = C.spent_copy(o.spent)
     elseif o.live then vals[i] = C.live_copy(variant.handle, o.live)
     elseif o.same then vals[i] = o.same
+    elseif o.dup then vals[i] = vals[o.dup]
     else vals[i] = o.value end
   end
   return table.unpack(vals, 1, outs.n)
@@ -251,13 +264,25 @@ local function record(state, ...)
   end
   if not res[1] then error(res[2], 0) end
   -- The results as the caller sees them: its own tensors where the function returned one.
-  local shown = {}
+  local shown, unmapped = {}, nil
   for i = 2, res.n do
     local r = res[i]
     shown[i - 1] = (is_tensor(r) and clones_at[r]) and args[clones_at[r]] or r
+    -- A view of an argument's clone is shown as the same view of the caller's tensor (a
+    -- replay could not return it: describe_results leaves such a function eager).
+    for _, c in ipairs(is_tensor(r) and not clones_at[r] and clones or {}) do
+      local view = C.arg_view(r, c, args[clones_at[c]])
+      if view == false then
+        unmapped = "; this call's result " .. (i - 1) .. " views a copy of argument " .. clones_at[c]
+          .. ", which is not contiguous"
+      elseif view ~= nil then
+        shown[i - 1] = view
+        break
+      end
+    end
   end
   local outs, bad
-  if handle then outs, bad = describe_results(handle, args, clones_at, res) end
+  if handle then outs, bad = describe_results(handle, args, clones_at, clones, res) end
   -- A copied result that a fused group alone writes: replays write it into new memory.
   if outs then
     for i = 1, outs.n do
@@ -268,6 +293,7 @@ local function record(state, ...)
   if outs then
     for i = 1, outs.n do
       if outs[i].copy then shown[i] = outs[i].copy:clone() end
+      if outs[i].dup then shown[i] = shown[outs[i].dup] end
       if outs[i].spent then shown[i] = C.spent_copy(outs[i].spent) end
       if outs[i].live then shown[i] = C.live_copy(handle, outs[i].live) end
     end
@@ -282,7 +308,7 @@ local function record(state, ...)
       give_up(state, reason)
     end
   elseif not outs then
-    give_up(state, bad)
+    give_up(state, bad .. (unmapped or ""))
   else
     C.guard_args(handle, ...)
     state.state_changes = 0

@@ -585,6 +585,47 @@ T.test("results: an argument returned is the caller's tensor; a reached tensor i
   T.eq(stats(cf).replays, 2)
 end)
 
+-- Results that share memory: a replay's copy would not, so such a function runs eagerly
+-- (each call then gives eager mode's aliasing); the same result twice is one tensor twice.
+T.test("results: the same tensor twice, and views of a result, a reached tensor or an argument alias as eagerly", function()
+  local dup = torch.compile(function(x) local y = x * 2 return y, y end)
+  for _ = 1, 3 do
+    local p, q = dup(torch.ones(2))
+    T.truthy(rawequal(p, q))
+  end
+  T.eq(stats(dup).replays, 2)
+  local w = torch.arange(1, 7):double()
+  local cases = {
+    {function(x) local y = x * 2 return y, y:view(2, 3) end, "shares memory with result 2"},
+    {function(x) return w:view(2, 3), x + 1 end, "shares memory with a tensor the function reaches"},
+    {function(x) return x[1], x:sum() end, "shares memory with argument 1"},
+  }
+  for k, case in ipairs(cases) do
+    local cf = torch.compile(case[1])
+    local xc, xe = torch.zeros(3, 2), torch.zeros(3, 2)
+    local w0 = w:clone()
+    local err = capture_stderr(function()
+      for _ = 1, 3 do
+        local a, b = cf(xc)
+        a:add_(1)
+        T.truthy(torch.equal(b, b), "case " .. k)
+      end
+    end)
+    T.truthy(err:find(case[2], 1, true), err)
+    -- eagerly the same three calls
+    local wc = w:clone()
+    w:copy_(w0)
+    for _ = 1, 3 do local a = case[1](xe) a:add_(1) end
+    T.truthy(torch.equal(xc, xe), "case " .. k .. ": the argument as eagerly")
+    T.truthy(torch.equal(wc, w), "case " .. k .. ": the reached tensor as eagerly")
+  end
+  -- A view of a contiguous argument on the recording call is that view of the caller's tensor.
+  local x = torch.zeros(2, 3)
+  local cv = torch.compile(function(t) return t[2] end)
+  capture_stderr(function() cv(x):fill_(5) end)
+  T.truthy(torch.equal(x[2], torch.full({3}, 5.0)))
+end)
+
 T.test("torch.compile(module): compiled calls; reads and writes reach the module", function()
   torch.manual_seed(1)
   local model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2))
