@@ -168,17 +168,18 @@ local function describe_results(handle, args, clones_at, clones, res)
     elseif is_tensor(r) then
       first[r] = i - 1
       local arg = clones_at[r]
+      local reached = not arg and C.reaches(handle, r)
       local alias, k
-      if not arg and not C.reaches(handle, r) then alias, k = C.alias(handle, r, table.unpack(res, 2, res.n)) end
+      if not arg and not reached then alias, k = C.alias(handle, r, table.unpack(res, 2, res.n)) end
       if arg then
         outs[i - 1] = {arg = arg}
-      elseif C.reaches(handle, r) then
+      elseif reached then
         outs[i - 1] = {same = r}
       elseif alias then
         local of = alias == "reached" and "a tensor the function reaches"
           or alias == "argument" and "argument " .. clones_at[clones[k]] or "result " .. k
         return nil, "result " .. (i - 1) .. " shares memory with " .. of .. " (a view of it), which a replay's copy "
-          .. "would not" 
+          .. "would not"
       elseif r.requires_grad and C.spent(r) then
         outs[i - 1] = {spent = r}  -- the loss after loss:backward(): copies share its used-up history
       elseif r.requires_grad then
@@ -273,7 +274,7 @@ local function record(state, ...)
     for _, c in ipairs(is_tensor(r) and not clones_at[r] and clones or {}) do
       local view = C.arg_view(r, c, args[clones_at[c]])
       if view == false then
-        unmapped = "; this call's result " .. (i - 1) .. " views a copy of argument " .. clones_at[c]
+        unmapped = "this call's result " .. (i - 1) .. " views a copy of argument " .. clones_at[c]
           .. ", which is not contiguous"
       elseif view ~= nil then
         shown[i - 1] = view
@@ -308,12 +309,13 @@ local function record(state, ...)
       give_up(state, reason)
     end
   elseif not outs then
-    give_up(state, bad .. (unmapped or ""))
+    give_up(state, bad .. (unmapped and "; " .. unmapped or ""))
   else
     C.guard_args(handle, ...)
     state.state_changes = 0
     state.variants[#state.variants + 1] = {handle = handle, outs = outs}
   end
+  if unmapped and not state.eager then give_up(state, unmapped) end
   return table.unpack(shown, 1, res.n - 1)
 end
 
