@@ -34,7 +34,8 @@ trap 'rm -f "$log"' EXIT
 for b in "${builds[@]}"; do
   out=fuzz-findings/$(basename "$b")
   mkdir -p "$out"
-  if ldd "$b/tests/tide_fuzz_host" | grep -q libasan; then
+  # (grep reads all of ldd's output: with pipefail, grep -q ending first would fail the pipe)
+  if ldd "$b/tests/tide_fuzz_host" | grep libasan >/dev/null; then
     export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
     export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/lsan.supp}
     export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}

@@ -46,7 +46,8 @@ fi
 export PKG_CONFIG_PATH=$(dirname "$pc") PKG_CONFIG_SYSROOT_DIR=$tmp/root
 flags=(-std=c++20 -O1 -g -pthread)
 preload=()
-if ldd "$lib" | grep -q libasan; then  # a sanitized build: the host programs must be too
+# (grep reads all of ldd's output: with pipefail, grep -q ending first would fail the pipe)
+if ldd "$lib" | grep libasan >/dev/null; then  # a sanitized build: the host programs must be too
   flags+=(-fsanitize=address,undefined)
   preload=(env "LD_PRELOAD=$(g++ -print-file-name=libasan.so) $(g++ -print-file-name=libubsan.so)"
            ASAN_OPTIONS=detect_leaks=0)
