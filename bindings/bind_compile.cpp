@@ -98,10 +98,13 @@ struct TensorState {
     s.version = t.storage()->version();
     return s;
   }
-  // Everything but the gradient and the version.
-  bool same_layout(const TensorState& o) const {
-    return impl == o.impl && storage == o.storage && sizes == o.sizes && strides == o.strides && offset == o.offset &&
-           dtype == o.dtype && numpy == o.numpy && requires_grad == o.requires_grad && has_grad_fn == o.has_grad_fn;
+  // Whether the live tensor t is the one recorded with the same layout: everything but the
+  // gradient and the version.
+  bool same_layout_as(const TensorImpl& t) const {
+    const AutogradMeta* m = t.autograd.get();
+    return &t == impl.get() && t.storage.get() == storage && t.offset == offset && t.dtype == dtype &&
+           t.numpy == numpy && t.sizes == sizes && t.strides == strides && (m && m->requires_grad) == requires_grad &&
+           (m && m->grad_fn) == has_grad_fn;
   }
 };
 
@@ -407,12 +410,8 @@ class Guard {
     const void* ud = lua_touserdata(L_, idx);
     const Tensor* t = ud == e.userdata ? static_cast<const Tensor*>(ud) : tensor_slot(L_, idx);
     if (!t || !t->defined()) return false;
-    const TensorImpl* impl = t->impl();
-    if (impl != e.impl.get() || impl->storage.get() != e.storage || impl->offset != e.offset || impl->dtype != e.dtype ||
-        impl->numpy != e.numpy || impl->sizes != e.sizes || impl->strides != e.strides)
-      return false;
-    const AutogradMeta* m = impl->autograd.get();
-    if ((m && m->requires_grad) != e.requires_grad || (m && m->grad_fn) != e.has_grad_fn) return false;
+    if (!e.same_layout_as(*t->impl())) return false;
+    const AutogradMeta* m = t->impl()->autograd.get();
     const TensorImpl* grad = m ? m->grad.impl() : nullptr;
     if (k < grad_identity_.size() && grad_identity_[k] ? grad != e.grad.get() : (grad != nullptr) != (e.grad != nullptr))
       return false;
@@ -780,7 +779,8 @@ int finish_fn(lua_State* L, Args& a) {
   Snapshot post;
   Walker::record(L, fn, &post);
   bool same = !post.too_large && post.values == pre->snap.values && post.tensors.size() == pre->snap.tensors.size();
-  for (size_t k = 0; same && k < post.tensors.size(); ++k) same = post.tensors[k].same_layout(pre->snap.tensors[k]);
+  for (size_t k = 0; same && k < post.tensors.size(); ++k)  // (post was just taken: it is the live state)
+    same = pre->snap.tensors[k].same_layout_as(*post.tensors[k].impl);
   release(L, post.keep);
   if (!same) return fail("the function changes Lua state it reaches (a table field, an upvalue, optimizer state)");
 
