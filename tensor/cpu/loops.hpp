@@ -20,6 +20,17 @@ inline compute_t<T> load(const char* p) {
   return compute_t<T>(*reinterpret_cast<const T*>(p));
 }
 
+// The all-contiguous loop, out of line: inlined into a kernel's dispatch (TensorIter's
+// single-chunk path) GCC 12 left it scalar (0.3 ns an element for a float add against 0.08
+// vectorised). An output is either one of the inputs element for element or disjoint from
+// them (TensorIter copies any other overlap), so no iteration reads what another wrote.
+// f by value: a copy's captured bounds cannot alias the output, so they stay in registers.
+template <typename Out, typename... In, typename F>
+[[gnu::noinline]] void contiguous_loop(Out* out, int64_t n, const F f, const In*... in) {
+#pragma GCC ivdep
+  for (int64_t i = 0; i < n; ++i) out[i] = Out(f(compute_t<In>(in[i])...));
+}
+
 template <typename Out, typename... In, typename F, size_t... I>
 inline void kernel_loop(char** data, const int64_t* strides, int64_t n, const F& f,
                         std::index_sequence<I...>) {
@@ -43,10 +54,7 @@ inline void kernel_loop(char** data, const int64_t* strides, int64_t n, const F&
     return;
   }
   if (contiguous) {
-    Out* out = reinterpret_cast<Out*>(data[0]);
-    std::tuple<const In*...> in{reinterpret_cast<const In*>(data[I + 1])...};
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = Out(f(compute_t<In>(std::get<I>(in)[i])...));
+    contiguous_loop<Out, In...>(reinterpret_cast<Out*>(data[0]), n, f, reinterpret_cast<const In*>(data[I + 1])...);
     return;
   }
   // Output contiguous, exactly one input broadcast (a tensor-op-scalar-like layout, either
