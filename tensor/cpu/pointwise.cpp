@@ -1,7 +1,6 @@
 // The CPU backend's pointwise kernels (the unary, binary, copy, fill, where and clamp entries
 // of the device table, tensor/backend.hpp): the scalar functors of cpu/functors.hpp run by
 // cpu_kernel (cpu/loops.hpp) over a TensorIter the engine has built and checked.
-#include <bit>
 #include <cstring>
 
 #include "../ops/complex.hpp"
@@ -46,19 +45,6 @@ void run_binary(const char* op, const TensorIter& it, DType in, const Scalar* sa
       cpu_kernel<Out, S, S>(it, F{});
     }
   });
-}
-
-// c ? x : y without a branch where T is a plain value of 1, 2, 4 or 8 bytes.
-template <typename T>
-inline T select_bits(bool c, T x, T y) {
-  if constexpr (std::is_trivially_copyable_v<T> && (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8)) {
-    using U = std::conditional_t<sizeof(T) == 1, uint8_t,
-                                 std::conditional_t<sizeof(T) == 2, uint16_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
-    const U mask = U(0) - U(c);
-    return std::bit_cast<T>(U((std::bit_cast<U>(x) & mask) | (std::bit_cast<U>(y) & U(~mask))));
-  } else {
-    return c ? x : y;
-  }
 }
 
 // n items of Bytes bytes from data[1] to data[0], each walked with its byte stride.

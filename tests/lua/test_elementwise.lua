@@ -747,4 +747,58 @@ T.test("many errors in a row leave the interpreter working", function()
   T.eq(list(torch.ones(2) * 3), {3, 3})
 end)
 
+T.test("tanh and sigmoid: vectorised, within 2 ulp, the same bits in every layout", function()
+  -- float64 against long-double values (NumPy's np.tanh on np.longdouble), on both sides of
+  -- the switch from tanh's polynomial to 1 - 2 / (e^2x + 1) at 0.55.
+  local cases = {{0.5499999, 0.50052013624227964517, 0.63413556781003599383},
+                 {0.55, 0.50052021119023526463, 0.63413559101080074765},
+                 {0.5500001, 0.50052028613818322356, 0.63413561421156472431},
+                 {0.6, 0.53704956699803529929, 0.64565630622579539555},
+                 {1, 0.76159415595576485103, 0.73105857863000489605},
+                 {3, 0.99505475368673046432, 0.95257412682243325364},
+                 {1e-5, 9.9999999996666679423e-06, 0.50000250000000001638},
+                 {-0.3, -0.29131261245159090212, 0.42555748318834102362},
+                 {9, 0.99999996954004100047, 0.99987660542401379793}}
+  local xs = {}
+  for i, c in ipairs(cases) do xs[i] = c[1] end
+  local x = ten(xs, "float64")
+  local t, s = x:tanh():tolist(), x:sigmoid():tolist()
+  for i, c in ipairs(cases) do
+    T.truthy(math.abs(t[i] - c[2]) <= 2 * 2^-52 * math.abs(c[2]), "tanh(" .. c[1] .. ") = " .. t[i])
+    T.truthy(math.abs(s[i] - c[3]) <= 2 * 2^-52 * math.abs(c[3]), "sigmoid(" .. c[1] .. ") = " .. s[i])
+  end
+  -- float32 against float64 rounded, around its switch at 0.625 and over [-10, 10].
+  local a = torch.cat({torch.linspace(0.62, 0.63, 1001), torch.linspace(-10, 10, 20001)})
+  for name, f in pairs({tanh = torch.tanh, sigmoid = torch.sigmoid}) do
+    local got, want = f(a):double(), f(a:double()):float():double()
+    local ulp = torch.pow(2, torch.floor(torch.log2(want:abs())) - 23)
+    local worst = ((got - want):abs() / ulp):max():item()
+    T.truthy(worst <= 2, name .. " float32: " .. worst .. " ulp")
+  end
+  -- Special values: odd through -0, saturated at +-inf, NaN kept; sigmoid's far tail.
+  local sp = ten({-0.0, 0.0, 1 / 0, -1 / 0, 0 / 0, 40, -40, 1e-30}, "float32"):tanh():tolist()
+  T.eq(1 / sp[1], -1 / 0); T.eq(1 / sp[2], 1 / 0)
+  T.eq({sp[3], sp[4], sp[6], sp[7], sp[8]}, {1, -1, 1, -1, ten({1e-30}, "float32"):item()})
+  T.truthy(sp[5] ~= sp[5], "tanh(nan)")
+  local sg = ten({-1 / 0, 1 / 0, 0 / 0, -100, -700}, "float64"):sigmoid():tolist()
+  T.eq({sg[1], sg[2]}, {0, 1})
+  T.truthy(sg[3] ~= sg[3], "sigmoid(nan)")
+  for i, x in ipairs({100, 700}) do
+    local want = 1 / (1 + math.exp(x))
+    T.truthy(math.abs(sg[3 + i] - want) <= 2 * 2^-52 * want, "sigmoid(-" .. x .. ") = " .. sg[3 + i])
+  end
+  -- Contiguous, strided (through the kernels' buffer) and offset slices give the same bits.
+  for _, dt in ipairs({"float32", "float64"}) do
+    local v = torch.linspace(-12, 12, 3001, {dtype = dt})
+    for _, name in ipairs({"tanh", "sigmoid"}) do
+      local whole = v[name](v)
+      T.truthy(torch.equal(v[{{258, -1}}][name](v[{{258, -1}}]), whole[{{258, -1}}]), name .. " offset slice")
+      T.truthy(torch.equal(torch[name](v[{{1, -1, 3}}]), whole[{{1, -1, 3}}]), name .. " stepped slice")
+      local w = v:clone()
+      w[name .. "_"](w)
+      T.truthy(torch.equal(w, whole), name .. " in place")
+    end
+  end
+end)
+
 T.done()
