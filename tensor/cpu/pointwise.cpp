@@ -59,6 +59,10 @@ void copy_strided(char** data, const int64_t* strides, int64_t n) {
 
 void unary(UnaryOp op, const TensorIter& it, DType compute) {
   const char* name = unary_op_name(op);
+  // Not of bool through its bytes: GCC 12 keeps a loop of ~ on bool scalar (0.33 ns an
+  // element, against 0.03 for the byte compare).
+  if ((op == UnaryOp::LogicalNot || op == UnaryOp::BitwiseNot) && compute == DType::Bool)
+    return cpu_kernel<bool, uint8_t>(it, [](uint8_t v) { return v == 0; });
   switch (op) {
 #define TIDE_CASE(n, F, kind) \
   case UnaryOp::F: run_unary<fn::F>(name, it, compute); break;
