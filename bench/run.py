@@ -3,8 +3,9 @@
 order of the three alternates between rounds, so that machine drift hits all alike), keeps
 each one's best time (each process times a warm-up and `--repeats` runs itself, start-up not
 included), measures start-up as whole processes (wall time and peak memory), and writes
-bench/results.md (the table, the targets, the machine), bench/results.png (the ratios) and,
-with --readme, the same table into README.md between its benchmark markers.
+bench/results.md (the table, the targets, the machine; the file's "## " sections below them,
+its measured history, are kept), bench/results.png (the ratios) and, with --readme, the same
+table into README.md between its benchmark markers.
 
 Usage: /usr/bin/python3 bench/run.py [--tide build/tide] [--python /usr/bin/python3] [--rounds 3] [--repeats 5]
                                      [--filter w6_] [--readme]
@@ -238,8 +239,15 @@ def main():
     for what, value, bound, met in targets(best):
         lines.append("| %s | %.2f | %.2f | %s |" % (what, value, bound, "met" if met else "**missed**"))
     text = "\n".join(lines) + "\n"
+    # The measured history below the table (its "## " sections, written by hand) stays.
+    notes = ""
+    if os.path.exists(args.out):
+        old = open(args.out).read()
+        at = old.find("\n## ")
+        if at >= 0:
+            notes = "\n\n" + old[at:].lstrip("\n")
     with open(args.out, "w") as f:
-        f.write(text)
+        f.write(text + notes)
     bars = []
     for w in names:
         rs = [r for r in (ratio(best, w, p) for p in PEERS) if r]
