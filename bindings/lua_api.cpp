@@ -715,6 +715,7 @@ static void parse_positionals(std::string_view d, ArgSpec& spec) {
   size_t open = d.find('(');
   if (open == std::string_view::npos) return;
   std::string_view callee = d.substr(0, open);
+  spec.writes_arguments = trimmed(callee).ends_with('_');
   if (size_t colon = callee.find(':'); colon != std::string_view::npos)
     spec.positionals.emplace_back(trimmed(callee.substr(0, colon)));
   std::string token;
@@ -774,6 +775,8 @@ ArgSpec parse_arg_spec(const char* doc) {
   }
   TIDE_ASSERT(spec.keywords.size() <= 64);  // kw_read_ is a 64-bit mask
   parse_positionals(d, spec);
+  spec.writes_arguments |= spec.find("out") >= 0;
+  for (const std::string& p : spec.positionals) spec.writes_arguments |= p == "out";
   return spec;
 }
 
@@ -906,19 +909,40 @@ void Args::record_coverage() const {
   note_coverage(spec_, op, kw_given_ & kw_read_, positions);
 }
 
+// "<op>: unexpected argument i (...); usage: <the doc's signature>".
+void Args::fail_unexpected(int i, const char* doc) const {
+  std::string usage;
+  if (doc) {
+    std::string_view d = doc;
+    usage = "; usage: " + std::string(d.substr(0, std::min(d.find(" -> "), d.find(": "))));
+  }
+  bool kw_like = lua_type(L, i) == LUA_TTABLE && !lua_getmetatable(L, i) && lua_rawlen(L, i) == 0;
+  if (kw_like && i == npos_) TIDE_FAIL(op, ": unexpected argument ", i, " (a keyword table: ", op, " takes no keyword arguments)", usage);
+  TIDE_FAIL(op, ": unexpected argument ", i, " (", describe_value(L, i), ")", usage);
+}
+
+void Args::refuse_extra_positionals(const char* doc) const {
+  if (!spec_ || !spec_->writes_arguments || spec_->varargs) return;
+  for (int i = int(spec_->positionals.size()) + 1; i <= npos_; ++i) {
+    if (lua_isnil(L, i)) continue;
+    // A trailing {} is an empty keyword table to a binding that takes keywords: it names
+    // what is missing itself ("keyword 'lr' is required").
+    bool empty_table = false;
+    if (lua_type(L, i) == LUA_TTABLE && lua_rawlen(L, i) == 0) {
+      empty_table = !lua_getmetatable(L, i);
+      if (!empty_table) lua_pop(L, 1);
+    }
+    if (empty_table && i == npos_ && !spec_->keywords.empty()) continue;
+    fail_unexpected(i, doc);
+  }
+}
+
 void Args::finish(const char* doc) const {
   static const bool coverage = arg_coverage().path != nullptr;
   if (coverage && spec_) record_coverage();
   for (int i = 1; i <= npos_; ++i) {
     if ((i < 64 && (seen_ >> i & 1)) || lua_isnil(L, i)) continue;
-    std::string usage;
-    if (doc) {
-      std::string_view d = doc;
-      usage = "; usage: " + std::string(d.substr(0, std::min(d.find(" -> "), d.find(": "))));
-    }
-    bool kw_like = lua_type(L, i) == LUA_TTABLE && !lua_getmetatable(L, i) && lua_rawlen(L, i) == 0;
-    if (kw_like && i == npos_) TIDE_FAIL(op, ": unexpected argument ", i, " (a keyword table: ", op, " takes no keyword arguments)", usage);
-    TIDE_FAIL(op, ": unexpected argument ", i, " (", describe_value(L, i), ")", usage);
+    fail_unexpected(i, doc);
   }
   // Keywords given (recorded on entry) but never read; the stack is not read again here.
   if (uint64_t unread = kw_given_ & ~kw_read_) {
@@ -1253,6 +1277,7 @@ static bool run_operator(lua_State* L, BinaryOp op, bool complex_ok, const Bindi
     if (int op = traits >> kOperatorShift; op && run_operator(L, BinaryOp(op - 1), traits & 1, *b, spec)) return 1;
     Args a(L, b->name, style, spec);
     a.complex_ok = traits & 1;
+    a.refuse_extra_positionals(b->doc);
     {
       CallSemantics semantics(a);
       nret = b->fn(L, a);

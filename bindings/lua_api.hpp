@@ -73,6 +73,11 @@ struct ArgSpec {
   bool open = false;
   std::vector<std::string> positionals;
   bool varargs = false;
+  // The binding writes into an argument: an in-place op (its name ends in `_`) or one that
+  // takes an `out` (keyword or positional; NumPy spelling passes it after the operands).
+  // Args::refuse_extra_positionals runs before it, so that a call with an argument too many
+  // fails before writing.
+  bool writes_arguments = false;
   int find(std::string_view name) const;  // the index of keyword name, or -1
 };
 ArgSpec parse_arg_spec(const char* doc);
@@ -168,6 +173,9 @@ class Args {
   // The checks after the binding ran (see the class comment); the registry calls it with
   // the binding's doc, whose signature the message about an extra argument quotes.
   void finish(const char* doc) const;
+  // Before a binding that writes into an argument runs (ArgSpec::writes_arguments): a
+  // positional argument beyond those its doc declares is refused with finish's message.
+  void refuse_extra_positionals(const char* doc) const;
 
  private:
   void touch(int i) const {
@@ -193,6 +201,7 @@ class Args {
   int nscanned_ = 0;
   void record_coverage() const;
   void check_keyword_names();
+  [[noreturn]] void fail_unexpected(int i, const char* doc) const;
 
   int npos_ = 0;
   int kw_ = 0;  // absolute stack index of the keyword table, 0 if none

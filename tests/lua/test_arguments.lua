@@ -91,6 +91,30 @@ T.test("an argument beyond those a binding reads is an error, and nothing is wri
        "sum: unexpected argument 4 (the number 5)")
 end)
 
+T.test("a call that writes into an argument refuses an argument too many before it writes", function()
+  -- In place, a positional out (NumPy spelling, and the ufunc objects' __call), out=: each
+  -- errs and leaves every tensor as it was (found by the API fuzzer: np.logical_xor's
+  -- __call wrote its out, then refused argument 4).
+  local function unchanged(t, f, want)
+    local before = t:clone()
+    T.eq(message(f):match("^[^;]*"), want)
+    T.truthy(torch.equal(t, before), want .. ": the tensor was written")
+  end
+  local x, y, o = torch.ones(3), torch.ones(3), torch.zeros(3)
+  unchanged(x, function() return x:add_(y, 5, 6) end, "add_: unexpected argument 4 (the number 6)")
+  unchanged(x, function() return x:mul_(2, 3) end, "mul_: unexpected argument 3 (the number 3)")
+  unchanged(x, function() return x:copy_(y + 1, false, 9) end, "copy_: unexpected argument 3 (false)")
+  unchanged(x, function() return x:fill_(4, 5) end, "fill_: unexpected argument 3 (the number 5)")
+  unchanged(x, function() return x:clamp_(0, 0.5, 9) end, "clamp_: unexpected argument 4 (the number 9)")
+  unchanged(o, function() return np.add(x, y, o, 7) end, "add: unexpected argument 4 (the number 7)")
+  unchanged(o, function() return np.exp(x, o, 3) end, "exp: unexpected argument 3 (the number 3)")
+  local b = torch.tensor({true, false, true})
+  unchanged(b, function() return getmetatable(np.logical_xor).__call("a", torch.ones(3), 2^63, b, 4) end,
+            "logical_xor: unexpected argument 4 (the number 4)")
+  -- A trailing {} is still an empty keyword table where the op takes keywords.
+  T.error(function() torch._sgd_step_(torch.zeros(2), torch.zeros(2), nil, {}) end, "SGD: keyword 'lr' is required")
+end)
+
 T.test("a keyword that is given but not used with the other arguments is an error", function()
   local x = torch.ones(2, 3)
   T.eq(message(function() return x:sum(1, {dim = 2}) end), "sum: dim given both as argument 2 and as a keyword")
