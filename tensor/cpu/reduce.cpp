@@ -495,23 +495,12 @@ struct MapReduce {
       for (int j = 0; j < w; ++j) acc[j] = comb(acc[j], acc[j + w]);
     return acc[0];
   }
-  // leaf for a map of e^(v - m): e^(v - m) block by block through exp's vector kernel, each
-  // block's values then combined into L lanes (glibc's scalar expf was two thirds of
-  // log_softmax's time).
+  // leaf for a map of e^(v - m), through exp's vector kernel (vec_math.hpp) into L lanes.
   template <int L>
   A exp_leaf(const T* p, int64_t n, A m) const {
-    constexpr int64_t kBlock = 256;
-    A e[kBlock], acc[L];
+    A acc[L];
     for (int j = 0; j < L; ++j) acc[j] = ident;
-    for (int64_t b = 0; b < n; b += kBlock) {
-      const int64_t len = std::min(kBlock, n - b);
-      for (int64_t i = 0; i < len; ++i) e[i] = A(p[b + i]) - m;
-      ContiguousKernel<fn::Exp>::run(e, e, len);
-      int64_t i = 0;
-      for (; i + L <= len; i += L)
-        for (int j = 0; j < L; ++j) acc[j] = comb(acc[j], e[i + j]);
-      for (int j = 0; i < len; ++i, ++j) acc[j] = comb(acc[j], e[i]);
-    }
+    vec_detail::exp_shift_into_lanes<L>(p, n, m, acc, comb);
     for (int w = L / 2; w > 0; w /= 2)
       for (int j = 0; j < w; ++j) acc[j] = comb(acc[j], acc[j + w]);
     return acc[0];

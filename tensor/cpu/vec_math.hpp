@@ -208,33 +208,66 @@ struct ContiguousKernel {
   static constexpr bool exists = false;
 };
 
-// exp over contiguous elements, block by block: a block whose inputs all lie in the normal
-// range runs the vector loop; in one with an overflow, an underflow or a NaN, each element
-// out of that range takes std::exp and the others the same formula, so that every element's
-// bits depend on its value alone, never on where a block, a thread's share or a fused
-// replay's chunk begins. Each element is read before it is written, so out may be in (exp_).
+namespace vec_detail {
+
+// Runs fast(x) over contiguous elements block by block: a block whose inputs all satisfy
+// in_range runs it alone (a vector loop); in one that does not, each element out of range
+// takes slow(x) and the others fast(x), so that every element's bits depend on its value
+// alone, never on where a block, a thread's share or a fused replay's chunk begins. Each
+// element is read before it is written, so out may be in (exp_, log_).
+template <typename T, typename InRange, typename Fast, typename Slow>
+void run_guarded(T* out, const T* in, int64_t n, InRange in_range, Fast fast, Slow slow) {
+  constexpr int64_t kBlock = 256;
+  for (int64_t b = 0; b < n; b += kBlock) {
+    const int64_t m = std::min(kBlock, n - b);
+    const T* x = in + b;
+    T* y = out + b;
+    int all = 1;
+    for (int64_t i = 0; i < m; ++i) all &= in_range(x[i]);
+    if (all) {
+      for (int64_t i = 0; i < m; ++i) y[i] = fast(x[i]);
+    } else {
+      for (int64_t i = 0; i < m; ++i) y[i] = in_range(x[i]) ? fast(x[i]) : slow(x[i]);
+    }
+  }
+}
+
+}  // namespace vec_detail
+
+// exp: exp_in_range where 2^n is normal, std::exp for overflows, underflows and NaN.
 template <>
 struct ContiguousKernel<fn::Exp> {
   static constexpr bool exists = true;
-  static constexpr int64_t kBlock = 256;
   template <typename T>
   static void run(T* out, const T* in, int64_t n) {
     using C = vec_detail::ExpConst<T>;
-    for (int64_t b = 0; b < n; b += kBlock) {
-      const int64_t m = std::min(kBlock, n - b);
-      const T* x = in + b;
-      T* y = out + b;
-      int in_range = 1;
-      for (int64_t i = 0; i < m; ++i) in_range &= (x[i] >= C::kLo) & (x[i] <= C::kHi);
-      if (in_range) {
-        for (int64_t i = 0; i < m; ++i) y[i] = vec_detail::exp_in_range(x[i]);
-      } else {
-        for (int64_t i = 0; i < m; ++i)
-          y[i] = (x[i] >= C::kLo) & (x[i] <= C::kHi) ? vec_detail::exp_in_range(x[i]) : std::exp(x[i]);
-      }
-    }
+    vec_detail::run_guarded(
+        out, in, n, [](T x) { return int((x >= C::kLo) & (x <= C::kHi)); },
+        [](T x) { return vec_detail::exp_in_range(x); }, [](T x) { return std::exp(x); });
   }
 };
+
+namespace vec_detail {
+
+// Adds e^(p[i] - m), i < n, into the L lanes acc (acc[i % L] = comb(acc[i % L], e)), through
+// exp's kernel in blocks: logsumexp's and cross-entropy's row sums (glibc's scalar exp was
+// two thirds of log_softmax's time and made cross-entropy 6x PyTorch's).
+template <int L, typename A, typename T, typename Comb>
+void exp_shift_into_lanes(const T* p, int64_t n, A m, A* acc, Comb comb) {
+  constexpr int64_t kBlock = 256;  // a multiple of L
+  A e[kBlock];
+  for (int64_t b = 0; b < n; b += kBlock) {
+    const int64_t len = std::min(kBlock, n - b);
+    for (int64_t i = 0; i < len; ++i) e[i] = A(p[b + i]) - m;
+    ContiguousKernel<fn::Exp>::run(e, e, len);
+    int64_t i = 0;
+    for (; i + L <= len; i += L)
+      for (int j = 0; j < L; ++j) acc[j] = comb(acc[j], e[i + j]);
+    for (int j = 0; i < len; ++i, ++j) acc[j] = comb(acc[j], e[i]);
+  }
+}
+
+}  // namespace vec_detail
 
 // tanh over contiguous elements (tanh_value: every element's bits depend on its value alone).
 template <>
@@ -278,30 +311,17 @@ struct ContiguousKernel<fn::Sign> {
   }
 };
 
-// log over contiguous elements, block by block as exp's: a block of positive, normal, finite
-// inputs runs log_normal; in one with 0, a negative, a subnormal, an infinity or a NaN, those
-// elements take std::log and the others the same formula, so that every element's bits
-// depend on its value alone. Each element is read before it is written (log_).
+// log: log_normal for positive, normal, finite inputs; std::log for 0, negatives,
+// subnormals, infinities and NaN.
 template <>
 struct ContiguousKernel<fn::Log> {
   static constexpr bool exists = true;
-  static constexpr int64_t kBlock = 256;
   template <typename T>
   static void run(T* out, const T* in, int64_t n) {
     constexpr T lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
-    for (int64_t b = 0; b < n; b += kBlock) {
-      const int64_t m = std::min(kBlock, n - b);
-      const T* x = in + b;
-      T* y = out + b;
-      int in_range = 1;
-      for (int64_t i = 0; i < m; ++i) in_range &= (x[i] >= lo) & (x[i] <= hi);
-      if (in_range) {
-        for (int64_t i = 0; i < m; ++i) y[i] = vec_detail::log_normal(x[i]);
-      } else {
-        for (int64_t i = 0; i < m; ++i)
-          y[i] = (x[i] >= lo) & (x[i] <= hi) ? vec_detail::log_normal(x[i]) : std::log(x[i]);
-      }
-    }
+    vec_detail::run_guarded(
+        out, in, n, [](T x) { return int((x >= lo) & (x <= hi)); },
+        [](T x) { return vec_detail::log_normal(x); }, [](T x) { return std::log(x); });
   }
 };
 

@@ -665,21 +665,11 @@ void check_rows(const Tensor& logits, const Tensor& target, const Tensor* weight
               (!weight || (weight->numel() == logits.size(1) && weight->is_contiguous())));
 }
 
-// sum over c of e^(row[c] - m), in double: exp's vector kernel over blocks of the row, summed
-// in 8 lanes, so that both vectorise (glibc's scalar exp made the forward 6x PyTorch's).
+// sum over c of e^(row[c] - m), in double, in 8 lanes through exp's vector kernel.
 template <typename T>
 double row_exp_sum(const T* row, int64_t n, double m) {
-  constexpr int64_t kBlock = 256, kLanes = 8;
-  double e[kBlock], lane[kLanes] = {};
-  for (int64_t c0 = 0; c0 < n; c0 += kBlock) {
-    const int64_t len = std::min(kBlock, n - c0);
-    for (int64_t k = 0; k < len; ++k) e[k] = double(row[c0 + k]) - m;
-    ContiguousKernel<fn::Exp>::run(e, e, len);
-    int64_t k = 0;
-    for (; k + kLanes <= len; k += kLanes)
-      for (int64_t j = 0; j < kLanes; ++j) lane[j] += e[k + j];
-    for (; k < len; ++k) lane[k % kLanes] += e[k];
-  }
+  double lane[8] = {};
+  vec_detail::exp_shift_into_lanes<8>(row, n, m, lane, [](double a, double b) { return a + b; });
   double s = 0;
   for (double v : lane) s += v;
   return s;
