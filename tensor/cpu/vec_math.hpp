@@ -168,14 +168,12 @@ template <> struct LogConst<double> {
   using SBits = int64_t;
   static constexpr int kMantissa = 52, kTerms = 10;
   static constexpr Bits kOff = 0x3FE6A09E667F3BCDull, kExpMask = Bits(0xFFF) << 52;
-  static constexpr double kLn2Hi = 0x1.62e42fee00000p-1, kLn2Lo = 0x1.a39ef35793c76p-33;
 };
 template <> struct LogConst<float> {
   using Bits = uint32_t;
   using SBits = int32_t;
   static constexpr int kMantissa = 23, kTerms = 4;
   static constexpr Bits kOff = 0x3F3504F3u, kExpMask = Bits(0x1FF) << 23;
-  static constexpr float kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
 };
 
 // sum of 2 z^(k-K) / (2k + 1) for k = K..N (Horner's rule; the coefficients of log's R / z).
@@ -186,10 +184,12 @@ inline T log_series(T z) {
   else return madd(log_series<T, K + 1, N>(z), z, c);
 }
 
-// log(x) for a positive, normal, finite x, branch-free so that loops over it vectorise.
+// log(x) for a positive, normal, finite x, branch-free so that loops over it vectorise;
+// e ln2 in exp's two parts of ln2.
 template <typename T>
 inline T log_normal(T x) {
   using C = LogConst<T>;
+  using Ln2 = ExpConst<T>;
   using Bits = typename C::Bits;
   using SBits = typename C::SBits;
   const Bits b = std::bit_cast<Bits>(x), tmp = b - C::kOff;
@@ -198,7 +198,7 @@ inline T log_normal(T x) {
   const T s = f / (T(2) + f), z = s * s;
   const T R = z * log_series<T, 1, C::kTerms>(z);
   const T hfsq = T(0.5) * f * f;
-  return e * C::kLn2Hi - ((hfsq - (s * (hfsq + R) + e * C::kLn2Lo)) - f);
+  return e * Ln2::kLn2Hi - ((hfsq - (s * (hfsq + R) + e * Ln2::kLn2Lo)) - f);
 }
 
 }  // namespace vec_detail
