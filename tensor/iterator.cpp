@@ -206,7 +206,7 @@ void TensorIter::serial_for(int64_t begin, int64_t end, const Loop& loop) const 
 void TensorIter::for_each(const Loop& loop, int64_t grain) const {
   if (loop_sink_) return take_loop(loop);
   if (numel_ == 0) return;
-  if (grain < 0) grain = kParallelGrain;
+  if (grain < 0) grain = pointwise_grain(numel_);
   if (numel_ < grain) {
     serial_for(0, numel_, loop);
     return;

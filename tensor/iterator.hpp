@@ -46,16 +46,16 @@ class TensorIter {
     t.loop_sink_calls_ = calls;
     return t;
   }
-  // Runs `loop` over every element, split across threads when numel >= grain; for backends
-  // whose memory the host addresses (the CPU's, and the stand-in device of the tests). A flat
-  // iteration below the grain (every small op) calls the loop directly, with no
-  // std::function in between.
+  // Runs `loop` over every element, split across threads when numel >= grain (by default
+  // pointwise_grain's); for backends whose memory the host addresses (the CPU's, and the
+  // stand-in device of the tests). A flat iteration too small to split (every small op)
+  // calls the loop directly, with no std::function in between.
   template <typename F>
   void for_each(const F& loop, int64_t grain = -1) const {
     if (loop_sink_) [[unlikely]]
       return take_loop(Loop(loop));
     capture::note_host_access();  // (inside a device-table call it is the call's own work)
-    if (ndim_ == 1 && numel_ > 0 && numel_ < (grain < 0 ? kParallelGrain : grain)) {
+    if (ndim_ == 1 && numel_ > 0 && numel_ < (grain < 0 ? kAwakeParallelMin : grain)) {
       char* ptrs[kMaxOperands] = {};  // (only ntensors_ entries used; initialised for the compiler)
       int64_t inner[kMaxOperands] = {};
       for (int o = 0; o < ntensors_; ++o) ptrs[o] = data_[o], inner[o] = strides_[o][0];

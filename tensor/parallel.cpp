@@ -20,6 +20,8 @@ namespace tide {
 namespace {
 
 thread_local bool t_in_parallel = false;
+// Workers asleep on the pool's condition variable (the rest spin or work).
+std::atomic<int> g_sleeping_workers{0};
 
 // About 50 microseconds of polling (a pause is ~10-40 cycles).
 constexpr int kSpinIterations = 1 << 13;
@@ -114,7 +116,9 @@ class ThreadPool {
            ++i)
         cpu_relax();
       g.lock();
+      g_sleeping_workers.fetch_add(1, std::memory_order_relaxed);
       cv_.wait(g, [&] { return stopping_ || generation_ != seen; });
+      g_sleeping_workers.fetch_sub(1, std::memory_order_relaxed);
       if (stopping_) return;
       seen = generation_;
       if (!open_) continue;  // woke too late: that region is over
@@ -212,6 +216,13 @@ void blas_threads_failed_to_start() {
 }
 
 bool in_parallel_region() { return t_in_parallel; }
+
+int64_t pointwise_grain(int64_t numel) {
+  if (numel >= kParallelGrain || numel < kAwakeParallelMin) return kParallelGrain;
+  const int workers = g_num_threads.load(std::memory_order_relaxed) - 1;
+  const bool awake = workers > 0 && g_sleeping_workers.load(std::memory_order_relaxed) < workers;
+  return awake ? kAwakeParallelGrain : kParallelGrain;
+}
 
 BlasOnCallingThread::BlasOnCallingThread() : prev_(openblas_get_num_threads()) {
   if (prev_ > 1) openblas_set_num_threads(1);
