@@ -296,4 +296,43 @@ T.test("mm split by rows: values on any thread count", function()
   torch.set_num_threads(before)
 end)
 
+-- Matrix-vector products of at least 32768 multiply-adds are split by the matrix's rows too
+-- (tensor/cpu/gemm.cpp, split_gemv): A x writes its rows' part of y, A^T r sums over each
+-- part's rows (the parts after the first through scratch). Transposed, strided and 1-D @ 2-D
+-- operands, beta and alpha, rows that do not divide evenly, one product below the size, on
+-- 1, 2, 3 and 8 threads, against the float64 sums of the elementwise products.
+T.test("mv split by rows: values on any thread count", function()
+  local before = torch.get_num_threads()
+  torch.manual_seed(5)
+  local cases = {}
+  for _, dt in ipairs({"float32", "float64"}) do
+    local o = {dtype = dt}
+    local function add(a, b) cases[#cases + 1] = {a, b} end
+    local A, At = torch.randn(1000, 100, o), torch.randn(1001, 100, o)
+    add(A, torch.randn(100, 1, o))                                      -- A x
+    add(At:t(), torch.randn(1001, 1, o))                                -- A^T r, 1001 rows
+    add(A, torch.randn(200, 1, o)[{{1, 200, 2}}])                       -- strided x
+    add(At:t(), torch.randn(2002, 1, o)[{{1, 2002, 2}}])                -- A^T with a strided r
+    add(torch.randn(1, 1000, o), A)                                     -- r^T A (1-D @ 2-D)
+    add(torch.randn(1, 100, o), torch.randn(1000, 100, o):t())          -- x^T A^T
+    add(torch.randn(300, 600, o)[{{}, {1, 600, 2}}], torch.randn(300, 1, o)) -- strided rows
+    add(torch.randn(90, 30, o), torch.randn(30, 1, o))                  -- below the size: OpenBLAS
+  end
+  for _, n in ipairs({1, 2, 3, 8}) do
+    torch.set_num_threads(n)
+    for i, c in ipairs(cases) do
+      local a, b = c[1], c[2]
+      local want = (a:double():unsqueeze(3) * b:double():unsqueeze(1)):sum(2)
+      local bias = torch.ones(a:size(1), b:size(2), {dtype = a.dtype})
+      local tol = a.dtype == "float32" and 1e-3 or 1e-10
+      local what = "case " .. i .. ", " .. n .. " threads"
+      T.near(a:mm(b):double(), want, tol, "mm " .. what)
+      T.near(torch.addmm(bias, a, b, {beta = 0.5, alpha = 2}):double(), want * 2 + 0.5, tol, "addmm " .. what)
+      if b:size(2) == 1 then T.near(a:mv(b[{{}, 1}]):double(), want[{{}, 1}], tol, "mv " .. what) end
+      if a:size(1) == 1 then T.near(a[1]:matmul(b):double(), want[1], tol, "1-D @ 2-D " .. what) end
+    end
+  end
+  torch.set_num_threads(before)
+end)
+
 T.done()
