@@ -3,6 +3,8 @@
 // parameter, its gradient and the state buffers it created, and the group's
 // hyper-parameters as keywords. Each returns the parameter, updated in place.
 #include "../tensor/ops/optim.hpp"
+#include "../tensor/autograd/autograd.hpp"
+#include "../tensor/ops/creation.hpp"
 #include "lua_api.hpp"
 
 namespace tide::lua {
@@ -46,6 +48,68 @@ int sgd_step(lua_State* L, Args& a) {
   o.new_buffer = flag(a, "new_buffer");
   ops::sgd_step_(a.tensor(1), a.tensor(2), optional_tensor(a, 3), o);
   return ret_param(L);
+}
+
+// SGD's step of a whole parameter group in one call (optim.SGD's step_group): on a small
+// model the per-parameter Lua work (reading p.grad, the state, a keyword table, one binding
+// call each) cost several times the step itself. Parameters without a gradient are skipped;
+// state[p] is made when missing, and with momentum its momentum_buffer is created from the
+// first gradient, as PyTorch does. Positional 1 is the group's parameter list (checked by
+// add_param_group), 2 the optimizer's state table, keyed by parameter.
+int sgd_group_step(lua_State* L, Args& a) {
+  ops::SgdOptions o;
+  o.lr = learning_rate(a, "SGD");
+  o.momentum = number_or(a, "momentum", 0);
+  o.dampening = number_or(a, "dampening", 0);
+  o.weight_decay = number_or(a, "weight_decay", 0);
+  o.nesterov = flag(a, "nesterov");
+  o.maximize = flag(a, "maximize");
+  TIDE_CHECK(a.is_table(1) && a.is_table(2), "_sgd_group_step_: expected the parameter list and the state table, got a ",
+             luaL_typename(L, 1), " and a ", luaL_typename(L, 2));
+  a.consumed(1);
+  a.consumed(2);
+  const lua_Integer n = lua_Integer(lua_rawlen(L, 1));
+  const int base = lua_gettop(L);
+  for (lua_Integer i = 1; i <= n; ++i) {
+    lua_rawgeti(L, 1, i);  // p
+    const Tensor* p = to_tensor(L, -1);
+    TIDE_CHECK(p, "_sgd_group_step_: parameter ", i, " is a ", luaL_typename(L, -1), ", not a tensor");
+    const Tensor g = autograd::grad(*p);
+    if (!g.defined()) {
+      lua_settop(L, base);
+      continue;
+    }
+    lua_pushvalue(L, -1);
+    const int kind = lua_rawget(L, 2);  // p, state[p]
+    TIDE_CHECK(kind == LUA_TNIL || kind == LUA_TTABLE, "_sgd_group_step_: the state of parameter ", i, " is a ",
+               luaL_typename(L, -1), ", not a table");
+    if (kind == LUA_TNIL) {
+      lua_pop(L, 1);
+      lua_createtable(L, 0, 1);
+      lua_pushvalue(L, -2);
+      lua_pushvalue(L, -2);
+      lua_rawset(L, 2);
+    }
+    o.new_buffer = false;
+    const Tensor* buf = nullptr;
+    if (o.momentum != 0) {
+      const int held = lua_getfield(L, -1, "momentum_buffer");
+      buf = to_tensor(L, -1);
+      TIDE_CHECK(buf || held == LUA_TNIL, "_sgd_group_step_: the momentum_buffer of parameter ", i, " is a ",
+                 luaL_typename(L, -1), ", not a tensor");
+      if (!buf) {
+        lua_pop(L, 1);
+        push_tensor(L, ops::zeros_like(*p));
+        lua_pushvalue(L, -1);
+        lua_setfield(L, -3, "momentum_buffer");
+        buf = to_tensor(L, -1);
+        o.new_buffer = true;
+      }
+    }
+    ops::sgd_step_(*p, g, buf, o);
+    lua_settop(L, base);
+  }
+  return 0;
 }
 
 // The `step` keyword of Adam and the steps like it: the state's step count tensor, which the
@@ -138,6 +202,10 @@ const Binding kOptimBindings[] = {
      "_sgd_step_(param, grad, momentum_buffer|nil, {lr=, momentum=0, dampening=0, weight_decay=0, "
      "nesterov=false, maximize=false, new_buffer=false}) -> param: one fused SGD step in place "
      "(new_buffer: the buffer takes the gradient instead of being decayed, as on PyTorch's first step)."},
+    {"_sgd_group_step_", sgd_group_step, TORCH,
+     "_sgd_group_step_(params, state, {lr=, momentum=0, dampening=0, weight_decay=0, nesterov=false, "
+     "maximize=false}) -> nil: _sgd_step_ for each tensor of the list params that has a gradient, with "
+     "state[param] (made when missing) keeping its momentum_buffer, created from the first gradient."},
     {"_adam_step_", adam_step, TORCH,
      "_adam_step_(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq|nil, {lr=, beta1=0.9, beta2=0.999, "
      "eps=1e-8, weight_decay=0, step=1, amsgrad=false, maximize=false, decoupled_weight_decay=false}) "

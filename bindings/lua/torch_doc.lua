@@ -545,6 +545,12 @@ document(optim.Optimizer, {
     "against the current groups.",
 })
 
+document(optim.SGD, {
+  step_group = "opt:step_group(group, state): SGD's update of every parameter of a group that has a gradient, " ..
+    "one engine call for the group (step calls it under no_grad instead of update, per parameter, as a " ..
+    "subclass that defines step_group has it called).",
+})
+
 document(sched, {
   LRScheduler = "lr_scheduler.LRScheduler: the base class of schedulers (step, get_last_lr).",
   StepLR = "lr_scheduler.StepLR(optimizer, {step_size=, gamma=0.1}) -> scheduler: multiplies the lr by " ..

@@ -82,7 +82,9 @@ end
 -- ---------------------------------------------------------------------------------------
 -- Optimizer: parameter groups, per-parameter state, zero_grad, step and state dicts.
 -- A subclass sets `defaults`, `required` (the options without a default, such as SGD's lr),
--- `validate(values)` and `update(param, grad, state, group)`, which steps one parameter,
+-- `validate(values)` and `update(param, grad, state, group)`, which steps one parameter (or
+-- `step_group(group, state)`, which steps every parameter of a group that has a gradient,
+-- making state[param] when missing: SGD's, one engine call for the group),
 -- `state_numbers` when its state holds numbers besides `step`, `step_tensor` when its
 -- step count is a tensor (as PyTorch keeps it; the step advances it in place and computes
 -- what depends on it with tensor ops, so a step under torch.compile changes no Lua value and
@@ -271,17 +273,22 @@ function Optimizer:step(closure)
   -- The hooks without the argument checks that guard a script's own calls (torch._unchecked).
   local validate, update = self.validate, self.update
   validate, update = torch._unchecked[validate] or validate, torch._unchecked[update] or update
+  local step_group = self.step_group
   for _, group in ipairs(self.param_groups) do
     validate(self, group)  -- param_groups are writable: a changed option is checked when used
-    for _, p in ipairs(group.params) do
-      local g = p.grad
-      if g ~= nil then
-        local s = state[p]
-        if s == nil then
-          s = {}
-          state[p] = s
+    if step_group then
+      step_group(self, group, state)
+    else
+      for _, p in ipairs(group.params) do
+        local g = p.grad
+        if g ~= nil then
+          local s = state[p]
+          if s == nil then
+            s = {}
+            state[p] = s
+          end
+          update(self, p, g, s, group)
         end
-        update(self, p, g, s, group)
       end
     end
   end
@@ -395,14 +402,11 @@ function SGD:validate(v, defaults_only)
   end
 end
 
-function SGD:update(p, g, s, group)
-  local buf = s.momentum_buffer
-  local new_buffer = group.momentum ~= 0 and buf == nil
-  if new_buffer then buf = torch.zeros_like(p) end
-  torch._sgd_step_(p, g, buf, {lr = group.lr, momentum = group.momentum, dampening = group.dampening,
-    weight_decay = group.weight_decay, nesterov = group.nesterov, maximize = group.maximize,
-    new_buffer = new_buffer})
-  if new_buffer then s.momentum_buffer = buf end
+-- The whole group in one engine call (see Optimizer:step's step_group).
+function SGD:step_group(group, state)
+  torch._sgd_group_step_(group.params, state, {lr = group.lr, momentum = group.momentum,
+    dampening = group.dampening, weight_decay = group.weight_decay, nesterov = group.nesterov,
+    maximize = group.maximize})
 end
 
 local Adam = Optimizer:extend("Adam")

@@ -77,6 +77,12 @@ local hook_signatures = {
     expect(op, "a table for group", type(group) == "table" and not torch.is_tensor(group), group)
     if select("#", ...) > 0 then error(op .. ": expected at most 4 arguments", 0) end
   end,
+  step_group = function(op, group, state, ...)
+    expect(op, "a parameter group (a table with a list params)", type(group) == "table" and
+           not torch.is_tensor(group) and type(group.params) == "table", group)
+    expect(op, "a table for state", type(state) == "table" and not torch.is_tensor(state), state)
+    if select("#", ...) > 0 then error(op .. ": expected at most 2 arguments", 0) end
+  end,
 }
 for _, cls in pairs(torch.optim) do
   if is_class(cls) then

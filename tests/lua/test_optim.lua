@@ -498,17 +498,29 @@ T.test("the built-in optimizers' hooks called by a script check their arguments"
   local opt = optim.SGD({w}, {lr = 0.1, momentum = 0.9})
   T.error_usable(function() opt:validate() end, "SGD:validate: expected a table of options, got nil")
   T.error_usable(function() opt:validate({lr = 1}, 1) end, "SGD:validate: expected true, false or nil for defaults_only, got 1")
-  T.error_usable(function() opt:update(1) end, "SGD:update: expected a tensor for param, got 1")
-  T.error_usable(function() opt:update(w, w, nil, {}) end, "SGD:update: expected a table for state, got nil")
-  T.error_usable(function() opt:update(w, w, {}, {}, 5) end, "SGD:update: expected at most 4 arguments")
+  T.error_usable(function() opt:step_group(1) end,
+    "SGD:step_group: expected a parameter group (a table with a list params), got 1")
+  T.error_usable(function() opt:step_group({params = {w}}, nil) end, "SGD:step_group: expected a table for state, got nil")
+  T.error_usable(function() opt:step_group({params = {w}}, {}, 5) end, "SGD:step_group: expected at most 2 arguments")
+  T.error_usable(function() opt:step_group({params = {w, "x"}, lr = 0.1}, {}) end,
+    "_sgd_group_step_: parameter 2 is a string, not a tensor")
+  w.grad = torch.ones(2)
+  T.error_usable(function() opt:step_group({params = {w}, lr = 0.1}, {[w] = 3}) end,
+    "_sgd_group_step_: the state of parameter 1 is a number, not a table")
+  T.error_usable(function()
+    opt:step_group({params = {w}, lr = 0.1, momentum = 0.9}, {[w] = {momentum_buffer = "b"}})
+  end, "_sgd_group_step_: the momentum_buffer of parameter 1 is a string, not a tensor")
   local adam = optim.Adam({w})
   T.error_usable(function() adam:update(w, "g", {}, {}) end, "Adam:update: expected a tensor for grad, got \"g\"")
   T.error_usable(function() adam:validate(false) end, "Adam:validate: expected a table of options, got false")
   -- called right, they work as the framework calls them
   local s = {}
-  opt:update(w, torch.ones(2), s, {lr = 0.5, momentum = 0, dampening = 0, weight_decay = 0, nesterov = false,
-    maximize = false})
+  torch.no_grad(function()
+    opt:step_group({params = {w}, lr = 0.5, momentum = 0, dampening = 0, weight_decay = 0, nesterov = false,
+      maximize = false}, s)
+  end)
   T.eq(w:detach():tolist(), {0.5, 0.5})
+  T.eq(type(s[w]), "table")
   opt:validate({lr = 1, momentum = 0, weight_decay = 0, dampening = 0, nesterov = false})
 end)
 
