@@ -37,7 +37,8 @@ int ret_param(lua_State* L) {
   return 1;
 }
 
-int sgd_step(lua_State* L, Args& a) {
+// The SGD keywords of _sgd_step_ and _sgd_group_step_ (new_buffer: _sgd_step_'s own).
+ops::SgdOptions sgd_options(const Args& a) {
   ops::SgdOptions o;
   o.lr = learning_rate(a, "SGD");
   o.momentum = number_or(a, "momentum", 0);
@@ -45,6 +46,11 @@ int sgd_step(lua_State* L, Args& a) {
   o.weight_decay = number_or(a, "weight_decay", 0);
   o.nesterov = flag(a, "nesterov");
   o.maximize = flag(a, "maximize");
+  return o;
+}
+
+int sgd_step(lua_State* L, Args& a) {
+  ops::SgdOptions o = sgd_options(a);
   o.new_buffer = flag(a, "new_buffer");
   ops::sgd_step_(a.tensor(1), a.tensor(2), optional_tensor(a, 3), o);
   return ret_param(L);
@@ -57,13 +63,7 @@ int sgd_step(lua_State* L, Args& a) {
 // first gradient, as PyTorch does. Positional 1 is the group's parameter list (checked by
 // add_param_group), 2 the optimizer's state table, keyed by parameter.
 int sgd_group_step(lua_State* L, Args& a) {
-  ops::SgdOptions o;
-  o.lr = learning_rate(a, "SGD");
-  o.momentum = number_or(a, "momentum", 0);
-  o.dampening = number_or(a, "dampening", 0);
-  o.weight_decay = number_or(a, "weight_decay", 0);
-  o.nesterov = flag(a, "nesterov");
-  o.maximize = flag(a, "maximize");
+  ops::SgdOptions o = sgd_options(a);
   TIDE_CHECK(a.is_table(1) && a.is_table(2), "_sgd_group_step_: expected the parameter list and the state table, got a ",
              luaL_typename(L, 1), " and a ", luaL_typename(L, 2));
   a.consumed(1);

@@ -258,18 +258,33 @@ T.test("bmm of small products: the same bits on any thread count", function()
   torch.set_num_threads(before)
 end)
 
+-- The product cases fill(add, options) adds, in float32 and float64, from one seed.
+local function product_cases(seed, fill)
+  torch.manual_seed(seed)
+  local cases = {}
+  for _, dt in ipairs({"float32", "float64"}) do
+    fill(function(a, b) cases[#cases + 1] = {a, b} end, {dtype = dt})
+  end
+  return cases
+end
+
+-- Runs check(threads) on 1, 2, 3 and 8 engine threads, then restores the count.
+local function on_thread_counts(check)
+  local before = torch.get_num_threads()
+  for _, n in ipairs({1, 2, 3, 8}) do
+    torch.set_num_threads(n)
+    check(n)
+  end
+  torch.set_num_threads(before)
+end
+
 -- Single products of at least 1e5 multiply-adds are split by rows over the engine's threads,
 -- each part one OpenBLAS call (tensor/cpu/gemm.cpp, split_by_rows): row counts that do not
 -- divide evenly, transposed and strided operands, beta and alpha (addmm), against the
 -- float64 product and across thread counts (to rounding: a part may meet other OpenBLAS
 -- kernels than the whole, as OpenBLAS's own threads do), and the products left to OpenBLAS.
 T.test("mm split by rows: values on any thread count", function()
-  local before = torch.get_num_threads()
-  torch.manual_seed(4)
-  local cases = {}
-  for _, dt in ipairs({"float32", "float64"}) do
-    local o = {dtype = dt}
-    local function add(a, b) cases[#cases + 1] = {a, b} end
+  local cases = product_cases(4, function(add, o)
     add(torch.randn(64, 1000, o), torch.randn(1000, 100, o))                -- x @ w1
     add(torch.randn(64, 1001, o):t(), torch.randn(64, 100, o))              -- x^T @ g, 1001 rows
     add(torch.randn(97, 150, o), torch.randn(300, 150, o):t())              -- 97 rows, B transposed
@@ -278,22 +293,17 @@ T.test("mm split by rows: values on any thread count", function()
     add(torch.randn(37, 50, o), torch.randn(100, 50, o):t())                -- 37 rows: one part and a rest
     add(torch.randn(64, 1000, o), torch.randn(1000, 10, o))                 -- 10 columns: OpenBLAS
     add(torch.randn(20, 128, o), torch.randn(128, 512, o))                  -- 20 rows: OpenBLAS
-  end
-  local function both(c)
-    local ones = torch.ones(c[1]:size(1), c[2]:size(2), {dtype = c[1].dtype})
-    return c[1]:mm(c[2]), torch.addmm(ones, c[1], c[2], {beta = 0.5, alpha = 2})
-  end
-  for _, n in ipairs({1, 2, 3, 8}) do
-    torch.set_num_threads(n)
+  end)
+  on_thread_counts(function(n)
     for i, c in ipairs(cases) do
-      local y, z = both(c)
+      local ones = torch.ones(c[1]:size(1), c[2]:size(2), {dtype = c[1].dtype})
       local want = c[1]:double():mm(c[2]:double())
       local tol = c[1].dtype == "float32" and 1e-3 or 1e-10
-      T.near(y:double(), want, tol, "mm case " .. i .. ", " .. n .. " threads")
-      T.near(z:double(), want * 2 + 0.5, tol, "addmm case " .. i .. ", " .. n .. " threads")
+      T.near(c[1]:mm(c[2]):double(), want, tol, "mm case " .. i .. ", " .. n .. " threads")
+      T.near(torch.addmm(ones, c[1], c[2], {beta = 0.5, alpha = 2}):double(), want * 2 + 0.5, tol,
+             "addmm case " .. i .. ", " .. n .. " threads")
     end
-  end
-  torch.set_num_threads(before)
+  end)
 end)
 
 -- Matrix-vector products of at least 32768 multiply-adds are split by the matrix's rows too
@@ -302,12 +312,7 @@ end)
 -- operands, beta and alpha, rows that do not divide evenly, one product below the size, on
 -- 1, 2, 3 and 8 threads, against the float64 sums of the elementwise products.
 T.test("mv split by rows: values on any thread count", function()
-  local before = torch.get_num_threads()
-  torch.manual_seed(5)
-  local cases = {}
-  for _, dt in ipairs({"float32", "float64"}) do
-    local o = {dtype = dt}
-    local function add(a, b) cases[#cases + 1] = {a, b} end
+  local cases = product_cases(5, function(add, o)
     local A, At = torch.randn(1000, 100, o), torch.randn(1001, 100, o)
     add(A, torch.randn(100, 1, o))                                      -- A x
     add(At:t(), torch.randn(1001, 1, o))                                -- A^T r, 1001 rows
@@ -317,9 +322,8 @@ T.test("mv split by rows: values on any thread count", function()
     add(torch.randn(1, 100, o), torch.randn(1000, 100, o):t())          -- x^T A^T
     add(torch.randn(300, 600, o)[{{}, {1, 600, 2}}], torch.randn(300, 1, o)) -- strided rows
     add(torch.randn(90, 30, o), torch.randn(30, 1, o))                  -- below the size: OpenBLAS
-  end
-  for _, n in ipairs({1, 2, 3, 8}) do
-    torch.set_num_threads(n)
+  end)
+  on_thread_counts(function(n)
     for i, c in ipairs(cases) do
       local a, b = c[1], c[2]
       local want = (a:double():unsqueeze(3) * b:double():unsqueeze(1)):sum(2)
@@ -331,8 +335,7 @@ T.test("mv split by rows: values on any thread count", function()
       if b:size(2) == 1 then T.near(a:mv(b[{{}, 1}]):double(), want[{{}, 1}], tol, "mv " .. what) end
       if a:size(1) == 1 then T.near(a[1]:matmul(b):double(), want[1], tol, "1-D @ 2-D " .. what) end
     end
-  end
-  torch.set_num_threads(before)
+  end)
 end)
 
 T.done()
