@@ -72,8 +72,9 @@ static bool collect_fully_if_due(lua_State* L, GcCounters& c) {
 // bounds memory in generational mode (lua.c's default), where steps are minor collections
 // that never free old tensors. The growth condition spares loops whose temporaries die young,
 // freed by minor collections: a full collection (~270 us over the library's Lua heap) each
-// 64 MiB of temporaries had a + b on 10^6 float64 take ~470 us instead of ~300. The sixteenth: Lua starts a major collection when its heap seems to have grown
-// by its own size, and a major collection traverses the whole heap; reporting tensor bytes
+// 64 MiB of temporaries had a + b on 10^6 float64 take ~470 us instead of ~300. The
+// sixteenth: Lua starts a major collection when its heap seems to have grown by its own
+// size, and a major collection traverses the whole heap; reporting tensor bytes
 // one for one made that one traversal of the Lua heap per heap-size of tensors (a 265 KiB
 // heap cost clone of a 51 KB tensor 6.7 us instead of 2.0 us), while a sixteenth still
 // collects dead temporaries within a few MiB.

@@ -312,9 +312,8 @@ std::pair<int64_t, int64_t> row_parts(int64_t m, int64_t threads) {
 constexpr int64_t kSplitGemvWork = 32768;
 
 // A matrix-vector product split by the stored matrix's rows over the engine's threads, each
-// part one OpenBLAS call on its thread. For
-// M^T x each part sums over its rows: parts after the first write scratch, added to y in
-// part order.
+// part one OpenBLAS call on its thread. For M^T x each part sums over its rows: parts after
+// the first write scratch, added to y in part order.
 template <typename T>
 void split_gemv(const Gemv<T>& g, T alpha, T beta, int threads) {
   const auto [parts, rows] = row_parts(g.rows, threads);
