@@ -547,8 +547,8 @@ document(optim.Optimizer, {
 
 document(optim.SGD, {
   step_group = "opt:step_group(group, state): SGD's update of every parameter of a group that has a gradient, " ..
-    "one engine call for the group (step calls it under no_grad instead of update, per parameter, as a " ..
-    "subclass that defines step_group has it called).",
+    "one engine call for the group (step calls it under no_grad instead of update per parameter, as for any " ..
+    "class that defines step_group, unless a subclass below it defines its own update).",
 })
 
 document(sched, {

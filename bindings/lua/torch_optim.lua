@@ -84,7 +84,8 @@ end
 -- A subclass sets `defaults`, `required` (the options without a default, such as SGD's lr),
 -- `validate(values)` and `update(param, grad, state, group)`, which steps one parameter (or
 -- `step_group(group, state)`, which steps every parameter of a group that has a gradient,
--- making state[param] when missing: SGD's, one engine call for the group),
+-- making state[param] when missing: SGD's, one engine call for the group; a subclass that
+-- defines update below it gets update called),
 -- `state_numbers` when its state holds numbers besides `step`, `step_tensor` when its
 -- step count is a tensor (as PyTorch keeps it; the step advances it in place and computes
 -- what depends on it with tensor ops, so a step under torch.compile changes no Lua value and
@@ -273,7 +274,9 @@ function Optimizer:step(closure)
   -- The hooks without the argument checks that guard a script's own calls (torch._unchecked).
   local validate, update = self.validate, self.update
   validate, update = torch._unchecked[validate] or validate, torch._unchecked[update] or update
+  -- step_group when the class has one, unless a subclass defined its own update below it.
   local step_group = self.step_group
+  if step_group and self.update ~= Optimizer.update then step_group = nil end
   for _, group in ipairs(self.param_groups) do
     validate(self, group)  -- param_groups are writable: a changed option is checked when used
     if step_group then

@@ -524,6 +524,20 @@ T.test("the built-in optimizers' hooks called by a script check their arguments"
   opt:validate({lr = 1, momentum = 0, weight_decay = 0, dampening = 0, nesterov = false})
 end)
 
+T.test("a subclass of SGD with its own update: step calls it, not SGD's group step", function()
+  local Halved = optim.SGD:extend("HalvedSGD")
+  function Halved:update(p, g, state, group)
+    p:sub_(g * (group.lr / 2))
+    state.calls = (state.calls or 0) + 1
+  end
+  local p = torch.tensor({1.0, 2.0}, {dtype = "float64", requires_grad = true})
+  local opt = Halved({p}, {lr = 0.5})
+  p.grad = torch.tensor({1.0, -1.0}, {dtype = "float64"})
+  opt:step()
+  T.eq(p:detach():tolist(), {0.75, 2.25})
+  T.eq(opt.state[p].calls, 1)
+end)
+
 T.test("a user optimizer from optim.Optimizer:extend", function()
   local SignSGD = optim.Optimizer:extend("SignSGD")
   SignSGD.defaults = {lr = 0.1}
