@@ -569,6 +569,14 @@ T.test("torch._sgd_step_ / _adam_step_ / _rmsprop_step_ directly", function()
   -- buf = 0.9 buf + g = 1.9 g; d = g + 0.9 buf = 2.71 g
   T.near(buf, {0.95, -1.9, 3.8}, 1e-15)
   T.near(p, {0.95 - 0.1 * 2.71 * 0.5, 2.1 + 0.271, 2.8 - 0.1 * 2.71 * 2}, 1e-14)
+  -- maximize, weight_decay and dampening, in PyTorch's order: d = -g + wd p, buf = m buf +
+  -- (1 - dampening) d, p -= lr buf (the per-parameter step that optim.SGD's group step repeats)
+  local q = torch.tensor({1.0, 2.0}, {dtype = "float64"})
+  local qb = torch.tensor({0.2, 0.4}, {dtype = "float64"})
+  torch._sgd_step_(q, torch.tensor({0.5, -1.0}, {dtype = "float64"}), qb,
+    {lr = 0.1, momentum = 0.9, dampening = 0.5, weight_decay = 0.1, maximize = true})
+  T.near(qb, {-0.02, 0.96}, 1e-15)
+  T.near(q, {1.002, 1.904}, 1e-15)
   local m, v, vmax = torch.zeros_like(p), torch.zeros_like(p), torch.zeros_like(p)
   local q = torch.tensor({0.0, 0.0, 0.0}, {dtype = "float64"})
   torch._adam_step_(q, g, m, v, vmax, {lr = 0.5, step = 1, amsgrad = true})
