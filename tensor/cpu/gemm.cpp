@@ -216,6 +216,7 @@ void gemv_call(const Gemv<T>& g, T alpha, T beta) {
 template <typename T>
 bool as_gemv(int64_t m, int64_t n, int64_t k, const T* A, int64_t ars, int64_t acs, const T* B, int64_t brs,
              int64_t bcs, T* C, int64_t ldc, Gemv<T>& g) {
+  if (n != 1 && m != 1) return false;
   CBLAS_TRANSPOSE ta = CblasNoTrans, tb = CblasNoTrans;
   int64_t lda = 0, ldb = 0;
   blas_layout(m, k, ars, acs, ta, lda);
@@ -224,12 +225,10 @@ bool as_gemv(int64_t m, int64_t n, int64_t k, const T* A, int64_t ars, int64_t a
     g = {ta, ta == CblasNoTrans ? m : k, ta == CblasNoTrans ? k : m, lda, A, B, k <= 1 ? 1 : brs, C, ldc};
     return true;
   }
-  if (m == 1) {  // y^T = x^T op(B): y = op(B)^T x with x the row of A
-    const CBLAS_TRANSPOSE t2 = tb == CblasNoTrans ? CblasTrans : CblasNoTrans;
-    g = {t2, tb == CblasNoTrans ? k : n, tb == CblasNoTrans ? n : k, ldb, B, A, k <= 1 ? 1 : acs, C, 1};
-    return true;
-  }
-  return false;
+  // m == 1: y^T = x^T op(B), so y = op(B)^T x with x the row of A
+  const CBLAS_TRANSPOSE t2 = tb == CblasNoTrans ? CblasTrans : CblasNoTrans;
+  g = {t2, tb == CblasNoTrans ? k : n, tb == CblasNoTrans ? n : k, ldb, B, A, k <= 1 ? 1 : acs, C, 1};
+  return true;
 }
 
 template <typename T>
