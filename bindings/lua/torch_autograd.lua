@@ -8,13 +8,16 @@
 local torch = ...
 local autograd = torch.autograd
 
--- A to-be-closed value that restores the grad mode it was made under.
-local restore_mt = {__close = function(self) torch.set_grad_enabled(self.previous) end}
+-- The to-be-closed values that restore grad mode on and off: a scope returns the one for the
+-- mode it replaced, so entering one makes no table (Optimizer:step enters one per step).
+local restore = {}
+for _, mode in ipairs({true, false}) do
+  restore[mode] = setmetatable({}, {__close = function() torch.set_grad_enabled(mode) end})
+end
 
 -- Runs fn(...) with grad mode `enabled` and restores the previous mode, also on an error.
 local function with_grad_mode(enabled, fn, ...)
-  local previous = torch.is_grad_enabled()
-  torch.set_grad_enabled(enabled)
+  local previous = torch._exchange_grad_enabled(enabled)
   local results = table.pack(pcall(fn, ...))
   torch.set_grad_enabled(previous)
   if not results[1] then error(results[2], 0) end
@@ -23,11 +26,7 @@ end
 
 local function grad_mode(name, enabled)
   return function(fn, ...)
-    if fn == nil then
-      local previous = torch.is_grad_enabled()
-      torch.set_grad_enabled(enabled)
-      return setmetatable({previous = previous}, restore_mt)
-    end
+    if fn == nil then return restore[torch._exchange_grad_enabled(enabled)] end
     if type(fn) ~= "function" then
       error(name .. ": expected a function or no argument, got a " .. type(fn), 2)
     end
@@ -49,11 +48,7 @@ function torch.inference_mode(mode, fn, ...)
     error("inference_mode: expected a function or no argument, got a " .. type(fn), 2)
   end
   local enabled = not mode and torch.is_grad_enabled()
-  if fn == nil then
-    local previous = torch.is_grad_enabled()
-    torch.set_grad_enabled(enabled)
-    return setmetatable({previous = previous}, restore_mt)
-  end
+  if fn == nil then return restore[torch._exchange_grad_enabled(enabled)] end
   return with_grad_mode(enabled, fn, ...)
 end
 autograd.inference_mode = torch.inference_mode
