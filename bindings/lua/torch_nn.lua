@@ -496,20 +496,7 @@ function util.zero_grad(op, params, ...)
   if type(set_to_none) ~= "boolean" then
     fail(op, "set_to_none must be true or false, got %s", describe(set_to_none))
   end
-  for _, p in ipairs(params) do
-    local g = p.grad
-    if g ~= nil then
-      if set_to_none then
-        p.grad = nil
-      else
-        if g.requires_grad then
-          g = g:detach()
-          p.grad = g
-        end
-        g:zero_()
-      end
-    end
-  end
+  torch._zero_grads_(params, set_to_none)
 end
 
 function Module:zero_grad(...)
