@@ -407,9 +407,7 @@ end
 
 -- The whole group in one engine call (see Optimizer:step's step_group).
 function SGD:step_group(group, state)
-  torch._sgd_group_step_(group.params, state, {lr = group.lr, momentum = group.momentum,
-    dampening = group.dampening, weight_decay = group.weight_decay, nesterov = group.nesterov,
-    maximize = group.maximize})
+  torch._sgd_group_step_(group, state)
 end
 
 local Adam = Optimizer:extend("Adam")
