@@ -153,6 +153,33 @@ T.test("no_grad: function form returns results, <close> form, nesting, restored 
   T.error_usable(function() torch.no_grad(42) end, "no_grad: expected a function or no argument")
 end)
 
+-- The <close> scopes share one restoring value per mode: nested and mixed scopes each put back
+-- the mode they replaced. _exchange_grad_enabled returns the mode it replaced.
+T.test("nested no_grad and enable_grad scopes restore the mode each replaced", function()
+  do
+    local _ <close> = torch.no_grad()
+    do
+      local _ <close> = torch.no_grad()
+      T.eq(torch.is_grad_enabled(), false)
+      do
+        local _ <close> = torch.enable_grad()
+        T.eq(torch.is_grad_enabled(), true)
+      end
+      T.eq(torch.is_grad_enabled(), false)
+    end
+    T.eq(torch.is_grad_enabled(), false)
+    do
+      local _ <close> = torch.inference_mode()
+      T.eq(torch.is_grad_enabled(), false)
+    end
+  end
+  T.eq(torch.is_grad_enabled(), true)
+  T.eq(torch._exchange_grad_enabled(false), true)
+  T.eq(torch._exchange_grad_enabled(true), false)
+  T.eq(torch.is_grad_enabled(), true)
+  T.error_usable(function() torch._exchange_grad_enabled("no") end, "_exchange_grad_enabled")
+end)
+
 T.test("detach, requires_grad_ and the requires_grad property", function()
   local x = leaf{1, 2}
   local d = (x * 2):detach()

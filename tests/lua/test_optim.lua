@@ -521,6 +521,15 @@ T.test("the built-in optimizers' hooks called by a script check their arguments"
   end)
   T.eq(w:detach():tolist(), {0.5, 0.5})
   T.eq(type(s[w]), "table")
+  -- the group's options are read from the group, typed
+  T.error_usable(function() torch._sgd_group_step_({params = {w}}, {}) end, "SGD: lr must be a number, got nil")
+  T.error_usable(function() torch._sgd_group_step_({params = {w}, lr = 0.1, momentum = "m"}, {}) end,
+    "SGD: momentum must be a number, got a string")
+  T.error_usable(function() torch._sgd_group_step_({params = {w}, lr = 0.1, nesterov = 1}, {}) end,
+    "SGD: nesterov must be true or false, got a number")
+  T.error_usable(function() torch._sgd_group_step_({params = 3, lr = 0.1}, {}) end,
+    "_sgd_group_step_: the group's params is a number, not a list")
+  T.error_usable(function() torch._sgd_group_step_({w}, {}) end, "SGD: lr must be a number, got nil")
   opt:validate({lr = 1, momentum = 0, weight_decay = 0, dampening = 0, nesterov = false})
 end)
 

@@ -708,6 +708,10 @@ T.test("zero_grad with and without set_to_none on modules and optimizers", funct
   T.eq(x.grad.requires_grad, false)
   T.eq(x.grad:tolist(), {0, 0})
   T.error(function() m:zero_grad("yes") end, 'Linear:zero_grad: set_to_none must be true or false, got "yes"')
+  -- the engine call behind both checks its list
+  T.error_usable(function() torch._zero_grads_(x, true) end, "_zero_grads_: expected a list of parameters, got a userdata")
+  T.error_usable(function() torch._zero_grads_({x, "w"}, true) end, "_zero_grads_: parameter 2 is a string, not a tensor")
+  T.error_usable(function() torch._zero_grads_({x}, "yes") end, "_zero_grads_")
   T.error(function() opt:zero_grad{set_to_none = 1} end, "SGD:zero_grad: set_to_none must be true or false, got 1")
   T.error(function() opt:zero_grad{set_to_nil = false} end,
           "SGD:zero_grad: unknown keyword 'set_to_nil' (did you mean 'set_to_none'? valid: set_to_none)")
