@@ -206,16 +206,18 @@ local function class_name(self) return rawget(self, "_class")._name end
 
 -- Field lookup: parameters, buffers, submodules, plain fields, then the class chain.
 -- Numbers go to the class's __getitem (Sequential and ModuleList index their children).
+-- (construct sets the five tables below as raw fields of every instance: reading them runs no
+-- metamethod, and costs no call to rawget; model(x) reads three names through here.)
 function Instance.__index(self, k)
-  local v = rawget(self, "_parameters").map[k]
+  local v = self._parameters.map[k]
   if v ~= nil then return v end
-  v = rawget(self, "_buffers").map[k]
+  v = self._buffers.map[k]
   if v ~= nil then return v end
-  v = rawget(self, "_modules").map[k]
+  v = self._modules.map[k]
   if v ~= nil then return v end
-  v = rawget(self, "_attrs")[k]
+  v = self._attrs[k]
   if v ~= nil then return v end
-  local cls = rawget(self, "_class")
+  local cls = self._class
   if type(k) == "string" then return cls[k] end  -- (methods: no number conversion to try)
   k = math.tointeger(k) or k  -- seq[2.0] is seq[2]
   if math.type(k) == "integer" then

@@ -332,6 +332,11 @@ local function loss(name, fn, names, tensor_options, defaults, inputs, reduction
   end
   if inputs == 3 then
     function cls:forward(a, b, c) return fn(a, b, c, options(self)) end
+  elseif #names == 1 then
+    -- A sole option (MSELoss's and L1Loss's reduction) goes positionally, as their functions
+    -- take it: a training step then builds no keyword table for the loss.
+    local name = names[1]
+    function cls:forward(input, target) return fn(input, target, self[name]) end
   else
     function cls:forward(input, target) return fn(input, target, options(self)) end
   end

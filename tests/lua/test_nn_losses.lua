@@ -27,6 +27,13 @@ T.test("MSELoss and L1Loss with each reduction", function()
   T.near(nn.L1Loss()(a, b):item(), 0.625)
   T.near(F.l1_loss(a, b, {reduction = "sum"}):item(), 2.5)
   T.near(F.l1_loss(a, b, "none"), {{0.5, 1}, {0.5, 0.5}})
+  T.near(nn.L1Loss{reduction = "sum"}(a, b):item(), 2.5)
+  T.near(nn.L1Loss("none")(a, b), {{0.5, 1}, {0.5, 0.5}})
+  -- the module reads its reduction at each call, as PyTorch's does
+  local crit = nn.MSELoss()
+  crit.reduction = "sum"
+  T.near(crit(a, b):item(), 1.75)
+  T.error_usable(function() nn.L1Loss()(a, b, "sum") end, "unexpected argument 3")
   T.eq(F.mse_loss(a, b).shape, {})
   -- gradients: 2 d / n and sign(d) / n
   T.near(grad_of(F.mse_loss, a, b), {-0.25, -0.5, 0.25, -0.25})
