@@ -232,14 +232,22 @@ void run_guarded(T* out, const T* in, int64_t n, InRange in_range, Fast fast, Sl
   }
 }
 
+// exp over n doubles with AVX-512's table-driven kernel (tensor/cpu/exp_avx512.cpp) where the
+// CPU has AVX-512; false, having done nothing, where it does not.
+bool exp_avx512(double* out, const double* in, int64_t n);
+
 }  // namespace vec_detail
 
-// exp: exp_in_range where 2^n is normal, std::exp for overflows, underflows and NaN.
+// exp: exp_in_range where 2^n is normal, std::exp for overflows, underflows and NaN; float64
+// through the AVX-512 kernel where the CPU has one (every layout and op that takes exp from
+// here, softmax and logsumexp included, so the same bits on a given machine).
 template <>
 struct ContiguousKernel<fn::Exp> {
   static constexpr bool exists = true;
   template <typename T>
   static void run(T* out, const T* in, int64_t n) {
+    if constexpr (std::is_same_v<T, double>)
+      if (vec_detail::exp_avx512(out, in, n)) return;
     using C = vec_detail::ExpConst<T>;
     vec_detail::run_guarded(
         out, in, n, [](T x) { return int((x >= C::kLo) & (x <= C::kHi)); },

@@ -1,6 +1,7 @@
--- The vectorised exp (tensor/cpu/vec_math.hpp): accuracy against Lua's math.exp (the C
--- library's) over the whole finite range, the lanes it hands to std::exp (overflow,
--- underflow, subnormal results, NaN, infinities) inside otherwise ordinary blocks, in-place
+-- The vectorised exp (tensor/cpu/vec_math.hpp; for float64 on CPUs with AVX-512,
+-- tensor/cpu/exp_avx512.cpp): accuracy against Lua's math.exp (the C library's) over the
+-- whole finite range, the lanes it hands to std::exp (overflow, underflow, subnormal results,
+-- NaN, infinities) inside otherwise ordinary blocks and in partial last blocks, in-place
 -- exp_, strided inputs (the scalar path) and float32.
 --
 --   tide tests/lua/test_vec_math.lua
@@ -41,6 +42,30 @@ T.test("special values inside a block of ordinary ones", function()
   for i = 1, 600 do
     if vals[i] == vals[i] and vals[i] >= -3 and vals[i] <= 3 then
       T.near(got[i], math.exp(vals[i]), 1e-15 * math.exp(vals[i]))
+    end
+  end
+end)
+
+-- Lengths that leave a partial last block (the AVX-512 kernel masks it), with an overflow,
+-- an underflow and a NaN in that block, out of place and in place.
+T.test("partial last blocks with special values, out of place and in place", function()
+  for n = 1, 20 do
+    local vals = {}
+    for i = 1, n do vals[i] = (i - n / 2) / 3 end
+    local specials = {710, -746, 0 / 0}
+    vals[n] = specials[n % 3 + 1]
+    local x = torch.tensor(vals, {dtype = "float64"})
+    for _, got in ipairs({x:exp():tolist(), x:clone():exp_():tolist()}) do
+      for i = 1, n do
+        local want = math.exp(vals[i])
+        if want ~= want then
+          T.truthy(got[i] ~= got[i], "n = " .. n .. ": exp(nan)")
+        elseif want == 0 or want == math.huge then
+          T.eq(got[i], want, "n = " .. n)
+        else
+          T.truthy(math.abs(got[i] - want) <= 2.220446049250313e-16 * want, "n = " .. n .. ", x = " .. vals[i])
+        end
+      end
     end
   end
 end)
