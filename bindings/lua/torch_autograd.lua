@@ -15,13 +15,17 @@ for _, mode in ipairs({true, false}) do
   restore[mode] = setmetatable({}, {__close = function() torch.set_grad_enabled(mode) end})
 end
 
--- Runs fn(...) with grad mode `enabled` and restores the previous mode, also on an error.
-local function with_grad_mode(enabled, fn, ...)
-  local previous = torch._exchange_grad_enabled(enabled)
-  local results = table.pack(pcall(fn, ...))
+-- Restores the grad mode `previous`, then returns pcall's results or raises its error.
+local function restore_and_return(previous, ok, ...)
   torch.set_grad_enabled(previous)
-  if not results[1] then error(results[2], 0) end
-  return table.unpack(results, 2, results.n)
+  if not ok then error((...), 0) end
+  return ...
+end
+
+-- Runs fn(...) with grad mode `enabled` and restores the previous mode, also on an error
+-- (the results pass through as arguments: no table per call).
+local function with_grad_mode(enabled, fn, ...)
+  return restore_and_return(torch._exchange_grad_enabled(enabled), pcall(fn, ...))
 end
 
 local function grad_mode(name, enabled)
