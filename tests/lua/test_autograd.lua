@@ -138,6 +138,8 @@ T.test("no_grad: function form returns results, <close> form, nesting, restored 
   local a, b = torch.no_grad(function(k) return x * k, "second" end, 3)
   T.eq(a.requires_grad, false)
   T.eq(b, "second")
+  T.eq(select("#", torch.no_grad(function() return 1, nil, 3, nil end)), 4)
+  T.eq(select("#", torch.enable_grad(function() end)), 0)
   do
     local _ <close> = torch.no_grad()
     T.eq(torch.is_grad_enabled(), false)
