@@ -41,20 +41,26 @@ int ret_param(lua_State* L) {
   return 1;
 }
 
-// The SGD keywords of _sgd_step_.
-ops::SgdOptions sgd_options(const Args& a) {
+// SGD's options from named values: number(name, fallback) (no fallback: the value is
+// required) and flag(name), read from _sgd_step_'s keywords or _sgd_group_step_'s group.
+template <typename Number, typename Flag>
+ops::SgdOptions sgd_options(Number number, Flag flag) {
   ops::SgdOptions o;
-  o.lr = learning_rate(a, "SGD");
-  o.momentum = number_or(a, "momentum", 0);
-  o.dampening = number_or(a, "dampening", 0);
-  o.weight_decay = number_or(a, "weight_decay", 0);
-  o.nesterov = flag(a, "nesterov");
-  o.maximize = flag(a, "maximize");
+  o.lr = number("lr", std::nullopt);
+  o.momentum = number("momentum", 0.0);
+  o.dampening = number("dampening", 0.0);
+  o.weight_decay = number("weight_decay", 0.0);
+  o.nesterov = flag("nesterov");
+  o.maximize = flag("maximize");
   return o;
 }
 
 int sgd_step(lua_State* L, Args& a) {
-  ops::SgdOptions o = sgd_options(a);
+  ops::SgdOptions o = sgd_options(
+      [&](const char* name, std::optional<double> fallback) {
+        return fallback ? number_or(a, name, *fallback) : learning_rate(a, "SGD");
+      },
+      [&](const char* name) { return flag(a, name); });
   o.new_buffer = flag(a, "new_buffer");
   ops::sgd_step_(a.tensor(1), a.tensor(2), optional_tensor(a, 3), o);
   return ret_param(L);
@@ -68,7 +74,7 @@ int group_field(lua_State* L, const char* name) {
 }
 
 // A number field of the group; without a fallback the field is required (lr).
-double group_number(lua_State* L, const char* name, std::optional<double> fallback = std::nullopt) {
+double group_number(lua_State* L, const char* name, std::optional<double> fallback) {
   const int t = group_field(L, name);
   TIDE_CHECK(t == LUA_TNUMBER || (t == LUA_TNIL && fallback), "SGD: ", name, " must be a number, got ",
              t == LUA_TNIL ? "nil" : std::string("a ") + lua_typename(L, t));
@@ -95,17 +101,14 @@ bool group_flag(lua_State* L, const char* name) {
 // group (its list params checked by add_param_group), 2 the optimizer's state table, keyed
 // by parameter.
 int sgd_group_step(lua_State* L, Args& a) {
-  TIDE_CHECK(a.is_table(1) && a.is_table(2), "_sgd_group_step_: expected the parameter group and the state table, got a ",
-             luaL_typename(L, 1), " and a ", luaL_typename(L, 2));
+  TIDE_CHECK(a.is_table(1) && a.is_table(2),
+             "_sgd_group_step_: expected the parameter group and the state table, got a ", luaL_typename(L, 1),
+             " and a ", luaL_typename(L, 2));
   a.consumed(1);
   a.consumed(2);
-  ops::SgdOptions o;
-  o.lr = group_number(L, "lr");
-  o.momentum = group_number(L, "momentum", 0);
-  o.dampening = group_number(L, "dampening", 0);
-  o.weight_decay = group_number(L, "weight_decay", 0);
-  o.nesterov = group_flag(L, "nesterov");
-  o.maximize = group_flag(L, "maximize");
+  ops::SgdOptions o = sgd_options(
+      [L](const char* name, std::optional<double> fallback) { return group_number(L, name, fallback); },
+      [L](const char* name) { return group_flag(L, name); });
   const int listed = group_field(L, "params");
   TIDE_CHECK(listed == LUA_TTABLE, "_sgd_group_step_: the group's params is a ", lua_typename(L, listed),
              ", not a list");
