@@ -66,12 +66,16 @@ int sgd_step(lua_State* L, Args& a) {
   return ret_param(L);
 }
 
-// Field `name` of the table at index 1 (read raw: no metamethod runs with C++ objects in
-// this frame), or nil when absent; its type is returned, its value left on the stack.
-int group_field(lua_State* L, const char* name) {
+// Field `name` of the table at idx (read raw: no metamethod runs with C++ objects in this
+// frame), or nil when absent; its type is returned, its value left on the stack.
+int raw_field(lua_State* L, int idx, const char* name) {
+  idx = lua_absindex(L, idx);
   lua_pushstring(L, name);
-  return lua_rawget(L, 1);
+  return lua_rawget(L, idx);
 }
+
+// The same field of the group, at index 1.
+int group_field(lua_State* L, const char* name) { return raw_field(L, 1, name); }
 
 // A number field of the group; without a fallback the field is required (lr).
 double group_number(lua_State* L, const char* name, std::optional<double> fallback) {
@@ -138,15 +142,16 @@ int sgd_group_step(lua_State* L, Args& a) {
     o.new_buffer = false;
     const Tensor* buf = nullptr;
     if (o.momentum != 0) {
-      const int held = lua_getfield(L, -1, "momentum_buffer");
+      const int held = raw_field(L, -1, "momentum_buffer");
       buf = to_tensor(L, -1);
       TIDE_CHECK(buf || held == LUA_TNIL, "_sgd_group_step_: the momentum_buffer of parameter ", i, " is a ",
                  luaL_typename(L, -1), ", not a tensor");
       if (!buf) {
         lua_pop(L, 1);
-        push_tensor(L, ops::zeros_like(*p));
-        lua_pushvalue(L, -1);
-        lua_setfield(L, -3, "momentum_buffer");
+        push_tensor(L, ops::zeros_like(*p));  // state[p], buffer
+        lua_pushliteral(L, "momentum_buffer");
+        lua_pushvalue(L, -2);
+        lua_rawset(L, -4);
         buf = to_tensor(L, -1);
         o.new_buffer = true;
       }

@@ -62,11 +62,11 @@ const ExpTable& exp_table() {
   // (2^k into the exponent field; the zero-masking forms of the shifts, with all lanes set:
   // GCC 12 warns that the plain forms' undefined source may be used uninitialised.)
   const __mmask8 all = 0xFF;
-  const __m512i k = _mm512_maskz_slli_epi64(all, _mm512_maskz_srli_epi64(all, bits, kTableBits), 52);
-  const __m512d scale = _mm512_castsi512_pd(_mm512_add_epi64(table_bits, k));
+  const __m512i exponent = _mm512_maskz_slli_epi64(all, _mm512_maskz_srli_epi64(all, bits, kTableBits), 52);
+  const __m512d scale = _mm512_castsi512_pd(_mm512_add_epi64(table_bits, exponent));
   // e^r - 1 = r + r^2 (1/2 + r/6 + ... + r^5/7!)
   __m512d p = _mm512_set1_pd(inverse_factorial<double>(7));
-  for (int k = 6; k >= 2; --k) p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(inverse_factorial<double>(k)));
+  for (int d = 6; d >= 2; --d) p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(inverse_factorial<double>(d)));
   p = _mm512_fmadd_pd(_mm512_mul_pd(r, r), p, r);
   return _mm512_fmadd_pd(scale, _mm512_add_pd(p, tail), scale);
 }

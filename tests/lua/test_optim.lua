@@ -530,6 +530,11 @@ T.test("the built-in optimizers' hooks called by a script check their arguments"
   T.error_usable(function() torch._sgd_group_step_({params = 3, lr = 0.1}, {}) end,
     "_sgd_group_step_: the group's params is a number, not a list")
   T.error_usable(function() torch._sgd_group_step_({w}, {}) end, "SGD: lr must be a number, got nil")
+  -- the state tables are read and written raw: no metamethod runs inside the engine call
+  local trap = function() error("a metamethod ran") end
+  local held = setmetatable({}, {__index = trap, __newindex = trap})
+  torch.no_grad(function() torch._sgd_group_step_({params = {w}, lr = 0.5, momentum = 0.9}, {[w] = held}) end)
+  T.truthy(torch.is_tensor(rawget(held, "momentum_buffer")))
   opt:validate({lr = 1, momentum = 0, weight_decay = 0, dampening = 0, nesterov = false})
 end)
 
