@@ -39,14 +39,21 @@ T.test("binary operators: operand errors name the argument", function()
   T.error_usable(function() return torch.add(a, a, {out = 3}) end, "add: keyword 'out' must be a tensor, got a number")
 end)
 
-T.test("a loop of small ops keeps the Lua heap bounded", function()
-  local a, b = torch.rand(10), torch.rand(10)
+-- The Lua heap before and its peak during `ops` sums of two 10-element tensors, sampled
+-- every `every` ops.
+local function heap_during_small_ops(ops, every)
+  local a, b = torch.rand(10, {dtype = "float64"}), torch.rand(10, {dtype = "float64"})
   collectgarbage("collect")
   local base, peak = collectgarbage("count"), 0
-  for k = 1, 300000 do
+  for k = 1, ops do
     local _ = a + b
-    if k % 1000 == 0 then peak = math.max(peak, collectgarbage("count")) end
+    if k % every == 0 then peak = math.max(peak, collectgarbage("count")) end
   end
+  return base, peak
+end
+
+T.test("a loop of small ops keeps the Lua heap bounded", function()
+  local base, peak = heap_during_small_ops(300000, 1000)
   -- With Lua's default pause the heap grew without bound here (finalized temporaries count
   -- as live when the next cycle's threshold is set): 10 MB after 400 thousand ops. Bounded,
   -- the peak is a multiple of the live heap (the pause is relative: about 2.7 times it), so
@@ -56,17 +63,11 @@ end)
 
 -- Each pushed tensor also counts its C++ objects (bindings/lua_api.cpp, kTensorObjectBytes),
 -- so in tide's generational mode a minor collection comes every ~1,000 temporaries: the heap
--- grows by ~5% of itself between them (~80 KB). Counting data bytes only, Lua's minor
--- multiplier let it grow by 20% (~350 KB), and the temporaries' objects fell out of the L2.
+-- grows by ~5% of itself between them (~80 KB). Counting data bytes only, it grew by ~50%
+-- (~1 MB), and the temporaries' objects fell out of the L2.
 T.test("a loop of small ops has a minor collection every thousand-odd temporaries", function()
-  local a, b = torch.rand(10, {dtype = "float64"}), torch.rand(10, {dtype = "float64"})
   collectgarbage("generational")
-  collectgarbage("collect")
-  local base, peak = collectgarbage("count"), 0
-  for k = 1, 100000 do
-    local _ = a + b
-    if k % 50 == 0 then peak = math.max(peak, collectgarbage("count")) end
-  end
+  local base, peak = heap_during_small_ops(100000, 50)
   T.truthy(peak - base < 0.1 * base, string.format("heap grew from %.0f KB to %.0f KB", base, peak))
 end)
 
