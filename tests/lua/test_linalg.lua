@@ -338,4 +338,34 @@ T.test("mv split by rows: values on any thread count", function()
   end)
 end)
 
+-- float64 matrix-vector products with contiguous vectors run the engine's own kernels
+-- (tensor/cpu/gemm.cpp, own_dgemv): rows in groups of 4 and alone, columns in steps of 8, 4
+-- and one by one. Every shape of 1-9 rows by 1-19 columns, both orientations, against the
+-- elementwise sums; each output's sum has one order whatever the shape around it, so a row of
+-- A x equals that row's own product and a column of A^T r equals that column's, bit for bit;
+-- addmv's beta and alpha; beta 0 does not read the input (NaN there stays out).
+T.test("own float64 mv kernels: every tail, fixed order, alpha and beta", function()
+  torch.manual_seed(3)
+  local f64 = {dtype = "float64"}
+  for m = 1, 9 do
+    for k = 1, 19 do
+      local A, x, r = torch.randn(m, k, f64), torch.randn(k, f64), torch.randn(m, f64)
+      local what = m .. " x " .. k
+      local y, g = A:mv(x), A:t():mv(r)
+      T.near(y, (A * x:view(1, k)):sum(2), 1e-12, "A x " .. what)
+      T.near(g, (A * r:view(m, 1)):sum(1), 1e-12, "A^T r " .. what)
+      for i = 1, m do
+        T.eq(A[{{i}}]:mv(x)[1]:item(), y[i]:item(), "row " .. i .. " of A x, " .. what)
+      end
+      for j = 1, k do
+        T.eq(A[{{}, {j}}]:t():mv(r)[1]:item(), g[j]:item(), "column " .. j .. " of A^T r, " .. what)
+      end
+      local nan = torch.full({m}, 0 / 0, f64)
+      T.near(torch.addmv(nan, A, x, {beta = 0, alpha = 2}), y * 2, 1e-12, "beta 0 " .. what)
+      local ones = torch.ones(k, f64)
+      T.near(torch.addmv(ones, A:t(), r, {beta = 0.5, alpha = -1}), -g + 0.5, 1e-12, "addmv A^T " .. what)
+    end
+  end
+end)
+
 T.done()
