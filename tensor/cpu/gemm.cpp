@@ -1,8 +1,9 @@
 // The CPU backend's matrix products (the matmul entry of the device table,
 // tensor/backend.hpp): float32 / float64 through OpenBLAS (split over the engine's threads
-// where that measured faster, see split_by_rows), complex through cblas_cgemm / zgemm,
-// float16 / bfloat16 through float32 copies when large enough, other dtypes by the engine's
-// own loop; tensor/ops/linalg.cpp does the checks, shapes and dtypes.
+// where that measured faster, see split_by_rows) but float64 matrix-vector products with
+// contiguous vectors, which run the engine's own kernels (own_dgemv); complex through
+// cblas_cgemm / zgemm, float16 / bfloat16 through float32 copies when large enough, other
+// dtypes by the engine's own loop; tensor/ops/linalg.cpp does the checks, shapes and dtypes.
 #include <cblas.h>
 
 #include <algorithm>
@@ -424,7 +425,7 @@ std::pair<int64_t, int64_t> row_parts(int64_t m, int64_t threads) {
 constexpr int64_t kSplitGemvWork = 32768;
 
 // A matrix-vector product split by the stored matrix's rows over the engine's threads, each
-// part one OpenBLAS call on its thread. For M^T x each part sums over its rows: parts after
+// part one gemv_call on its thread. For M^T x each part sums over its rows: parts after
 // the first write scratch, added to y in part order.
 template <typename T>
 void split_gemv(const Gemv<T>& g, T alpha, T beta, int threads) {
