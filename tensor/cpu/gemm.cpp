@@ -19,7 +19,7 @@
 #include "backend.hpp"
 #include "blas.hpp"
 
-#if defined(__AVX2__) && defined(__FMA__)
+#if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #endif
 
@@ -207,9 +207,10 @@ struct Gemv {
   int64_t incy;
 };
 
-#if defined(__AVX2__) && defined(__FMA__)
+#if defined(__x86_64__) && defined(__GNUC__)
 // float64 matrix-vector products by the engine's own AVX2 kernels, which beat OpenBLAS 0.3.21's
-// dgemv on this machine's shapes. One thread, float64, row-major M, best of 7, us (AMD EPYC
+// dgemv on this machine's shapes. Chosen at run time where the CPU has AVX2 and FMA, in every
+// build (the sanitizer build does not target AVX2), so that all builds give the same bits. One thread, float64, row-major M, best of 7, us (AMD EPYC
 // Zen 4, 2026-11-27), OpenBLAS / own:
 //     rows x cols     M x          M^T x
 //     8 x 10          0.04 / 0.02  0.04 / 0.02
@@ -228,7 +229,8 @@ struct Gemv {
 // whatever R: two accumulators of 4 lanes over steps of 8 columns, one more step of 4, the
 // lanes added pairwise, then the last columns in order by fused multiply-adds.
 template <int R>
-void row_dots(int64_t cols, const double* M, int64_t lda, const double* x, double* out) {
+[[gnu::target("avx2,fma")]] void row_dots(int64_t cols, const double* M, int64_t lda, const double* x,
+                                          double* out) {
   __m256d s[R], u[R];
 #pragma GCC unroll 4
   for (int r = 0; r < R; ++r) s[r] = u[r] = _mm256_setzero_pd();
@@ -260,7 +262,8 @@ void row_dots(int64_t cols, const double* M, int64_t lda, const double* x, doubl
 // acc[j] += x[0] M[0][j] + ... + x[R-1] M[R-1][j], one fused multiply-add per row in row
 // order, so that each column is summed row by row whatever R.
 template <int R>
-void rows_axpy(int64_t cols, const double* M, int64_t lda, const double* x, double* acc) {
+[[gnu::target("avx2,fma")]] void rows_axpy(int64_t cols, const double* M, int64_t lda, const double* x,
+                                           double* acc) {
   __m256d xs[R];
 #pragma GCC unroll 4
   for (int r = 0; r < R; ++r) xs[r] = _mm256_broadcast_sd(x + r);
@@ -279,7 +282,7 @@ void rows_axpy(int64_t cols, const double* M, int64_t lda, const double* x, doub
 }
 
 // y = alpha op(M) x + beta y for contiguous x and y (beta 0: y is not read).
-void own_dgemv(const Gemv<double>& g, double alpha, double beta) {
+[[gnu::target("avx2,fma")]] void own_dgemv(const Gemv<double>& g, double alpha, double beta) {
   const int64_t rows = g.rows, cols = g.cols, lda = g.lda;
   auto finish = [&](double* y, const double* v, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] = beta == 0.0 ? alpha * v[i] : alpha * v[i] + beta * y[i];
@@ -313,9 +316,10 @@ void own_dgemv(const Gemv<double>& g, double alpha, double beta) {
 
 template <typename T>
 void gemv_call(const Gemv<T>& g, T alpha, T beta) {
-#if defined(__AVX2__) && defined(__FMA__)
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool own_kernels = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   if constexpr (std::is_same_v<T, double>)
-    if (g.incx == 1 && g.incy == 1) return own_dgemv(g, alpha, beta);
+    if (own_kernels && g.incx == 1 && g.incy == 1) return own_dgemv(g, alpha, beta);
 #endif
   if constexpr (std::is_same_v<T, float>)
     cblas_sgemv(CblasRowMajor, g.trans, int(g.rows), int(g.cols), alpha, g.M, int(g.lda), g.x, int(g.incx), beta,
