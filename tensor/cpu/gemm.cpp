@@ -210,8 +210,8 @@ struct Gemv {
 #if defined(__x86_64__) && defined(__GNUC__)
 // float64 matrix-vector products by the engine's own AVX2 kernels, which beat OpenBLAS 0.3.21's
 // dgemv on this machine's shapes. Chosen at run time where the CPU has AVX2 and FMA, in every
-// build (the sanitizer build does not target AVX2), so that all builds give the same bits. One thread, float64, row-major M, best of 7, us (AMD EPYC
-// Zen 4, 2026-11-27), OpenBLAS / own:
+// build (the sanitizer build does not target AVX2), so that all builds give the same bits.
+// One thread, float64, row-major M, best of 7, us (AMD EPYC Zen 4, 2026-11-27), OpenBLAS / own:
 //     rows x cols     M x          M^T x
 //     8 x 10          0.04 / 0.02  0.04 / 0.02
 //     64 x 100        0.61 / 0.55  0.74 / 0.56
