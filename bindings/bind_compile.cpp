@@ -892,9 +892,10 @@ int replay_fn(lua_State* L, Args& a) {
 }
 
 // _compile_explain(variant) -> {steps = {{entry=, op=}...}, groups = {{first, last, scratch=,
-// outputs=}...}, buffers =,
-// bytes =, guarded_values =, guarded_tensors =, graphable =, graph =, graph_reason =}: graphable
-// when replays can be one CUDA graph, graph once they are, graph_reason why not.
+// outputs=}...}, pairs = {{first, last, rows = {...}, before = {...}, after = {...},
+// scratch =}...}, buffers =, bytes =, guarded_values =, guarded_tensors =, graphable =, graph =,
+// graph_reason =}: step numbers from 1; graphable when replays can be one CUDA graph, graph once
+// they are, graph_reason why not.
 int explain_fn(lua_State* L, Args& a) {
   auto* v = box_arg<VariantBox>(a, 1, kVariantMeta, "a variant");
   lua_createtable(L, 0, 5);
@@ -908,10 +909,35 @@ int explain_fn(lua_State* L, Args& a) {
     lua_rawseti(L, -2, lua_Integer(i + 1));
   }
   lua_setfield(L, -2, "steps");
-  lua_newtable(L);  // the fused groups, as {first, last} step numbers
+  auto push_steps = [L](const std::vector<size_t>& steps, const char* field) {
+    lua_createtable(L, int(steps.size()), 0);
+    for (size_t i = 0; i < steps.size(); ++i) {
+      lua_pushinteger(L, lua_Integer(steps[i] + 1));
+      lua_rawseti(L, -2, lua_Integer(i + 1));
+    }
+    lua_setfield(L, -2, field);
+  };
+  lua_newtable(L);  // the product pairs
   lua_Integer n = 0;
   for (const capture::Tape::Segment& g : v->tape->segments) {
-    if (g.last - g.first < 2) continue;
+    if (!g.pair) continue;
+    lua_createtable(L, 2, 4);
+    lua_pushinteger(L, lua_Integer(g.first + 1));
+    lua_rawseti(L, -2, 1);
+    lua_pushinteger(L, lua_Integer(g.last));
+    lua_rawseti(L, -2, 2);
+    push_steps(g.row_steps, "rows");
+    push_steps(g.before, "before");
+    push_steps(g.after, "after");
+    lua_pushinteger(L, g.scratch);
+    lua_setfield(L, -2, "scratch");
+    lua_rawseti(L, -2, ++n);
+  }
+  lua_setfield(L, -2, "pairs");
+  lua_newtable(L);  // the fused groups, as {first, last} step numbers
+  n = 0;
+  for (const capture::Tape::Segment& g : v->tape->segments) {
+    if (g.last - g.first < 2 || g.pair) continue;
     lua_createtable(L, 2, 0);
     lua_pushinteger(L, lua_Integer(g.first + 1));
     lua_rawseti(L, -2, 1);

@@ -159,9 +159,10 @@ struct DeviceBackend {
 
   // ---- the CPU's own: a kernel written as host code over host memory (a fused CPU loop, a
   // library call), given as a closure over the tensors it reads and writes (`operands`, all
-  // of them). Run through the table so that torch.compile records it like any other call:
-  // the closure must take nothing from the tensors' data when it is made. Null on devices.
-  void (*host)(const char* op, std::span<const Tensor* const> operands, const std::function<void()>& work);
+  // of them; the first `reads` it only reads, the rest it may write). Run through the table
+  // so that torch.compile records it like any other call: the closure must take nothing from
+  // the tensors' data when it is made. Null on devices.
+  void (*host)(const char* op, std::span<const Tensor* const> operands, size_t reads, const std::function<void()>& work);
 
   // ---- graphs (CUDA graphs; null elsewhere): the work queued on the device's stream between
   // graph_begin and graph_end is captured, not run, into a graph that graph_launch queues as
@@ -189,14 +190,15 @@ inline const DeviceBackend& backend_for(DeviceType type) {
     return capture::detail::recording_device_table();
   return cuda_backend_table();
 }
-// Runs a CPU kernel written as host code (DeviceBackend::host) on the calling thread.
+// Runs a CPU kernel written as host code (DeviceBackend::host) on the calling thread; it
+// only reads the first `reads` operands.
 inline void run_host_kernel(const char* op, std::span<const Tensor* const> operands,
-                            const std::function<void()>& work) {
-  backend_for(DeviceType::CPU).host(op, operands, work);
+                            const std::function<void()>& work, size_t reads = 0) {
+  backend_for(DeviceType::CPU).host(op, operands, reads, work);
 }
 inline void run_host_kernel(const char* op, std::initializer_list<const Tensor*> operands,
-                            const std::function<void()>& work) {
-  run_host_kernel(op, std::span<const Tensor* const>(operands.begin(), operands.size()), work);
+                            const std::function<void()>& work, size_t reads = 0) {
+  run_host_kernel(op, std::span<const Tensor* const>(operands.begin(), operands.size()), work, reads);
 }
 // The backend of a device-resident tensor's device.
 inline const DeviceBackend& backend_for(Device d) { return backend_for(d.type); }

@@ -430,9 +430,12 @@ end
 -- recorded device-table calls, each "op:entry"), fused_groups (the runs of pointwise ops over
 -- the same flat iteration that a replay runs chunk by chunk, each a list of ops with
 -- `scratch`, how many of its buffers live only in chunk-sized scratch, and `outputs`, how many
--- results it writes straight into the tensors a replay returns),
--- buffers and bytes (kept by the recording), guarded_values and guarded_tensors, cuda_graph
--- (whether replays run as one CUDA graph) and cuda_graph_reason (why not).
+-- results it writes straight into the tensors a replay returns), product_pairs (two
+-- matrix-vector products over one matrix run in one pass, each {first, second} ops with
+-- `rows`, the pointwise ops run row by row between them, `before` and `after`, the ops between
+-- them moved out of the pass, and `scratch`), buffers and bytes (kept by the recording),
+-- guarded_values and guarded_tensors, cuda_graph (whether replays run as one CUDA graph) and
+-- cuda_graph_reason (why not).
 function dynamo.explain(fn, ...)
   if select("#", ...) > 0 then fail("explain(fn) takes one argument; call its result with fn's arguments") end
   if type(fn) ~= "function" then fail("explain expects a function, got a %s", type(fn)) end
@@ -440,7 +443,7 @@ function dynamo.explain(fn, ...)
     local state = {fn = compiled[fn] and compiled[fn].fn or fn, variants = {}, quiet = true}
     record(state, ...)
     local report = {graph_count = 0, graph_break_count = 0, break_reasons = {}, op_count = 0, ops = {},
-                    fused_groups = {}, buffers = 0, bytes = 0, guarded_values = 0, guarded_tensors = 0,
+                    fused_groups = {}, product_pairs = {}, buffers = 0, bytes = 0, guarded_values = 0, guarded_tensors = 0,
                     cuda_graph = false, cuda_graph_reason = "nothing was captured"}
     local v = state.variants[1]
     if v then
@@ -450,6 +453,15 @@ function dynamo.explain(fn, ...)
       for i, s in ipairs(e.steps) do report.ops[i] = s.op .. ":" .. s.entry end
       for i, g in ipairs(e.groups) do
         report.fused_groups[i] = table.move(report.ops, g[1], g[2], 1, {scratch = g.scratch, outputs = g.outputs})
+      end
+      local function ops_of(steps)
+        local ops = {}
+        for k, s in ipairs(steps) do ops[k] = report.ops[s] end
+        return ops
+      end
+      for i, p in ipairs(e.pairs) do
+        report.product_pairs[i] = {report.ops[p[1]], report.ops[p[2]], rows = ops_of(p.rows),
+                                   before = ops_of(p.before), after = ops_of(p.after), scratch = p.scratch}
       end
       report.buffers, report.bytes = e.buffers, e.bytes
       report.guarded_values, report.guarded_tensors = e.guarded_values, e.guarded_tensors
@@ -470,6 +482,12 @@ function dynamo.explain(fn, ...)
       for i, g in ipairs(r.fused_groups) do
         lines[#lines + 1] = string.format("Fused group %d: %s (buffers in scratch: %d, results written in place: %d)",
                                           i, table.concat(g, ", "), g.scratch, g.outputs)
+      end
+      local function list(ops) return #ops > 0 and table.concat(ops, ", ") or "none" end
+      for i, p in ipairs(r.product_pairs) do
+        lines[#lines + 1] = string.format("Product pair %d: %s and %s in one pass over the matrix; row by row between "
+                                          .. "them: %s; moved before: %s; moved after: %s (buffers in scratch: %d)",
+                                          i, p[1], p[2], list(p.rows), list(p.before), list(p.after), p.scratch)
       end
       return table.concat(lines, "\n")
     end})

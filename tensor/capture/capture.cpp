@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 #include <optional>
 
 #include "../backend.hpp"
+#include "../cpu/backend.hpp"
 #include "../error.hpp"
 #include "../parallel.hpp"
 #include "../profiler/profiler.hpp"
@@ -65,9 +67,35 @@ void add_tensor(Recording::State* s, const Tensor& t) {
   if (t.defined() && t.numel() > 0) add_address(s, t.address());
 }
 
+using Access = Tape::Step::Access;
+
+// The bytes a tensor's elements lie in (none for an empty or undefined tensor).
+void add_access(std::vector<Access>& out, const Tensor& t, bool writes) {
+  if (!t.defined() || t.numel() == 0) return;
+  int64_t lo = 0, hi = 0;
+  for (int d = 0; d < t.dim(); ++d) {
+    const int64_t extent = (t.size(d) - 1) * t.stride(d);
+    (extent < 0 ? lo : hi) += extent;
+  }
+  const char* base = static_cast<const char*>(t.address());
+  const int64_t item = int64_t(t.itemsize());
+  out.push_back({base + lo * item, base + (hi + 1) * item, writes});
+}
+
+// The last step's memory: the given tensors, the first `reads` of them only read.
+void set_accesses(Recording::State* s, std::span<const Tensor* const> tensors, size_t reads) {
+  Tape::Step& st = s->tape->steps.back();
+  for (size_t i = 0; i < tensors.size(); ++i) add_access(st.accesses, *tensors[i], i >= reads);
+  st.accesses_known = true;
+}
+void set_accesses(Recording::State* s, std::initializer_list<const Tensor*> tensors, size_t reads) {
+  set_accesses(s, std::span<const Tensor* const>(tensors.begin(), tensors.size()), reads);
+}
+
 void push(Recording::State* s, const char* entry, const DeviceBackend& table, bool graphable,
           std::function<void(uint64_t, uint64_t)> run) {
-  s->tape->steps.push_back({entry, s->op, std::move(run), nullptr, &table, graphable && table.graph_begin});
+  s->tape->steps.push_back(
+      {entry, s->op, std::move(run), nullptr, &table, graphable && table.graph_begin, {}, false, nullptr});
 }
 
 // A tensor result the entry allocated: a replay computes a new one and copies it over the
@@ -336,6 +364,7 @@ struct Rec {
       copy_over(r, be().reduce(kind, x, spec, a));
       copy_over(idx, fresh_idx);
     });
+    set_accesses(s, {&x, &r, &idx}, 1);
     return r;
   }
 
@@ -360,6 +389,9 @@ struct Rec {
       Tensor c = C;
       be().matmul(A, B, c, bshape, batch, alpha, beta, use_beta);
     });
+    set_accesses(s, {&A, &B, &C}, 2);
+    if (cpu::OwnGemv g; &be() == &kCpuBackend && cpu::as_own_gemv(A, B, C, batch, alpha, beta, use_beta, &g))
+      s->tape->steps.back().gemv = std::make_shared<const cpu::OwnGemv>(g);
   }
 
   static void sort(const char* op, const Tensor& x, int d, int64_t k, bool descending, Tensor& values,
@@ -374,12 +406,14 @@ struct Rec {
     });
   }
 
-  static void host(const char* op, std::span<const Tensor* const> operands, const std::function<void()>& work) {
+  static void host(const char* op, std::span<const Tensor* const> operands, size_t reads,
+                   const std::function<void()>& work) {
     Recording::State* s = recorder();
-    if (!s) return be().host(op, operands, work);
-    { InTable in(s); be().host(op, operands, work); }
+    if (!s) return be().host(op, operands, reads, work);
+    { InTable in(s); be().host(op, operands, reads, work); }
     for (const Tensor* t : operands) add_tensor(s, *t);
     push(s, "host", be(), false, [work](uint64_t, uint64_t) { work(); });
+    set_accesses(s, operands, reads);
   }
 
   static DeviceBackend table() {
@@ -469,12 +503,24 @@ std::pair<const char*, const char*> bytes_of(const Operand& o, int64_t n) {
   return {o.base + std::min<int64_t>(0, span), o.base + std::max<int64_t>(0, span) + 16};
 }
 
+// Whether operand x, over n elements, either overlaps no operand of `group` where one of the
+// two writes, or walks exactly the same addresses as that operand (so each element depends
+// only on the same element of the group's earlier steps, and chunks are independent).
+bool walks_with(const Operand& x, const std::vector<Operand>& group, int64_t n) {
+  for (const Operand& y : group) {
+    if (!x.written && !y.written) continue;
+    auto [xl, xh] = bytes_of(x, n);
+    auto [yl, yh] = bytes_of(y, n);
+    if (xh <= yl || yh <= xl) continue;
+    if (x.base != y.base || x.stride != y.stride || x.stride == 0) return false;
+  }
+  return true;
+}
+
 // Whether pointwise step p can join a group over n elements whose operands are `group`: a
 // CPU step of real dtypes (a group runs on the host's threads, through the CPU kernels'
-// inner loops), flat over the same n elements, writing no broadcast operand, and every operand of p that
-// overlaps an operand of the group that either writes walks the same addresses in step (so
-// each element depends only on the same element of earlier steps, and chunks are
-// independent). p's operands go to *mine.
+// inner loops), flat over the same n elements, writing no broadcast operand, each operand
+// walking with the group's. p's operands go to *mine.
 bool fusable(const Pointwise& p, int64_t n, const std::vector<Operand>& group, std::vector<Operand>* mine) {
   const TensorIter& it = p.it;
   if (p.be != &kCpuBackend || it.ndim() != 1 || it.numel() != n || is_complex(p.dt) || is_complex(p.dt2)) return false;
@@ -483,15 +529,7 @@ bool fusable(const Pointwise& p, int64_t n, const std::vector<Operand>& group, s
     mine->push_back({it.data(o), it.strides(o)[0], o == 0});
     if (o == 0 && it.strides(o)[0] == 0) return false;
   }
-  for (const Operand& x : *mine)
-    for (const Operand& y : group) {
-      if (!x.written && !y.written) continue;
-      auto [xl, xh] = bytes_of(x, n);
-      auto [yl, yh] = bytes_of(y, n);
-      if (xh <= yl || yh <= xl) continue;
-      if (x.base != y.base || x.stride != y.stride || x.stride == 0) return false;
-    }
-  return true;
+  return std::all_of(mine->begin(), mine->end(), [&](const Operand& x) { return walks_with(x, group, n); });
 }
 
 }  // namespace
@@ -521,36 +559,48 @@ struct FusedProgram {
   void run(char* const* outputs) const {
     const int64_t chunks = (n + kFuseChunk - 1) / kFuseChunk;
     parallel_for(0, chunks, kFuseParallelGrain / kFuseChunk, [&](int64_t c0, int64_t c1) {
-      thread_local std::vector<char> scratch;
-      if (int64_t(scratch.size()) < scratch_bytes) scratch.resize(size_t(scratch_bytes));
-      char* ptrs[TensorIter::kMaxOperands];
-      for (int64_t c = c0; c < c1; ++c) {
-        const int64_t lo = c * kFuseChunk, len = std::min(kFuseChunk, n - lo);
-        for (const Op& op : ops) {
-          for (int k = 0; k < op.operands; ++k) {
-            const Slot& s = slots[size_t(op.slot[k])];
-            char* base = s.output >= 0 ? outputs[s.output] : const_cast<char*>(s.base);
-            ptrs[k] = s.scratch >= 0 ? scratch.data() + s.scratch : base + lo * s.stride;
-          }
-          op.loop(ptrs, op.stride, len);
-        }
-      }
+      run_range(c0 * kFuseChunk, std::min(n, c1 * kFuseChunk), outputs);
     });
+  }
+
+  // Elements [lo, hi), chunk by chunk, on the calling thread.
+  void run_range(int64_t lo, int64_t hi, char* const* outputs) const {
+    thread_local std::vector<char> scratch;
+    if (int64_t(scratch.size()) < scratch_bytes) scratch.resize(size_t(scratch_bytes));
+    char* ptrs[TensorIter::kMaxOperands];
+    for (int64_t at = lo; at < hi; at += kFuseChunk) {
+      const int64_t len = std::min(kFuseChunk, hi - at);
+      for (const Op& op : ops) {
+        for (int k = 0; k < op.operands; ++k) {
+          const Slot& s = slots[size_t(op.slot[k])];
+          char* base = s.output >= 0 ? outputs[s.output] : const_cast<char*>(s.base);
+          ptrs[k] = s.scratch >= 0 ? scratch.data() + s.scratch : base + at * s.stride;
+        }
+        op.loop(ptrs, op.stride, len);
+      }
+    }
   }
 };
 
 namespace {
 
-// Whether only the steps [first, last) of t (a fused group) touch the block [lo, hi), all
+// The steps [first, last).
+std::vector<size_t> step_range(size_t first, size_t last) {
+  std::vector<size_t> steps(last - first);
+  std::iota(steps.begin(), steps.end(), first);
+  return steps;
+}
+
+// Whether only the pointwise steps `group` of t (in tape order) touch the block [lo, hi), all
 // through the slot (base, stride), the first of them writing it without reading it: no value
 // in the block crosses a chunk, a replay or the group's end.
-bool group_owns(const Tape& t, size_t first, size_t last, const char* lo, const char* hi, const char* base,
+bool group_owns(const Tape& t, const std::vector<size_t>& group, const char* lo, const char* hi, const char* base,
                 int64_t stride) {
   auto inside = [&](const char* a) { return a >= lo && a < hi; };
   const auto touches = std::count_if(t.addresses.begin(), t.addresses.end(), inside);
   int64_t mine = 0;
   bool first_touch = true;
-  for (size_t k = first; k < last; ++k) {
+  for (size_t k : group) {
     const TensorIter& it = t.steps[k].pointwise->it;
     bool reads = false, writes = false;
     for (int o = 0; o < it.ntensors(); ++o) {
@@ -576,34 +626,34 @@ const std::shared_ptr<Storage>* retained_block(const Tape& t, const void* p) {
   return nullptr;
 }
 
-// Whether the slot (base, stride) of the group [first, last) of t can live in scratch: its
-// block is one the recording allocated that nothing outside the tape holds any more (the
-// caller collected the garbage first), and the group owns it.
-bool scratch_only(const Tape& t, size_t first, size_t last, const char* base, int64_t stride) {
+// Whether the slot (base, stride) of the group of t can live in scratch: its block is one
+// the recording allocated that nothing outside the tape holds any more (the caller collected
+// the garbage first), and the group owns it.
+bool scratch_only(const Tape& t, const std::vector<size_t>& group, const char* base, int64_t stride) {
   if (stride <= 0 || stride > 16) return false;
   const auto* block = retained_block(t, base);
   if (!block || block->use_count() != 1) return false;
   const char* lo = static_cast<const char*>((*block)->data());
-  return group_owns(t, first, last, lo, lo + (*block)->nbytes(), base, stride);
+  return group_owns(t, group, lo, lo + (*block)->nbytes(), base, stride);
 }
 
-// The fused program of steps [first, last) of t over n elements, or null when a step's kernel
-// does not hand over exactly one inner loop.
-std::shared_ptr<FusedProgram> make_program(const Tape& t, size_t first, size_t last, int64_t n) {
+// The fused program of the pointwise steps `group` of t over n elements, or null when a
+// step's kernel does not hand over exactly one inner loop.
+std::shared_ptr<FusedProgram> make_program(const Tape& t, const std::vector<size_t>& group, int64_t n) {
   auto prog = std::make_shared<FusedProgram>();
   prog->n = n;
   auto slot_of = [&](const char* base, int64_t stride) {
     for (size_t i = 0; i < prog->slots.size(); ++i)
       if (prog->slots[i].base == base && prog->slots[i].stride == stride) return int(i);
     FusedProgram::Slot s{base, stride};
-    if (scratch_only(t, first, last, base, stride)) {
+    if (scratch_only(t, group, base, stride)) {
       s.scratch = prog->scratch_bytes;
       prog->scratch_bytes += (kFuseChunk * stride + 63) / 64 * 64;
     }
     prog->slots.push_back(s);
     return int(prog->slots.size() - 1);
   };
-  for (size_t k = first; k < last; ++k) {
+  for (size_t k : group) {
     const Pointwise& p = *t.steps[k].pointwise;
     FusedProgram::Op op;
     int calls = 0;
@@ -623,13 +673,149 @@ std::shared_ptr<FusedProgram> make_program(const Tape& t, size_t first, size_t l
   return prog;
 }
 
-// Groups runs of pointwise steps over the same flat iteration into fused programs
-// (tape.segments).
+}  // namespace
+
+// Two float64 matrix-vector products over one matrix M, first M x1 and later M^T x2, with
+// pointwise steps over M's rows between them: the gradient of a linear model's loss (least
+// squares: r = y - M x, then M^T r). A replay runs them in one parallel region
+// (cpu::own_gemv_pair): each thread takes its part of M's rows through M x1, the pointwise
+// steps and its part of M^T x2, one region instead of two and a serial middle, with the
+// middle's vectors still in the cache of the core that wrote them. The steps between that do
+// not work row by row (the loss's dot product, a fill) run before or after that region.
+struct ProductPair {
+  cpu::OwnGemv first, second;
+  std::shared_ptr<FusedProgram> rows;  // the pointwise steps over the rows, or null when none
+};
+
+namespace {
+
+// How far after a product the tape is searched for its pair's second product.
+constexpr size_t kPairReach = 64;
+
+bool conflict(const std::vector<Access>& a, const std::vector<Access>& b) {
+  for (const Access& x : a)
+    for (const Access& y : b)
+      if ((x.writes || y.writes) && x.lo < y.hi && y.lo < x.hi) return true;
+  return false;
+}
+
+std::vector<Access> gemv_accesses(const cpu::OwnGemv& g) {
+  const char* M = reinterpret_cast<const char*>(g.M);
+  const char* x = reinterpret_cast<const char*>(g.x);
+  const char* y = reinterpret_cast<const char*>(g.y);
+  const int64_t xn = g.trans ? g.rows : g.cols, yn = g.trans ? g.cols : g.rows;
+  return {{M, M + ((g.rows - 1) * g.lda + g.cols) * 8, false}, {x, x + xn * 8, false}, {y, y + yn * 8, true}};
+}
+
+// The memory step k reaches, or false when the tape does not know it.
+bool step_accesses(const Tape& t, size_t k, std::vector<Access>* out) {
+  const Tape::Step& st = t.steps[k];
+  out->clear();
+  if (st.table != &kCpuBackend) return false;
+  if (!st.pointwise) {
+    *out = st.accesses;
+    return st.accesses_known;
+  }
+  const TensorIter& it = st.pointwise->it;
+  for (int o = 0; it.numel() > 0 && o < it.ntensors(); ++o) {
+    int64_t lo = 0, hi = 0;
+    for (int d = 0; d < it.ndim(); ++d) {
+      const int64_t extent = (it.shape()[d] - 1) * it.strides(o)[d];
+      (extent < 0 ? lo : hi) += extent;
+    }
+    out->push_back({it.data(o) + lo, it.data(o) + hi + 16, o == 0});  // elements of at most 16 bytes
+  }
+  return true;
+}
+
+// The product pair whose first product is step i, as the segment of the tape it makes (with
+// a null pair when there is none). The pointwise steps between that run flat over M's rows
+// join the pass when they walk with each other, the first product's result and the second's
+// x (walks_with); each other step between must have known memory, and moves before the
+// first product or after the second when it conflicts with nothing it would then pass.
+Tape::Segment find_pair(const Tape& t, size_t i) {
+  Tape::Segment seg{i, i + 1, nullptr, 0, 0, nullptr, {}, {}, {}};
+  const std::shared_ptr<const cpu::OwnGemv>& f = t.steps[i].gemv;
+  if (!f || f->trans) return seg;
+  size_t j = i + 1;
+  std::vector<Access> acc;
+  for (; j < t.steps.size() && j <= i + kPairReach; ++j) {
+    const auto& g = t.steps[j].gemv;
+    if (g && g->trans && g->M == f->M && g->rows == f->rows && g->cols == f->cols && g->lda == f->lda) break;
+    if (!step_accesses(t, j, &acc)) return seg;
+  }
+  if (j >= t.steps.size() || j > i + kPairReach) return seg;
+  auto pair = std::make_shared<ProductPair>();
+  pair->first = *f;
+  pair->second = *t.steps[j].gemv;
+  const int64_t n = f->rows;
+  const std::vector<Access> first = gemv_accesses(pair->first), second = gemv_accesses(pair->second);
+  // Each product's result apart from every vector and M (its threads write it while the
+  // others read those).
+  if (conflict({first[2]}, {first[0], first[1]}) || conflict({second[2]}, {first[0], first[1], first[2], second[1]}))
+    return seg;
+
+  // The row steps, and the memory of each step between (row steps' included).
+  std::vector<Operand> group{{reinterpret_cast<const char*>(f->y), 8, true}}, mine;
+  std::vector<std::vector<Access>> between(j - i);
+  for (size_t k = i + 1; k < j; ++k) {
+    step_accesses(t, k, &between[k - i]);
+    const Pointwise* p = t.steps[k].pointwise.get();
+    if (p && fusable(*p, n, group, &mine)) {
+      group.insert(group.end(), mine.begin(), mine.end());
+      seg.row_steps.push_back(k);
+    }
+  }
+  if (!walks_with({reinterpret_cast<const char*>(pair->second.x), 8, false}, group, n)) return seg;
+  std::vector<Access> rows_memory;  // the row steps' and the vectors between the products
+  for (const Operand& o : group) {
+    auto [lo, hi] = bytes_of(o, n);
+    rows_memory.push_back({lo, hi, o.written});
+  }
+  if (conflict(rows_memory, {first[0], first[1], second[2]})) return seg;
+
+  // The other steps: before the first product if they can pass it and the row steps before
+  // them (and the steps already sent after), else after the second product if they can pass
+  // it and the row steps after them.
+  std::vector<Access> sent_after;
+  for (size_t k = i + 1; k < j; ++k) {
+    if (std::binary_search(seg.row_steps.begin(), seg.row_steps.end(), k)) continue;
+    const std::vector<Access>& mem = between[k - i];
+    auto rows_around = [&](bool earlier) {
+      std::vector<Access> m;
+      for (size_t r : seg.row_steps)
+        if ((r < k) == earlier) m.insert(m.end(), between[r - i].begin(), between[r - i].end());
+      return m;
+    };
+    if (!conflict(mem, first) && !conflict(mem, rows_around(true)) && !conflict(mem, sent_after)) {
+      seg.before.push_back(k);
+    } else if (!conflict(mem, second) && !conflict(mem, rows_around(false))) {
+      seg.after.push_back(k);
+      sent_after.insert(sent_after.end(), mem.begin(), mem.end());
+    } else {
+      return seg;
+    }
+  }
+  if (!seg.row_steps.empty() && !(pair->rows = make_program(t, seg.row_steps, n))) return seg;
+  if (pair->rows)
+    for (const FusedProgram::Slot& s : pair->rows->slots) seg.scratch += s.scratch >= 0;
+  seg.last = j + 1;
+  seg.pair = std::move(pair);
+  return seg;
+}
+
+// Groups runs of pointwise steps over the same flat iteration into fused programs, and
+// product pairs (tape.segments).
 void plan_segments(Tape& t) {
   t.segments.clear();
   std::vector<Operand> group, mine;
   size_t i = 0;
   while (i < t.steps.size()) {
+    if (Tape::Segment pair = find_pair(t, i); pair.pair) {
+      i = pair.last;
+      t.segments.push_back(std::move(pair));
+      continue;
+    }
     size_t j = i + 1;
     const Pointwise* first = t.steps[i].pointwise.get();
     const int64_t n = first ? first->it.numel() : 0;
@@ -640,21 +826,22 @@ void plan_segments(Tape& t) {
         group.insert(group.end(), mine.begin(), mine.end());
         ++j;
       }
-      if (j - i > 1) program = make_program(t, i, j, n);
+      if (j - i > 1) program = make_program(t, step_range(i, j), n);
       if (!program) j = i + 1;
     }
     int scratch = 0;
     if (program)
       for (const FusedProgram::Slot& s : program->slots) scratch += s.scratch >= 0;
-    t.segments.push_back({i, j, std::move(program), scratch});
+    t.segments.push_back({i, j, std::move(program), scratch, 0, nullptr, {}, {}, {}});
     i = j;
   }
 }
 
-// The profiler's name of a segment: "compiled:<op>" or "compiled:fused(<op>, <op>, ...)".
+// The profiler's name of a segment: "compiled:<op>", "compiled:fused(<op>, <op>, ...)" or
+// "compiled:pair(<op>, ...)".
 std::string segment_name(const Tape& t, const Tape::Segment& g) {
   if (g.last - g.first == 1) return std::string("compiled:") + t.steps[g.first].op;
-  std::string name = "compiled:fused(";
+  std::string name = g.pair ? "compiled:pair(" : "compiled:fused(";
   for (size_t k = g.first; k < g.last; ++k) name += std::string(k > g.first ? ", " : "") + t.steps[k].op;
   return name + ")";
 }
@@ -716,6 +903,14 @@ void Tape::replay(char* const* outputs) const {
   }
   for (const Segment& g : segments) {
     profiler::Range range(profiler::recording() ? profiler::begin(segment_name(*this, g)) : -1);
+    if (const ProductPair* p = g.pair.get()) {
+      for (size_t k : g.before) steps[k].run(seed, shift);
+      cpu::own_gemv_pair(p->first, p->second, [p](int64_t lo, int64_t hi) {
+        if (p->rows) p->rows->run_range(lo, hi, nullptr);
+      });
+      for (size_t k : g.after) steps[k].run(seed, shift);
+      continue;
+    }
     if (g.last - g.first == 1) {
       steps[g.first].run(seed, shift);
       continue;
@@ -785,7 +980,7 @@ int Tape::bind_output(const Storage* block) {
     for (FusedProgram::Slot& s : g.program->slots) {
       if (s.base != lo || s.scratch >= 0 || s.output >= 0 || s.stride <= 0 || s.stride * g.program->n != int64_t(block->nbytes()))
         continue;
-      if (!group_owns(*this, g.first, g.last, lo, lo + block->nbytes(), s.base, s.stride)) return -1;
+      if (!group_owns(*this, step_range(g.first, g.last), lo, lo + block->nbytes(), s.base, s.stride)) return -1;
       s.output = outputs++;
       g.program->binds_outputs = true;
       ++g.outputs;
@@ -796,7 +991,7 @@ int Tape::bind_output(const Storage* block) {
 }
 
 bool Tape::fuses() const {
-  return std::any_of(segments.begin(), segments.end(), [](const Segment& g) { return g.program != nullptr; });
+  return std::any_of(segments.begin(), segments.end(), [](const Segment& g) { return g.program || g.pair; });
 }
 
 const std::string& Recording::reason() const { return state_->reason; }

@@ -30,7 +30,10 @@
 namespace tide {
 class Storage;
 struct DeviceBackend;
+namespace cpu {
+struct OwnGemv;
 }
+}  // namespace tide
 
 namespace tide::capture {
 
@@ -61,6 +64,7 @@ inline void note_allocated(const std::shared_ptr<Storage>& s) {
 
 struct Pointwise;     // a recorded pointwise call (capture.cpp)
 struct FusedProgram;  // a group of them run chunk by chunk (capture.cpp)
+struct ProductPair;   // two matrix-vector products over one matrix run in one pass (capture.cpp)
 
 // A recorded sequence of table calls (filled by the recording table in capture.cpp).
 struct Tape {
@@ -74,6 +78,17 @@ struct Tape {
     // (not a random draw, whose offset moves; not a step count read on the host; not a copy
     // from or to the host; not a kernel-error check, which waits).
     bool graphable = false;
+    // The memory a host, reduce or matmul call reaches (byte ranges, and whether it may
+    // write them), for moving steps around a product pair; pointwise steps have their
+    // iterator instead.
+    struct Access {
+      const char* lo;
+      const char* hi;
+      bool writes;
+    };
+    std::vector<Access> accesses;
+    bool accesses_known = false;
+    std::shared_ptr<const cpu::OwnGemv> gemv;  // a matmul call that runs as one
   };
   // Steps [first, last) run together: one step, or a fused group of pointwise steps over the
   // same elements, run chunk by chunk by its program (each chunk through every step while it
@@ -83,6 +98,10 @@ struct Tape {
     std::shared_ptr<FusedProgram> program;  // set for a fused group
     int scratch = 0;  // its buffers in scratch
     int outputs = 0;  // and bound as outputs (bind_output)
+    // A product pair (its products are steps first and last - 1), and the steps between
+    // them: run row by row inside its pass, before it, after it (tape order in each).
+    std::shared_ptr<ProductPair> pair;
+    std::vector<size_t> row_steps, before, after;
   };
   std::vector<Step> steps;
   std::vector<Segment> segments;  // covering steps in order (made by plan())
@@ -103,7 +122,7 @@ struct Tape {
   // block the recording allocated that nothing but the tape holds any more may become a
   // fused group's scratch: collect the garbage that still holds blocks first.
   void plan();
-  // Whether some segment is a fused group.
+  // Whether some segment is a fused group or a product pair.
   bool fuses() const;
   // Makes the recording's block `block` (a result the caller hands out) an output of the
   // replays: when one fused group alone writes all of it, and nothing else in the tape reads

@@ -8,6 +8,7 @@
 // their CPU algorithm in tensor/ops/index.cpp (indices checked on the host), where a device
 // gets the take/put entries of the table.
 #pragma once
+#include <functional>
 #include <vector>
 
 #include "../backend.hpp"
@@ -27,6 +28,29 @@ Tensor scan(ScanKind kind, const Tensor& x, int d, DType out);
 void matmul(Tensor A, Tensor B, Tensor& C, const Dims& bshape, int64_t batch, const Scalar& alpha,
             const Scalar& beta, bool use_beta);
 void sort(const char* op, const Tensor& x, int d, int64_t k, bool descending, Tensor& values, Tensor& indices);
+
+// A float64 matrix-vector product y = alpha op(M) x + beta y that matmul runs on the engine's
+// own kernels (M row-major, rows x cols with leading dimension lda; x and y contiguous).
+// torch.compile runs a pair of them over the same M in one pass (tensor/capture).
+struct OwnGemv {
+  bool trans = false;  // M^T x
+  int64_t rows = 0, cols = 0, lda = 0;
+  const double* M = nullptr;
+  const double* x = nullptr;
+  double* y = nullptr;
+  double alpha = 1, beta = 0;
+};
+// Whether matmul(A, B, C, ..., batch, alpha, beta, use_beta) runs as one OwnGemv, which it
+// then describes in *out.
+bool as_own_gemv(const Tensor& A, const Tensor& B, const Tensor& C, int64_t batch, const Scalar& alpha,
+                 const Scalar& beta, bool use_beta, OwnGemv* out);
+// Runs first (M x1) and second (M^T x2, the same M) as matmul runs them, with between(lo, hi)
+// on rows [lo, hi) of first's result in between, in one parallel region: each thread computes
+// its part of M's rows of first, calls between for them, then its part of second. The result
+// has the same bits as first, between(0, rows), second in turn (for the same thread count)
+// when between(lo, hi) reads first's result and writes second's x only at [lo, hi). between
+// runs on the engine's threads, inside the region.
+void own_gemv_pair(const OwnGemv& first, const OwnGemv& second, const std::function<void(int64_t, int64_t)>& between);
 
 // Element offsets (from the storage base) of every matrix of a batch: the broadcast batch
 // shape `bshape` over a tensor whose leading dims are right-aligned to it. A single matrix

@@ -314,12 +314,21 @@ template <int R>
 }
 #endif
 
+// Whether a float64 product with these vector increments runs on own_dgemv on this CPU.
+bool runs_own_dgemv(int64_t incx, int64_t incy) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool own_kernels = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return own_kernels && incx == 1 && incy == 1;
+#else
+  return false;
+#endif
+}
+
 template <typename T>
 void gemv_call(const Gemv<T>& g, T alpha, T beta) {
 #if defined(__x86_64__) && defined(__GNUC__)
-  static const bool own_kernels = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   if constexpr (std::is_same_v<T, double>)
-    if (own_kernels && g.incx == 1 && g.incy == 1) return own_dgemv(g, alpha, beta);
+    if (runs_own_dgemv(g.incx, g.incy)) return own_dgemv(g, alpha, beta);
 #endif
   if constexpr (std::is_same_v<T, float>)
     cblas_sgemv(CblasRowMajor, g.trans, int(g.rows), int(g.cols), alpha, g.M, int(g.lda), g.x, int(g.incx), beta,
@@ -428,32 +437,51 @@ std::pair<int64_t, int64_t> row_parts(int64_t m, int64_t threads) {
 // threads then take turns on the two cores.
 constexpr int64_t kSplitGemvWork = 32768;
 
-// A matrix-vector product split by the stored matrix's rows over the engine's threads, each
-// part one gemv_call on its thread. For M^T x each part sums over its rows: parts after
-// the first write scratch, added to y in part order.
+// How a single matrix-vector product of M's shape runs: split into row_parts over the
+// engine's threads (split_gemv), or one part of all rows on the calling thread.
+std::pair<int64_t, int64_t> gemv_parts(int64_t rows, int64_t work, int threads) {
+  if (threads > 1 && !in_parallel_region() && work >= kSplitGemvWork && rows >= 32) return row_parts(rows, threads);
+  return {1, rows};
+}
+
+// Part p (rows [r0, r1) of M) of a product split by M's rows, with the beta it runs with. For
+// M^T x each part sums over its rows: parts after the first write their sums to `scratch`
+// (cols per part), which add_part_sums adds to y in part order.
 template <typename T>
-void split_gemv(const Gemv<T>& g, T alpha, T beta, int threads) {
-  const auto [parts, rows] = row_parts(g.rows, threads);
-  const bool sums = g.trans == CblasTrans;
-  std::vector<T> scratch(sums ? size_t((parts - 1) * g.cols) : 0);
+std::pair<Gemv<T>, T> gemv_part(const Gemv<T>& g, T beta, int64_t p, int64_t r0, int64_t r1, T* scratch) {
+  Gemv<T> part = g;
+  part.rows = r1 - r0;
+  part.M = g.M + r0 * g.lda;
+  if (g.trans != CblasTrans) {
+    part.y = g.y + r0 * g.incy;
+    return {part, beta};
+  }
+  part.x = g.x + r0 * g.incx;
+  if (p == 0) return {part, beta};
+  part.y = scratch + (p - 1) * g.cols;
+  part.incy = 1;
+  return {part, T(0)};
+}
+
+template <typename T>
+void add_part_sums(const Gemv<T>& g, int64_t parts, const T* scratch) {
+  for (int64_t p = 1; g.trans == CblasTrans && p < parts; ++p)
+    for (int64_t j = 0; j < g.cols; ++j) g.y[j * g.incy] += scratch[(p - 1) * g.cols + j];
+}
+
+// A matrix-vector product split by the stored matrix's rows over the engine's threads, each
+// part one gemv_call on its thread.
+template <typename T>
+void split_gemv(const Gemv<T>& g, T alpha, T beta, int64_t parts, int64_t rows) {
+  std::vector<T> scratch(g.trans == CblasTrans ? size_t((parts - 1) * g.cols) : 0);
   BlasOnCallingThread one_thread;
   parallel_for(0, parts, 1, [&](int64_t first, int64_t last) {
     for (int64_t p = first; p < last; ++p) {
-      const int64_t r0 = p * rows, r1 = std::min(g.rows, r0 + rows);
-      Gemv<T> part = g;
-      part.rows = r1 - r0;
-      part.M = g.M + r0 * g.lda;
-      if (!sums) {
-        part.y = g.y + r0 * g.incy;
-      } else {
-        part.x = g.x + r0 * g.incx;
-        if (p > 0) part.y = scratch.data() + (p - 1) * g.cols, part.incy = 1;
-      }
-      gemv_call(part, alpha, sums && p > 0 ? T(0) : beta);
+      const auto [part, b] = gemv_part(g, beta, p, p * rows, std::min(g.rows, (p + 1) * rows), scratch.data());
+      gemv_call(part, alpha, b);
     }
   });
-  for (int64_t p = 1; sums && p < parts; ++p)
-    for (int64_t j = 0; j < g.cols; ++j) g.y[j * g.incy] += scratch[size_t((p - 1) * g.cols + j)];
+  add_part_sums(g, parts, scratch.data());
 }
 
 template <typename T>
@@ -483,12 +511,13 @@ void blas_batched(const GemmProblem& P, const Scalar& alpha, const Scalar& beta,
     return;
   }
   const int threads = get_num_threads();
-  if (Gemv<T> g; P.batch == 1 && threads > 1 && !huge && !in_parallel_region() && work >= kSplitGemvWork &&
+  if (Gemv<T> g; P.batch == 1 && !huge &&
                  as_gemv<T>(P.m, P.n, P.k, a + P.a_off[0], P.ars, P.acs, b + P.b_off[0], P.brs, P.bcs,
-                            c + P.c_off[0], P.n, g) &&
-                 g.rows >= 32) {
-    check_interrupt();
-    return split_gemv(g, al, be, threads);
+                            c + P.c_off[0], P.n, g)) {
+    if (const auto [parts, rows] = gemv_parts(g.rows, work, threads); parts > 1) {
+      check_interrupt();
+      return split_gemv(g, al, be, parts, rows);
+    }
   }
   if (P.batch == 1 && threads > 1 && !huge && !in_parallel_region() && split_by_rows(P.m, P.n, P.k)) {
     check_interrupt();
@@ -611,6 +640,50 @@ void matmul(Tensor A, Tensor B, Tensor& C, const Dims& bshape, int64_t batch, co
     return;
   }
   TIDE_DISPATCH_ALL(dt, "matmul", [&] { own_gemm<scalar_t>(P, alpha, beta, use_beta); });
+}
+
+// The conditions follow matmul's path above: float64 BLAS operands used in place, one
+// matrix, a matrix-vector product (as_gemv) with contiguous vectors on own_dgemv.
+bool as_own_gemv(const Tensor& A, const Tensor& B, const Tensor& C, int64_t batch, const Scalar& alpha,
+                 const Scalar& beta, bool use_beta, OwnGemv* out) {
+  const int64_t m = A.size(A.dim() - 2), k = A.size(A.dim() - 1), n = B.size(B.dim() - 1);
+  if (C.dtype() != DType::Float64 || batch != 1 || k == 0 || m > INT_MAX || n > INT_MAX || k > INT_MAX ||
+      !blas_ok(A) || !blas_ok(B))
+    return false;
+  Gemv<double> g;
+  if (!as_gemv<double>(m, n, k, static_cast<const double*>(A.address()), A.stride(A.dim() - 2), A.stride(A.dim() - 1),
+                       static_cast<const double*>(B.address()), B.stride(B.dim() - 2), B.stride(B.dim() - 1),
+                       static_cast<double*>(C.address()), n, g) ||
+      !runs_own_dgemv(g.incx, g.incy))
+    return false;
+  *out = {g.trans == CblasTrans, g.rows, g.cols, g.lda, g.M, g.x, g.y, alpha.to_double(),
+          use_beta ? beta.to_double() : 0.0};
+  return true;
+}
+
+void own_gemv_pair(const OwnGemv& first, const OwnGemv& second, const std::function<void(int64_t, int64_t)>& between) {
+  TIDE_ASSERT(!first.trans && second.trans && first.M == second.M && first.rows == second.rows &&
+              first.cols == second.cols && first.lda == second.lda);
+  auto gemv = [](const OwnGemv& o) {
+    return Gemv<double>{o.trans ? CblasTrans : CblasNoTrans, o.rows, o.cols, o.lda, o.M, o.x, 1, o.y, 1};
+  };
+  const Gemv<double> f = gemv(first), s = gemv(second);
+  const auto [parts, rows] = gemv_parts(f.rows, f.rows * f.cols, get_num_threads());
+  std::vector<double> scratch(size_t((parts - 1) * s.cols));
+  auto run_part = [&](int64_t p) {
+    const int64_t r0 = p * rows, r1 = std::min(f.rows, r0 + rows);
+    const auto [fp, fb] = gemv_part(f, first.beta, p, r0, r1, scratch.data());
+    gemv_call(fp, first.alpha, fb);
+    between(r0, r1);
+    const auto [sp, sb] = gemv_part(s, second.beta, p, r0, r1, scratch.data());
+    gemv_call(sp, second.alpha, sb);
+  };
+  check_interrupt();
+  if (parts == 1) return run_part(0);
+  parallel_for(0, parts, 1, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) run_part(p);
+  });
+  add_part_sums(s, parts, scratch.data());
 }
 
 }  // namespace tide::cpu

@@ -256,10 +256,13 @@ Tensor dot_1d(const char* op, const Tensor& a, const Tensor& b, const Tensor* ou
     if (n > 1 && (x.stride(0) <= 0 || x.stride(0) > INT_MAX)) x = x.contiguous();
     if (n > 1 && (y.stride(0) <= 0 || y.stride(0) > INT_MAX)) y = y.contiguous();
     int incx = n > 1 ? int(x.stride(0)) : 1, incy = n > 1 ? int(y.stride(0)) : 1;
-    run_host_kernel(op, {&x, &y, &r}, [x, y, r, n, incx, incy, dt] {
-      if (dt == DType::Float32) *r.data<float>() = cblas_sdot(int(n), x.data<float>(), incx, y.data<float>(), incy);
-      else *r.data<double>() = cblas_ddot(int(n), x.data<double>(), incx, y.data<double>(), incy);
-    });
+    run_host_kernel(
+        op, {&x, &y, &r},
+        [x, y, r, n, incx, incy, dt] {
+          if (dt == DType::Float32) *r.data<float>() = cblas_sdot(int(n), x.data<float>(), incx, y.data<float>(), incy);
+          else *r.data<double>() = cblas_ddot(int(n), x.data<double>(), incx, y.data<double>(), incy);
+        },
+        2);
     return deliver(r, out);
   }
   // The own loop: (1 x n) @ (n x 1)

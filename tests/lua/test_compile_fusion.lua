@@ -199,4 +199,119 @@ T.test("small iterations fuse, equal to eager; strided ones stay unfused; thread
   T.truthy(torch.equal(one[2], two[2]) and torch.equal(one[2], (x * 1.5):tanh():add(x)))
 end)
 
+-- Product pairs: float64 M x and later M^T v over the same M, with pointwise steps over M's rows
+-- between them, replay in one pass over M (cpu::own_gemv_pair) with eager's bits.
+local function pairs_of(f) return torch._dynamo.explain(f)().product_pairs end
+
+-- Runs f eagerly and compiled with the thread counts given, the inputs refilled each call, and
+-- checks equal results bit for bit; returns the compiled function.
+local function check_threads(f, refill, threads)
+  local cf = torch.compile(f)
+  local prev = torch.get_num_threads()
+  for _, n in ipairs(threads) do
+    torch.set_num_threads(n)
+    for i = 1, 3 do
+      refill(i)
+      local got, want = table.pack(cf()), table.pack(f())
+      for k = 1, want.n do T.truthy(torch.equal(got[k], want[k]), n .. " threads, call " .. i .. " result " .. k) end
+    end
+  end
+  torch.set_num_threads(prev)
+  return cf
+end
+
+T.test("product pair: the least-squares gradient by autograd, one pass, eager's bits at 1 and 2 threads", function()
+  for _, d in ipairs({100, 30, 7}) do  -- rows split over the threads; one part (below the split's work); ragged
+    local A, y = torch.empty(10 * d, d, {dtype = torch.float64}), torch.empty(10 * d, {dtype = torch.float64})
+    local x = torch.zeros(d, {dtype = torch.float64, requires_grad = true})
+    local function refill(i)
+      torch.manual_seed(i)
+      A:copy_(torch.randn(10 * d, d, {dtype = torch.float64})); y:copy_(torch.randn(10 * d, {dtype = torch.float64}))
+      torch.no_grad(function() x:copy_(torch.randn(d, {dtype = torch.float64})) end)
+    end
+    local function step()
+      local r = y - A:mv(x)
+      local loss = r:dot(r)
+      loss:backward()
+      local g = x.grad
+      x.grad = nil
+      return loss:detach(), g
+    end
+    refill(1)
+    local p = pairs_of(step)
+    T.eq(#p, 1)
+    T.eq({p[1][1], p[1][2], p[1].before, p[1].after},
+         {"mv:matmul", "backward:matmul", {"backward:fill"}, {"dot:host"}}, "d = " .. d)
+    T.eq(p[1].rows[1], "sub:binary")
+    check_threads(step, refill, {2, 1})
+  end
+end)
+
+T.test("product pair: a logistic-regression gradient written out, and M x used after the pass", function()
+  local A = torch.empty(2000, 50, {dtype = torch.float64})
+  local w, y = torch.empty(50, {dtype = torch.float64}), torch.empty(2000, {dtype = torch.float64})
+  local function refill(i)
+    torch.manual_seed(i)
+    A:copy_(torch.randn(2000, 50, {dtype = torch.float64})); w:copy_(torch.randn(50, {dtype = torch.float64}))
+    y:copy_(torch.rand(2000, {dtype = torch.float64}):gt(0.5):double())
+  end
+  local function grad()
+    local z = A:mv(w)
+    local g = A:t():mv(torch.sigmoid(z) - y) / 2000
+    return g, z  -- z, the first product's result, is also a result
+  end
+  refill(1)
+  local p = pairs_of(grad)
+  T.eq(#p, 1)
+  T.eq({p[1].rows, p[1].before, p[1].after}, {{"sigmoid:unary", "sub:binary"}, {}, {}})
+  check_threads(grad, refill, {2, 1, 3})
+  -- float32 products run on OpenBLAS: no pair, still eager's bits.
+  local A32, w32, y32 = A:float(), w:float(), y:float()
+  local function grad32() return A32:t():mv(torch.sigmoid(A32:mv(w32)) - y32) end
+  T.eq(#pairs_of(grad32), 0)
+  check_threads(grad32, function(i) torch.manual_seed(i); w32:copy_(torch.randn(50)) end, {2, 1})
+end)
+
+T.test("product pair: not formed when a step between cannot move or the matrix is stored transposed", function()
+  local A = torch.empty(400, 100, {dtype = torch.float64})
+  local x, y = torch.empty(100, {dtype = torch.float64}), torch.empty(400, {dtype = torch.float64})
+  local function refill(i)
+    torch.manual_seed(i)
+    A:copy_(torch.randn(400, 100, {dtype = torch.float64})); x:copy_(torch.randn(100, {dtype = torch.float64}))
+    y:copy_(torch.randn(400, {dtype = torch.float64}))
+  end
+  refill(1)
+  local cases = {
+    -- the matrix changes between the products: the update can run neither before nor after
+    function() local r = A:mv(x) - y; A:mul_(0.5); return A:t():mv(r), r end,
+    -- a row step reads the loss, which needs all of r first
+    function() local r = A:mv(x) - y; return A:t():mv(r * r:dot(r)) end,
+    -- the second product's vector is not elementwise in the first's rows (reversed)
+    function() local r = A:mv(x) - y; return A:t():mv(r:flip(1) * 2) end,
+    -- the result of M^T v overwrites x, which M x read
+    function() local r = A:mv(x) - y; torch.mv(A:t(), r, {out = x}); return x:clone() end,
+  }
+  for k, f in ipairs(cases) do
+    T.eq(#pairs_of(f), 0, "case " .. k)
+    refill(1)
+    local want = table.pack(f())
+    refill(1)
+    local cf = torch.compile(f)
+    local got = table.pack(cf())
+    for i = 1, want.n do T.truthy(torch.equal(got[i], want[i]), "case " .. k .. " first call, result " .. i) end
+    for call = 2, 3 do
+      refill(call)
+      want = table.pack(f())
+      refill(call)
+      got = table.pack(cf())
+      for i = 1, want.n do T.truthy(torch.equal(got[i], want[i]), "case " .. k .. " call " .. call .. " result " .. i) end
+    end
+  end
+  -- A stored transposed (column-major): M x is the transposed kernel, so no pair; same bits.
+  local At = torch.randn(100, 400, {dtype = torch.float64}):t()
+  local function f() return At:t():mv(At:mv(x) - y) end
+  T.eq(#pairs_of(f), 0)
+  check_threads(f, refill, {2})
+end)
+
 T.done()
