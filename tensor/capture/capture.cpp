@@ -390,8 +390,8 @@ struct Rec {
       be().matmul(A, B, c, bshape, batch, alpha, beta, use_beta);
     });
     set_accesses(s, {&A, &B, &C}, 2);
-    if (cpu::OwnGemv g; &be() == &kCpuBackend && cpu::as_own_gemv(A, B, C, batch, alpha, beta, use_beta, &g))
-      s->tape->steps.back().gemv = std::make_shared<const cpu::OwnGemv>(g);
+    if (cpu::MatVec g; &be() == &kCpuBackend && cpu::as_matvec(A, B, C, batch, alpha, beta, use_beta, &g))
+      s->tape->steps.back().gemv = std::make_shared<const cpu::MatVec>(g);
   }
 
   static void sort(const char* op, const Tensor& x, int d, int64_t k, bool descending, Tensor& values,
@@ -675,15 +675,15 @@ std::shared_ptr<FusedProgram> make_program(const Tape& t, const std::vector<size
 
 }  // namespace
 
-// Two float64 matrix-vector products over one matrix M, first M x1 and later M^T x2, with
+// Two matrix-vector products over one float32 or float64 matrix M, first M x1 and later M^T x2, with
 // pointwise steps over M's rows between them: the gradient of a linear model's loss (least
 // squares: r = y - M x, then M^T r). A replay runs them in one parallel region
-// (cpu::own_gemv_pair): each thread takes its part of M's rows through M x1, the pointwise
+// (cpu::matvec_pair): each thread takes its part of M's rows through M x1, the pointwise
 // steps and its part of M^T x2, one region instead of two and a serial middle, with the
 // middle's vectors still in the cache of the core that wrote them. The steps between that do
 // not work row by row (the loss's dot product, a fill) run before or after that region.
 struct ProductPair {
-  cpu::OwnGemv first, second;
+  cpu::MatVec first, second;
   std::shared_ptr<FusedProgram> rows;  // the pointwise steps over the rows, or null when none
 };
 
@@ -699,12 +699,12 @@ bool conflict(const std::vector<Access>& a, const std::vector<Access>& b) {
   return false;
 }
 
-std::vector<Access> gemv_accesses(const cpu::OwnGemv& g) {
-  const char* M = reinterpret_cast<const char*>(g.M);
-  const char* x = reinterpret_cast<const char*>(g.x);
-  const char* y = reinterpret_cast<const char*>(g.y);
-  const int64_t xn = g.trans ? g.rows : g.cols, yn = g.trans ? g.cols : g.rows;
-  return {{M, M + ((g.rows - 1) * g.lda + g.cols) * 8, false}, {x, x + xn * 8, false}, {y, y + yn * 8, true}};
+std::vector<Access> gemv_accesses(const cpu::MatVec& g) {
+  const char* M = static_cast<const char*>(g.M);
+  const char* x = static_cast<const char*>(g.x);
+  const char* y = static_cast<const char*>(g.y);
+  const int64_t item = int64_t(dtype_size(g.dtype)), xn = g.trans ? g.rows : g.cols, yn = g.trans ? g.cols : g.rows;
+  return {{M, M + ((g.rows - 1) * g.lda + g.cols) * item, false}, {x, x + xn * item, false}, {y, y + yn * item, true}};
 }
 
 // The memory step k reaches, or false when the tape does not know it.
@@ -735,20 +735,22 @@ bool step_accesses(const Tape& t, size_t k, std::vector<Access>* out) {
 // first product or after the second when it conflicts with nothing it would then pass.
 Tape::Segment find_pair(const Tape& t, size_t i) {
   Tape::Segment seg{i, i + 1, nullptr, 0, 0, nullptr, {}, {}, {}};
-  const std::shared_ptr<const cpu::OwnGemv>& f = t.steps[i].gemv;
+  const std::shared_ptr<const cpu::MatVec>& f = t.steps[i].gemv;
   if (!f || f->trans) return seg;
   size_t j = i + 1;
   std::vector<Access> acc;
   for (; j < t.steps.size() && j <= i + kPairReach; ++j) {
     const auto& g = t.steps[j].gemv;
-    if (g && g->trans && g->M == f->M && g->rows == f->rows && g->cols == f->cols && g->lda == f->lda) break;
+    if (g && g->trans && g->dtype == f->dtype && g->M == f->M && g->rows == f->rows && g->cols == f->cols &&
+        g->lda == f->lda)
+      break;
     if (!step_accesses(t, j, &acc)) return seg;
   }
   if (j >= t.steps.size() || j > i + kPairReach) return seg;
   auto pair = std::make_shared<ProductPair>();
   pair->first = *f;
   pair->second = *t.steps[j].gemv;
-  const int64_t n = f->rows;
+  const int64_t n = f->rows, item = int64_t(dtype_size(f->dtype));
   const std::vector<Access> first = gemv_accesses(pair->first), second = gemv_accesses(pair->second);
   // Each product's result apart from every vector and M (its threads write it while the
   // others read those).
@@ -756,7 +758,7 @@ Tape::Segment find_pair(const Tape& t, size_t i) {
     return seg;
 
   // The row steps, and the memory of each step between (row steps' included).
-  std::vector<Operand> group{{reinterpret_cast<const char*>(f->y), 8, true}}, mine;
+  std::vector<Operand> group{{static_cast<const char*>(f->y), item, true}}, mine;
   std::vector<std::vector<Access>> between(j - i);
   for (size_t k = i + 1; k < j; ++k) {
     step_accesses(t, k, &between[k - i]);
@@ -766,7 +768,7 @@ Tape::Segment find_pair(const Tape& t, size_t i) {
       seg.row_steps.push_back(k);
     }
   }
-  if (!walks_with({reinterpret_cast<const char*>(pair->second.x), 8, false}, group, n)) return seg;
+  if (!walks_with({static_cast<const char*>(pair->second.x), item, false}, group, n)) return seg;
   std::vector<Access> rows_memory;  // the row steps' and the vectors between the products
   for (const Operand& o : group) {
     auto [lo, hi] = bytes_of(o, n);
@@ -905,7 +907,7 @@ void Tape::replay(char* const* outputs) const {
     profiler::Range range(profiler::recording() ? profiler::begin(segment_name(*this, g)) : -1);
     if (const ProductPair* p = g.pair.get()) {
       for (size_t k : g.before) steps[k].run(seed, shift);
-      cpu::own_gemv_pair(p->first, p->second, [p](int64_t lo, int64_t hi) {
+      cpu::matvec_pair(p->first, p->second, [p](int64_t lo, int64_t hi) {
         if (p->rows) p->rows->run_range(lo, hi, nullptr);
       });
       for (size_t k : g.after) steps[k].run(seed, shift);

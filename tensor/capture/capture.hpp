@@ -31,7 +31,7 @@ namespace tide {
 class Storage;
 struct DeviceBackend;
 namespace cpu {
-struct OwnGemv;
+struct MatVec;
 }
 }  // namespace tide
 
@@ -88,7 +88,7 @@ struct Tape {
     };
     std::vector<Access> accesses;
     bool accesses_known = false;
-    std::shared_ptr<const cpu::OwnGemv> gemv;  // a matmul call that runs as one
+    std::shared_ptr<const cpu::MatVec> gemv;  // a matmul call that is a matrix-vector product
   };
   // Steps [first, last) run together: one step, or a fused group of pointwise steps over the
   // same elements, run chunk by chunk by its program (each chunk through every step while it

@@ -29,28 +29,29 @@ void matmul(Tensor A, Tensor B, Tensor& C, const Dims& bshape, int64_t batch, co
             const Scalar& beta, bool use_beta);
 void sort(const char* op, const Tensor& x, int d, int64_t k, bool descending, Tensor& values, Tensor& indices);
 
-// A float64 matrix-vector product y = alpha op(M) x + beta y that matmul runs on the engine's
-// own kernels (M row-major, rows x cols with leading dimension lda; x and y contiguous).
-// torch.compile runs a pair of them over the same M in one pass (tensor/capture).
-struct OwnGemv {
+// A float32 / float64 matrix-vector product y = alpha op(M) x + beta y as matmul runs it
+// (M row-major, rows x cols with leading dimension lda; x and y contiguous). torch.compile runs
+// a pair of them over the same M in one pass (tensor/capture).
+struct MatVec {
+  DType dtype = DType::Float64;
   bool trans = false;  // M^T x
   int64_t rows = 0, cols = 0, lda = 0;
-  const double* M = nullptr;
-  const double* x = nullptr;
-  double* y = nullptr;
+  const void* M = nullptr;
+  const void* x = nullptr;
+  void* y = nullptr;
   double alpha = 1, beta = 0;
 };
-// Whether matmul(A, B, C, ..., batch, alpha, beta, use_beta) runs as one OwnGemv, which it
-// then describes in *out.
-bool as_own_gemv(const Tensor& A, const Tensor& B, const Tensor& C, int64_t batch, const Scalar& alpha,
-                 const Scalar& beta, bool use_beta, OwnGemv* out);
+// Whether matmul(A, B, C, ..., batch, alpha, beta, use_beta) runs as one MatVec, which it then
+// describes in *out.
+bool as_matvec(const Tensor& A, const Tensor& B, const Tensor& C, int64_t batch, const Scalar& alpha,
+               const Scalar& beta, bool use_beta, MatVec* out);
 // Runs first (M x1) and second (M^T x2, the same M) as matmul runs them, with between(lo, hi)
 // on rows [lo, hi) of first's result in between, in one parallel region: each thread computes
 // its part of M's rows of first, calls between for them, then its part of second. The result
 // has the same bits as first, between(0, rows), second in turn (for the same thread count)
 // when between(lo, hi) reads first's result and writes second's x only at [lo, hi). between
 // runs on the engine's threads, inside the region.
-void own_gemv_pair(const OwnGemv& first, const OwnGemv& second, const std::function<void(int64_t, int64_t)>& between);
+void matvec_pair(const MatVec& first, const MatVec& second, const std::function<void(int64_t, int64_t)>& between);
 
 // Element offsets (from the storage base) of every matrix of a batch: the broadcast batch
 // shape `bshape` over a tensor whose leading dims are right-aligned to it. A single matrix

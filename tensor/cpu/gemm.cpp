@@ -314,21 +314,12 @@ template <int R>
 }
 #endif
 
-// Whether a float64 product with these vector increments runs on own_dgemv on this CPU.
-bool runs_own_dgemv(int64_t incx, int64_t incy) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  static const bool own_kernels = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return own_kernels && incx == 1 && incy == 1;
-#else
-  return false;
-#endif
-}
-
 template <typename T>
 void gemv_call(const Gemv<T>& g, T alpha, T beta) {
 #if defined(__x86_64__) && defined(__GNUC__)
+  static const bool own_kernels = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   if constexpr (std::is_same_v<T, double>)
-    if (runs_own_dgemv(g.incx, g.incy)) return own_dgemv(g, alpha, beta);
+    if (own_kernels && g.incx == 1 && g.incy == 1) return own_dgemv(g, alpha, beta);
 #endif
   if constexpr (std::is_same_v<T, float>)
     cblas_sgemv(CblasRowMajor, g.trans, int(g.rows), int(g.cols), alpha, g.M, int(g.lda), g.x, int(g.incx), beta,
@@ -537,6 +528,49 @@ void blas_batched(const GemmProblem& P, const Scalar& alpha, const Scalar& beta,
 }
 
 
+template <typename T>
+bool as_matvec_of(const Tensor& A, const Tensor& B, const Tensor& C, const Scalar& alpha, const Scalar& beta,
+                  bool use_beta, MatVec* out) {
+  const int64_t m = A.size(A.dim() - 2), k = A.size(A.dim() - 1), n = B.size(B.dim() - 1);
+  Gemv<T> g;
+  if (!as_gemv<T>(m, n, k, static_cast<const T*>(A.address()), A.stride(A.dim() - 2), A.stride(A.dim() - 1),
+                  static_cast<const T*>(B.address()), B.stride(B.dim() - 2), B.stride(B.dim() - 1),
+                  static_cast<T*>(C.address()), n, g) ||
+      g.incx != 1 || g.incy != 1)
+    return false;
+  *out = {C.dtype(), g.trans == CblasTrans, g.rows, g.cols, g.lda, g.M, g.x, g.y, alpha.to_double(),
+          use_beta ? beta.to_double() : 0.0};
+  return true;
+}
+
+// matvec_pair's work: the parts, part calls and sums of split_gemv (or the one call of an
+// unsplit product), with between in each part.
+template <typename T>
+void matvec_pair_of(const MatVec& first, const MatVec& second, const std::function<void(int64_t, int64_t)>& between) {
+  auto gemv = [](const MatVec& o) {
+    return Gemv<T>{o.trans ? CblasTrans : CblasNoTrans, o.rows, o.cols, o.lda, static_cast<const T*>(o.M),
+                   static_cast<const T*>(o.x), 1, static_cast<T*>(o.y), 1};
+  };
+  const Gemv<T> f = gemv(first), s = gemv(second);
+  const auto [parts, rows] = gemv_parts(f.rows, f.rows * f.cols, get_num_threads());
+  std::vector<T> scratch(size_t((parts - 1) * s.cols));
+  auto run_part = [&](int64_t p) {
+    const int64_t r0 = p * rows, r1 = std::min(f.rows, r0 + rows);
+    const auto [fp, fb] = gemv_part(f, T(first.beta), p, r0, r1, scratch.data());
+    gemv_call(fp, T(first.alpha), fb);
+    between(r0, r1);
+    const auto [sp, sb] = gemv_part(s, T(second.beta), p, r0, r1, scratch.data());
+    gemv_call(sp, T(second.alpha), sb);
+  };
+  check_interrupt();
+  if (parts == 1) return run_part(0);
+  BlasOnCallingThread one_thread;
+  parallel_for(0, parts, 1, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) run_part(p);
+  });
+  add_part_sums(s, parts, scratch.data());
+}
+
 // float16 / bfloat16 products with at least this many multiply-adds go through float32 BLAS.
 constexpr int64_t kHalfViaFloat = 32 * 32 * 32;
 
@@ -642,48 +676,24 @@ void matmul(Tensor A, Tensor B, Tensor& C, const Dims& bshape, int64_t batch, co
   TIDE_DISPATCH_ALL(dt, "matmul", [&] { own_gemm<scalar_t>(P, alpha, beta, use_beta); });
 }
 
-// The conditions follow matmul's path above: float64 BLAS operands used in place, one
-// matrix, a matrix-vector product (as_gemv) with contiguous vectors on own_dgemv.
-bool as_own_gemv(const Tensor& A, const Tensor& B, const Tensor& C, int64_t batch, const Scalar& alpha,
-                 const Scalar& beta, bool use_beta, OwnGemv* out) {
+// The conditions follow matmul's path above: float32 / float64 BLAS operands used in place,
+// one matrix, a matrix-vector product (as_gemv) with contiguous vectors.
+bool as_matvec(const Tensor& A, const Tensor& B, const Tensor& C, int64_t batch, const Scalar& alpha,
+               const Scalar& beta, bool use_beta, MatVec* out) {
+  const DType dt = C.dtype();
   const int64_t m = A.size(A.dim() - 2), k = A.size(A.dim() - 1), n = B.size(B.dim() - 1);
-  if (C.dtype() != DType::Float64 || batch != 1 || k == 0 || m > INT_MAX || n > INT_MAX || k > INT_MAX ||
-      !blas_ok(A) || !blas_ok(B))
+  if ((dt != DType::Float32 && dt != DType::Float64) || batch != 1 || k == 0 || m > INT_MAX || n > INT_MAX ||
+      k > INT_MAX || !blas_ok(A) || !blas_ok(B))
     return false;
-  Gemv<double> g;
-  if (!as_gemv<double>(m, n, k, static_cast<const double*>(A.address()), A.stride(A.dim() - 2), A.stride(A.dim() - 1),
-                       static_cast<const double*>(B.address()), B.stride(B.dim() - 2), B.stride(B.dim() - 1),
-                       static_cast<double*>(C.address()), n, g) ||
-      !runs_own_dgemv(g.incx, g.incy))
-    return false;
-  *out = {g.trans == CblasTrans, g.rows, g.cols, g.lda, g.M, g.x, g.y, alpha.to_double(),
-          use_beta ? beta.to_double() : 0.0};
-  return true;
+  return dt == DType::Float32 ? as_matvec_of<float>(A, B, C, alpha, beta, use_beta, out)
+                              : as_matvec_of<double>(A, B, C, alpha, beta, use_beta, out);
 }
 
-void own_gemv_pair(const OwnGemv& first, const OwnGemv& second, const std::function<void(int64_t, int64_t)>& between) {
-  TIDE_ASSERT(!first.trans && second.trans && first.M == second.M && first.rows == second.rows &&
-              first.cols == second.cols && first.lda == second.lda);
-  auto gemv = [](const OwnGemv& o) {
-    return Gemv<double>{o.trans ? CblasTrans : CblasNoTrans, o.rows, o.cols, o.lda, o.M, o.x, 1, o.y, 1};
-  };
-  const Gemv<double> f = gemv(first), s = gemv(second);
-  const auto [parts, rows] = gemv_parts(f.rows, f.rows * f.cols, get_num_threads());
-  std::vector<double> scratch(size_t((parts - 1) * s.cols));
-  auto run_part = [&](int64_t p) {
-    const int64_t r0 = p * rows, r1 = std::min(f.rows, r0 + rows);
-    const auto [fp, fb] = gemv_part(f, first.beta, p, r0, r1, scratch.data());
-    gemv_call(fp, first.alpha, fb);
-    between(r0, r1);
-    const auto [sp, sb] = gemv_part(s, second.beta, p, r0, r1, scratch.data());
-    gemv_call(sp, second.alpha, sb);
-  };
-  check_interrupt();
-  if (parts == 1) return run_part(0);
-  parallel_for(0, parts, 1, [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) run_part(p);
-  });
-  add_part_sums(s, parts, scratch.data());
+void matvec_pair(const MatVec& first, const MatVec& second, const std::function<void(int64_t, int64_t)>& between) {
+  TIDE_ASSERT(!first.trans && second.trans && first.dtype == second.dtype && first.M == second.M &&
+              first.rows == second.rows && first.cols == second.cols && first.lda == second.lda);
+  if (first.dtype == DType::Float32) matvec_pair_of<float>(first, second, between);
+  else matvec_pair_of<double>(first, second, between);
 }
 
 }  // namespace tide::cpu

@@ -199,8 +199,8 @@ T.test("small iterations fuse, equal to eager; strided ones stay unfused; thread
   T.truthy(torch.equal(one[2], two[2]) and torch.equal(one[2], (x * 1.5):tanh():add(x)))
 end)
 
--- Product pairs: float64 M x and later M^T v over the same M, with pointwise steps over M's rows
--- between them, replay in one pass over M (cpu::own_gemv_pair) with eager's bits.
+-- Product pairs: M x and later M^T v over the same float32 or float64 M, with pointwise steps
+-- over M's rows between them, replay in one pass over M (cpu::matvec_pair) with eager's bits.
 local function pairs_of(f) return torch._dynamo.explain(f)().product_pairs end
 
 -- Runs f eagerly and compiled with the thread counts given, the inputs refilled each call, and
@@ -265,11 +265,15 @@ T.test("product pair: a logistic-regression gradient written out, and M x used a
   T.eq(#p, 1)
   T.eq({p[1].rows, p[1].before, p[1].after}, {{"sigmoid:unary", "sub:binary"}, {}, {}})
   check_threads(grad, refill, {2, 1, 3})
-  -- float32 products run on OpenBLAS: no pair, still eager's bits.
+  -- float32 (OpenBLAS's sgemv on each part, as eagerly): a pair too, eager's bits.
   local A32, w32, y32 = A:float(), w:float(), y:float()
   local function grad32() return A32:t():mv(torch.sigmoid(A32:mv(w32)) - y32) end
-  T.eq(#pairs_of(grad32), 0)
+  T.eq(#pairs_of(grad32), 1)
   check_threads(grad32, function(i) torch.manual_seed(i); w32:copy_(torch.randn(50)) end, {2, 1})
+  -- Mixed dtypes: a float64 M x, then float32 products over a float32 copy: no pair.
+  local function mixed() return A32:t():mv((A:mv(w) - y):float()) end
+  T.eq(#pairs_of(mixed), 0)
+  check_threads(mixed, refill, {2})
 end)
 
 T.test("product pair: not formed when a step between cannot move or the matrix is stored transposed", function()
