@@ -247,20 +247,27 @@ T.test("product pair: the least-squares gradient by autograd, one pass, eager's 
   end
 end)
 
-T.test("product pair: a logistic-regression gradient written out, and M x used after the pass", function()
-  local A = torch.empty(2000, 50, {dtype = torch.float64})
-  local w, y = torch.empty(50, {dtype = torch.float64}), torch.empty(2000, {dtype = torch.float64})
+-- A float64 linear model's data, A (rows x cols), x and y, with refill(i) giving them seed i's
+-- values (y of 0s and 1s when `labels`); refilled with seed 1.
+local function linear_problem(rows, cols, labels)
+  local f64 = {dtype = torch.float64}
+  local A, x, y = torch.empty(rows, cols, f64), torch.empty(cols, f64), torch.empty(rows, f64)
   local function refill(i)
     torch.manual_seed(i)
-    A:copy_(torch.randn(2000, 50, {dtype = torch.float64})); w:copy_(torch.randn(50, {dtype = torch.float64}))
-    y:copy_(torch.rand(2000, {dtype = torch.float64}):gt(0.5):double())
+    A:copy_(torch.randn(rows, cols, f64)); x:copy_(torch.randn(cols, f64))
+    y:copy_(labels and torch.rand(rows, f64):gt(0.5):double() or torch.randn(rows, f64))
   end
+  refill(1)
+  return A, x, y, refill
+end
+
+T.test("product pair: a logistic-regression gradient written out, and M x used after the pass", function()
+  local A, w, y, refill = linear_problem(2000, 50, true)
   local function grad()
     local z = A:mv(w)
     local g = A:t():mv(torch.sigmoid(z) - y) / 2000
     return g, z  -- z, the first product's result, is also a result
   end
-  refill(1)
   local p = pairs_of(grad)
   T.eq(#p, 1)
   T.eq({p[1].rows, p[1].before, p[1].after}, {{"sigmoid:unary", "sub:binary"}, {}, {}})
@@ -277,14 +284,7 @@ T.test("product pair: a logistic-regression gradient written out, and M x used a
 end)
 
 T.test("product pair: not formed when a step between cannot move or the matrix is stored transposed", function()
-  local A = torch.empty(400, 100, {dtype = torch.float64})
-  local x, y = torch.empty(100, {dtype = torch.float64}), torch.empty(400, {dtype = torch.float64})
-  local function refill(i)
-    torch.manual_seed(i)
-    A:copy_(torch.randn(400, 100, {dtype = torch.float64})); x:copy_(torch.randn(100, {dtype = torch.float64}))
-    y:copy_(torch.randn(400, {dtype = torch.float64}))
-  end
-  refill(1)
+  local A, x, y, refill = linear_problem(400, 100)
   local cases = {
     -- the matrix changes between the products: the update can run neither before nor after
     function() local r = A:mv(x) - y; A:mul_(0.5); return A:t():mv(r), r end,
