@@ -69,14 +69,23 @@ void add_tensor(Recording::State* s, const Tensor& t) {
 
 using Access = Tape::Step::Access;
 
+// The lowest and highest offset from the first element (in the strides' unit) that a walk
+// over ndim dims of size(d) elements, stride(d) apart, reaches.
+template <typename Size, typename Stride>
+std::pair<int64_t, int64_t> offset_range(int ndim, const Size& size, const Stride& stride) {
+  int64_t lo = 0, hi = 0;
+  for (int d = 0; d < ndim; ++d) {
+    const int64_t extent = (size(d) - 1) * stride(d);
+    (extent < 0 ? lo : hi) += extent;
+  }
+  return {lo, hi};
+}
+
 // The bytes a tensor's elements lie in (none for an empty or undefined tensor).
 void add_access(std::vector<Access>& out, const Tensor& t, bool writes) {
   if (!t.defined() || t.numel() == 0) return;
-  int64_t lo = 0, hi = 0;
-  for (int d = 0; d < t.dim(); ++d) {
-    const int64_t extent = (t.size(d) - 1) * t.stride(d);
-    (extent < 0 ? lo : hi) += extent;
-  }
+  const auto [lo, hi] =
+      offset_range(t.dim(), [&](int d) { return t.size(d); }, [&](int d) { return t.stride(d); });
   const char* base = static_cast<const char*>(t.address());
   const int64_t item = int64_t(t.itemsize());
   out.push_back({base + lo * item, base + (hi + 1) * item, writes});
@@ -718,11 +727,8 @@ bool step_accesses(const Tape& t, size_t k, std::vector<Access>* out) {
   }
   const TensorIter& it = st.pointwise->it;
   for (int o = 0; it.numel() > 0 && o < it.ntensors(); ++o) {
-    int64_t lo = 0, hi = 0;
-    for (int d = 0; d < it.ndim(); ++d) {
-      const int64_t extent = (it.shape()[d] - 1) * it.strides(o)[d];
-      (extent < 0 ? lo : hi) += extent;
-    }
+    const auto [lo, hi] =
+        offset_range(it.ndim(), [&](int d) { return it.shape()[d]; }, [&](int d) { return it.strides(o)[d]; });
     out->push_back({it.data(o) + lo, it.data(o) + hi + 16, o == 0});  // elements of at most 16 bytes
   }
   return true;
@@ -737,14 +743,16 @@ Tape::Segment find_pair(const Tape& t, size_t i) {
   Tape::Segment seg{i, i + 1, nullptr, 0, 0, nullptr, {}, {}, {}};
   const std::shared_ptr<const cpu::MatVec>& f = t.steps[i].gemv;
   if (!f || f->trans) return seg;
+  // The memory of each step between the products, by k - i (found while looking for the
+  // second product).
+  std::vector<std::vector<Access>> between(1);
   size_t j = i + 1;
-  std::vector<Access> acc;
   for (; j < t.steps.size() && j <= i + kPairReach; ++j) {
     const auto& g = t.steps[j].gemv;
     if (g && g->trans && g->dtype == f->dtype && g->M == f->M && g->rows == f->rows && g->cols == f->cols &&
         g->lda == f->lda)
       break;
-    if (!step_accesses(t, j, &acc)) return seg;
+    if (!step_accesses(t, j, &between.emplace_back())) return seg;
   }
   if (j >= t.steps.size() || j > i + kPairReach) return seg;
   auto pair = std::make_shared<ProductPair>();
@@ -757,11 +765,9 @@ Tape::Segment find_pair(const Tape& t, size_t i) {
   if (conflict({first[2]}, {first[0], first[1]}) || conflict({second[2]}, {first[0], first[1], first[2], second[1]}))
     return seg;
 
-  // The row steps, and the memory of each step between (row steps' included).
+  // The row steps.
   std::vector<Operand> group{{static_cast<const char*>(f->y), item, true}}, mine;
-  std::vector<std::vector<Access>> between(j - i);
   for (size_t k = i + 1; k < j; ++k) {
-    step_accesses(t, k, &between[k - i]);
     const Pointwise* p = t.steps[k].pointwise.get();
     if (p && fusable(*p, n, group, &mine)) {
       group.insert(group.end(), mine.begin(), mine.end());
